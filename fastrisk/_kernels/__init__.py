@@ -1,0 +1,1 @@
+"""Numba kernels: plain arrays in, plain arrays out. The only place numba appears."""

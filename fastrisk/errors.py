@@ -1,0 +1,11 @@
+"""The one exception family of fastrisk, and its warnings."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input: the message names the parameter, file and line, or system and topic."""
+
+
+class ZeroVarianceWarning(RuntimeWarning):
+    """A standardised statistic was asked of scores with zero standard error."""
