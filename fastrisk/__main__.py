@@ -1,0 +1,5 @@
+import sys
+
+from fastrisk.cli import main
+
+sys.exit(main())
