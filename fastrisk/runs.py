@@ -220,34 +220,12 @@ class RunSet:
             raise InputError("`systems` must be S distinct names")
         if len(topics) != T or len(set(topics)) != T:
             raise InputError("`topics` must be T distinct names")
-        out = np.full((S, T, D), -1, dtype=np.int32)
-        offsets = np.zeros(T + 1, dtype=np.int64)
-        best_parts = []
-        new_vocab = [] if vocab is not None else None
-        for t in range(T):
-            block = docs[:, t, :]
-            mask = np.arange(D)[None, :] < lengths[:, t][:, None]
-            if np.any(block[mask] < 0):
-                raise InputError(f"topic {topics[t]}: negative document id inside a ranking")
-            flat = block.T[mask.T]  # rank-major: rank 0 of every system, then rank 1, ...
-            uniq, first = np.unique(flat, return_index=True)
-            order = np.argsort(first, kind="stable")  # first appearance in rank-major order
-            ranked = uniq[order]
-            remap = np.searchsorted(uniq, block[mask])
-            new_of_sorted = np.empty(len(uniq), dtype=np.int32)
-            new_of_sorted[order] = np.arange(len(uniq), dtype=np.int32)
-            out[:, t, :][mask] = new_of_sorted[remap]
-            ranks = np.broadcast_to(np.arange(D), block.shape)[mask]
-            best = np.full(len(uniq), np.iinfo(np.int32).max, dtype=np.int64)
-            np.minimum.at(best, new_of_sorted[remap], ranks)
-            best_parts.append(best.astype(np.int32))
-            offsets[t + 1] = offsets[t] + len(uniq)
-            if new_vocab is not None:
-                names = vocab[t]
-                new_vocab.append(pa.array([str(names[int(i)]) for i in ranked], type=pa.string()))
-        best_rank = np.concatenate(best_parts) if best_parts else np.zeros(0, np.int32)
-        return cls(systems, topics, out, lengths, offsets, best_rank,
-                   tuple(new_vocab) if new_vocab is not None else None, tuple(sources))
+        out, offsets, best_rank, ranked = encode_rankings(docs, lengths, topics)
+        new_vocab = None
+        if vocab is not None:
+            new_vocab = tuple(pa.array([str(vocab[t][int(i)]) for i in ranked[t]], type=pa.string())
+                              for t in range(T))
+        return cls(systems, topics, out, lengths, offsets, best_rank, new_vocab, tuple(sources))
 
     # -- shape ---------------------------------------------------------------------
 
@@ -335,6 +313,41 @@ class RunSet:
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()
+
+
+def encode_rankings(docs: np.ndarray, lengths: np.ndarray, topics=None):
+    """Re-encode ``(S, T, D)`` rankings of arbitrary non-negative ids into dense per-topic ids
+    ordered by best rank. Returns ``(dense docs, doc_offsets, best_rank, ranked)`` where
+    ``ranked[t][new_id]`` is the original id."""
+    S, T, D = docs.shape
+    out = np.full((S, T, D), -1, dtype=np.int32)
+    offsets = np.zeros(T + 1, dtype=np.int64)
+    best_parts, ranked_all = [], []
+    cols = np.arange(D)
+    for t in range(T):
+        block = docs[:, t, :]
+        mask = cols[None, :] < lengths[:, t][:, None]
+        vals = block[mask]
+        if np.any(vals < 0):
+            name = topics[t] if topics is not None else t
+            raise InputError(f"topic {name}: negative document id inside a ranking")
+        flat = block.T[mask.T]  # rank-major: rank 0 of every system, then rank 1, ...
+        uniq, first = np.unique(flat, return_index=True)
+        order = np.argsort(first, kind="stable")  # first appearance in rank-major order
+        new_of_sorted = np.empty(len(uniq), dtype=np.int32)
+        new_of_sorted[order] = np.arange(len(uniq), dtype=np.int32)
+        new_ids = new_of_sorted[np.searchsorted(uniq, vals)]
+        sub = out[:, t, :]
+        sub[mask] = new_ids
+        out[:, t, :] = sub
+        ranks = np.broadcast_to(cols, block.shape)[mask]
+        best = np.full(len(uniq), np.iinfo(np.int32).max, dtype=np.int64)
+        np.minimum.at(best, new_ids, ranks)
+        best_parts.append(best.astype(np.int32))
+        ranked_all.append(uniq[order])
+        offsets[t + 1] = offsets[t] + len(uniq)
+    best_rank = np.concatenate(best_parts) if best_parts else np.zeros(0, np.int32)
+    return out, offsets, best_rank, ranked_all
 
 
 def read_runs(paths, *, names: Sequence[str] | None = None) -> RunSet:
