@@ -122,3 +122,21 @@ def test_read_runs_then_evaluate_many(bench_data):
     assert ev["ERR@20"].values.shape == (8, 50)
     row = ev["ERR@20"].systems.index("indri-rm-cata-filtered")
     assert float(np.mean(ev["ERR@20"].values[row])) == pytest.approx(0.19466, abs=5e-6)
+
+
+def test_cli_evaluate_long_output_and_matrix_file(bench_data, tmp_path, capsys):
+    from fastrisk.cli import main
+
+    web = bench_data / "trec2012-web"
+    out = tmp_path / "m.parquet"
+    status = main(["evaluate", str(web / "runs" / "indri-rm-cata-filtered.run.gz"), "--qrels",
+                   str(web / "qrels.adhoc.txt"), "--measure", "ERR@20", "--format", "csv", "--matrix-out", str(out)])
+    assert status == 0
+    lines = capsys.readouterr().out.replace('"', "").splitlines()
+    assert lines[0] == "system,topic,measure,value" and len(lines) == 51
+    assert lines[1].startswith("indri,151,ERR@20,0.2174")
+    m = ScoreMatrix.read(out)
+    assert m.shape == (1, 50)
+    assert main(["evaluate", str(web / "runs" / "indri-rm-cata-filtered.run.gz"), "--qrels",
+                 str(web / "qrels.adhoc.txt"), "--measure", "MAP"]) == 2
+    assert "unknown measure 'MAP'" in capsys.readouterr().err

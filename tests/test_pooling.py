@@ -197,3 +197,23 @@ def test_adjustment_argument_errors(synthetic):
         score_against_pool(runs, qrels, "P@10", pool_systems=["nope"])
     with pytest.raises(InputError, match="`pool_systems` names a system twice"):
         score_against_pool(runs, qrels, "P@10", pool_systems=["sys000", "sys000"])
+
+
+def test_cli_pool_bias(synthetic, tmp_path, capsys):
+    from bench_data.synthetic_runs import write
+
+    from fastrisk.cli import main
+
+    runs, qrels = synthetic
+    d = write(runs.select(list(range(6))), qrels, tmp_path)
+    args = ["pool-bias", str(d / "sys000.run.gz"), str(d / "sys001.run.gz"), str(d / "sys002.run.gz"),
+            str(d / "sys003.run.gz"), "--qrels", str(d / "qrels.txt"), "--widths", "1,2", "--repeats", "5",
+            "--common-topics", "5,10", "--topic-repeats", "10", "--seed", "4", "--format", "csv"]
+    assert main(args) == 0
+    out = capsys.readouterr().out.replace('"', "").splitlines()
+    assert out[0] == "width,unadjusted,leave-one-out,mixed n=5,mixed n=10,adjusted n=5,adjusted n=10"
+    assert len(out) == 3
+    assert main(args + ["--report", "bias"]) == 0
+    assert capsys.readouterr().out.replace('"', "").startswith("width,mean,min,q1,median,q3,max")
+    assert main(args[:-4] + ["--widths", "2,x"]) == 2
+    assert "--widths must be comma-separated integers" in capsys.readouterr().err
