@@ -31,6 +31,8 @@ __all__ = ["Measure", "parse_measure", "evaluate", "Evaluation"]
 _FAMILIES = {"p": "P", "rbp": "RBP", "ndcg": "nDCG", "err": "ERR"}
 _CODES = {"P": _km.P, "RBP": _km.RBP, "nDCG": _km.NDCG, "ERR": _km.ERR}
 _ALLOWED = {"P": {"rel"}, "RBP": {"rel", "p", "residual"}, "nDCG": set(), "ERR": set()}
+#: Below this many (system x topic x rank) steps, ``evaluate`` runs on one thread.
+_SERIAL_WORK = 1_000_000
 _PATTERN = re.compile(r"^\s*([A-Za-z]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 
 
@@ -207,6 +209,8 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, threads
         raise InputError("no topic of the runs has a positive judgment in the qrels")
     topics = tuple(runs.topics[i] for i in keep)
     matrices = {}
+    if threads is None and runs.n_systems * runs.n_topics * max(m.depth(runs.depth) for m in measures) < _SERIAL_WORK:
+        threads = 1  # launching a thread team costs more than the work (and much more on a busy machine)
     with limit_threads(threads):
         for m in measures:
             vals = score_matrix_values(runs, qrels, m)[:, keep]

@@ -216,4 +216,6 @@ def test_cli_pool_bias(synthetic, tmp_path, capsys):
     assert main(args + ["--report", "bias"]) == 0
     assert capsys.readouterr().out.replace('"', "").startswith("width,mean,min,q1,median,q3,max")
     assert main(args[:-4] + ["--widths", "2,x"]) == 2
-    assert "--widths must be comma-separated integers" in capsys.readouterr().err
+    assert "--widths must be comma-separated" in capsys.readouterr().err
+    assert main(args[:-4] + ["--widths", "2.5"]) == 2
+    assert "--widths must be comma-separated" in capsys.readouterr().err

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.cli.risk import parse_floats
 from fastrisk.errors import InputError
 
 
 def _ints(text: str, name: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"{name} must be comma-separated integers, got {text!r}") from None
-    if not values:
-        raise InputError(f"{name} must list at least one integer")
-    return values
+    values = parse_floats(text, name)
+    if any(v != int(v) for v in values):
+        raise InputError(f"{name} must be comma-separated integers, got {text!r}")
+    return [int(v) for v in values]
 
 
 def register(subparsers) -> None:
