@@ -232,12 +232,12 @@ def _score_table(scores, name: str, min_rows: int, min_cols: int) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def _row_labels(labels, k: int, name: str = "labels") -> tuple:
+def _row_labels(labels, k: int, name: str = "labels", what: str = "rankings") -> tuple:
     if labels is None:
         labels = range(k)
     labels = tuple(str(v) for v in labels)
     if len(labels) != k:
-        raise InputError(f"`{name}` has {len(labels)} entries for {k} rankings")
+        raise InputError(f"`{name}` has {len(labels)} entries for {k} {what}")
     return labels
 
 
@@ -615,7 +615,7 @@ def friedman(scores, items: Sequence | None = None, threads: int | None = None) 
 
     table = _score_table(scores, "scores", 2, 3)
     k, n = table.shape
-    items = _row_labels(items, n, "items")
+    items = _row_labels(items, n, "items", "items")
     ranks = np.empty(table.shape)
     ties = np.empty(k)
     with limit_threads(threads):

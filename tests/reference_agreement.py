@@ -122,6 +122,8 @@ def rbo_min_over_tie_breaks(x, y, p):
 
 def kendall_tau_b(x, y):
     """Kendall's tau-b by counting all pairs; None if either vector is constant."""
+    x = [float(v) for v in x]
+    y = [float(v) for v in y]
     n = len(x)
     con = dis = tx = ty = 0
     for i in range(n):
