@@ -1,0 +1,176 @@
+"""Risk kernels (SPEC §1-2): URisk/TRisk with parametric and jackknife standard errors, and
+per-topic risk, for every system against one baseline at many alpha in one parallel pass."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit, pjit, prange
+
+
+@njit
+def smooth_value(x):
+    """The smooth cubic value function of Benham, Moffat & Culpepper (2019)."""
+    return ((1.38426 * x - 0.51659) * x + 0.11578) * x
+
+
+@njit
+def _row_moments(x, out_mean, out_se, out_sej, a):
+    """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
+
+    The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly,
+    so SE_J is computed independently of SE_x (they agree exactly in exact arithmetic).
+    """
+    c = x.shape[0]
+    total = 0.0
+    for i in range(c):
+        total += x[i]
+    mean = total / c
+    ss = 0.0
+    loo_total = 0.0
+    for i in range(c):
+        dev = x[i] - mean
+        ss += dev * dev
+        loo_total += (c * mean - x[i]) / (c - 1)
+    loo_mean = loo_total / c
+    vj = 0.0
+    for i in range(c):
+        dev = (c * mean - x[i]) / (c - 1) - loo_mean
+        vj += dev * dev
+    out_mean[a] = mean
+    out_se[a] = math.sqrt(ss / (c - 1) / c)
+    out_sej[a] = math.sqrt((c - 1) / c * vj)
+
+
+@njit
+def _differences(r, b, d):
+    reward = 0.0
+    risk = 0.0
+    for i in range(r.shape[0]):
+        d[i] = r[i] - b[i]
+        if d[i] > 0.0:
+            reward += d[i]
+        else:
+            risk -= d[i]
+    return reward, risk
+
+
+@njit
+def _linear_scores(d, alpha, x):
+    for i in range(d.shape[0]):
+        x[i] = d[i] * (1.0 + alpha) if d[i] < 0.0 else d[i]
+
+
+@pjit
+def linear_risk(R, B, alphas):
+    """All systems (rows of R) against baseline rows B ((1, c) shared or (S, c) per system).
+
+    Returns freward (S,), frisk (S,), urisk (S, A), se (S, A), se_jack (S, A).
+    """
+    S, c = R.shape
+    A = alphas.shape[0]
+    freward = np.empty(S)
+    frisk = np.empty(S)
+    urisk = np.empty((S, A))
+    se = np.empty((S, A))
+    sej = np.empty((S, A))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        d = np.empty(c)
+        x = np.empty(c)
+        reward, risk = _differences(R[k], b, d)
+        freward[k] = reward / c
+        frisk[k] = risk / c
+        for a in range(A):
+            _linear_scores(d, alphas[a], x)
+            _row_moments(x, urisk[k], se[k], sej[k], a)
+    return freward, frisk, urisk, se, sej
+
+
+@pjit
+def value_risk(R, B, value):
+    """As :func:`linear_risk` with x_i = value(d_i) for a jitted scalar ``value`` (A = 1)."""
+    S, c = R.shape
+    freward = np.empty(S)
+    frisk = np.empty(S)
+    urisk = np.empty((S, 1))
+    se = np.empty((S, 1))
+    sej = np.empty((S, 1))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        d = np.empty(c)
+        reward, risk = _differences(R[k], b, d)
+        freward[k] = reward / c
+        frisk[k] = risk / c
+        for i in range(c):
+            d[i] = value(d[i])
+        _row_moments(d, urisk[k], se[k], sej[k], 0)
+    return freward, frisk, urisk, se, sej
+
+
+@pjit
+def value_scores(R, B, value):
+    """Per-topic x = value(r - b) for every system: (S, c)."""
+    S, c = R.shape
+    X = np.empty((S, c))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        for i in range(c):
+            X[k, i] = value(R[k, i] - b[i])
+    return X
+
+
+@pjit
+def linear_scores(R, B, alphas):
+    """Per-topic x = d + alpha * min(d, 0) for every alpha and system: (A, S, c)."""
+    S, c = R.shape
+    A = alphas.shape[0]
+    X = np.empty((A, S, c))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        for i in range(c):
+            d = R[k, i] - b[i]
+            for a in range(A):
+                X[a, k, i] = d * (1.0 + alphas[a]) if d < 0.0 else d
+    return X
+
+
+@pjit
+def topic_risk(X):
+    """Exploratory per-topic risk of per-topic scores X (A, S, c).
+
+    Returns TR_i = x_i / s_x, the leave-one-out influences (c-1)(theta - theta_(i)), the
+    pseudo-values c*theta - (c-1)*theta_(i), TJ_i = influence / (sqrt(c) * SE_J) and the
+    jackknife bias (c-1)(theta_(.) - theta), all for theta = mean(x).
+    """
+    A, S, c = X.shape
+    tr = np.empty((A, S, c))
+    tj = np.empty((A, S, c))
+    influence = np.empty((A, S, c))
+    pseudo = np.empty((A, S, c))
+    bias = np.empty((A, S))
+    for k in prange(S):
+        mean = np.empty(1)
+        se = np.empty(1)
+        sej = np.empty(1)
+        loo = np.empty(c)
+        for a in range(A):
+            x = X[a, k]
+            _row_moments(x, mean, se, sej, 0)
+            theta = mean[0]
+            sd = se[0] * math.sqrt(c)
+            jsd = sej[0] * math.sqrt(c)
+            loo_total = 0.0
+            for i in range(c):
+                loo[i] = (c * theta - x[i]) / (c - 1)
+                loo_total += loo[i]
+            bias[a, k] = (c - 1) * (loo_total / c - theta)
+            for i in range(c):
+                influence[a, k, i] = (c - 1) * (theta - loo[i])
+                pseudo[a, k, i] = c * theta - (c - 1) * loo[i]
+                tr[a, k, i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
+                inf_i = influence[a, k, i]
+                tj[a, k, i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return tr, tj, influence, pseudo, bias

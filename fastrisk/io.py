@@ -1,0 +1,276 @@
+"""Reading and writing score matrices: CSV (long or wide), Parquet, Arrow IPC, trec_eval -q and
+ir_measures per-query output. Every parse error names the file and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix, check_missing_policy
+
+READ_FORMATS = ("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures")
+WRITE_FORMATS = ("parquet", "ipc", "csv", "csv-wide")
+_SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "ipc", ".ipc": "ipc", ".feather": "ipc",
+                   ".jsonl": "ir_measures", ".csv": "csv", ".tsv": "csv"}
+
+
+def read_matrix(path, *, format: str | None = None, measure: str | None = None, topics=None,
+                missing: str = "raise", system: str = "system", topic: str = "topic",
+                score: str = "score") -> ScoreMatrix:
+    """Read a :class:`ScoreMatrix` from one file, or from several (one or more systems each).
+
+    Formats (``format=None`` guesses from the suffix and the first lines):
+
+    - ``csv``: long form if the header has ``system, topic, score`` (names configurable),
+      else wide form (one column per system, one row per topic; topic ids from a ``topic``
+      column, from ``topics=``, or ``"1".."c"`` by row order). ``.tsv`` is tab-separated.
+    - ``parquet`` / ``ipc``: the native layout written by :func:`write_matrix`, or long/wide.
+    - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value``; ``all`` rows skipped,
+      ``runid`` names the system (else the file name); ``measure=`` picks the measure.
+    - ``ir_measures``: per-query output ``query_id measure value`` (optionally a leading run
+      column) as TSV, or JSON lines with ``query_id``, ``measure``, ``value`` (and ``run_id``).
+    """
+    check_missing_policy(missing)
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    if not paths:
+        raise InputError("no input files given")
+    for p in paths:
+        if not p.is_file():
+            raise InputError(f"{p}: no such file")
+    fmt = format or _guess_format(paths[0])
+    if fmt not in READ_FORMATS:
+        raise InputError(f"`format` must be one of {', '.join(READ_FORMATS)}; got {fmt!r}")
+    if fmt in ("trec_eval", "ir_measures"):
+        triples = [_read_per_query(p, fmt, measure) for p in paths]
+        measures = {m for _, m in triples}
+        names = [t[0] for t, _ in triples]
+        flat = [np.concatenate([np.asarray(t[i], dtype=object if i < 2 else None) for t, _ in triples])
+                for i in range(4)]
+        source = str(paths[0]) if len(paths) == 1 else f"{len(paths)} files"
+        return _from_triples(flat, names, measure or (measures.pop() if len(measures) == 1 else None),
+                             missing, source)
+    if len(paths) > 1:
+        matrices = [read_matrix(p, format=format, measure=measure, topics=topics, missing=missing,
+                                system=system, topic=topic, score=score) for p in paths]
+        return _combine(matrices, missing)
+    p = paths[0]
+    if fmt in ("parquet", "ipc"):
+        table = _read_arrow_file(p, fmt)
+        return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
+                          topics=topics, measure=measure, missing=missing)
+    table = _read_csv(p, system, topic)
+    long_cols = {system, topic, score} <= set(table.column_names)
+    if fmt == "csv-long" or (fmt == "csv" and long_cols):
+        if not long_cols:
+            raise InputError(f"{p}: a long-form CSV needs the columns {system}, {topic}, {score}; "
+                             f"the header has {', '.join(table.column_names)}")
+        return _long_csv(p, table, system, topic, score, measure, missing)
+    return ScoreMatrix.from_wide(table, topic=topic, topics=topics, measure=measure, missing=missing,
+                                 source=str(p))
+
+
+def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> None:
+    """Write ``matrix``: ``parquet``/``ipc`` (native layout, round-trips exactly), ``csv``
+    (long form ``system,topic,score``) or ``csv-wide`` (topics as rows)."""
+    path = Path(path)
+    fmt = format or {"parquet": "parquet", "ipc": "ipc"}.get(_SUFFIX_FORMATS.get(path.suffix.lower(), ""), "csv")
+    if fmt not in WRITE_FORMATS:
+        raise InputError(f"`format` must be one of {', '.join(WRITE_FORMATS)}; got {fmt!r}")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(matrix.to_arrow(), path)
+    elif fmt == "ipc":
+        import pyarrow.feather as feather
+
+        feather.write_feather(matrix.to_arrow(), path, compression="uncompressed")
+    else:
+        import pyarrow.csv as pacsv
+
+        if fmt == "csv":
+            table = matrix.to_long()
+        else:
+            cols = {"topic": pa.array(matrix.topics, pa.string())}
+            cols.update({s: pa.array(matrix.values[k]) for k, s in enumerate(matrix.systems)})
+            table = pa.table(cols)
+        pacsv.write_csv(table, path, pacsv.WriteOptions(quoting_style="needed"))
+
+
+# ---------------------------------------------------------------------- helpers
+def _guess_format(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    if suffixes and suffixes[-1] in _SUFFIX_FORMATS:
+        return _SUFFIX_FORMATS[suffixes[-1]]
+    first = _first_lines(path, 50)
+    if not first:
+        raise InputError(f"{path}: the file is empty")
+    if "," in first[0]:
+        return "csv"
+    if first[0].lstrip().startswith("{"):
+        return "ir_measures"
+    rows = [line.split() for line in first if line.strip()]
+    if all(len(r) == 3 for r in rows):
+        # trec_eval -q: measure qid value (few measures, 'all' rows, a runid line);
+        # ir_measures: qid measure value.
+        if any(r[1] == "all" or r[0] == "runid" for r in rows):
+            return "trec_eval"
+        if any("@" in r[1] or "(" in r[1] for r in rows):
+            return "ir_measures"
+        if len({r[0] for r in rows}) < len({r[1] for r in rows}):
+            return "trec_eval"
+        return "ir_measures"
+    raise InputError(f"{path}: cannot tell the format from its first lines; pass format= one of "
+                     f"{', '.join(READ_FORMATS)}")
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        import gzip
+
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _first_lines(path: Path, n: int) -> list[str]:
+    out = []
+    with _open_text(path) as fh:
+        for line in fh:
+            if line.strip():
+                out.append(line.rstrip("\n"))
+            if len(out) >= n:
+                break
+    return out
+
+
+def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path)
+        import pyarrow.feather as feather
+
+        return feather.read_table(path, memory_map=True)
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
+        raise InputError(f"{path}: not a readable {fmt} file ({exc})") from None
+
+
+def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
+    import pyarrow.csv as pacsv
+
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        return pacsv.read_csv(
+            path,
+            parse_options=pacsv.ParseOptions(delimiter=delimiter),
+            convert_options=pacsv.ConvertOptions(
+                null_values=[""], strings_can_be_null=True,
+                column_types={system: pa.string(), topic: pa.string()},
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        raise InputError(f"{path}: malformed CSV ({_arrow_reason(exc)})") from None
+
+
+def _arrow_reason(exc: Exception) -> str:
+    return str(exc).replace("\n", " ").strip()
+
+
+def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:
+    try:
+        return ctor(table, **kwargs)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+
+
+def _long_csv(path, table, system, topic, score, measure, missing) -> ScoreMatrix:
+    from fastrisk.matrix import _float_column
+
+    vals, absent = _float_column(table, score, source=str(path))
+    if absent.any():
+        row = int(np.flatnonzero(absent)[0])
+        raise InputError(f"{path}, line {row + 2}: empty score")
+    for col in (system, topic):
+        if table.column(col).null_count:
+            row = int(np.flatnonzero(table.column(col).is_null().to_numpy(zero_copy_only=False))[0])
+            raise InputError(f"{path}, line {row + 2}: empty {col}")
+    lines = np.arange(2, table.num_rows + 2)
+    return ScoreMatrix.from_long(table.column(system).to_pylist(), table.column(topic).to_pylist(), vals,
+                                 measure=measure, missing=missing, source=str(path), lines=lines)
+
+
+def _read_per_query(path: Path, fmt: str, measure: str | None):
+    """Rows of one trec_eval -q / ir_measures file: ((systems, topics, scores, lines), measure)."""
+    rows = []  # (run, qid, measure, value text, line number)
+    run_name = None
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            if fmt == "ir_measures" and line.lstrip().startswith("{"):
+                try:
+                    rec = json.loads(line)
+                    rows.append((rec.get("run_id", rec.get("system")), str(rec["query_id"]), str(rec["measure"]),
+                                 rec["value"], lineno))
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise InputError(f"{path}, line {lineno}: not an ir_measures JSON record ({exc})") from None
+                continue
+            parts = line.split()
+            if fmt == "trec_eval":
+                if len(parts) != 3:
+                    raise InputError(f"{path}, line {lineno}: expected 'measure qid value', got {line.strip()!r}")
+                m, qid, value = parts
+                if m == "runid":
+                    run_name = value
+                    continue
+                if qid == "all":
+                    continue
+                rows.append((None, qid, m, value, lineno))
+            else:
+                if len(parts) == 3:
+                    rows.append((None, parts[0], parts[1], parts[2], lineno))
+                elif len(parts) == 4:
+                    rows.append((parts[0], parts[1], parts[2], parts[3], lineno))
+                else:
+                    raise InputError(f"{path}, line {lineno}: expected 'query_id measure value', got {line.strip()!r}")
+    if not rows:
+        raise InputError(f"{path}: no per-query scores found")
+    available = list(dict.fromkeys(r[2] for r in rows))
+    if measure is None:
+        if len(available) > 1:
+            raise InputError(f"{path} has several measures ({', '.join(available[:10])}); pick one with `measure`")
+        measure = available[0]
+    elif measure not in available:
+        raise InputError(f"{path}: no measure {measure!r}; it has {', '.join(available[:10])}")
+    default = run_name or path.name.split(".")[0]
+    picked = [r for r in rows if r[2] == measure]
+    systems = [str(r[0]) if r[0] is not None else default for r in picked]
+    values = []
+    for r in picked:
+        try:
+            values.append(float(r[3]))
+        except (TypeError, ValueError):
+            raise InputError(f"{path}, line {r[4]}: non-numeric value {r[3]!r}") from None
+    return (systems, [r[1] for r in picked], values, [r[4] for r in picked]), measure
+
+
+def _from_triples(flat, names: Sequence[str], measure, missing, source) -> ScoreMatrix:
+    systems, topics, values, lines = flat
+    return ScoreMatrix.from_long(systems, topics, values.astype(np.float64), measure=measure,
+                                 missing=missing, source=source, lines=None if len(names) > 1 else lines)
+
+
+def _combine(matrices: list[ScoreMatrix], missing: str) -> ScoreMatrix:
+    systems, topics, scores = [], [], []
+    for m in matrices:
+        long = m.to_long()
+        systems += long.column("system").to_pylist()
+        topics += long.column("topic").to_pylist()
+        scores.append(long.column("score").to_numpy())
+    return ScoreMatrix.from_long(systems, topics, np.concatenate(scores), measure=matrices[0].measure,
+                                 missing=missing)

@@ -1,0 +1,429 @@
+"""ScoreMatrix: systems x topics scores in one contiguous, Arrow-backed float64 buffer.
+
+The Arrow form is a table with a ``system`` string column and a ``scores`` column of type
+``fixed_size_list<float64>[c]``; topic ids and the measure name live in the schema metadata.
+The list's child buffer *is* the matrix: ``values`` is a read-only ``(S, c)`` NumPy view of
+it, so kernels, Parquet and Arrow IPC all see the same bytes without copying.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk.errors import InputError
+
+MISSING_POLICIES = ("raise", "drop", "zero")
+_META_TOPICS = b"fastrisk.topics"
+_META_MEASURE = b"fastrisk.measure"
+
+
+def _labels(values: Iterable, what: str) -> tuple[str, ...]:
+    labels = tuple(str(v) for v in values)
+    seen: set[str] = set()
+    for label in labels:
+        if label in seen:
+            raise InputError(f"duplicate {what} {label!r}")
+        seen.add(label)
+    return labels
+
+
+def natural_key(label: str):
+    """Sort key putting numeric topic ids in numeric order ("2" < "10"), others after."""
+    try:
+        return (0, float(label), label)
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def check_missing_policy(missing: str) -> str:
+    if missing not in MISSING_POLICIES:
+        raise InputError(f"`missing` must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}")
+    return missing
+
+
+def _check_finite(values: np.ndarray, systems, topics, source: str | None) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        k, i = (int(j) for j in np.argwhere(bad)[0])
+        where = f" in {source}" if source else ""
+        raise InputError(
+            f"score of system {systems[k]!r} on topic {topics[i]!r} is {values[k, i]}{where}; "
+            f"scores must be finite ({int(bad.sum())} non-finite cell(s) in all)"
+        )
+
+
+class ScoreMatrix:
+    """Per-topic effectiveness scores of ``S`` systems over ``c`` topics (higher is better).
+
+    ``ScoreMatrix(values, systems, topics, measure=None)`` takes an ``(S, c)`` array (rows are
+    systems). Every score must be finite; labels must be unique.
+    """
+
+    __slots__ = ("_table", "_values", "systems", "topics", "measure")
+
+    def __init__(self, values, systems: Sequence, topics: Sequence, measure: str | None = None,
+                 *, source: str | None = None):
+        try:
+            arr = np.array(values, dtype=np.float64, order="C", copy=True)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"scores must be numeric: {exc}") from None
+        if arr.ndim != 2:
+            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
+        systems = _labels(systems, "system")
+        topics = _labels(topics, "topic")
+        if arr.shape != (len(systems), len(topics)):
+            raise InputError(
+                f"scores have shape {arr.shape} but there are {len(systems)} systems and {len(topics)} topics"
+            )
+        if arr.size == 0:
+            raise InputError("empty score matrix: need at least one system and one topic")
+        _check_finite(arr, systems, topics, source)
+        scores = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), len(topics))
+        meta = {_META_TOPICS: json.dumps(list(topics)).encode()}
+        if measure is not None:
+            meta[_META_MEASURE] = str(measure).encode()
+        table = pa.table({"system": pa.array(systems, pa.string()), "scores": scores}).replace_schema_metadata(meta)
+        self._set(table, systems, topics, measure)
+
+    def _set(self, table: pa.Table, systems, topics, measure) -> None:
+        if table.column("scores").num_chunks != 1:
+            table = table.combine_chunks()
+        self._table = table
+        self.systems = systems
+        self.topics = topics
+        self.measure = measure
+        chunk = table.column("scores").chunk(0)
+        flat = chunk.values.to_numpy(zero_copy_only=True)
+        start = chunk.offset * len(topics)
+        view = flat[start:start + len(systems) * len(topics)].reshape(len(systems), len(topics))
+        view.flags.writeable = False
+        self._values = view
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def values(self) -> np.ndarray:
+        """The ``(S, c)`` float64 scores, C-contiguous and read-only (a view of the Arrow buffer)."""
+        return self._values
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._values.shape
+
+    def __repr__(self) -> str:
+        measure = f", measure={self.measure!r}" if self.measure else ""
+        return f"ScoreMatrix({self.n_systems} systems x {self.n_topics} topics{measure})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ScoreMatrix):
+            return NotImplemented
+        return (self.systems == other.systems and self.topics == other.topics
+                and self.measure == other.measure and np.array_equal(self._values, other._values))
+
+    __hash__ = None
+
+    def system_index(self, name: str) -> int:
+        """Row of system ``name``; InputError naming the known systems if absent."""
+        try:
+            return self.systems.index(str(name))
+        except ValueError:
+            known = ", ".join(self.systems[:10]) + (", ..." if self.n_systems > 10 else "")
+            raise InputError(f"unknown system {name!r}; the matrix has: {known}") from None
+
+    def scores_of(self, name: str) -> np.ndarray:
+        """Per-topic scores of one system (a read-only view)."""
+        return self._values[self.system_index(name)]
+
+    def select(self, systems: Sequence[str] | None = None, topics: Sequence[str] | None = None) -> "ScoreMatrix":
+        """A new matrix with the given systems and/or topics, in the given order."""
+        rows = slice(None) if systems is None else [self.system_index(s) for s in systems]
+        if topics is None:
+            cols = slice(None)
+        else:
+            index = {t: j for j, t in enumerate(self.topics)}
+            missing = [str(t) for t in topics if str(t) not in index]
+            if missing:
+                raise InputError(f"unknown topic(s) {', '.join(map(repr, missing[:10]))}")
+            cols = [index[str(t)] for t in topics]
+        new_systems = self.systems if systems is None else [str(s) for s in systems]
+        new_topics = self.topics if topics is None else [str(t) for t in topics]
+        return ScoreMatrix(self._values[rows][:, cols], new_systems, new_topics, self.measure)
+
+    def with_system(self, name: str, scores) -> "ScoreMatrix":
+        """A new matrix with one more system (``scores`` in this matrix's topic order)."""
+        row = np.asarray(scores, dtype=np.float64).reshape(1, -1)
+        if row.shape[1] != self.n_topics:
+            raise InputError(f"system {name!r} has {row.shape[1]} scores but the matrix has {self.n_topics} topics")
+        return ScoreMatrix(np.vstack([self._values, row]), self.systems + (str(name),), self.topics, self.measure)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_numpy(cls, values, systems=None, topics=None, measure=None) -> "ScoreMatrix":
+        """From an ``(S, c)`` array; labels default to ``"0".."S-1"`` and ``"0".."c-1"``."""
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.ndim != 2:
+            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
+        systems = range(arr.shape[0]) if systems is None else systems
+        topics = range(arr.shape[1]) if topics is None else topics
+        return cls(arr, systems, topics, measure)
+
+    @classmethod
+    def from_long(cls, systems, topics, scores, *, measure=None, missing="raise",
+                  source: str | None = None, lines=None) -> "ScoreMatrix":
+        """Pivot long-form triples (system, topic, score) into a matrix.
+
+        Systems keep their order of first appearance; topics are sorted naturally.
+        ``missing`` says what to do with (system, topic) cells that have no row: ``"raise"``,
+        ``"drop"`` the topics any system lacks, or ``"zero"`` (as ``trec_eval -c``).
+        ``source`` and ``lines`` (line number of each row) make errors name the file and line.
+        """
+        check_missing_policy(missing)
+        sys_labels = np.asarray([str(s) for s in systems], dtype=object)
+        top_labels = np.asarray([str(t) for t in topics], dtype=object)
+        try:
+            vals = np.asarray(scores, dtype=np.float64)
+        except (TypeError, ValueError):
+            vals = None
+        n = len(sys_labels)
+        where = f" in {source}" if source else ""
+
+        def at(row: int) -> str:
+            if lines is not None:
+                return f"{source or 'input'}, line {int(lines[row])}"
+            return f"row {row}{where}"
+
+        if vals is None or vals.shape != (n,) or len(top_labels) != n:
+            if vals is None:
+                for row, v in enumerate(scores):
+                    try:
+                        float(v)
+                    except (TypeError, ValueError):
+                        raise InputError(f"non-numeric score {v!r} at {at(row)}") from None
+            raise InputError(f"systems, topics and scores must have the same length{where}")
+        if n == 0:
+            raise InputError(f"no scores{where}: the input is empty")
+        bad = np.flatnonzero(~np.isfinite(vals))
+        if bad.size:
+            row = int(bad[0])
+            raise InputError(
+                f"score of system {sys_labels[row]!r} on topic {top_labels[row]!r} is {vals[row]} at {at(row)}; "
+                "scores must be finite"
+            )
+        sys_order = list(dict.fromkeys(sys_labels.tolist()))
+        top_order = sorted(dict.fromkeys(top_labels.tolist()), key=natural_key)
+        s_index = {s: k for k, s in enumerate(sys_order)}
+        t_index = {t: i for i, t in enumerate(top_order)}
+        si = np.fromiter((s_index[s] for s in sys_labels), np.int64, n)
+        ti = np.fromiter((t_index[t] for t in top_labels), np.int64, n)
+        c = len(top_order)
+        flat = si * c + ti
+        order = np.argsort(flat, kind="stable")
+        dup = np.flatnonzero(flat[order][1:] == flat[order][:-1])
+        if dup.size:
+            first, second = int(order[dup[0]]), int(order[dup[0] + 1])
+            raise InputError(
+                f"duplicate score for system {sys_labels[second]!r} on topic {top_labels[second]!r} "
+                f"at {at(second)} (first given at {at(first)})"
+            )
+        matrix = np.zeros((len(sys_order), c))
+        present = np.zeros((len(sys_order), c), dtype=bool)
+        matrix.reshape(-1)[flat] = vals
+        present.reshape(-1)[flat] = True
+        matrix, sys_order, top_order = _apply_missing(matrix, present, sys_order, top_order, missing, source)
+        return cls(matrix, sys_order, top_order, measure)
+
+    @classmethod
+    def from_arrow(cls, table: pa.Table, *, layout: str = "auto", system: str = "system", topic: str = "topic",
+                   score: str = "score", topics=None, measure=None, missing="raise") -> "ScoreMatrix":
+        """From an Arrow table in the native layout (zero-copy), long form or wide form.
+
+        Long form: columns ``system``, ``topic``, ``score`` (names configurable). Wide form:
+        one float column per system, one row per topic; topic ids from a ``topic`` column, from
+        ``topics=``, or implied by row order (``"1".."c"``).
+        """
+        if layout not in ("auto", "native", "long", "wide"):
+            raise InputError(f"`layout` must be auto, native, long or wide; got {layout!r}")
+        names = table.column_names
+        meta = table.schema.metadata or {}
+        if layout == "native" or (layout == "auto" and _META_TOPICS in meta and "scores" in names):
+            return cls._from_native(table, measure)
+        if layout == "long" or (layout == "auto" and system in names and topic in names and score in names):
+            for col in (system, topic, score):
+                if col not in names:
+                    raise InputError(f"long-form table lacks column {col!r}; it has {', '.join(names)}")
+            vals, absent = _float_column(table, score)
+            return cls.from_long(table.column(system).to_pylist(), table.column(topic).to_pylist(),
+                                 np.where(absent, np.nan, vals), measure=measure, missing=missing)
+        return cls.from_wide(table, topic=topic, topics=topics, measure=measure, missing=missing)
+
+    @classmethod
+    def _from_native(cls, table: pa.Table, measure=None) -> "ScoreMatrix":
+        meta = table.schema.metadata or {}
+        topics = tuple(json.loads(meta[_META_TOPICS].decode()))
+        measure = measure if measure is not None else (meta[_META_MEASURE].decode() if _META_MEASURE in meta else None)
+        col = table.column("scores")
+        if not pa.types.is_fixed_size_list(col.type) or col.type.list_size != len(topics) \
+                or not pa.types.is_float64(col.type.value_type):
+            raise InputError(f"native table's `scores` must be fixed_size_list<double>[{len(topics)}], got {col.type}")
+        if col.null_count or (len(col) and col.combine_chunks().values.null_count):
+            raise InputError("native table has null scores")
+        systems = _labels(table.column("system").to_pylist(), "system")
+        self = cls.__new__(cls)
+        _check_finite(col.combine_chunks().values.to_numpy(zero_copy_only=False).reshape(len(systems), len(topics)),
+                      systems, topics, None)
+        if len(systems) == 0 or len(topics) == 0:
+            raise InputError("empty score matrix: need at least one system and one topic")
+        table = table.select(["system", "scores"])
+        self._set(table, systems, topics, measure)
+        return self
+
+    @classmethod
+    def from_wide(cls, table: pa.Table, *, topic: str = "topic", topics=None, measure=None, missing="raise",
+                  source: str | None = None) -> "ScoreMatrix":
+        """From a wide table: one column per system, one row per topic (empty cells are missing)."""
+        check_missing_policy(missing)
+        names = list(table.column_names)
+        if topic in names:
+            if topics is not None:
+                raise InputError(f"give topic ids either as a {topic!r} column or as `topics=`, not both")
+            topics = [str(t) for t in table.column(topic).to_pylist()]
+            names.remove(topic)
+        elif topics is None:
+            topics = [str(i + 1) for i in range(table.num_rows)]
+        else:
+            topics = [str(t) for t in topics]
+            if len(topics) != table.num_rows:
+                raise InputError(f"{len(topics)} topic ids given for {table.num_rows} rows"
+                                 + (f" of {source}" if source else ""))
+        if not names:
+            raise InputError("wide table has no system columns" + (f" ({source})" if source else ""))
+        if table.num_rows == 0:
+            raise InputError("wide table has no rows" + (f" ({source})" if source else ""))
+        cols = [_float_column(table, n, source=source, topic_labels=topics) for n in names]
+        values = np.vstack([v for v, _ in cols])
+        present = ~np.vstack([m for _, m in cols])
+        if len(set(topics)) != len(topics):
+            dup = next(t for t in topics if topics.count(t) > 1)
+            raise InputError(f"duplicate topic {dup!r}" + (f" in {source}" if source else ""))
+        values = np.where(present, values, 0.0)
+        values, names, topics = _apply_missing(values, present, names, topics, missing, source)
+        return cls(values, names, topics, measure, source=source)
+
+    @classmethod
+    def from_pandas(cls, df, **kwargs) -> "ScoreMatrix":
+        """From a pandas DataFrame in long or wide form (see :meth:`from_arrow`)."""
+        return cls.from_arrow(pa.Table.from_pandas(df, preserve_index=False), **kwargs)
+
+    @classmethod
+    def from_polars(cls, df, **kwargs) -> "ScoreMatrix":
+        """From a polars DataFrame in long or wide form (see :meth:`from_arrow`)."""
+        return cls.from_arrow(df.to_arrow(), **kwargs)
+
+    @classmethod
+    def read(cls, path, **kwargs) -> "ScoreMatrix":
+        """Read a matrix from a file; see :func:`fastrisk.io.read_matrix` for formats."""
+        from fastrisk.io import read_matrix
+
+        return read_matrix(path, **kwargs)
+
+    def write(self, path, **kwargs) -> None:
+        """Write to Parquet, Arrow IPC or CSV; see :func:`fastrisk.io.write_matrix`."""
+        from fastrisk.io import write_matrix
+
+        write_matrix(self, path, **kwargs)
+
+    # ------------------------------------------------------------------ export
+    def to_arrow(self) -> pa.Table:
+        """The native Arrow table (``system``, ``scores: fixed_size_list``), zero-copy."""
+        return self._table
+
+    def to_long(self) -> pa.Table:
+        """Long form: one row per (system, topic) with columns ``system, topic, score``."""
+        S, c = self.shape
+        return pa.table({
+            "system": pa.array(np.repeat(np.asarray(self.systems, dtype=object), c), pa.string()),
+            "topic": pa.array(np.tile(np.asarray(self.topics, dtype=object), S), pa.string()),
+            "score": pa.array(self._values.reshape(-1)),
+        })
+
+    def to_pandas(self, layout: str = "wide"):
+        """A pandas DataFrame: ``wide`` (topics as rows, one column per system) or ``long``."""
+        if layout == "long":
+            return self.to_long().to_pandas()
+        if layout != "wide":
+            raise InputError(f"`layout` must be 'wide' or 'long', got {layout!r}")
+        import pandas as pd
+
+        return pd.DataFrame(self._values.T, index=pd.Index(self.topics, name="topic"), columns=list(self.systems))
+
+
+def _float_column(table: pa.Table, name: str, *, source=None, topic_labels=None):
+    """Column ``name`` as float64 plus its missing mask (nulls and empty cells).
+
+    A present cell that is not a finite number is an error naming the row (or file line).
+    """
+    col = table.column(name)
+    missing = np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type) or pa.types.is_null(col.type):
+        out = col.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False).copy()
+        texts = None
+    else:
+        texts = col.cast(pa.string()).to_pylist()
+        out = np.zeros(len(texts))
+        for i, text in enumerate(texts):
+            if text is None or text.strip() == "":
+                missing[i] = True
+                continue
+            try:
+                out[i] = float(text)
+            except ValueError:
+                raise InputError(f"non-numeric score {text!r} at {_where(i, source)}, column {name!r}"
+                                 f"{_topic(topic_labels, i)}") from None
+    bad = np.flatnonzero(~np.isfinite(out) & ~missing)
+    if bad.size:
+        i = int(bad[0])
+        shown = texts[i] if texts is not None else out[i]
+        raise InputError(f"score {shown!r} of column {name!r}{_topic(topic_labels, i)} at {_where(i, source)} "
+                         "is not finite; scores must be finite")
+    return out, missing
+
+
+def _where(row: int, source) -> str:
+    return f"{source}, line {row + 2}" if source else f"row {row}"
+
+
+def _topic(labels, row: int) -> str:
+    return f" (topic {labels[row]!r})" if labels is not None else ""
+
+
+def _apply_missing(values, present, systems, topics, missing, source):
+    if present.all():
+        return values, list(systems), list(topics)
+    where = f" in {source}" if source else ""
+    if missing == "raise":
+        lacking = np.argwhere(~present)
+        examples = "; ".join(f"system {systems[k]!r} lacks topic {topics[i]!r}" for k, i in lacking[:5])
+        more = f" (and {len(lacking) - 5} more)" if len(lacking) > 5 else ""
+        raise InputError(
+            f"missing scores{where}: {examples}{more}. Pass missing='drop' to drop such topics "
+            "or missing='zero' to score them 0 (as trec_eval -c)"
+        )
+    if missing == "zero":
+        return np.where(present, values, 0.0), list(systems), list(topics)
+    keep = present.all(axis=0)
+    if not keep.any():
+        raise InputError(f"no topic is scored for every system{where}; nothing is left after missing='drop'")
+    return values[:, keep], list(systems), [t for t, k in zip(topics, keep) if k]
+

@@ -1,0 +1,351 @@
+"""URisk, TRisk and exploratory per-topic risk of every system against one baseline.
+
+Formulas (SPEC §1-2): d_i = r_i - b_i; x_i = d_i if d_i >= 0 else (1 + alpha) d_i;
+URisk = mean(x) (Wang, Bennett & Collins-Thompson 2012); TRisk = URisk / SE with
+SE_x = s_x / sqrt(c) and the jackknife SE_J (Dinçer, Macdonald & Ounis, SIGIR 2014);
+p-values from Student's t with c - 1 degrees of freedom. ``convention="minus"`` reports
+URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culpepper 2019).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from scipy import special, stats
+
+from fastrisk._kernels import risk as _k
+from fastrisk._threads import limit_threads
+from fastrisk.baselines import Baseline, resolve_baseline
+from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.matrix import ScoreMatrix
+from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
+
+CONVENTIONS = ("classic", "minus")
+
+
+class _ArrowResult:
+    """``to_pandas()`` for results that define ``to_arrow()``."""
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+
+@dataclass(frozen=True)
+class RiskScores(_ArrowResult):
+    """Per-topic risk-reward scores ``x`` (A, S, c) of every system against a baseline."""
+
+    x: np.ndarray
+    d: np.ndarray
+    systems: tuple
+    topics: tuple
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    baseline: str
+    value: str
+    baseline_system: int | None
+
+    def to_arrow(self) -> pa.Table:
+        A, S, c = self.x.shape
+        return pa.table({
+            "system": np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A),
+            "topic": np.tile(np.asarray(self.topics, dtype=object), A * S),
+            "alpha": np.repeat(self.alpha, S * c),
+            "x": self.x.reshape(-1),
+        })
+
+
+@dataclass(frozen=True)
+class RiskResult(_ArrowResult):
+    """URisk/TRisk of every system (rows) at every alpha (columns) against one baseline.
+
+    Arrays of shape (S, A): ``urisk``, ``se_param`` (SE_x), ``se_jack`` (SE_J), ``trisk``,
+    ``pvalue`` (two-sided, Student t, ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk
+    beyond ∓ ``critical_t`` at level ``significance``). Shape (S,): ``freward``, ``frisk``,
+    ``ugain``. ``se_rmse`` (A,): RMSE between SE_x and SE_J over systems (the agreement
+    diagnostic). In the ``minus`` convention ``urisk``/``trisk`` are negated; ``at_risk``
+    always means significantly worse than the baseline.
+    """
+
+    systems: tuple
+    baseline: str
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    given: str
+    convention: str
+    value: str
+    n_topics: int
+    df: int
+    significance: float
+    critical_t: float
+    freward: np.ndarray
+    frisk: np.ndarray
+    ugain: np.ndarray
+    urisk: np.ndarray
+    se_param: np.ndarray
+    se_jack: np.ndarray
+    trisk: np.ndarray
+    pvalue: np.ndarray
+    at_risk: np.ndarray
+    rewarding: np.ndarray
+    se_rmse: np.ndarray
+
+    @property
+    def statistic(self) -> np.ndarray:
+        """TRisk (scipy's name for the test statistic)."""
+        return self.trisk
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        return self.se_param
+
+    def row(self, system: str) -> dict:
+        """Every number for one system as a dict of arrays over alpha."""
+        k = self.systems.index(system)
+        return {name: getattr(self, name)[k] for name in
+                ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
+
+    def to_arrow(self) -> pa.Table:
+        S, A = self.urisk.shape
+        return pa.table({
+            "system": pa.array(np.repeat(np.asarray(self.systems, dtype=object), A), pa.string()),
+            "alpha": np.tile(self.alpha, S),
+            "loss_weight": np.tile(self.loss_weight, S),
+            "urisk": self.urisk.reshape(-1),
+            "se_param": self.se_param.reshape(-1),
+            "se_jack": self.se_jack.reshape(-1),
+            "trisk": self.trisk.reshape(-1),
+            "p_value": self.pvalue.reshape(-1),
+            "at_risk": self.at_risk.reshape(-1),
+            "rewarding": self.rewarding.reshape(-1),
+            "freward": np.repeat(self.freward, A),
+            "frisk": np.repeat(self.frisk, A),
+            "ugain": np.repeat(self.ugain, A),
+            "convention": pa.array([self.convention] * (S * A), pa.string()),
+            "value": pa.array([self.value] * (S * A), pa.string()),
+            "baseline": pa.array([self.baseline] * (S * A), pa.string()),
+        })
+
+
+@dataclass(frozen=True)
+class TopicRiskResult(_ArrowResult):
+    """Exploratory per-topic risk (SPEC §2): arrays (A, S, c) of ``x`` (signed by the
+    convention), ``tr`` (TR_i = x_i / s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)),
+    ``influence`` ((c-1)(theta - theta_(i))), ``pseudo`` (pseudo-values), significance flags
+    ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i), and ``bias`` (A, S)."""
+
+    systems: tuple
+    topics: tuple
+    baseline: str
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    convention: str
+    value: str
+    df: int
+    significance: float
+    critical_t: float
+    x: np.ndarray
+    tr: np.ndarray
+    tj: np.ndarray
+    influence: np.ndarray
+    pseudo: np.ndarray
+    bias: np.ndarray
+    loss: np.ndarray
+    win: np.ndarray
+
+    def to_arrow(self) -> pa.Table:
+        A, S, c = self.x.shape
+        n = A * S * c
+        return pa.table({
+            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A), pa.string()),
+            "topic": pa.array(np.tile(np.asarray(self.topics, dtype=object), A * S), pa.string()),
+            "alpha": np.repeat(self.alpha, S * c),
+            "loss_weight": np.repeat(self.loss_weight, S * c),
+            "x": self.x.reshape(-1),
+            "tr": self.tr.reshape(-1),
+            "tj": self.tj.reshape(-1),
+            "influence": self.influence.reshape(-1),
+            "pseudo_value": self.pseudo.reshape(-1),
+            "loss": self.loss.reshape(-1),
+            "win": self.win.reshape(-1),
+            "convention": pa.array([self.convention] * n, pa.string()),
+        })
+
+
+@dataclass(frozen=True)
+class AdaptiveRiskResult(_ArrowResult):
+    """Adaptive risk weights (Dinçer et al. 2014): alpha'_i = [1 - Φ(TR_i)] alpha.
+
+    ``weights`` (A, S, c) are the per-topic multipliers 1 + alpha'_i that ``method`` applies
+    (SARO: losses only, 1 elsewhere; FARO: every topic); ``urisk`` (S, A) is the adaptive
+    URisk mean(weight_i * d_i), signed by the convention.
+    """
+
+    systems: tuple
+    topics: tuple
+    baseline: str
+    method: str
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    convention: str
+    adaptive_alpha: np.ndarray
+    weights: np.ndarray
+    urisk: np.ndarray
+
+    def to_arrow(self) -> pa.Table:
+        A, S, c = self.weights.shape
+        return pa.table({
+            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A), pa.string()),
+            "topic": pa.array(np.tile(np.asarray(self.topics, dtype=object), A * S), pa.string()),
+            "alpha": np.repeat(self.alpha, S * c),
+            "adaptive_alpha": self.adaptive_alpha.reshape(-1),
+            "weight": self.weights.reshape(-1),
+            "method": pa.array([self.method] * (A * S * c), pa.string()),
+        })
+
+
+# ---------------------------------------------------------------------- validation
+def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing):
+    if not isinstance(matrix, ScoreMatrix):
+        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
+        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+    matrix, base = resolve_baseline(matrix, baseline, missing=missing)
+    if matrix.n_topics < 2:
+        raise InputError(f"risk needs at least 2 topics to estimate a standard error; the matrix has "
+                         f"{matrix.n_topics} ({', '.join(matrix.topics)})")
+    return matrix, base, vf
+
+
+def _sign(convention: str) -> float:
+    return -1.0 if convention == "minus" else 1.0
+
+
+def _standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0),
+                        np.where(num == 0, np.nan, np.copysign(np.inf, num)))
+
+
+# ---------------------------------------------------------------------- public API
+def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
+                missing: str = "raise", threads: int | None = None) -> RiskScores:
+    """Per-topic risk-reward scores x_i (A, S, c) of every system against ``baseline``.
+
+    The linear statistic behind URisk: ``x.mean(-1)`` is URisk (classic convention).
+    """
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
+    R = matrix.values
+    with limit_threads(threads):
+        if vf.is_linear:
+            X = _k.linear_scores(R, base.values, vf.alpha)
+        else:
+            X = _k.value_scores(R, base.values, vf.func)[None]
+    return RiskScores(X, R - base.values, matrix.systems, matrix.topics, vf.alpha, vf.loss_weight,
+                      base.name, vf.name, base.system)
+
+
+def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
+         convention: str = "classic", significance: float = 0.05, missing: str = "raise",
+         threads: int | None = None) -> RiskResult:
+    """URisk, TRisk (parametric and jackknife SE) and p-values of every system vs ``baseline``.
+
+    ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha) may be one number or many (default
+    alpha = 0, 1, 5, 10); ``value`` is ``"linear"`` (default), ``"smooth"`` or a jitted scalar
+    function of the difference. ``baseline``: see :func:`fastrisk.resolve_baseline`.
+    A system with zero standard error gets TRisk ±inf (NaN if URisk is 0 too) and a
+    :class:`ZeroVarianceWarning`, except the baseline itself.
+    """
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
+    c = matrix.n_topics
+    with limit_threads(threads):
+        if vf.is_linear:
+            freward, frisk, urisk, se, sej = _k.linear_risk(matrix.values, base.values, vf.alpha)
+        else:
+            freward, frisk, urisk, se, sej = _k.value_risk(matrix.values, base.values, vf.func)
+    trisk = _standardise(urisk, se)
+    _warn_zero_se(matrix.systems, se, base.system)
+    df = c - 1
+    crit = float(stats.t.isf(significance / 2, df))
+    pvalue = 2.0 * stats.t.sf(np.abs(trisk), df)
+    sign = _sign(convention)
+    return RiskResult(
+        systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
+        convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
+        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
+        se_param=se, se_jack=sej, trisk=sign * trisk, pvalue=pvalue,
+        at_risk=trisk < -crit, rewarding=trisk > crit,
+        se_rmse=np.sqrt(np.mean((se - sej) ** 2, axis=0)),
+    )
+
+
+def _warn_zero_se(systems, se, baseline_row) -> None:
+    zero = np.flatnonzero((se == 0).any(axis=1))
+    zero = [systems[k] for k in zero if k != baseline_row]
+    if zero:
+        warnings.warn(f"zero standard error for system(s) {', '.join(zero[:10])}: their risk-reward scores are "
+                      "constant over topics, so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning,
+                      stacklevel=3)
+
+
+def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
+               convention: str = "classic", significance: float = 0.05, missing: str = "raise",
+               threads: int | None = None) -> TopicRiskResult:
+    """Exploratory per-topic risk TR_i and TJ_i (SPEC §2, Dinçer et al. 2014 eqs. 21-23).
+
+    A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
+    when TR_i > +t; ``loss``/``win`` keep that meaning in either convention.
+    """
+    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
+                         missing=missing, threads=threads)
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
+        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    with limit_threads(threads):
+        tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
+    df = len(scores.topics) - 1
+    crit = float(stats.t.isf(significance / 2, df))
+    s = _sign(convention)
+    return TopicRiskResult(
+        systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
+        loss_weight=scores.loss_weight, convention=convention, value=scores.value, df=df,
+        significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
+        influence=s * influence, pseudo=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
+    )
+
+
+def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, method: str = "saro",
+                  convention: str = "classic", missing: str = "raise", threads: int | None = None
+                  ) -> AdaptiveRiskResult:
+    """SARO/FARO adaptive risk weights alpha'_i = [1 - Φ(TR_i)] alpha (Dinçer et al. 2014).
+
+    TR_i is the exploratory risk of topic i at the same alpha. SARO applies 1 + alpha'_i to
+    the losses (d_i < 0) only; FARO to every topic. Returns the weights and adaptive URisk.
+    """
+    if method not in ("saro", "faro"):
+        raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
+    with limit_threads(threads):
+        tr = _k.topic_risk(scores.x)[0]
+    tr = np.nan_to_num(tr, nan=0.0)
+    adaptive = (1.0 - special.ndtr(tr)) * scores.alpha[:, None, None]
+    d = scores.d[None]
+    weights = 1.0 + adaptive if method == "faro" else np.where(d < 0, 1.0 + adaptive, 1.0)
+    urisk = (weights * d).mean(axis=-1).T
+    return AdaptiveRiskResult(
+        systems=scores.systems, topics=scores.topics, baseline=scores.baseline, method=method,
+        alpha=scores.alpha, loss_weight=scores.loss_weight, convention=convention,
+        adaptive_alpha=adaptive, weights=weights, urisk=_sign(convention) * urisk,
+    )
+
+
+__all__ = ["risk", "topic_risk", "adaptive_risk", "risk_scores", "RiskResult", "TopicRiskResult",
+           "AdaptiveRiskResult", "RiskScores", "Baseline", "DEFAULT_ALPHAS", "ValueFunction"]
