@@ -176,3 +176,97 @@ def test_prefix_agreement_errors():
         prefix_agreement([1, 2, 3], [1, 2, 3], depths=[1.5])
     with pytest.raises(InputError, match="`ties` must be one of"):
         prefix_agreement([1, 2, 3], [1, 2, 3], ties="x")
+
+
+# ---------------------------------------------------------------------------- CLI
+
+
+def _run(argv, capsys):
+    from fastrisk.cli import main
+
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture
+def risk_table(tmp_path):
+    path = tmp_path / "risk.csv"
+    path.write_text("system,linear,smooth\nA,0.5,0.4\nB,0.1,0.2\nC,0.3,0.3\nD,0.3,-0.1\nE,-0.2,0.0\n")
+    return path
+
+
+def test_cli_two_columns_of_one_file(risk_table, capsys):
+    import json
+
+    status, out, _ = _run(["agree", str(risk_table), "--a", "linear", "--b", "smooth", "--p", "0.8",
+                           "--ties", "b", "--format", "json"], capsys)
+    assert status == 0
+    row = json.loads(out)
+    lin = np.array([0.5, 0.1, 0.3, 0.3, -0.2])
+    smo = np.array([0.4, 0.2, 0.3, -0.1, 0.0])
+    assert row["a"] == "linear" and row["b"] == "smooth" and row["systems"] == 5
+    assert row["kendall_tau"] == pytest.approx(scipy.stats.kendalltau(lin, smo).statistic)
+    want = rbo(ranking_from_scores(lin), ranking_from_scores(smo), p=0.8, ties="b")
+    assert row["rbo_ext"] == pytest.approx(want.ext) and row["rbo_res"] == pytest.approx(want.res)
+
+
+def test_cli_one_column_of_two_files_matches_by_system_name(tmp_path, capsys):
+    import json
+
+    one = tmp_path / "one.csv"
+    two = tmp_path / "two.csv"
+    one.write_text("system,urisk\nA,0.5\nB,0.1\nC,0.3\n")
+    two.write_text("system,urisk\nC,0.3\nA,0.5\nB,0.1\n")  # same scores, other row order
+    status, out, _ = _run(["agree", str(one), str(two), "--column", "urisk", "--format", "json"], capsys)
+    row = json.loads(out)
+    assert status == 0 and row["kendall_tau"] == pytest.approx(1.0) and row["rbo_ext"] == pytest.approx(1.0)
+
+
+def test_cli_score_matrices_and_prefixes(bench_data, capsys):
+    import io
+
+    import pyarrow.csv as pacsv
+
+    err = str(bench_data / "trec-matrices" / "web2012_err20.csv")
+    ndcg = str(bench_data / "trec-matrices" / "web2012_ndcg20.csv")
+    status, out, _ = _run(["agree", err, ndcg, "--prefixes", "1,10,48", "--format", "csv"], capsys)
+    assert status == 0
+    t = pacsv.read_csv(io.BytesIO(out.encode()))
+    assert t.column("depth").to_pylist() == [1, 10, 48]
+    assert t.column_names[-4:] == ["rbo_ext", "rbo_min", "rbo_max", "rbo_res"]
+    assert all(0.0 <= v <= 1.0 for v in t.column("rbo_min").to_pylist())
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--a", "linear"], "--a and --b go together"),
+        (["--a", "linear", "--b", "nope"], "no score column 'nope'; the columns are system, linear, smooth"),
+        (["--a", "linear", "--b", "smooth", "--system", "run"], "no system column \\(--system\\) 'run'"),
+        (["--a", "linear", "--b", "smooth", "--p", "1"], "--p \\(persistence\\) must be strictly between 0 and 1"),
+        (["--a", "linear", "--b", "smooth", "--prefixes", "0"], "--prefixes depths must lie in 1..5"),
+        (["--a", "linear", "--b", "smooth", "--prefixes", "x"], "--prefixes must be 'all' or comma-separated"),
+        ([], "give two score columns of one file"),
+    ],
+)
+def test_cli_errors(risk_table, capsys, extra, message):
+    import re
+
+    status, _, err = _run(["agree", str(risk_table)] + extra, capsys)
+    assert status == 2 and re.search(message, err), err
+
+
+def test_cli_systems_must_match_unless_common(tmp_path, capsys):
+    one = tmp_path / "one.csv"
+    two = tmp_path / "two.csv"
+    one.write_text("system,s\nA,1\nB,2\nC,3\nX,4\n")
+    two.write_text("system,s\nA,1\nB,2\nC,3\n")
+    status, _, err = _run(["agree", str(one), str(two), "--column", "s"], capsys)
+    assert status == 2 and "must cover the same systems (only in" in err and "X" in err
+    status, out, _ = _run(["agree", str(one), str(two), "--column", "s", "--common"], capsys)
+    assert status == 0 and "3" in out
+    bad = tmp_path / "bad.csv"
+    bad.write_text("system,s\nA,1\nA,2\nC,3\n")
+    status, _, err = _run(["agree", str(bad), str(two), "--column", "s"], capsys)
+    assert status == 2 and "system 'A' appears more than once (data row 2)" in err
