@@ -146,44 +146,71 @@ def _ranking_elements(ranking, name: str):
     return ranking
 
 
-def _encode(ranking, name: str, codes: dict, ids: list, top: list, bot: list) -> int:
-    """Append a ranking's flattened (ids, top, bot) to the lists; return its length."""
+def _flatten(ranking, name: str):
+    """(items, top, bot) of one ranking; top/bot are None when it has no ties."""
     elements = _ranking_elements(ranking, name)
-    start = len(ids)
-    seen = set()
-    pos = 0
-    for element in elements:
-        members = list(element) if isinstance(element, _GROUP_TYPES) else [element]
-        if not members:
-            raise InputError(f"`{name}` has an empty tie group at rank {pos + 1}")
-        for item in members:
-            if isinstance(item, _GROUP_TYPES):
-                raise InputError(f"`{name}` has a nested tie group at rank {pos + 1}")
-            try:
-                code = codes.setdefault(item, len(codes))
-            except TypeError:
-                raise InputError(f"`{name}` has an unhashable item {item!r}") from None
-            if code in seen:
-                raise InputError(f"`{name}` ranks item {item!r} more than once")
-            seen.add(code)
-            ids.append(code)
-            top.append(pos)
-            bot.append(pos + len(members) - 1)
-        pos += len(members)
-    if pos == 0:
+    if not elements:
         raise InputError(f"`{name}` is an empty ranking")
-    return len(ids) - start
-
-
-def _encode_many(rankings, name: str, codes: dict):
-    ids: list = []
+    if not any(isinstance(e, _GROUP_TYPES) for e in elements):
+        return elements, None, None
+    items: list = []
     top: list = []
     bot: list = []
+    for element in elements:
+        members = list(element) if isinstance(element, _GROUP_TYPES) else [element]
+        pos = len(items)
+        if not members:
+            raise InputError(f"`{name}` has an empty tie group at rank {pos + 1}")
+        if any(isinstance(m, _GROUP_TYPES) for m in members):
+            raise InputError(f"`{name}` has a nested tie group at rank {pos + 1}")
+        items.extend(members)
+        top.extend([pos] * len(members))
+        bot.extend([pos + len(members) - 1] * len(members))
+    return items, top, bot
+
+
+def _encode_many(rankings, names):
+    """Concatenated (ids, top, bot, offsets) of the rankings, items coded densely."""
+    all_items: list = []
     offsets = [0]
-    for i, r in enumerate(rankings):
-        offsets.append(offsets[-1] + _encode(r, f"{name}[{i}]", codes, ids, top, bot))
-    return (np.array(ids, np.int64), np.array(top, np.int64), np.array(bot, np.int64),
-            np.array(offsets, np.int64))
+    tied = []
+    for r, name in zip(rankings, names):
+        items, top, bot = _flatten(r, name)
+        all_items.extend(items)
+        offsets.append(len(all_items))
+        if top is not None:
+            tied.append((offsets[-2], top, bot))
+    try:
+        index = {item: i for i, item in enumerate(dict.fromkeys(all_items))}
+    except TypeError:
+        bad = next(i for i in all_items if not _hashable(i))
+        raise InputError(f"rankings must hold hashable items, got {bad!r}") from None
+    n = len(all_items)
+    ids = np.fromiter(map(index.__getitem__, all_items), np.int64, n)
+    offsets = np.array(offsets, np.int64)
+    lengths = np.diff(offsets)
+    top = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+    bot = top.copy()
+    for start, t, b in tied:
+        top[start:start + len(t)] = t
+        bot[start:start + len(b)] = b
+    # an item twice in one ranking: equal (ranking, id) keys
+    owner = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+    key = owner * max(len(index), 1) + ids
+    order = np.argsort(key, kind="stable")
+    dup = np.flatnonzero(key[order][1:] == key[order][:-1])
+    if dup.size:
+        at = order[dup[0] + 1]
+        raise InputError(f"`{names[owner[at]]}` ranks item {all_items[at]!r} more than once")
+    return ids, top, bot, offsets
+
+
+def _hashable(item) -> bool:
+    try:
+        hash(item)
+    except TypeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------- validation
@@ -320,8 +347,8 @@ def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOR
     """RBO of each pair ``(xs[i], ys[i])`` in one parallel call; ``p`` scalar or per pair."""
     xs, ys, pv, ties = _rbo_many_iv(xs, ys, p, ties)
     n = len(xs)
-    codes: dict = {}
-    ids, top, bot, offsets = _encode_many(list(xs) + list(ys), "rankings", codes)
+    names = [f"xs[{i}]" for i in range(n)] + [f"ys[{i}]" for i in range(n)]
+    ids, top, bot, offsets = _encode_many(list(xs) + list(ys), names)
     first = np.arange(n, dtype=np.int64)
     second = first + n
     out = np.empty((n, 4))
@@ -341,17 +368,10 @@ def rbo(x, y, p: float = 0.9, ties: str = "a") -> RBOResult:
     """
     p = _check_p(p)
     ties = _check_ties(ties)
-    codes: dict = {}
-    ids: list = []
-    top: list = []
-    bot: list = []
-    nx = _encode(x, "x", codes, ids, top, bot)
-    _encode(y, "y", codes, ids, top, bot)
-    ids_a = np.array(ids, np.int64)
-    top_a = np.array(top, np.int64)
-    bot_a = np.array(bot, np.int64)
+    ids, top, bot, offsets = _encode_many([x, y], ["x", "y"])
+    nx = int(offsets[1])
     out = np.empty(4)
-    _k.rbo_pair(ids_a[:nx], top_a[:nx], bot_a[:nx], ids_a[nx:], top_a[nx:], bot_a[nx:],
+    _k.rbo_pair(ids[:nx], top[:nx], bot[:nx], ids[nx:], top[nx:], bot[nx:],
                 p, _TIES_CODE[ties], out)
     return RBOResult(ext=float(out[0]), min=float(out[1]), max=float(out[2]),
                      res=float(out[3]), p=p, ties=ties)

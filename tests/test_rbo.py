@@ -219,7 +219,7 @@ def test_ties_must_be_known():
         (["a", ("b", "a")], "`x` ranks item 'a' more than once"),
         (["a", ()], "`x` has an empty tie group at rank 2"),
         (["a", (("b", "c"),)], "`x` has a nested tie group at rank 2"),
-        ([{"a": 1}], "`x` has an unhashable item"),
+        ([{"a": 1}], "rankings must hold hashable items, got {'a': 1}"),
         (3, "`x` must be a list or tuple of items"),
         ("a (b c", r"unclosed '\(' in ranking"),
         ("a b) c", r"unmatched '\)' in ranking"),
@@ -235,7 +235,7 @@ def test_bad_rankings(x, message):
 def test_rbo_many_lengths_must_agree():
     with pytest.raises(InputError, match="`xs` and `ys` must hold as many rankings, got 2 and 1"):
         rbo_many(["a", "b"], ["a"])
-    with pytest.raises(InputError, match=r"`rankings\[1\]` ranks item 'b' more than once"):
+    with pytest.raises(InputError, match=r"`xs\[1\]` ranks item 'b' more than once"):
         rbo_many(["a", "b b"], ["a", "b"])
 
 

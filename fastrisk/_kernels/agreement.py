@@ -350,24 +350,41 @@ def kendall_exact_pvalue(n, c):
 
 
 @njit
+def _counting_sort(keys, idx, counts, out):
+    """Stable sort of the indices ``idx`` by ``keys[idx]``; counts[v] = #keys equal to v."""
+    start = np.empty(counts.size, np.int64)
+    acc = 0
+    for v in range(counts.size):
+        start[v] = acc
+        acc += counts[v]
+    for i in idx:
+        v = keys[i]
+        out[start[v]] = i
+        start[v] += 1
+
+
+@njit
 def kendall_pair(rx, ry, out):
     """Kendall's tau-b of dense ranks rx, ry and its two-sided p-value (scipy 'auto')."""
     n = rx.size
-    key = rx * n + ry
-    order = np.argsort(key, kind="mergesort")
-    seq = np.empty(n, np.int64)
-    for i in range(n):
-        seq[i] = ry[order[i]]
-    cx = np.zeros(n, np.int64)
-    cy = np.zeros(n, np.int64)
+    cx = np.zeros(n + 1, np.int64)
+    cy = np.zeros(n + 1, np.int64)
     for i in range(n):
         cx[rx[i]] += 1
         cy[ry[i]] += 1
-    # joint ties: runs of equal key in sorted order
+    # order by (rx, ry): stable counting sort by ry, then by rx (dense ranks lie in 0..n-1)
+    by_y = np.empty(n, np.int64)
+    order = np.empty(n, np.int64)
+    _counting_sort(ry, np.arange(n), cy, by_y)
+    _counting_sort(rx, by_y, cx, order)
+    seq = np.empty(n, np.int64)
+    for i in range(n):
+        seq[i] = ry[order[i]]
+    # joint ties: runs of equal (rx, ry) in sorted order
     ntie = 0
     run = 1
     for i in range(1, n + 1):
-        if i < n and key[order[i]] == key[order[i - 1]]:
+        if i < n and rx[order[i]] == rx[order[i - 1]] and seq[i] == seq[i - 1]:
             run += 1
         else:
             ntie += run * (run - 1) // 2
