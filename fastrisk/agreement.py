@@ -151,7 +151,7 @@ def _flatten(ranking, name: str):
     elements = _ranking_elements(ranking, name)
     if not elements:
         raise InputError(f"`{name}` is an empty ranking")
-    if not any(isinstance(e, _GROUP_TYPES) for e in elements):
+    if not any(issubclass(t, _GROUP_TYPES) for t in set(map(type, elements))):
         return elements, None, None
     items: list = []
     top: list = []
@@ -194,14 +194,14 @@ def _encode_many(rankings, names):
     for start, t, b in tied:
         top[start:start + len(t)] = t
         bot[start:start + len(b)] = b
-    # an item twice in one ranking: equal (ranking, id) keys
-    owner = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
-    key = owner * max(len(index), 1) + ids
-    order = np.argsort(key, kind="stable")
-    dup = np.flatnonzero(key[order][1:] == key[order][:-1])
-    if dup.size:
-        at = order[dup[0] + 1]
-        raise InputError(f"`{names[owner[at]]}` ranks item {all_items[at]!r} more than once")
+    for k, name in enumerate(names):
+        a, b = int(offsets[k]), int(offsets[k + 1])
+        if len(set(all_items[a:b])) != b - a:
+            seen = set()
+            for i in range(a, b):
+                if ids[i] in seen:
+                    raise InputError(f"`{name}` ranks item {all_items[i]!r} more than once")
+                seen.add(ids[i])
     return ids, top, bot, offsets
 
 
