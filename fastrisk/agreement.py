@@ -15,7 +15,6 @@ result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 import re
@@ -28,13 +27,7 @@ import pyarrow as pa
 from fastrisk._kernels import agreement as _k
 from fastrisk.errors import InputError
 
-try:
-    from fastrisk._threads import limit_threads
-except ImportError:  # pragma: no cover - until the lead's _threads lands on this branch
-
-    @contextlib.contextmanager
-    def limit_threads(n):
-        yield
+from fastrisk._threads import limit_threads
 
 
 __all__ = [
@@ -353,7 +346,7 @@ def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOR
     second = first + n
     out = np.empty((n, 4))
     if n:
-        with limit_threads(threads):
+        with limit_threads(threads, 8 * ids.size):
             _k.rbo_batch(ids, top, bot, offsets, first, second, pv, _TIES_CODE[ties], out)
     return RBOResult(ext=out[:, 0], min=out[:, 1], max=out[:, 2], res=out[:, 3],
                      p=pv if np.ndim(p) else float(p), ties=ties)
@@ -425,7 +418,7 @@ def rbo_matrix(scores, p: float = 0.9, ties: str = "a", labels: Sequence | None 
     labels = _row_labels(labels, k)
     first, second = _upper_pairs(k)
     out = np.empty((first.size, 4))
-    with limit_threads(threads):
+    with limit_threads(threads, 16 * first.size * n):
         ids, top, bot = _rankings_of(table)
         offsets = np.arange(0, k * n + 1, n, dtype=np.int64)
         _k.rbo_batch(ids.reshape(-1), top.reshape(-1), bot.reshape(-1), offsets, first, second,
@@ -506,7 +499,7 @@ def prefix_agreement(a, b, depths=None, p: float = 0.9, ties: str = "a",
     a, b, d, p, ties = _prefix_agreement_iv(a, b, depths, p, ties)
     out = np.empty((d.size, 4))
     lengths = np.empty((d.size, 2), np.int64)
-    with limit_threads(threads):
+    with limit_threads(threads, 16 * int(d.sum())):
         ids, top, bot = _rankings_of(np.vstack([a, b]))
         _k.rbo_prefixes(ids[0], top[0], bot[0], ids[1], top[1], bot[1], d, p,
                         _TIES_CODE[ties], out, lengths)
@@ -585,7 +578,7 @@ def kendall_tau_matrix(scores, labels: Sequence | None = None,
     labels = _row_labels(labels, k)
     first, second = _upper_pairs(k)
     out = np.empty((first.size, 2))
-    with limit_threads(threads):
+    with limit_threads(threads, 8 * first.size * table.shape[1]):
         ranks = _dense(table)
         _k.kendall_pairs(ranks, first, second, out)
     full = _mirror(out, first, second, k)
@@ -638,7 +631,7 @@ def friedman(scores, items: Sequence | None = None, threads: int | None = None) 
     items = _row_labels(items, n, "items", "items")
     ranks = np.empty(table.shape)
     ties = np.empty(k)
-    with limit_threads(threads):
+    with limit_threads(threads, 8 * table.size):
         _k.friedman_ranks(table, ranks, ties)
     c = 1.0 - ties.sum() / (n * (n * n - 1.0) * k)
     sums = ranks.sum(axis=0)
