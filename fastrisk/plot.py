@@ -282,7 +282,7 @@ def _sequential(n: int) -> list:
     """``n`` blues from light to dark (monotone in lightness: readable in greyscale)."""
     if n == 1:
         return ["#0072B2"]
-    lo, hi = np.array([0x9E, 0xCA, 0xE9]) / 255.0, np.array([0x08, 0x30, 0x6B]) / 255.0
+    lo, hi = np.array([0x74, 0xB3, 0xE0]) / 255.0, np.array([0x08, 0x30, 0x6B]) / 255.0
     return [tuple(lo + (hi - lo) * t) for t in np.linspace(0.0, 1.0, n)]
 
 
@@ -348,3 +348,245 @@ def urisk_distribution(result, systems=None, *, alpha=None, kind: str = "box", s
     if created and kind == "box":
         ax.tick_params(axis="x", labelsize=max(4.5, min(SMALL_FONT_SIZE, 300.0 / len(names))))
     return ax
+
+
+# ---------------------------------------------------------------------- bootstrap (Benham et al. 2019)
+def _qq_items(results, system):
+    """[(label, QQData, system row)] from one result, a sequence or a {label: result} mapping."""
+    if isinstance(results, Mapping):
+        items = list(results.items())
+    elif isinstance(results, (list, tuple)):
+        items = [(None, r) for r in results]
+    else:
+        items = [(None, results)]
+    out = []
+    for label, res in items:
+        qq = res.qq(points=None) if hasattr(res, "qq") else res
+        if not all(hasattr(qq, f) for f in ("theoretical", "sample", "systems")):
+            raise InputError("`results` must be bootstrap results (with .qq()) or Q-Q data, "
+                             f"got {type(res).__name__}")
+        row = _pick_systems(qq.systems, [system] if system is not None else [qq.systems[0]], "system")[0]
+        value = getattr(res, "value", None)
+        out.append((label if label is not None else (value or "linear"), res, qq, row))
+    return out
+
+
+def qq(results, system=None, *, points: int = 400, ax=None, legend: bool = True):
+    """Q-Q plot of standardised bootstrap replicates of one system against the standard normal,
+    for several value functions (Benham, Moffat & Culpepper 2019, Fig. 3).
+
+    ``results``: one bootstrap result (every α it holds is drawn), a list of them, or a mapping
+    ``{label: result}`` (e.g. ``{"linear": b1, "smooth": b2}``); results need their replicates
+    (``keep_replicates=True``) or may be Q-Q data already. ``points`` plotting positions per
+    curve. Points on the diagonal mean the replicates are normal.
+    """
+    items = _qq_items(results, system)
+    ax, created = _axes(ax, (3.0, 3.0))
+    curves = []
+    for label, res, _, row in items:
+        data = res.qq(points=points) if hasattr(res, "qq") else res
+        alpha = getattr(data, "alpha", None)
+        for j in range(data.sample.shape[0]):
+            name = str(label)
+            if alpha is not None and len(alpha) and not np.isnan(alpha[j]) and (data.sample.shape[0] > 1
+                                                                                or name == "linear"):
+                name += f", \u03b1 = {alpha[j]:g}"
+            curves.append((name, data.theoretical, data.sample[j, row]))
+    styles = _styles([c[0] for c in curves], None)
+    lo, hi = np.inf, -np.inf
+    for name, x, y in curves:
+        st = styles[name]
+        (line,) = ax.plot(x, y, linestyle="none", marker=st["marker"], markersize=2.2, color=st["color"],
+                          markerfacecolor="none", markeredgewidth=0.6, label=name)
+        line.set_gid(f"qq:{name}")
+        finite = np.isfinite(y)
+        lo, hi = min(lo, x.min(), y[finite].min(initial=np.inf)), max(hi, x.max(), y[finite].max(initial=-np.inf))
+    (diag,) = ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.7, label="normal")
+    diag.set_gid("diagonal")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_xlabel("standard normal quantile")
+    ax.set_ylabel("standardised replicate quantile")
+    sysname = items[0][2].systems[items[0][3]]
+    base = getattr(items[0][1], "baselines", None)
+    vs = f" vs {base[items[0][3]]}" if base else ""
+    ax.set_title(f"bootstrap of {sysname}{vs}", loc="left")
+    if legend:
+        ax.legend(frameon=False, loc="upper left", markerscale=2.0)
+    return _finish(ax, created)
+
+
+# ---------------------------------------------------------------------- agreement
+def rbo_prefix(result, *, ax=None, label_a: str = "a", label_b: str = "b"):
+    """RBO of two orderings over growing prefix depths: bars up to the lower bound (RBO_min),
+    the residual band above them up to RBO_max, and the extrapolated RBO_ext as a line
+    (Benham, Moffat & Culpepper 2019, Fig. 4). ``result`` is a :class:`PrefixAgreement`."""
+    depth = np.asarray(result.depth)
+    ax, created = _axes(ax, COLUMN_FIGSIZE)
+    low, res = np.asarray(result.min), np.asarray(result.res)
+    width = 0.8 if depth.size < 2 else 0.8 * float(np.min(np.diff(np.sort(depth))))
+    bars = ax.bar(depth, low, width=width, color=OKABE_ITO[0], label="RBO$_{min}$ (lower bound)")
+    band = ax.bar(depth, res, bottom=low, width=width, color="#9ECAE9", hatch="////", edgecolor="white",
+                  linewidth=0.0, label="residual (RBO$_{max}$ \u2212 RBO$_{min}$)")
+    for patch in bars:
+        patch.set_gid("rbo-min")
+    for patch in band:
+        patch.set_gid("rbo-residual")
+    (ext,) = ax.plot(depth, result.ext, color=OKABE_ITO[1], marker="o", markersize=2.5, linewidth=1.0,
+                     label="RBO$_{ext}$")
+    ext.set_gid("rbo-ext")
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("prefix depth k (systems)")
+    ax.set_ylabel(f"RBO of {label_a} and {label_b} (p = {result.p:g})")
+    ax.legend(frameon=False, loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2, ncols=2,
+              handlelength=1.5, columnspacing=1.0)
+    return _finish(ax, created)
+
+
+# ---------------------------------------------------------------------- all-baseline table (ECIR 2014)
+def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significance: float = 0.05,
+                     systems=None, order: str = "given", ax=None, colorbar: bool = True):
+    """Heat map of URisk or TRisk of every system (rows) against every baseline (columns) at one
+    α, significant cells (|TRisk| > t(significance/2, df)) marked with a dot.
+
+    ``table`` is a :class:`BaselineTable`. ``systems`` restricts and orders rows and, when the
+    baselines are the systems, columns; ``order="mean"`` sorts them by mean URisk over baselines.
+    The colour map (PuOr) is diverging and colour-blind safe; the diagonal (a system against
+    itself) is grey.
+    """
+    from scipy import stats
+
+    if statistic not in ("trisk", "urisk"):
+        raise InputError(f"`statistic` must be 'trisk' or 'urisk', got {statistic!r}")
+    if order not in ("given", "mean"):
+        raise InputError(f"`order` must be 'given' or 'mean', got {order!r}")
+    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
+        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    col = 0 if alpha is None else _pick_alphas(table.alpha, [alpha])[0]
+    rows = _pick_systems(table.systems, systems)
+    square = tuple(table.baselines) == tuple(table.systems)
+    cols = rows if square else list(range(len(table.baselines)))
+    if order == "mean":
+        mean = np.nanmean(table.urisk[rows][:, cols, col], axis=1)
+        perm = np.argsort(-mean, kind="stable")
+        rows = [rows[i] for i in perm]
+        cols = rows if square else cols
+    V = getattr(table, statistic)[np.ix_(rows, cols, [col])][..., 0]
+    T = table.trisk[np.ix_(rows, cols, [col])][..., 0]
+    crit = float(stats.t.isf(significance / 2, table.df))
+    nS, nB = V.shape
+    big = max(nS, nB) > 12
+    ax, created = _axes(ax, (6.0, 5.4) if big else (3.6, 3.2))
+    finite = np.abs(V[np.isfinite(V)])
+    vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    import matplotlib as mpl
+
+    cmap = mpl.colormaps["PuOr"].with_extremes(bad="#A6A6A6")
+    image = ax.imshow(np.ma.masked_invalid(V), cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto",
+                      interpolation="nearest")
+    image.set_gid("heatmap")
+    sig = np.isfinite(T) & (np.abs(T) > crit)
+    yy, xx = np.nonzero(sig)
+    dots = ax.scatter(xx, yy, s=(4 if big else 12), c="black", marker="o", linewidths=0,
+                      label=f"|TRisk| > t({significance / 2:g}, {table.df}) = {crit:.2f}")
+    dots.set_gid("significant")
+    names_r = [table.systems[k] for k in rows]
+    names_c = [table.baselines[k] for k in cols]
+    fs = max(3.5, min(SMALL_FONT_SIZE, 300.0 / max(nS, nB)))
+    ax.set_xticks(np.arange(nB), names_c, rotation=90, fontsize=fs)
+    ax.set_yticks(np.arange(nS), names_r, fontsize=fs)
+    ax.set_xlabel("baseline")
+    ax.set_ylabel("system")
+    name = _risk_name(table, "TRisk" if statistic == "trisk" else "URisk")
+    if colorbar:
+        cb = ax.figure.colorbar(image, ax=ax, shrink=0.8, pad=0.02)
+        cb.set_label(f"{name} ({_alpha_text(table, col)})", fontsize=FONT_SIZE)
+        cb.ax.tick_params(labelsize=SMALL_FONT_SIZE)
+    ax.legend(frameon=False, loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2, handletextpad=0.2)
+    _finish(ax, created)
+    ax.tick_params(labelsize=fs)
+    return ax
+
+
+# ---------------------------------------------------------------------- pooling (Webber & Park 2009)
+def pooling_bias(result, *, ax=None):
+    """Bias of unpooled runs (true − unpooled mean score) per pool width: the quartile range as
+    a bar, the median as a tick, the mean as a diamond, min-max whiskers (Webber & Park 2009,
+    Fig. 1). ``result`` is a :class:`PoolingExperiment`."""
+    bias = np.asarray(result.bias)  # (W, repeats)
+    widths = list(result.widths)
+    ax, created = _axes(ax, COLUMN_FIGSIZE)
+    pos = np.arange(len(widths))
+    q0, q1, q2, q3, q4 = np.quantile(bias, [0.0, 0.25, 0.5, 0.75, 1.0], axis=1)
+    _zero_line(ax)
+    whisk = ax.vlines(pos, q0, q4, color=NEUTRAL_COLOR, linewidth=0.8, label="min\u2013max")
+    whisk.set_gid("range")
+    boxes = ax.bar(pos, q3 - q1, bottom=q1, width=0.45, color="#9ECAE9", edgecolor=OKABE_ITO[0], linewidth=0.8,
+                   label="quartiles")
+    for patch in boxes:
+        patch.set_gid("quartiles")
+    (med,) = ax.plot(pos, q2, linestyle="none", marker="_", markersize=12, markeredgewidth=1.2, color="black",
+                     label="median")
+    med.set_gid("median")
+    (mean,) = ax.plot(pos, bias.mean(axis=1), linestyle="none", marker="D", markersize=3.5, color=OKABE_ITO[1],
+                      label="mean")
+    mean.set_gid("mean")
+    ax.set_xticks(pos, [str(w) for w in widths])
+    ax.set_xlabel("pool width (pooled systems)")
+    ax.set_ylabel(f"bias of {result.measure}\n(true \u2212 unpooled)")
+    ax.legend(frameon=False, loc="best")
+    return _finish(ax, created)
+
+
+_ESTIMATOR_STYLE = {"adjusted": ("-", "o"), "mixed": ("--", "s"), "unadjusted": (":", None),
+                    "leave-one-out": ("-.", None)}
+
+
+def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=None):
+    """Mean absolute error of a run's estimated mean score against the number of common
+    (fully judged) topics n, one colour per pool width and one line style per estimator
+    (``adjusted``: Algorithm 2, ``mixed``: n true + N − n unadjusted scores); the estimators
+    that do not use common topics (``unadjusted``, ``leave-one-out``) are horizontal lines.
+    ``result`` is a :class:`PoolingExperiment`."""
+    known = tuple(_ESTIMATOR_STYLE)
+    if isinstance(estimators, str):
+        estimators = (estimators,)
+    for e in estimators:
+        if e not in known:
+            raise InputError(f"`estimators` must be among {', '.join(known)}, got {e!r}")
+    all_widths = list(result.widths)
+    wi = list(range(len(all_widths))) if widths is None else []
+    for w in ([] if widths is None else ([widths] if np.isscalar(widths) else widths)):
+        if w not in all_widths:
+            raise InputError(f"`widths`: width {w} was not simulated; the result has {all_widths}")
+        wi.append(all_widths.index(w))
+    n = np.asarray(result.common_topics)
+    ax, created = _axes(ax, (4.4, 2.8))
+    shades = _sequential(len(wi))
+    flat = {"unadjusted": np.abs(result.bias).mean(axis=1),
+            "leave-one-out": np.abs(result.true - (result.unpooled + result.loo_adjustment)).mean(axis=1)}
+    for k, w in enumerate(wi):
+        for e in estimators:
+            ls, marker = _ESTIMATOR_STYLE[e]
+            label = f"{e}, width {all_widths[w]}"
+            if e in flat:
+                line = ax.axhline(flat[e][w], color=shades[k], linestyle=ls, linewidth=1.0, label=label)
+            else:
+                arr = result.adjusted_abs if e == "adjusted" else result.mixed_abs
+                (line,) = ax.plot(n, arr[w].mean(axis=0), color=shades[k], linestyle=ls, marker=marker,
+                                  markersize=3, linewidth=1.2, label=label)
+            line.set_gid(f"mae:{e}:{all_widths[w]}")
+    ax.set_xscale("log")
+    ax.set_xticks(n, [str(v) for v in n])
+    ax.minorticks_off()
+    ax.set_xlabel("common topics n (log scale)")
+    ax.set_ylabel(f"MAE of mean {result.measure}")
+    ax.set_ylim(bottom=0.0)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=shades[k], linewidth=2.0, label=f"width {all_widths[w]}")
+               for k, w in enumerate(wi)]
+    handles += [Line2D([], [], color="black", linestyle=_ESTIMATOR_STYLE[e][0], marker=_ESTIMATOR_STYLE[e][1],
+                       markersize=3, linewidth=1.0, label=e) for e in estimators]
+    ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2,
+              handlelength=2.2)
+    return _finish(ax, created)
