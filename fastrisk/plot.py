@@ -43,14 +43,29 @@ def _pyplot():
     return plt
 
 
+def new_axes(figsize=COLUMN_FIGSIZE, *, pyplot: bool = True):
+    """The Axes of a new figure of ``figsize`` inches (constrained layout) that this module's
+    functions style for column width (font sizes). With ``pyplot=False`` the figure is built
+    without pyplot (nothing is shown or kept open: for scripts and reports)."""
+    if pyplot:
+        fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
+    else:
+        try:
+            from matplotlib.figure import Figure
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise ImportError("fastrisk.plot needs matplotlib: pip install 'fastrisk[plot]'") from None
+        fig = Figure(figsize=figsize, layout="constrained")
+        ax = fig.add_subplot()
+    ax._fastrisk_styled = True
+    return ax
+
+
 def _axes(ax, figsize):
-    """``ax`` if given, else the Axes of a new figure of ``figsize`` inches (via pyplot, so it
-    shows in notebooks; the report builds its figures without pyplot)."""
+    """(ax, styled): ``ax`` if given, else the Axes of a new figure of ``figsize`` inches (via
+    pyplot, so it shows in notebooks). ``styled``: the Axes is ours to give column-width type."""
     if ax is not None:
-        return ax, False
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=figsize, layout="constrained")
-    return ax, True
+        return ax, bool(getattr(ax, "_fastrisk_styled", False))
+    return new_axes(figsize), True
 
 
 def _finish(ax, created: bool):
@@ -269,7 +284,7 @@ def topic_risk_bars(result, system: str, *, alphas=None, statistic: str = "tr", 
     ax.set_xlabel("topic" + (" (sorted)" if sort else ""))
     name = {"tr": "TR$_i$", "tj": "TJ$_i$", "both": "TR$_i$ (bars), TJ$_i$ (ticks)"}[statistic]
     ax.set_ylabel(f"{name}{' (minus)' if _minus(result) else ''}")
-    ax.legend(frameon=False, ncols=n + 3, loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2,
+    ax.legend(frameon=False, ncols=min(n + 3, 6), loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2,
               handlelength=1.5, columnspacing=1.0, title=f"{result.systems[row]} vs {result.baseline}",
               alignment="left")
     _finish(ax, created)
@@ -317,15 +332,22 @@ def urisk_distribution(result, systems=None, *, alpha=None, kind: str = "box", s
                          flierprops={"marker": ".", "markersize": 2.5, "markeredgecolor": NEUTRAL_COLOR},
                          boxprops={"linewidth": 0.6}, whiskerprops={"linewidth": 0.6},
                          capprops={"linewidth": 0.6})
-        styles = _styles(names, colors) if len(names) <= len(OKABE_ITO) or colors is not None else {}
+        if colors is not None:  # colour the systems the mapping names, the others neutral
+            styles = {n: st for n, st in _styles(names, colors).items() if n in colors}
+        else:
+            styles = _styles(names, None) if len(names) <= len(OKABE_ITO) else {}
         for patch, name in zip(box["boxes"], names):
-            patch.set_facecolor(styles[name]["color"] if name in styles else "#9ECAE9")
+            patch.set_facecolor(styles[name]["color"] if name in styles else "#C6DBEF")
             patch.set_alpha(0.6)
             patch.set_gid(f"box:{name}")
         (mean_pts,) = ax.plot(pos, means, linestyle="none", marker="D", markersize=3, color="black",
                               label=f"{ux} (mean)")
         mean_pts.set_gid("urisk")
         ax.set_xticks(pos, names, rotation=90 if len(names) > 4 else 0)
+        if colors is not None:
+            for lab in ax.get_xticklabels():
+                if lab.get_text() in colors:
+                    lab.set_fontweight("bold")
         ax.set_xlim(0.4, len(names) + 0.6)
         ax.set_xlabel("system" + (f" (sorted by {ux})" if sort else ""))
         ax.set_ylabel(f"per-topic score x$_i$ ({_alpha_text(result, col)})")
