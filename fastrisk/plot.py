@@ -256,14 +256,14 @@ def topic_risk_bars(result, system: str, *, alphas=None, statistic: str = "tr", 
                             markersize=max(2.0, 20.0 * width), markeredgewidth=0.9,
                             label="TJ$_i$" if j == 0 else None)
             tj.set_gid(f"tj:{j}")
-        if statistic == "tj":
-            loss, win = v < -crit, v > crit
+        if statistic == "tj":  # judged on TJ_i itself; in the minus convention losses are positive
+            loss, win = (v > crit, v < -crit) if _minus(result) else (v < -crit, v > crit)
         else:
             loss, win = result.loss[col, row][order], result.win[col, row][order]
         for flag, sign in ((loss, -1.0), (win, 1.0)):
-            for i in np.flatnonzero(flag):
+            for i in np.flatnonzero(flag):  # the marker sits just beyond the bar's tip
                 sig_x.append(xs[i])
-                sig_y.append(v[i] + sign * 0.06 * max(crit, 1.0))
+                sig_y.append(v[i] + np.sign(v[i]) * 0.06 * max(crit, 1.0))
                 sig_kind.append(sign)
     sig_kind = np.array(sig_kind)
     for sign, marker, color, label in ((-1.0, "v", LOSS_COLOR, "significant loss"),

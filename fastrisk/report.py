@@ -146,12 +146,13 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     sections = []
 
     # 1. TRisk against alpha, with the table of the highlighted systems
+    riskier, rewarding = ("above", "below") if res.convention == "minus" else ("below", "above")
     sec = Section(f"{trisk_n} of the highlighted systems",
-                  f"{urisk_n} = mean of x<sub>i</sub> (x<sub>i</sub> = d<sub>i</sub> for wins, (1 + α) d<sub>i</sub> "
+                  f"{urisk_n} = {'−' if res.convention == 'minus' else ''}mean of x<sub>i</sub> (x<sub>i</sub> = d<sub>i</sub> for wins, (1 + α) d<sub>i</sub> "
                   f"for losses, d<sub>i</sub> = system − baseline); {trisk_n} = {urisk_n} / SE<sub>x</sub>, "
                   f"Student t with {res.df} degrees of freedom. Dashed lines: ±t({significance / 2:g}, {res.df}) = "
-                  f"±{res.critical_t:.3f}; beyond them a system is significantly riskier (below) or more "
-                  "rewarding (above) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1.")
+                  f"±{res.critical_t:.3f}; beyond them a system is significantly riskier ({riskier}) or more "
+                  f"rewarding ({rewarding}) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1.")
     if linear:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ZeroVarianceWarning)
