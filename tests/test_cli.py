@@ -84,3 +84,12 @@ def test_console_entry_point_as_subprocess(bench_data):
                           "web2013_err20.csv"), "--baseline", "bogus"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "unknown baseline 'bogus'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_demo_report(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "demo.html"
+    status, _, err = run(capsys, "demo", "--report", str(path))
+    assert status == 0 and "report written" in err
+    html = path.read_text()
+    assert "uogTrA44xi" in html and "<svg" in html and "2.7295" in html

@@ -142,6 +142,12 @@ def _cmd_demo(args) -> None:
     from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
     from fastrisk.risk import risk
 
+    if args.report:
+        from fastrisk.cli.report import write_demo_report
+
+        write_demo_report(args.report, threads=args.threads)
+        print(f"fastrisk demo: report written to {args.report}", file=sys.stderr)
+        return
     matrix, baseline = trec2012_web("err20")
     result = risk(matrix, baseline, alpha=[0, 1, 5, 10], threads=args.threads)
     named = list(TREC2012_WEB_RUNS.values())
@@ -182,5 +188,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("demo", help="the published TRisk tables from the bundled TREC 2012 Web data")
     p.add_argument("--threads", type=int, help="numba threads (default: all cores)")
+    p.add_argument("--report", metavar="PATH", help="write the HTML (or .pdf) report of the demo data to PATH "
+                                                    "instead (needs matplotlib: pip install fastrisk[plot])")
     add_format_options(p)
     p.set_defaults(func=_cmd_demo)
