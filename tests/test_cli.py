@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -93,3 +94,18 @@ def test_demo_report(capsys, tmp_path):
     assert status == 0 and "report written" in err
     html = path.read_text()
     assert "uogTrA44xi" in html and "<svg" in html and "2.7295" in html
+
+
+def test_leave_out_virtual_baseline(capsys, bench_data):
+    matrix = str(bench_data / "trec-matrices" / "web2013_err20.csv")
+    status, out, _ = run(capsys, "risk", matrix, "--baseline", "max", "--leave-out", "--alpha", "0", "--format", "json")
+    assert status == 0
+    rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    from fastrisk import read_matrix
+
+    m = read_matrix(matrix)
+    others = np.delete(m.values, 0, axis=0).max(axis=0)
+    assert len(rows) == 34
+    assert rows["run1"]["urisk"] == pytest.approx((m.values[0] - others).mean())
+    status, _, err = run(capsys, "risk", matrix, "--baseline", "run1", "--leave-out")
+    assert status == 2 and "--leave-out applies to --baseline mean, median or max" in err

@@ -56,6 +56,9 @@ def add_baseline_arguments(parser, *, required: bool = True) -> None:
     parser.add_argument("--baseline", required=required, metavar="NAME|FILE|mean|median|max",
                         help="a system of the matrix, a per-topic file, or a virtual baseline")
     parser.add_argument("--baseline-column", metavar="COL", help="column of a baseline file with several")
+    parser.add_argument("--leave-out", action="store_true",
+                        help="with --baseline mean|median|max: build it from the other systems only "
+                             "(an unbiased virtual baseline)")
 
 
 def add_alpha_arguments(parser, default: str = "0,1,5,10") -> None:
@@ -88,9 +91,15 @@ def load_matrix(args):
 
 def load_matrix_and_baseline(args):
     """(matrix, baseline) as ``fastrisk.risk`` accepts them, from the parsed options."""
-    from fastrisk.baselines import resolve_baseline
+    from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
 
-    return resolve_baseline(load_matrix(args), args.baseline, missing=args.missing, column=args.baseline_column)
+    matrix = load_matrix(args)
+    baseline = args.baseline
+    if getattr(args, "leave_out", False):
+        if baseline.lower() not in VIRTUAL or baseline in matrix.systems:
+            raise InputError(f"--leave-out applies to --baseline mean, median or max, not {baseline!r}")
+        baseline = virtual_baseline(matrix, baseline, leave_out=True)
+    return resolve_baseline(matrix, baseline, missing=args.missing, column=args.baseline_column)
 
 
 # ---------------------------------------------------------------------- commands
