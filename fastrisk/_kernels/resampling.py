@@ -1,0 +1,258 @@
+"""Resampling kernels: multinomial counts, sign flips, gathers, streaming summaries.
+
+Every replicate ``b`` draws from its own counter-based stream ``stream_state(seed, b)``, so
+a replicate's numbers depend only on ``(seed, b)``: never on the thread that runs it or on
+how the replicates are split into chunks. The count matrix and the gather path consume the
+stream identically (``c`` calls of ``next_below(state, c)``), so replicate ``b`` resamples
+the same topics in both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._random import next_below, next_u64, stream_state
+
+_ONE = np.uint64(1)
+
+
+# --------------------------------------------------------------------------- draws
+
+
+@njit
+def draw_indices(seed, stream, idx):
+    """Fill ``idx`` (length c) with the topics resampled by replicate ``stream``."""
+    c = idx.shape[0]
+    state = stream_state(seed, stream)
+    for j in range(c):
+        state, k = next_below(state, c)
+        idx[j] = k
+
+
+@pjit
+def multinomial_counts(seed, start, out):
+    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
+    n, c = out.shape
+    for r in prange(n):
+        for i in range(c):
+            out[r, i] = 0.0
+        state = stream_state(seed, start + r)
+        for _ in range(c):
+            state, k = next_below(state, c)
+            out[r, k] += 1.0
+
+
+@pjit
+def sign_flips(seed, start, out):
+    """Row ``r`` of ``out`` (n x c): +-1 per topic, 64 fair bits per draw of stream ``start + r``."""
+    n, c = out.shape
+    for r in prange(n):
+        state = stream_state(seed, start + r)
+        bits = np.uint64(0)
+        left = 0
+        for j in range(c):
+            if left == 0:
+                state, bits = next_u64(state)
+                left = 64
+            out[r, j] = 1.0 if (bits & _ONE) == _ONE else -1.0
+            bits = bits >> _ONE
+            left -= 1
+
+
+@pjit
+def exact_sign_flips(start, out):
+    """Row ``r`` of ``out``: the signs coded by the bits of ``start + r`` (bit j set: +1)."""
+    n, c = out.shape
+    for r in prange(n):
+        code = start + r
+        for j in range(c):
+            out[r, j] = 1.0 if (code >> j) & 1 else -1.0
+
+
+# --------------------------------------------------------------------------- generic statistics
+
+
+@pjit
+def bootstrap_statistic(statistic, scores, seed, start, out):
+    """Generic path: ``out[k, r] = statistic(scores[k, idx_r])`` for replicates ``start + r``.
+
+    ``scores`` is (K, c); ``out`` is (K, n); ``statistic`` a jitted function of a 1-D array.
+    """
+    K, c = scores.shape
+    n = out.shape[1]
+    for r in prange(n):
+        idx = np.empty(c, np.int64)
+        buf = np.empty(c, np.float64)
+        draw_indices(seed, start + r, idx)
+        for k in range(K):
+            for j in range(c):
+                buf[j] = scores[k, idx[j]]
+            out[k, r] = statistic(buf)
+
+
+@pjit
+def apply_statistic(statistic, scores, out):
+    """``out[k] = statistic(scores[k])`` for each row of ``scores`` (K x c)."""
+    for k in prange(scores.shape[0]):
+        out[k] = statistic(scores[k].copy())
+
+
+@pjit
+def jackknife_statistic(statistic, scores, out):
+    """Leave-one-topic-out values: ``out[k, i] = statistic(scores[k] without topic i)``."""
+    K, c = scores.shape
+    for t in prange(K * c):
+        k = t // c
+        i = t - k * c
+        buf = np.empty(c - 1, np.float64)
+        m = 0
+        for j in range(c):
+            if j != i:
+                buf[m] = scores[k, j]
+                m += 1
+        out[k, i] = statistic(buf)
+
+
+@njit
+def mean_statistic(x):
+    """The arithmetic mean, as a jitted statistic (to compare the gather and matrix paths)."""
+    s = 0.0
+    for v in x:
+        s += v
+    return s / x.shape[0]
+
+
+# --------------------------------------------------------------------------- Tukey HSD
+
+
+@pjit
+def tukey_range_null(scores_t, seed, out):
+    """Randomised Tukey HSD null: per trial, permute systems within every topic independently.
+
+    ``scores_t`` is (c topics x S systems); ``out[b]`` = max - min of the S permuted means.
+    """
+    c, S = scores_t.shape
+    for b in prange(out.shape[0]):
+        state = stream_state(seed, b)
+        sums = np.zeros(S)
+        perm = np.empty(S, np.int64)
+        for i in range(c):
+            for s in range(S):
+                perm[s] = s
+            for s in range(S - 1, 0, -1):  # Fisher-Yates
+                state, j = next_below(state, s + 1)
+                tmp = perm[s]
+                perm[s] = perm[j]
+                perm[j] = tmp
+            for s in range(S):
+                sums[s] += scores_t[i, perm[s]]
+        lo = sums[0]
+        hi = sums[0]
+        for s in range(1, S):
+            if sums[s] < lo:
+                lo = sums[s]
+            if sums[s] > hi:
+                hi = sums[s]
+        out[b] = (hi - lo) / c
+
+
+# --------------------------------------------------------------------------- streaming summaries
+
+
+@njit
+def _bin(v, lo, scale, nbins):
+    """Histogram bin of ``v``: 0 below ``lo``, nbins + 1 at or above the top (and NaN)."""
+    if v != v:
+        return nbins + 1
+    if v < lo:
+        return 0
+    t = (v - lo) * scale
+    if t >= nbins:
+        return nbins + 1
+    return 1 + np.int64(t)
+
+
+@pjit
+def stream_pass1(values, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+    """First pass over a chunk of a replicate stream (values: K x n, centred on the estimate).
+
+    Per column ``k``: histogram counts (``hist``, K x (nbins + 2)); sums and sums of squares
+    per block of ``block`` replicates (``block_sums[first_block + j, k, :]``), so totals do
+    not depend on the chunking; and the counts ``[v < 0, v <= 0, v >= obs - gamma,
+    v <= obs + gamma, |v| >= |obs| - gamma]`` (``counts``, K x 5).
+    """
+    K, n = values.shape
+    for k in prange(K):
+        o = obs[k]
+        g = gamma[k]
+        a = abs(o) - g
+        c0 = 0
+        c1 = 0
+        c2 = 0
+        c3 = 0
+        c4 = 0
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            s = 0.0
+            ss = 0.0
+            for r in range(start, stop):
+                v = values[k, r]
+                hist[k, _bin(v, lo[k], scale[k], nbins)] += 1
+                s += v
+                ss += v * v
+                if v < 0.0:
+                    c0 += 1
+                if v <= 0.0:
+                    c1 += 1
+                if v >= o - g:
+                    c2 += 1
+                if v <= o + g:
+                    c3 += 1
+                if abs(v) >= a:
+                    c4 += 1
+            j = first_block + start // block
+            block_sums[j, k, 0] = s
+            block_sums[j, k, 1] = ss
+        counts[k, 0] += c0
+        counts[k, 1] += c1
+        counts[k, 2] += c2
+        counts[k, 3] += c3
+        counts[k, 4] += c4
+
+
+@pjit
+def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """Second pass: copy the values falling in each column's target bins into ``buffer``.
+
+    ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T) say where bin ``t`` of
+    column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
+    """
+    K, n = values.shape
+    T = target_bin.shape[1]
+    for k in prange(K):
+        for r in range(n):
+            v = values[k, r]
+            b = _bin(v, lo[k], scale[k], nbins)
+            for t in range(T):
+                if target_bin[k, t] == b:
+                    buffer[offset[k, t] + fill[k, t]] = v
+                    fill[k, t] += 1
+                    break
+
+
+@pjit
+def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
+    """Sort every collected bin (``buffer[offset[k, t]:][:count[k, t]]``) and read order
+    statistics: ``out[k, r] = sorted bin slot[k, r] at position rank_in_bin[k, r]``
+    (NaN where ``slot`` is -1)."""
+    K, T = offset.shape
+    R = slot.shape[1]
+    for k in prange(K):
+        for t in range(T):
+            if count[k, t] > 1:
+                seg = buffer[offset[k, t]:offset[k, t] + count[k, t]]
+                seg.sort()
+        for r in range(R):
+            s = slot[k, r]
+            out[k, r] = np.nan if s < 0 else buffer[offset[k, s] + rank_in_bin[k, r]]
