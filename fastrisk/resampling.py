@@ -337,7 +337,11 @@ def _statistic_iv(statistic):
     if not callable(statistic):
         raise InputError(f"`statistic` must be a function of a 1-D array, got {type(statistic).__name__}")
     name = getattr(statistic, "__name__", repr(statistic))
-    disp = statistic if isinstance(statistic, CPUDispatcher) else numba.njit(statistic)
+    try:
+        disp = statistic if isinstance(statistic, CPUDispatcher) else numba.njit(statistic)
+    except TypeError:
+        raise InputError(f"`statistic` {name!r} must be a Python function numba can compile; wrap library "
+                         "functions, e.g. `lambda x: np.median(x)`") from None
     try:
         out = disp(np.array([0.25, 0.5, 1.0]))
     except Exception as exc:  # numba raises many typing error classes
@@ -435,7 +439,7 @@ class _Stream:
         B = self.B
         ok = np.isfinite(probs)
         q = np.where(ok, probs, 0.5)
-        virtual = B * q + (1.0 - q) - 1.0  # as numpy's _compute_virtual_index
+        virtual = (B - 1) * q  # numpy's 'linear' virtual index
         prev = np.floor(virtual)
         self.gamma_q = virtual - prev
         r_lo = np.clip(prev, 0, B - 1).astype(np.int64)
