@@ -218,13 +218,11 @@ def test_matrix_and_baseline_give_urisk(trec):
     matrix, base = trec
     res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
     rk = risk(matrix, base, alpha=[0, 1])
-    np.testing.assert_allclose(res.statistic, rk.urisk.T if rk.urisk.shape != res.statistic.shape else rk.urisk,
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.statistic, rk.urisk.T, rtol=1e-12, atol=1e-15)
     assert res.systems == matrix.systems and res.baselines[0] == "baseline"
     assert res.standard_error.shape == (2, matrix.n_systems)
     # the bootstrap SE of a mean is about sqrt((c-1)/c) times the parametric SE
-    np.testing.assert_allclose(res.standard_error, rk.se_param.T if rk.se_param.shape != res.statistic.shape
-                               else rk.se_param, rtol=0.1)
+    np.testing.assert_allclose(res.standard_error, rk.se_param.T, rtol=0.1)
     table = res.to_arrow()
     assert table.num_rows == 2 * matrix.n_systems
     assert set(table.column_names) >= {"system", "alpha", "statistic", "ci_low", "ci_high", "pvalue"}
@@ -332,3 +330,66 @@ def test_data_errors(small):
         bootstrap(m, replicates=10)
     with pytest.raises(InputError, match=r"`replicates` must be a positive integer"):
         permutation_test(small, replicates=-5)
+
+
+# ---------------------------------------------------------------------- t test and CLI
+def test_t_test_equals_ttest_rel(small):
+    from fastrisk.resampling import t_test
+
+    b = small[0]
+    m = ScoreMatrix(small, ["a", "b", "c"], [str(i) for i in range(12)])
+    res = t_test(m, "a", alpha=0)
+    for k in (1, 2):
+        want = stats.ttest_rel(small[k], b)
+        assert res.t[0, k] == pytest.approx(want.statistic)
+        assert res.pvalue[0, k] == pytest.approx(want.pvalue)
+    assert np.isnan(res.pvalue[0, 0])  # the baseline against itself
+    less = t_test(m, "a", alpha=0, alternative="less")
+    assert less.pvalue[0, 1] == pytest.approx(stats.ttest_rel(small[1], b, alternative="less").pvalue)
+
+
+@pytest.fixture
+def matrix_file(tmp_path, small):
+    path = tmp_path / "m.csv"
+    path.write_text("system,topic,score\n" + "".join(
+        f"s{k},{t},{small[k, t]}\n" for k in range(3) for t in range(12)))
+    return str(path)
+
+
+def test_cli_bootstrap(matrix_file, capsys):
+    from fastrisk.cli import main
+
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0,1", "--replicates", "500",
+                 "--seed", "1", "--format", "csv", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith('"system","baseline","alpha"') and len(out) == 1 + 2 * 2  # s0 vs itself dropped
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0", "--replicates", "500",
+                 "--seed", "1", "--format", "csv", "--no-progress"]) == 0
+    again = capsys.readouterr().out.splitlines()
+    assert again[1] == out[1]  # same seed, same numbers
+
+
+@pytest.mark.parametrize("method", ["t", "bootstrap", "permutation"])
+def test_cli_test(matrix_file, capsys, method):
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--baseline", "s0", "--method", method, "--correction", "holm",
+                 "--replicates", "300", "--seed", "2", "--format", "json", "--no-progress"]) == 0
+    import json
+
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["s1", "s2"]
+    assert all(r["pvalue_adjusted"] >= r["pvalue"] for r in rows)
+
+
+def test_cli_tukey_and_errors(matrix_file, capsys):
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--method", "tukey", "--replicates", "200", "--seed", "1"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 3
+    assert main(["bootstrap", matrix_file, "--replicates", "10"]) == 2
+    assert "--baseline is required" in capsys.readouterr().err
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--replicates", "0"]) == 2
+    assert "`replicates` must be a positive integer, got 0" in capsys.readouterr().err
+    assert main(["test", matrix_file, "--baseline", "s0", "--pairs"]) == 2
+    assert "drop --baseline" in capsys.readouterr().err
