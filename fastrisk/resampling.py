@@ -48,6 +48,14 @@ CHUNK_BYTES = 64 * 2**20
 KEEP_BYTES = 256 * 2**20
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
+#: Fewer random draws than this in a chunk are generated serially (a parallel launch costs more).
+_PARALLEL_MIN_DRAWS = 2_000_000
+#: Summary passes over fewer replicate values than this run serially.
+_PARALLEL_MIN_VALUES = 4_000_000
+#: Matrix products with fewer multiply-adds than this run on one BLAS thread.
+_PARALLEL_MIN_FLOPS = 100_000_000
+#: Runs with less work than this (replicates x columns x topics) never show a progress bar.
+_PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
 _EPS = np.finfo(np.float64).eps * 100
 
@@ -365,9 +373,9 @@ def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size) -> int:
 class _Progress:
     """tqdm on stderr if installed: ``None`` shows it only for runs longer than 2 s."""
 
-    def __init__(self, total: int, progress, desc: str):
+    def __init__(self, total: int, progress, desc: str, work: float = np.inf):
         self.bar = None
-        if progress is False:
+        if progress is False or (progress is None and work < _PROGRESS_MIN_WORK):
             return
         try:
             from tqdm.auto import tqdm
@@ -407,8 +415,9 @@ class _Stream:
         self.counts = np.zeros((M, 5), np.int64)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
-        _k.stream_pass1(values, self.lo, self.scale, self.nbins, self.obs, self.gamma, BLOCK, start // BLOCK,
-                        self.hist, self.block_sums, self.counts)
+        kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
+        kernel(values, self.lo, self.scale, self.nbins, self.obs, self.gamma, BLOCK, start // BLOCK,
+               self.hist, self.block_sums, self.counts)
 
     def moments(self):
         s = self.block_sums.sum(axis=0)
@@ -446,21 +455,13 @@ class _Stream:
         r_hi = np.clip(prev + 1, 0, B - 1).astype(np.int64)
         top = virtual >= B - 1
         r_lo[top] = B - 1
-        ranks = np.concatenate([r_lo, r_hi], axis=1)  # (M, 2P)
-        cum = np.cumsum(self.hist, axis=1)
-        bins = np.empty_like(ranks)
-        for k in range(M):
-            bins[k] = np.searchsorted(cum[k], ranks[k], side="right")
+        ranks = np.ascontiguousarray(np.concatenate([r_lo, r_hi], axis=1))  # (M, 2P)
         T = 2 * P
         target = np.full((M, T), -1, np.int64)
         slot = np.empty((M, T), np.int64)
-        for k in range(M):
-            uniq, inv = np.unique(bins[k], return_inverse=True)
-            target[k, :uniq.size] = uniq
-            slot[k] = inv
-        count = np.where(target >= 0, np.take_along_axis(self.hist, np.maximum(target, 0), axis=1), 0)
-        before = np.take_along_axis(cum, bins, axis=1) - np.take_along_axis(self.hist, bins, axis=1)
-        self.rank_in_bin = ranks - before
+        self.rank_in_bin = np.empty((M, T), np.int64)
+        count = np.zeros((M, T), np.int64)
+        _k.locate_ranks(self.hist, ranks, target, slot, self.rank_in_bin, count)
         self.offset = (np.cumsum(count.reshape(-1)) - count.reshape(-1)).reshape(M, T)
         self.count = count
         self.target = target
@@ -470,7 +471,8 @@ class _Stream:
         self.P = P
 
     def pass2(self, values: np.ndarray) -> None:
-        _k.stream_pass2(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
+        kernel = _k.stream_pass2_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass2
+        kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
 
     def quantiles(self) -> np.ndarray:
         out = np.empty(self.slot.shape)
@@ -484,6 +486,27 @@ class _Stream:
 
 
 # ====================================================================== replicate sources
+_BLAS_CONTROLLER = []
+
+
+def _blas_threads(flops: int):
+    """One BLAS thread for products under ~5 ms of work (threadpoolctl, if installed): short
+    multi-threaded calls are at the mercy of the scheduler on a busy machine."""
+    import contextlib
+
+    if flops >= _PARALLEL_MIN_FLOPS:
+        return contextlib.nullcontext()
+    if not _BLAS_CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER.append(ThreadpoolController())
+        except ImportError:
+            _BLAS_CONTROLLER.append(None)
+    ctl = _BLAS_CONTROLLER[0]
+    return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
+
+
 class _LinearSource:
     """Linear statistics: ``delta = (W @ yc^T) / c`` with W multinomial counts or sign flips."""
 
@@ -494,13 +517,15 @@ class _LinearSource:
 
     def chunk(self, start: int, stop: int):
         W = np.empty((stop - start, self.c))
+        serial = W.size < _PARALLEL_MIN_DRAWS
         if self.kind == "multinomial":
-            _k.multinomial_counts(self.seed, start, W)
+            (_k.multinomial_counts_serial if serial else _k.multinomial_counts)(self.seed, start, W)
         elif self.kind == "signs":
-            _k.sign_flips(self.seed, start, W)
+            (_k.sign_flips_serial if serial else _k.sign_flips)(self.seed, start, W)
         else:
             _k.exact_sign_flips(start, W)
-        P = self.Z @ W.T
+        with _blas_threads(self.Z.shape[0] * self.c * W.shape[0]):
+            P = self.Z @ W.T
         P /= self.c
         delta = P[:self.M]
         if not self.studentized:
@@ -530,7 +555,8 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
     """Pass 1 over all chunks (keeping the replicates if asked), then pass 2 where needed."""
     chunks = [(s, min(s + rows, B)) for s in range(0, B, rows)]
     needs_pass2 = any(st is not None and st.wants_quantiles for st in streams)
-    bar = _Progress(B * (1 if keep or not needs_pass2 else 2), progress, desc)
+    passes = 1 if keep or not needs_pass2 else 2
+    bar = _Progress(B * passes, progress, desc, work=passes * B * source_M(source) * source_c(source))
     kept = [np.empty((source_M(source), B)) if keep else None, None]
     if keep and want_t:
         kept[1] = np.empty((source_M(source), B))
@@ -567,6 +593,10 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
 
 def source_M(source) -> int:
     return source.M if hasattr(source, "M") else source.y.shape[0]
+
+
+def source_c(source) -> int:
+    return source.c if hasattr(source, "c") else source.y.shape[1]
 
 
 # ====================================================================== bootstrap

@@ -56,6 +56,28 @@ def test_sign_flips_follow_the_reference_stream():
                                                  for c in (-1.0, 1.0)}
 
 
+def test_serial_and_parallel_drivers_agree():
+    a, b = np.empty((300, 7)), np.empty((300, 7))
+    K.multinomial_counts(4, 0, a)
+    K.multinomial_counts_serial(4, 0, b)
+    np.testing.assert_array_equal(a, b)
+    K.sign_flips(4, 9, a)
+    K.sign_flips_serial(4, 9, b)
+    np.testing.assert_array_equal(a, b)
+    v = np.random.default_rng(0).normal(0, 1, (5, 2500))
+    outs = []
+    for p1, p2 in ((K.stream_pass1, K.stream_pass2), (K.stream_pass1_serial, K.stream_pass2_serial)):
+        s = _Stream(5, 2500, np.ones(5), np.full(5, 0.1))
+        s.pass1 = lambda start, vals, s=s, p1=p1: p1(vals, s.lo, s.scale, s.nbins, s.obs, s.gamma, 1024,
+                                                    start // 1024, s.hist, s.block_sums, s.counts)
+        s.pass1(0, v)
+        s.prepare(np.tile([0.05, 0.95], (5, 1)))
+        p2(v, s.lo, s.scale, s.nbins, s.target, s.offset, s.fill, s.buffer)
+        outs.append((s.hist.copy(), s.counts.copy(), s.block_sums.copy(), s.quantiles()))
+    for x, y in zip(*outs):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_matrix_path_equals_gather_path_replicate_by_replicate(small):
     fast = bootstrap(small, replicates=300, rng=5, keep_replicates=True, method="percentile")
     gather = bootstrap(small, replicates=300, rng=5, keep_replicates=True, method="percentile",

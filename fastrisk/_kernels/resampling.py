@@ -30,34 +30,61 @@ def draw_indices(seed, stream, idx):
         idx[j] = k
 
 
+@njit
+def _counts_row(seed, stream, row):
+    """How often replicate ``stream`` draws each topic (``row``: length c, float64)."""
+    c = row.shape[0]
+    for i in range(c):
+        row[i] = 0.0
+    state = stream_state(seed, stream)
+    for _ in range(c):
+        state, k = next_below(state, c)
+        row[k] += 1.0
+
+
+@njit
+def _signs_row(seed, stream, row):
+    """+-1 per topic for permutation replicate ``stream``: 64 fair bits per draw."""
+    state = stream_state(seed, stream)
+    bits = np.uint64(0)
+    left = 0
+    for j in range(row.shape[0]):
+        if left == 0:
+            state, bits = next_u64(state)
+            left = 64
+        row[j] = 1.0 if (bits & _ONE) == _ONE else -1.0
+        bits = bits >> _ONE
+        left -= 1
+
+
+# Parallel drivers for large chunks and serial ones for small chunks: on a busy machine a
+# parallel launch can cost more than the millisecond of work it would split.
 @pjit
 def multinomial_counts(seed, start, out):
     """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
-    n, c = out.shape
-    for r in prange(n):
-        for i in range(c):
-            out[r, i] = 0.0
-        state = stream_state(seed, start + r)
-        for _ in range(c):
-            state, k = next_below(state, c)
-            out[r, k] += 1.0
+    for r in prange(out.shape[0]):
+        _counts_row(seed, start + r, out[r])
+
+
+@njit
+def multinomial_counts_serial(seed, start, out):
+    """:func:`multinomial_counts` on one thread."""
+    for r in range(out.shape[0]):
+        _counts_row(seed, start + r, out[r])
 
 
 @pjit
 def sign_flips(seed, start, out):
-    """Row ``r`` of ``out`` (n x c): +-1 per topic, 64 fair bits per draw of stream ``start + r``."""
-    n, c = out.shape
-    for r in prange(n):
-        state = stream_state(seed, start + r)
-        bits = np.uint64(0)
-        left = 0
-        for j in range(c):
-            if left == 0:
-                state, bits = next_u64(state)
-                left = 64
-            out[r, j] = 1.0 if (bits & _ONE) == _ONE else -1.0
-            bits = bits >> _ONE
-            left -= 1
+    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``."""
+    for r in prange(out.shape[0]):
+        _signs_row(seed, start + r, out[r])
+
+
+@njit
+def sign_flips_serial(seed, start, out):
+    """:func:`sign_flips` on one thread."""
+    for r in range(out.shape[0]):
+        _signs_row(seed, start + r, out[r])
 
 
 @pjit
@@ -173,6 +200,46 @@ def _bin(v, lo, scale, nbins):
     return 1 + np.int64(t)
 
 
+@njit
+def _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+    n = values.shape[1]
+    o = obs[k]
+    g = gamma[k]
+    a = abs(o) - g
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    c3 = 0
+    c4 = 0
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        s = 0.0
+        ss = 0.0
+        for r in range(start, stop):
+            v = values[k, r]
+            hist[k, _bin(v, lo[k], scale[k], nbins)] += 1
+            s += v
+            ss += v * v
+            if v < 0.0:
+                c0 += 1
+            if v <= 0.0:
+                c1 += 1
+            if v >= o - g:
+                c2 += 1
+            if v <= o + g:
+                c3 += 1
+            if abs(v) >= a:
+                c4 += 1
+        j = first_block + start // block
+        block_sums[j, k, 0] = s
+        block_sums[j, k, 1] = ss
+    counts[k, 0] += c0
+    counts[k, 1] += c1
+    counts[k, 2] += c2
+    counts[k, 3] += c3
+    counts[k, 4] += c4
+
+
 @pjit
 def stream_pass1(values, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
     """First pass over a chunk of a replicate stream (values: K x n, centred on the estimate).
@@ -182,43 +249,28 @@ def stream_pass1(values, lo, scale, nbins, obs, gamma, block, first_block, hist,
     not depend on the chunking; and the counts ``[v < 0, v <= 0, v >= obs - gamma,
     v <= obs + gamma, |v| >= |obs| - gamma]`` (``counts``, K x 5).
     """
-    K, n = values.shape
-    for k in prange(K):
-        o = obs[k]
-        g = gamma[k]
-        a = abs(o) - g
-        c0 = 0
-        c1 = 0
-        c2 = 0
-        c3 = 0
-        c4 = 0
-        for start in range(0, n, block):
-            stop = min(start + block, n)
-            s = 0.0
-            ss = 0.0
-            for r in range(start, stop):
-                v = values[k, r]
-                hist[k, _bin(v, lo[k], scale[k], nbins)] += 1
-                s += v
-                ss += v * v
-                if v < 0.0:
-                    c0 += 1
-                if v <= 0.0:
-                    c1 += 1
-                if v >= o - g:
-                    c2 += 1
-                if v <= o + g:
-                    c3 += 1
-                if abs(v) >= a:
-                    c4 += 1
-            j = first_block + start // block
-            block_sums[j, k, 0] = s
-            block_sums[j, k, 1] = ss
-        counts[k, 0] += c0
-        counts[k, 1] += c1
-        counts[k, 2] += c2
-        counts[k, 3] += c3
-        counts[k, 4] += c4
+    for k in prange(values.shape[0]):
+        _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts)
+
+
+@njit
+def stream_pass1_serial(values, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+    """:func:`stream_pass1` on one thread."""
+    for k in range(values.shape[0]):
+        _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts)
+
+
+@njit
+def _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer):
+    T = target_bin.shape[1]
+    for r in range(values.shape[1]):
+        v = values[k, r]
+        b = _bin(v, lo[k], scale[k], nbins)
+        for t in range(T):
+            if target_bin[k, t] == b:
+                buffer[offset[k, t] + fill[k, t]] = v
+                fill[k, t] += 1
+                break
 
 
 @pjit
@@ -228,27 +280,25 @@ def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
     ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T) say where bin ``t`` of
     column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
     """
-    K, n = values.shape
-    T = target_bin.shape[1]
-    for k in prange(K):
-        for r in range(n):
-            v = values[k, r]
-            b = _bin(v, lo[k], scale[k], nbins)
-            for t in range(T):
-                if target_bin[k, t] == b:
-                    buffer[offset[k, t] + fill[k, t]] = v
-                    fill[k, t] += 1
-                    break
+    for k in prange(values.shape[0]):
+        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
 
 
-@pjit
+@njit
+def stream_pass2_serial(values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """:func:`stream_pass2` on one thread."""
+    for k in range(values.shape[0]):
+        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+
+
+@njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
     """Sort every collected bin (``buffer[offset[k, t]:][:count[k, t]]``) and read order
     statistics: ``out[k, r] = sorted bin slot[k, r] at position rank_in_bin[k, r]``
     (NaN where ``slot`` is -1)."""
     K, T = offset.shape
     R = slot.shape[1]
-    for k in prange(K):
+    for k in range(K):
         for t in range(T):
             if count[k, t] > 1:
                 seg = buffer[offset[k, t]:offset[k, t] + count[k, t]]
@@ -256,3 +306,35 @@ def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
         for r in range(R):
             s = slot[k, r]
             out[k, r] = np.nan if s < 0 else buffer[offset[k, s] + rank_in_bin[k, r]]
+
+
+@njit
+def locate_ranks(hist, ranks, target, slot, rank_in_bin, count):
+    """Find the histogram bin of every wanted order statistic (``ranks``, K x R, 0-based).
+
+    Writes the distinct bins of row ``k`` to ``target[k, :]`` (-1 unused) with their sizes in
+    ``count``, and for every rank its bin's slot and its position inside the bin.
+    """
+    K, nb = hist.shape
+    R = ranks.shape[1]
+    cum = np.empty(nb, np.int64)
+    for k in range(K):
+        total = 0
+        for b in range(nb):
+            total += hist[k, b]
+            cum[b] = total
+        used = 0
+        for j in range(R):
+            b = np.searchsorted(cum, ranks[k, j], side="right")
+            s = -1
+            for t in range(used):
+                if target[k, t] == b:
+                    s = t
+                    break
+            if s < 0:
+                s = used
+                target[k, s] = b
+                count[k, s] = hist[k, b]
+                used += 1
+            slot[k, j] = s
+            rank_in_bin[k, j] = ranks[k, j] - (cum[b] - hist[k, b])
