@@ -46,6 +46,8 @@ BLOCK = 1024
 CHUNK_BYTES = 64 * 2**20
 #: Keep the replicate arrays by default when they take at most this many bytes.
 KEEP_BYTES = 256 * 2**20
+#: Memory for the windows around predicted quantiles (one-pass exact quantiles), in bytes.
+_WINDOW_BYTES = 64 * 2**20
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
 #: Fewer random draws than this in a chunk are generated serially (a parallel launch costs more).
@@ -394,30 +396,63 @@ class _Progress:
 
 
 # ====================================================================== streaming summaries
-class _Stream:
-    """Exact summaries of a stream of replicate values (M columns, B replicates), two passes.
+def _linear_ranks(B: int, probs: np.ndarray):
+    """Order statistics (0-based ranks) and weights of NumPy's 'linear' quantiles ``probs``."""
+    q = np.where(np.isfinite(probs), probs, 0.5)
+    virtual = (B - 1) * q  # numpy's 'linear' virtual index
+    prev = np.floor(virtual)
+    r_lo = np.clip(prev, 0, B - 1).astype(np.int64)
+    r_hi = np.clip(prev + 1, 0, B - 1).astype(np.int64)
+    r_lo[virtual >= B - 1] = B - 1
+    t = virtual - prev
+    r_hi = np.where(t == 0, r_lo, r_hi)  # a weight of 0 needs only the lower order statistic
+    return r_lo, r_hi, t
 
-    Pass 1: block sums (mean, SE), tail counts (p-values, BCa z0) and a histogram on
-    ``[-half_width, half_width]``. Then the bins holding the requested order statistics are
-    known; pass 2 collects their values, which are sorted to read exact quantiles.
+
+def _lerp(a, b, t):
+    """numpy's _lerp, so that quantiles equal ``np.quantile`` bit for bit."""
+    diff = b - a
+    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
+
+
+class _Stream:
+    """Exact summaries of a stream of replicate values (M columns, B replicates).
+
+    The first pass accumulates block sums (mean, SE) and tail counts (p-values, BCa z0), and,
+    when windows around predicted quantiles are given, the values inside them with the count
+    below: if every wanted order statistic lands in its window, the quantiles are exact after
+    one pass. Otherwise (or without windows) a histogram pass on ``[-half_width, half_width]``
+    finds the bins holding the order statistics and a collection pass gathers their values,
+    which are sorted to read exact quantiles.
     """
 
     def __init__(self, M: int, B: int, half_width: np.ndarray, obs: np.ndarray):
         hw = np.where(np.isfinite(half_width) & (half_width > 0), half_width, 1.0)
-        self.B = B
+        self.M, self.B = M, B
         self.nbins = int(min(4096, max(64, 4 * math.sqrt(B)), max(16, 2**23 // max(M, 1))))
         self.lo = -hw
         self.scale = self.nbins / (2.0 * hw)
         self.obs = np.ascontiguousarray(obs, dtype=np.float64)
         self.gamma = np.abs(self.obs) * _EPS
-        self.hist = np.zeros((M, self.nbins + 2), np.int64)
         self.block_sums = np.zeros((-(-B // BLOCK), M, 2))
         self.counts = np.zeros((M, 5), np.int64)
+        self.wants_quantiles = False
+        self.set_windows(np.zeros((M, 0)), np.zeros((M, 0)), np.zeros((M, 0), np.int64))
+        self._quantiles = None
+
+    # ------------------------------------------------------------------ first pass
+    def set_windows(self, wlo: np.ndarray, whi: np.ndarray, cap: np.ndarray) -> None:
+        self.wlo, self.whi = np.ascontiguousarray(wlo), np.ascontiguousarray(whi)
+        self.cap = np.ascontiguousarray(cap, dtype=np.int64)
+        self.woffset = (np.cumsum(self.cap.reshape(-1)) - self.cap.reshape(-1)).reshape(self.cap.shape)
+        self.below = np.zeros(self.cap.shape, np.int64)
+        self.wfill = np.zeros(self.cap.shape, np.int64)
+        self.wbuffer = np.empty(int(self.cap.sum()))
 
     def pass1(self, start: int, values: np.ndarray) -> None:
         kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
-        kernel(values, self.lo, self.scale, self.nbins, self.obs, self.gamma, BLOCK, start // BLOCK,
-               self.hist, self.block_sums, self.counts)
+        kernel(values, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
+               self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
 
     def moments(self):
         s = self.block_sums.sum(axis=0)
@@ -442,19 +477,35 @@ class _Stream:
     def z0(self) -> np.ndarray:
         return special.ndtri((self.counts[:, 0] + self.counts[:, 1]) / (2.0 * self.B))
 
+    def from_windows(self, probs: np.ndarray) -> bool:
+        """Exact quantiles ``probs`` (M, P) from the windows, if every order statistic is inside its
+        window (window p serves probs[:, p])."""
+        if self.cap.shape[1] != probs.shape[1]:
+            return False
+        r_lo, r_hi, t = _linear_ranks(self.B, probs)
+        inside = (self.wfill <= self.cap) & (self.below <= r_lo) & (r_hi < self.below + self.wfill)
+        if not inside[np.isfinite(probs)].all():
+            return False
+        out = np.empty((self.M, 2 * probs.shape[1]))
+        slot = np.concatenate([np.arange(probs.shape[1])] * 2)[None, :].repeat(self.M, axis=0)
+        slot[~np.isfinite(np.concatenate([probs, probs], axis=1))] = -1
+        rank = np.concatenate([r_lo - self.below, r_hi - self.below], axis=1)
+        _k.select_ranks(self.wbuffer, self.woffset, np.minimum(self.wfill, self.cap), slot, rank, out)
+        P = probs.shape[1]
+        self._quantiles = _lerp(out[:, :P], out[:, P:], t)
+        return True
+
+    # ------------------------------------------------------------------ exact fallback
+    def histogram_pass(self, values: np.ndarray) -> None:
+        if not hasattr(self, "hist"):
+            self.hist = np.zeros((self.M, self.nbins + 2), np.int64)
+        kernel = _k.stream_histogram_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_histogram
+        kernel(values, self.lo, self.scale, self.nbins, self.hist)
+
     def prepare(self, probs: np.ndarray) -> None:
-        """Ask for the quantiles ``probs`` (M, P), NumPy's 'linear' method."""
+        """Ask for the quantiles ``probs`` (M, P), NumPy's 'linear' method, after the histogram pass."""
         M, P = probs.shape
-        B = self.B
-        ok = np.isfinite(probs)
-        q = np.where(ok, probs, 0.5)
-        virtual = (B - 1) * q  # numpy's 'linear' virtual index
-        prev = np.floor(virtual)
-        self.gamma_q = virtual - prev
-        r_lo = np.clip(prev, 0, B - 1).astype(np.int64)
-        r_hi = np.clip(prev + 1, 0, B - 1).astype(np.int64)
-        top = virtual >= B - 1
-        r_lo[top] = B - 1
+        r_lo, r_hi, self.gamma_q = _linear_ranks(self.B, probs)
         ranks = np.ascontiguousarray(np.concatenate([r_lo, r_hi], axis=1))  # (M, 2P)
         T = 2 * P
         target = np.full((M, T), -1, np.int64)
@@ -465,6 +516,7 @@ class _Stream:
         self.offset = (np.cumsum(count.reshape(-1)) - count.reshape(-1)).reshape(M, T)
         self.count = count
         self.target = target
+        ok = np.isfinite(probs)
         self.slot = np.where(np.concatenate([ok, ok], axis=1), slot, -1)
         self.fill = np.zeros((M, T), np.int64)
         self.buffer = np.empty(int(count.sum()))
@@ -475,14 +527,11 @@ class _Stream:
         kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
 
     def quantiles(self) -> np.ndarray:
+        if self._quantiles is not None:
+            return self._quantiles
         out = np.empty(self.slot.shape)
         _k.select_ranks(self.buffer, self.offset, self.count, self.slot, self.rank_in_bin, out)
-        a, b = out[:, :self.P], out[:, self.P:]
-        t = self.gamma_q
-        diff = b - a
-        res = a + diff * t
-        res = np.where(t >= 0.5, b - diff * (1 - t), res)  # numpy's _lerp
-        return res
+        return _lerp(out[:, :self.P], out[:, self.P:], self.gamma_q)
 
 
 # ====================================================================== replicate sources
@@ -552,14 +601,13 @@ class _GenericSource:
 
 
 def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, want_t: bool):
-    """Pass 1 over all chunks (keeping the replicates if asked), then pass 2 where needed."""
+    """First pass over all chunks (keeping the replicates if asked); then, for streams whose
+    quantiles the windows did not settle, a histogram pass and a collection pass."""
     chunks = [(s, min(s + rows, B)) for s in range(0, B, rows)]
-    needs_pass2 = any(st is not None and st.wants_quantiles for st in streams)
-    passes = 1 if keep or not needs_pass2 else 2
-    bar = _Progress(B * passes, progress, desc, work=passes * B * source_M(source) * source_c(source))
-    kept = [np.empty((source_M(source), B)) if keep else None, None]
-    if keep and want_t:
-        kept[1] = np.empty((source_M(source), B))
+    work = B * source_M(source) * source_c(source)
+    bar = _Progress(B, progress, desc, work=work)
+    M = source_M(source)
+    kept = [np.empty((M, B)) if keep else None, np.empty((M, B)) if keep and want_t else None]
     try:
         for start, stop in chunks:
             vals = source.chunk(start, stop)
@@ -567,25 +615,32 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
                 if st is not None:
                     st.pass1(start, v)
             if keep:
-                kept[0][:, start:stop] = vals[0]
-                if kept[1] is not None:
-                    kept[1][:, start:stop] = vals[1]
+                for store, v in zip(kept, vals):
+                    if store is not None:
+                        store[:, start:stop] = v
             bar.update(stop - start)
-        for st in streams:
-            if st is not None and st.wants_quantiles:
-                st.prepare(st.probs_fn())
-        if needs_pass2:
-            if keep:
-                for st, v in zip(streams, kept):
-                    if st is not None and st.wants_quantiles:
-                        st.pass2(v)
-            else:
-                for start, stop in chunks:
-                    vals = source.chunk(start, stop)
-                    for st, v in zip(streams, vals):
-                        if st is not None and st.wants_quantiles:
-                            st.pass2(v)
-                    bar.update(stop - start)
+        todo = [i for i, st in enumerate(streams) if st is not None and st.wants_quantiles
+                and not st.from_windows(st.probs_fn())]
+        if todo:
+            bar.close()
+            bar = _Progress(2 * B, progress, desc + " (exact quantiles)", work=2 * work)
+
+            def passes():
+                if keep:
+                    yield 0, B, kept
+                else:
+                    for start, stop in chunks:
+                        yield start, stop, source.chunk(start, stop)
+            for start, stop, vals in passes():
+                for i in todo:
+                    streams[i].histogram_pass(vals[i])
+                bar.update(stop - start)
+            for i in todo:
+                streams[i].prepare(streams[i].probs_fn())
+            for start, stop, vals in passes():
+                for i in todo:
+                    streams[i].pass2(vals[i])
+                bar.update(stop - start)
     finally:
         bar.close()
     return kept[0]
@@ -632,6 +687,28 @@ def _acceleration(dev: np.ndarray) -> np.ndarray:
     den = 6.0 * (dev ** 2).sum(axis=-1) ** 1.5
     with np.errstate(divide="ignore", invalid="ignore"):
         return num / den
+
+
+def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_hat) -> None:
+    """Windows around the predicted interval quantiles of a bootstrapped mean (Cornish-Fisher
+    with the skewness of the resampled mean, BCa's z0 predicted as skewness / 6), so that one
+    pass usually settles the exact quantiles."""
+    M, c = yc.shape
+    B = stream.B
+    m2 = (yc * yc).mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skew = np.where(m2 > 0, (yc ** 3).mean(axis=1) / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0) / math.sqrt(c)
+        probs = _interval_probs(method, confidence_level, alternative, skew / 6.0, a_hat)
+        z = special.ndtri(np.broadcast_to(probs, (M, 2)))
+        pred = sd[:, None] * (z + (z * z - 1.0) * skew[:, None] / 6.0)
+        half = sd[:, None] * ((0.3 if method == "bca" else 0.15) + 30.0 / math.sqrt(B)) * np.ones((1, 2))
+        mass = np.where(sd[:, None] > 0, special.ndtr((pred + half) / sd[:, None])
+                        - special.ndtr((pred - half) / sd[:, None]), 1.0)
+    ok = np.isfinite(pred) & np.isfinite(mass)
+    cap = np.where(ok, np.minimum(B, np.ceil(1.5 * B * np.where(ok, mass, 0) + 5 * np.sqrt(B * np.where(ok, mass, 0))
+                                             + 32)), 0).astype(np.int64)
+    if cap.sum() * 8 <= _WINDOW_BYTES:
+        stream.set_windows(np.where(ok, pred - half, 0.0), np.where(ok, pred + half, 0.0), cap)
 
 
 def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
@@ -693,6 +770,8 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         else:
             probs = _interval_probs(method, confidence_level, alternative)
             d_stream.probs_fn = lambda: np.broadcast_to(probs, (M, 2)).copy()
+        if stat is None and method != "studentized":
+            _predict_windows(d_stream, yc, sd_boot, method, confidence_level, alternative, a_hat)
         t_stream = None
         if want_t:
             with np.errstate(divide="ignore", invalid="ignore"):

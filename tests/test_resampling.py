@@ -66,14 +66,19 @@ def test_serial_and_parallel_drivers_agree():
     np.testing.assert_array_equal(a, b)
     v = np.random.default_rng(0).normal(0, 1, (5, 2500))
     outs = []
-    for p1, p2 in ((K.stream_pass1, K.stream_pass2), (K.stream_pass1_serial, K.stream_pass2_serial)):
+    for parallel in (True, False):
         s = _Stream(5, 2500, np.ones(5), np.full(5, 0.1))
-        s.pass1 = lambda start, vals, s=s, p1=p1: p1(vals, s.lo, s.scale, s.nbins, s.obs, s.gamma, 1024,
-                                                    start // 1024, s.hist, s.block_sums, s.counts)
-        s.pass1(0, v)
+        s.set_windows(np.full((5, 2), -0.5), np.full((5, 2), 0.5), np.full((5, 2), 2500))
+        (K.stream_pass1 if parallel else K.stream_pass1_serial)(
+            v, s.obs, s.gamma, 1024, 0, s.wlo, s.whi, s.cap, s.woffset, s.below, s.wfill, s.wbuffer,
+            s.block_sums, s.counts)
+        s.hist = np.zeros((5, s.nbins + 2), np.int64)
+        (K.stream_histogram if parallel else K.stream_histogram_serial)(v, s.lo, s.scale, s.nbins, s.hist)
         s.prepare(np.tile([0.05, 0.95], (5, 1)))
-        p2(v, s.lo, s.scale, s.nbins, s.target, s.offset, s.fill, s.buffer)
-        outs.append((s.hist.copy(), s.counts.copy(), s.block_sums.copy(), s.quantiles()))
+        (K.stream_pass2 if parallel else K.stream_pass2_serial)(v, s.lo, s.scale, s.nbins, s.target, s.offset,
+                                                                s.fill, s.buffer)
+        inside = [np.sort(s.wbuffer[o:o + f]) for o, f in zip(s.woffset.ravel(), s.wfill.ravel())]
+        outs.append((s.hist, s.counts, s.block_sums, s.below, s.wfill, np.concatenate(inside), s.quantiles()))
     for x, y in zip(*outs):
         np.testing.assert_array_equal(x, y)
 
@@ -99,10 +104,28 @@ def test_generic_statistic_matches_reference(small):
     np.testing.assert_allclose(res.bootstrap_distribution[0], expected, rtol=1e-12)
 
 
+def _exact_quantiles(v, probs, windows=None):
+    """Quantiles of the rows of ``v`` through a _Stream, in chunks of 1024 (windows, then fallback)."""
+    M, B = v.shape
+    s = _Stream(M, B, np.linspace(0.5, 1.0, M), np.linspace(-0.2, 0.1, M))
+    if windows is not None:
+        s.set_windows(*windows)
+    for start in range(0, B, 1024):
+        s.pass1(start, np.ascontiguousarray(v[:, start:start + 1024]))
+    if s.from_windows(probs):
+        return s.quantiles(), True
+    for start in range(0, B, 1024):
+        s.histogram_pass(np.ascontiguousarray(v[:, start:start + 1024]))
+    s.prepare(probs)
+    for start in range(0, B, 1024):
+        s.pass2(np.ascontiguousarray(v[:, start:start + 1024]))
+    return s.quantiles(), False
+
+
 @SETTINGS
 @given(st.integers(1, 3000), st.sampled_from([0.0, 0.001, 0.025, 0.3, 0.5, 0.975, 1.0]),
-       st.sampled_from(["normal", "ties", "wide"]), st.integers(0, 2**32))
-def test_streamed_quantiles_are_exact_order_statistics(B, q, kind, seed):
+       st.sampled_from(["normal", "ties", "wide"]), st.integers(0, 2**32), st.booleans())
+def test_streamed_quantiles_are_exact_order_statistics(B, q, kind, seed, windows):
     rng = np.random.default_rng(seed)
     if kind == "normal":
         v = rng.normal(0, 1, (2, B))
@@ -110,16 +133,42 @@ def test_streamed_quantiles_are_exact_order_statistics(B, q, kind, seed):
         v = rng.integers(-3, 4, (2, B)).astype(float)
     else:  # far outside the histogram range
         v = rng.standard_cauchy((2, B)) * 100
-    s = _Stream(2, B, np.array([1.0, 0.5]), np.array([0.1, -0.2]))
-    for start in range(0, B, 1024):
-        s.pass1(start, np.ascontiguousarray(v[:, start:start + 1024]))
-    s.prepare(np.array([[q, 1 - q], [q, 0.5]]))
-    for start in range(0, B, 1024):
-        s.pass2(np.ascontiguousarray(v[:, start:start + 1024]))
-    got = s.quantiles()
+    probs = np.array([[q, 1 - q], [q, 0.5]])
+    win = None
+    if windows:  # windows around the true quantiles: the one-pass path
+        want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
+        win = (want - 0.3, want + 0.3, np.full((2, 2), B))
+    got, one_pass = _exact_quantiles(v, probs, win)
+    if not windows or (kind == "normal" and B >= 1000):
+        assert one_pass == windows
     want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
     np.testing.assert_array_equal(got, want)
     assert abs(got[0, 0] - ref.quantile_linear(v[0].tolist(), q)) <= 1e-12 * max(1.0, abs(got[0, 0]))
+
+
+def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
+    v = np.random.default_rng(1).normal(0, 1, (1, 5000))
+    probs = np.array([[0.025, 0.975]])
+    want = np.quantile(v[0], [0.025, 0.975])
+    miss = (np.array([[0.5, 0.6]]), np.array([[0.7, 0.8]]), np.array([[5000, 5000]]))
+    small_cap = (np.array([[-3.0, 1.0]]), np.array([[-1.0, 3.0]]), np.array([[10, 10]]))
+    for win in (miss, small_cap):
+        got, one_pass = _exact_quantiles(v, probs, win)
+        assert not one_pass
+        np.testing.assert_array_equal(got[0], want)
+
+
+def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates():
+    x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
+    for method in ("percentile", "bca"):
+        res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
+        reps = res.bootstrap_distribution[0]
+        if method == "percentile":
+            lo = np.quantile(reps - res.statistic[0][:, None], 0.025, axis=1)
+            np.testing.assert_allclose(res.confidence_interval.low[0] - res.statistic[0], lo, rtol=0, atol=1e-15)
+        streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False)
+        np.testing.assert_array_equal(streamed.confidence_interval.low, res.confidence_interval.low)
+        np.testing.assert_array_equal(streamed.confidence_interval.high, res.confidence_interval.high)
 
 
 # ---------------------------------------------------------------------- determinism

@@ -201,8 +201,10 @@ def _bin(v, lo, scale, nbins):
 
 
 @njit
-def _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+def _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                  block_sums, counts):
     n = values.shape[1]
+    P = wlo.shape[1]
     o = obs[k]
     g = gamma[k]
     a = abs(o) - g
@@ -217,7 +219,6 @@ def _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, h
         ss = 0.0
         for r in range(start, stop):
             v = values[k, r]
-            hist[k, _bin(v, lo[k], scale[k], nbins)] += 1
             s += v
             ss += v * v
             if v < 0.0:
@@ -230,6 +231,14 @@ def _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, h
                 c3 += 1
             if abs(v) >= a:
                 c4 += 1
+            for p in range(P):
+                if v < wlo[k, p]:
+                    below[k, p] += 1
+                elif v <= whi[k, p]:
+                    f = wfill[k, p]
+                    if f < cap[k, p]:
+                        wbuffer[woffset[k, p] + f] = v
+                    wfill[k, p] = f + 1
         j = first_block + start // block
         block_sums[j, k, 0] = s
         block_sums[j, k, 1] = ss
@@ -241,23 +250,48 @@ def _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, h
 
 
 @pjit
-def stream_pass1(values, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+def stream_pass1(values, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                 block_sums, counts):
     """First pass over a chunk of a replicate stream (values: K x n, centred on the estimate).
 
-    Per column ``k``: histogram counts (``hist``, K x (nbins + 2)); sums and sums of squares
-    per block of ``block`` replicates (``block_sums[first_block + j, k, :]``), so totals do
-    not depend on the chunking; and the counts ``[v < 0, v <= 0, v >= obs - gamma,
-    v <= obs + gamma, |v| >= |obs| - gamma]`` (``counts``, K x 5).
+    Per column ``k``: sums and sums of squares per block of ``block`` replicates
+    (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
+    counts ``[v < 0, v <= 0, v >= obs - gamma, v <= obs + gamma, |v| >= |obs| - gamma]``
+    (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
+    a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
     for k in prange(values.shape[0]):
-        _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts)
+        _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                      block_sums, counts)
 
 
 @njit
-def stream_pass1_serial(values, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts):
+def stream_pass1_serial(values, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                        block_sums, counts):
     """:func:`stream_pass1` on one thread."""
     for k in range(values.shape[0]):
-        _pass1_column(values, k, lo, scale, nbins, obs, gamma, block, first_block, hist, block_sums, counts)
+        _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                      block_sums, counts)
+
+
+@njit
+def _hist_column(values, k, lo, scale, nbins, hist):
+    for r in range(values.shape[1]):
+        hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
+
+
+@pjit
+def stream_histogram(values, lo, scale, nbins, hist):
+    """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
+    for k in prange(values.shape[0]):
+        _hist_column(values, k, lo, scale, nbins, hist)
+
+
+@njit
+def stream_histogram_serial(values, lo, scale, nbins, hist):
+    """:func:`stream_histogram` on one thread."""
+    for k in range(values.shape[0]):
+        _hist_column(values, k, lo, scale, nbins, hist)
 
 
 @njit
@@ -293,19 +327,17 @@ def stream_pass2_serial(values, lo, scale, nbins, target_bin, offset, fill, buff
 
 @njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
-    """Sort every collected bin (``buffer[offset[k, t]:][:count[k, t]]``) and read order
-    statistics: ``out[k, r] = sorted bin slot[k, r] at position rank_in_bin[k, r]``
-    (NaN where ``slot`` is -1)."""
-    K, T = offset.shape
-    R = slot.shape[1]
+    """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
+    within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
+    K, R = slot.shape
     for k in range(K):
-        for t in range(T):
-            if count[k, t] > 1:
-                seg = buffer[offset[k, t]:offset[k, t] + count[k, t]]
-                seg.sort()
         for r in range(R):
             s = slot[k, r]
-            out[k, r] = np.nan if s < 0 else buffer[offset[k, s] + rank_in_bin[k, r]]
+            if s < 0:
+                out[k, r] = np.nan
+            else:
+                seg = buffer[offset[k, s]:offset[k, s] + count[k, s]]
+                out[k, r] = np.partition(seg, rank_in_bin[k, r])[rank_in_bin[k, r]]
 
 
 @njit
