@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -104,20 +104,36 @@ class QQData:
         })
 
 
-def _labels_table(systems, baselines, alpha, loss_weight, A) -> dict:
-    K = len(systems)
-    alpha = np.full(A, np.nan) if alpha is None else np.asarray(alpha, dtype=float)
-    lw = np.full(A, np.nan) if loss_weight is None else np.asarray(loss_weight, dtype=float)
-    return {
-        "system": pa.array(np.tile(np.asarray(systems, dtype=object), A), pa.string()),
-        "baseline": pa.array(np.tile(np.asarray(baselines, dtype=object), A), pa.string()),
-        "alpha": np.repeat(alpha, K),
-        "loss_weight": np.repeat(lw, K),
-    }
+@dataclass(frozen=True)
+class _Labelled(_ArrowResult):
+    """What every result of the many-columns procedures shares: the estimate (A, K) and the
+    labels of its columns (system, baseline) and rows (alpha / loss weight, value function)."""
+
+    statistic: np.ndarray
+    systems: tuple
+    baselines: tuple
+    alpha: np.ndarray | None
+    loss_weight: np.ndarray | None
+    value: str | None
+
+    def _table(self, **columns) -> pa.Table:
+        """Long form: one row per (alpha, column), the labels then ``columns`` (each (A, K))."""
+        A, K = self.statistic.shape
+        alpha = np.full(A, np.nan) if self.alpha is None else np.asarray(self.alpha, dtype=float)
+        lw = np.full(A, np.nan) if self.loss_weight is None else np.asarray(self.loss_weight, dtype=float)
+        cols = {
+            "system": pa.array(np.tile(np.asarray(self.systems, dtype=object), A), pa.string()),
+            "baseline": pa.array(np.tile(np.asarray(self.baselines, dtype=object), A), pa.string()),
+            "alpha": np.repeat(alpha, K),
+            "loss_weight": np.repeat(lw, K),
+            "statistic": self.statistic.reshape(-1),
+        }
+        cols.update({name: np.asarray(v).reshape(-1) for name, v in columns.items()})
+        return pa.table(cols)
 
 
 @dataclass(frozen=True)
-class BootstrapResult(_ArrowResult):
+class BootstrapResult(_Labelled):
     """Bootstrap over topics of every column (system vs baseline, or pair) and alpha.
 
     Arrays are (A, K): A alphas (1 for value functions and plain arrays), K systems or pairs.
@@ -127,24 +143,18 @@ class BootstrapResult(_ArrowResult):
     (A, K, B) is kept when asked for (or small enough), else None.
     """
 
-    statistic: np.ndarray
     standard_error: np.ndarray
     confidence_interval: ConfidenceInterval
     pvalue: np.ndarray
     bias: np.ndarray
     bootstrap_distribution: np.ndarray | None
-    systems: tuple
-    baselines: tuple
-    alpha: np.ndarray | None
-    loss_weight: np.ndarray | None
-    value: str | None
     method: str
     confidence_level: float
     alternative: str
     test: str
     replicates: int
     seed: int
-    path: str = field(default="linear")
+    path: str = "linear"
 
     def qq(self, points: int | None = None) -> QQData:
         """Q-Q data of the standardised replicates against the normal (Benham et al. 2019, Fig. 3).
@@ -167,21 +177,12 @@ class BootstrapResult(_ArrowResult):
         return QQData(p, special.ndtri(p), sample, self.systems, self.alpha)
 
     def to_arrow(self) -> pa.Table:
-        A = self.statistic.shape[0]
-        cols = _labels_table(self.systems, self.baselines, self.alpha, self.loss_weight, A)
-        cols.update({
-            "statistic": self.statistic.reshape(-1),
-            "standard_error": self.standard_error.reshape(-1),
-            "ci_low": self.confidence_interval.low.reshape(-1),
-            "ci_high": self.confidence_interval.high.reshape(-1),
-            "pvalue": self.pvalue.reshape(-1),
-            "bias": self.bias.reshape(-1),
-        })
-        return pa.table(cols)
+        return self._table(standard_error=self.standard_error, ci_low=self.confidence_interval.low,
+                           ci_high=self.confidence_interval.high, pvalue=self.pvalue, bias=self.bias)
 
 
 @dataclass(frozen=True)
-class PermutationResult(_ArrowResult):
+class PermutationResult(_Labelled):
     """Paired randomisation (sign-flip) test of every column and alpha; arrays (A, K).
 
     ``exact`` says whether all ``2^c`` sign patterns were enumerated (then ``replicates`` is
@@ -189,48 +190,29 @@ class PermutationResult(_ArrowResult):
     ``(count + 1) / (B + 1)``).
     """
 
-    statistic: np.ndarray
     pvalue: np.ndarray
     null_distribution: np.ndarray | None
-    systems: tuple
-    baselines: tuple
-    alpha: np.ndarray | None
-    loss_weight: np.ndarray | None
-    value: str | None
     alternative: str
     replicates: int
     exact: bool
     seed: int | None
 
     def to_arrow(self) -> pa.Table:
-        A = self.statistic.shape[0]
-        cols = _labels_table(self.systems, self.baselines, self.alpha, self.loss_weight, A)
-        cols.update({"statistic": self.statistic.reshape(-1), "pvalue": self.pvalue.reshape(-1)})
-        return pa.table(cols)
+        return self._table(pvalue=self.pvalue)
 
 
 @dataclass(frozen=True)
-class JackknifeResult(_ArrowResult):
+class JackknifeResult(_Labelled):
     """Leave-one-topic-out jackknife (SPEC §2): arrays (A, K) and, per topic, (A, K, c)."""
 
-    statistic: np.ndarray
     standard_error: np.ndarray
     bias: np.ndarray
     leave_one_out: np.ndarray
     pseudo_values: np.ndarray
-    systems: tuple
-    baselines: tuple
     topics: tuple
-    alpha: np.ndarray | None
-    loss_weight: np.ndarray | None
-    value: str | None
 
     def to_arrow(self) -> pa.Table:
-        A = self.statistic.shape[0]
-        cols = _labels_table(self.systems, self.baselines, self.alpha, self.loss_weight, A)
-        cols.update({"statistic": self.statistic.reshape(-1), "standard_error": self.standard_error.reshape(-1),
-                     "bias": self.bias.reshape(-1)})
-        return pa.table(cols)
+        return self._table(standard_error=self.standard_error, bias=self.bias)
 
 
 # ====================================================================== per-topic scores
@@ -244,6 +226,10 @@ class _Scores:
     alpha: np.ndarray | None
     loss_weight: np.ndarray | None
     value: str | None
+
+    def labels(self) -> dict:
+        return dict(systems=self.systems, baselines=self.baselines, alpha=self.alpha,
+                    loss_weight=self.loss_weight, value=self.value)
 
 
 def _as_scores_array(data, name="data") -> np.ndarray:
@@ -804,10 +790,11 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     if reps is not None:
         reps += theta[:, None]
         dist = reps.reshape(A, K, B)
-    return BootstrapResult(theta.reshape(shape), se.reshape(shape),
-                           ConfidenceInterval(low.reshape(shape), high.reshape(shape)), pvalue.reshape(shape),
-                           mean_d.reshape(shape), dist, sc.systems, sc.baselines, sc.alpha, sc.loss_weight,
-                           sc.value, method, float(confidence_level), alternative, test, B, seed, path)
+    return BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
+                           confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
+                           pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
+                           method=method, confidence_level=float(confidence_level), alternative=alternative,
+                           test=test, replicates=B, seed=seed, path=path, **sc.labels())
 
 
 # ====================================================================== permutation test
@@ -853,8 +840,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     if reps is not None:
         reps += base[:, None]
         dist = reps.reshape(A, K, n)
-    return PermutationResult(theta.reshape(A, K), pvalue.reshape(A, K), dist, sc.systems, sc.baselines,
-                             sc.alpha, sc.loss_weight, sc.value, alternative, n, exact, seed)
+    return PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
+                             alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
 
 
 # ====================================================================== jackknife
@@ -885,34 +872,24 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     se = np.sqrt((c - 1) / c * ((loo - dot[:, None]) ** 2).sum(axis=1))
     bias = (c - 1) * (dot - theta)
     pseudo = c * theta[:, None] - (c - 1) * loo
-    return JackknifeResult(theta.reshape(A, K), se.reshape(A, K), bias.reshape(A, K), loo.reshape(A, K, c),
-                           pseudo.reshape(A, K, c), sc.systems, sc.baselines, sc.topics, sc.alpha,
-                           sc.loss_weight, sc.value)
+    return JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
+                           leave_one_out=loo.reshape(A, K, c), pseudo_values=pseudo.reshape(A, K, c),
+                           topics=sc.topics, **sc.labels())
 
 
 # ====================================================================== paired t test
 @dataclass(frozen=True)
-class TTestResult(_ArrowResult):
+class TTestResult(_Labelled):
     """Paired t test of mean per-topic score = 0 (TRisk/TGain with Student's t, df = c - 1);
     arrays (A, K): ``statistic`` the mean (URisk), ``t``, ``pvalue``."""
 
-    statistic: np.ndarray
     t: np.ndarray
     pvalue: np.ndarray
     df: int
-    systems: tuple
-    baselines: tuple
-    alpha: np.ndarray | None
-    loss_weight: np.ndarray | None
-    value: str | None
     alternative: str
 
     def to_arrow(self) -> pa.Table:
-        A = self.statistic.shape[0]
-        cols = _labels_table(self.systems, self.baselines, self.alpha, self.loss_weight, A)
-        cols.update({"statistic": self.statistic.reshape(-1), "t": self.t.reshape(-1),
-                     "pvalue": self.pvalue.reshape(-1)})
-        return pa.table(cols)
+        return self._table(t=self.t, pvalue=self.pvalue)
 
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
@@ -938,5 +915,4 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
         p = stats.t.sf(t, c - 1)
     else:
         p = stats.t.cdf(t, c - 1)
-    return TTestResult(mean, t, p, c - 1, sc.systems, sc.baselines, sc.alpha, sc.loss_weight, sc.value,
-                       alternative)
+    return TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
