@@ -160,15 +160,17 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
 
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates():
     x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
-    for method in ("percentile", "bca"):
+    for method in ("percentile", "bca", "studentized"):
         res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
         reps = res.bootstrap_distribution[0]
         if method == "percentile":
             lo = np.quantile(reps - res.statistic[0][:, None], 0.025, axis=1)
             np.testing.assert_allclose(res.confidence_interval.low[0] - res.statistic[0], lo, rtol=0, atol=1e-15)
-        streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False)
-        np.testing.assert_array_equal(streamed.confidence_interval.low, res.confidence_interval.low)
-        np.testing.assert_array_equal(streamed.confidence_interval.high, res.confidence_interval.high)
+        for chunk_size in (None, 1024):  # one chunk (predicted windows) or four (windows from a pilot chunk)
+            streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False,
+                                 chunk_size=chunk_size)
+            np.testing.assert_array_equal(streamed.confidence_interval.low, res.confidence_interval.low)
+            np.testing.assert_array_equal(streamed.confidence_interval.high, res.confidence_interval.high)
 
 
 # ---------------------------------------------------------------------- determinism
