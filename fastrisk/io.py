@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix, check_missing_policy
+from fastrisk.matrix import ALIASES, ScoreMatrix, check_missing_policy, long_columns, pick_measure
 
 READ_FORMATS = ("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures")
 WRITE_FORMATS = ("parquet", "ipc", "csv", "csv-wide")
@@ -64,12 +64,13 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
         return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
                           topics=topics, measure=measure, missing=missing)
     table = _read_csv(p, system, topic)
-    long_cols = {system, topic, score} <= set(table.column_names)
-    if fmt == "csv-long" or (fmt == "csv" and long_cols):
-        if not long_cols:
-            raise InputError(f"{p}: a long-form CSV needs the columns {system}, {topic}, {score}; "
+    cols = long_columns(table.column_names, system, topic, score)
+    if fmt == "csv-long" or (fmt == "csv" and cols is not None):
+        if cols is None:
+            raise InputError(f"{p}: a long-form CSV needs the columns {system}, {topic}, {score} (or run/qid/value); "
                              f"the header has {', '.join(table.column_names)}")
-        return _long_csv(p, table, system, topic, score, measure, missing)
+        table, measure = pick_measure(table, measure, str(p))
+        return _long_csv(p, table, *cols, measure, missing)
     return ScoreMatrix.from_wide(table, topic=topic, topics=topics, measure=measure, missing=missing,
                                  source=str(p))
 
@@ -90,15 +91,33 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
 
         feather.write_feather(matrix.to_arrow(), path, compression="uncompressed")
     else:
-        import pyarrow.csv as pacsv
-
         if fmt == "csv":
             table = matrix.to_long()
         else:
             cols = {"topic": pa.array(matrix.topics, pa.string())}
             cols.update({s: pa.array(matrix.values[k]) for k, s in enumerate(matrix.systems)})
             table = pa.table(cols)
-        pacsv.write_csv(table, path, pacsv.WriteOptions(quoting_style="needed"))
+        write_csv(table, path)
+
+
+def write_csv(table: pa.Table, sink) -> None:
+    """CSV with quotes only where a value needs them (plain ``a,b`` headers and labels)."""
+    import pyarrow.csv as pacsv
+
+    data = None
+    for style in ("none", "needed"):  # "none" fails on a value with a comma, quote or newline
+        try:
+            buf = pa.BufferOutputStream()
+            pacsv.write_csv(table, buf, pacsv.WriteOptions(quoting_style=style, quoting_header=style))
+            data = buf.getvalue().to_pybytes()
+            break
+        except pa.ArrowInvalid:
+            continue
+    if hasattr(sink, "write"):
+        sink.write(data)
+    else:
+        with open(sink, "wb") as fh:
+            fh.write(data)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -170,7 +189,8 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
                 null_values=[""], strings_can_be_null=True,
-                column_types={system: pa.string(), topic: pa.string()},
+                column_types={name: pa.string() for name in (system, topic, *ALIASES["system"],
+                                                              *ALIASES["topic"], "measure")},
             ),
         )
     except pa.ArrowInvalid as exc:
@@ -191,7 +211,7 @@ def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:
 def _long_csv(path, table, system, topic, score, measure, missing) -> ScoreMatrix:
     from fastrisk.matrix import _float_column
 
-    vals, absent = _float_column(table, score, source=str(path))
+    vals, absent = _float_column(table, score, source=str(path), check=False)
     if absent.any():
         row = int(np.flatnonzero(absent)[0])
         raise InputError(f"{path}, line {row + 2}: empty score")
