@@ -466,3 +466,23 @@ def test_cli_tukey_and_errors(matrix_file, capsys):
     assert "`replicates` must be a positive integer, got 0" in capsys.readouterr().err
     assert main(["test", matrix_file, "--baseline", "s0", "--pairs"]) == 2
     assert "drop --baseline" in capsys.readouterr().err
+
+
+def test_smooth_value_function_bootstrap_and_exact_permutation():
+    from fastrisk.risk import risk
+
+    rng = np.random.default_rng(12)
+    V = rng.random((3, 9))
+    m = ScoreMatrix(V, ["a", "b", "c"], [str(i) for i in range(9)])
+    res = bootstrap(m, "c", value="smooth", replicates=300, rng=1)
+    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[:, 0], rtol=1e-12)
+    perm = permutation_test(m, "c", value="smooth", replicates=1000)
+    assert perm.exact and res.value == perm.value == "smooth"
+
+    def s(x):
+        return 1.38426 * x ** 3 - 0.51659 * x ** 2 + 0.11578 * x
+
+    for k in range(2):
+        theirs = stats.permutation_test((V[k], V[2]), lambda u, w, axis: s(u - w).mean(axis=axis),
+                                        permutation_type="samples", n_resamples=np.inf)
+        assert perm.pvalue[0, k] == pytest.approx(theirs.pvalue, abs=1e-12)
