@@ -43,11 +43,13 @@ from fastrisk.matrix import ScoreMatrix
 #: Replicates per summation block; chunks are whole numbers of blocks.
 BLOCK = 1024
 #: Memory for one chunk of replicates (counts, products, statistics), in bytes.
-CHUNK_BYTES = 64 * 2**20
+CHUNK_BYTES = 128 * 2**20
 #: Keep the replicate arrays by default when they take at most this many bytes.
 KEEP_BYTES = 256 * 2**20
 #: Memory for the windows around predicted quantiles (one-pass exact quantiles), in bytes.
-_WINDOW_BYTES = 64 * 2**20
+_WINDOW_BYTES = 128 * 2**20
+#: Replicates of the first chunk that place the windows of a multi-chunk run.
+_PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
 #: Fewer random draws than this in a chunk are generated serially (a parallel launch costs more).
@@ -436,25 +438,32 @@ class _Stream:
         self.wbuffer = np.empty(int(self.cap.sum()))
 
     def pilot(self, values: np.ndarray) -> None:
-        """Windows from the first chunk's quantiles (at BCa's z0 estimated there): the final
-        quantiles lie within a few Monte Carlo standard errors of them."""
+        """Windows from the first replicates: around each wanted probability p (at BCa's z0
+        estimated there), the pilot's order statistics at ranks n p -+ (6 binomial standard
+        deviations + the shift a z0 error of 4 / sqrt(n) would cause), so the final order
+        statistics fall inside with overwhelming probability whatever the distribution's shape."""
+        values = values[:, :_PILOT]
         M, n = values.shape
         z0 = special.ndtri(((values < 0).sum(axis=1) + (values <= 0).sum(axis=1)) / (2.0 * n))
         probs = self.probs_of(z0)
         if not np.isfinite(probs).all():
             return
-        srt = np.sort(values, axis=1)
-        r_lo, r_hi, t = _linear_ranks(n, probs)
-        guess = _lerp(np.take_along_axis(srt, r_lo, axis=1), np.take_along_axis(srt, r_hi, axis=1), t)
-        sd = values.std(axis=1)[:, None]
-        half = sd * (12.0 / math.sqrt(n)) + 1e-12 * np.abs(guess)
-        lo_count = np.array([np.searchsorted(srt[k], guess[k] - half[k], side="left") for k in range(M)])
-        hi_count = np.array([np.searchsorted(srt[k], guess[k] + half[k], side="right") for k in range(M)])
-        frac = (hi_count - lo_count) / n
-        cap = np.ceil(self.B * frac * 2.0 + 10 * np.sqrt(self.B * frac) + 64).astype(np.int64)
-        cap = np.minimum(cap, self.B)
-        if cap.sum() * 8 <= _WINDOW_BYTES and np.isfinite(guess).all():
-            self.set_windows(guess - half, guess + half, cap)
+        shifted = self.probs_of(z0 + 4.0 / math.sqrt(n)) - probs
+        margin = 6.0 * np.sqrt(n * probs * (1 - probs)) + n * np.abs(shifted) + 8
+        k_lo = np.floor(n * probs - margin).astype(np.int64)
+        k_hi = np.ceil(n * probs + margin).astype(np.int64)
+        lo = np.full(probs.shape, -np.inf)
+        hi = np.full(probs.shape, np.inf)
+        for k in range(M):
+            kth = np.unique(np.clip(np.concatenate([k_lo[k], k_hi[k]]), 0, n - 1))
+            part = np.partition(values[k], kth)
+            inner_lo, inner_hi = k_lo[k] >= 0, k_hi[k] <= n - 1
+            lo[k, inner_lo] = part[k_lo[k][inner_lo]]
+            hi[k, inner_hi] = part[k_hi[k][inner_hi]]
+        frac = (np.minimum(k_hi, n) - np.maximum(k_lo, 0)) / n
+        cap = np.minimum(self.B, np.ceil(self.B * frac * 1.5 + 10 * np.sqrt(self.B * frac) + 64)).astype(np.int64)
+        if cap.sum() * 8 <= _WINDOW_BYTES:
+            self.set_windows(lo, hi, cap)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
         kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
@@ -620,7 +629,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
             vals = source.chunk(start, stop)
             for st, v in zip(streams, vals):
                 if st is not None:
-                    if start == 0 and len(chunks) > 1 and st.wants_quantiles:
+                    if start == 0 and B >= 2 * _PILOT and st.wants_quantiles:
                         st.pilot(v)
                     st.pass1(start, v)
             if keep:

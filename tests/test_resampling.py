@@ -158,7 +158,12 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
         np.testing.assert_array_equal(got[0], want)
 
 
-def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates():
+@pytest.mark.parametrize("pilot", [None, 1024])
+def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
+    if pilot is not None:  # place the windows from the first 1024 replicates
+        import fastrisk.resampling
+
+        monkeypatch.setattr(fastrisk.resampling, "_PILOT", pilot)
     x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
     for method in ("percentile", "bca", "studentized"):
         res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
@@ -166,7 +171,7 @@ def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates():
         if method == "percentile":
             lo = np.quantile(reps - res.statistic[0][:, None], 0.025, axis=1)
             np.testing.assert_allclose(res.confidence_interval.low[0] - res.statistic[0], lo, rtol=0, atol=1e-15)
-        for chunk_size in (None, 1024):  # one chunk (predicted windows) or four (windows from a pilot chunk)
+        for chunk_size in (None, 1024):  # one chunk or four
             streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False,
                                  chunk_size=chunk_size)
             np.testing.assert_array_equal(streamed.confidence_interval.low, res.confidence_interval.low)
