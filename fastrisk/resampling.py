@@ -608,6 +608,7 @@ class _GenericSource:
 
     def __init__(self, y: np.ndarray, seed: int, statistic, theta: np.ndarray):
         self.y, self.seed, self.statistic, self.theta = y, seed, statistic, theta
+        self.M, self.c = y.shape
 
     def chunk(self, start: int, stop: int):
         out = np.empty((self.y.shape[0], stop - start))
@@ -620,9 +621,9 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
     """First pass over all chunks (keeping the replicates if asked); then, for streams whose
     quantiles the windows did not settle, a histogram pass and a collection pass."""
     chunks = [(s, min(s + rows, B)) for s in range(0, B, rows)]
-    work = B * source_M(source) * source_c(source)
+    M = source.M
+    work = B * M * source.c
     bar = _Progress(B, progress, desc, work=work)
-    M = source_M(source)
     kept = [np.empty((M, B)) if keep else None, np.empty((M, B)) if keep and want_t else None]
     try:
         for start, stop in chunks:
@@ -662,14 +663,6 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
     finally:
         bar.close()
     return kept[0]
-
-
-def source_M(source) -> int:
-    return source.M if hasattr(source, "M") else source.y.shape[0]
-
-
-def source_c(source) -> int:
-    return source.c if hasattr(source, "c") else source.y.shape[1]
 
 
 # ====================================================================== bootstrap
