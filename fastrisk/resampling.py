@@ -52,12 +52,13 @@ _WINDOW_BYTES = 128 * 2**20
 _PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
-#: Fewer random draws than this in a chunk are generated serially (a parallel launch costs more).
-_PARALLEL_MIN_DRAWS = 2_000_000
+#: Fewer random draws than this in a chunk are generated serially. Parallel launches pay off only
+#: for work well above the scheduling jitter of a busy machine (measured on 2 shared cores).
+_PARALLEL_MIN_DRAWS = 10_000_000
 #: Summary passes over fewer replicate values than this run serially.
-_PARALLEL_MIN_VALUES = 4_000_000
+_PARALLEL_MIN_VALUES = 20_000_000
 #: Matrix products with fewer multiply-adds than this run on one BLAS thread.
-_PARALLEL_MIN_FLOPS = 100_000_000
+_PARALLEL_MIN_FLOPS = 500_000_000
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -406,7 +407,8 @@ def _lerp(a, b, t):
 class _Stream:
     """Exact summaries of a stream of replicate values (M columns, B replicates).
 
-    The first pass accumulates block sums (mean, SE) and tail counts (p-values, BCa z0), and,
+    Sums, p-value and z0 counts are of ``d = value - center`` (the estimate, so that ``d``
+    is the replicate shifted to the null); quantiles are of the values themselves. The first pass accumulates block sums (mean, SE) and tail counts (p-values, BCa z0), and,
     when windows around predicted quantiles are given, the values inside them with the count
     below: if every wanted order statistic lands in its window, the quantiles are exact after
     one pass. Otherwise (or without windows) a histogram pass on ``[-half_width, half_width]``
@@ -414,11 +416,12 @@ class _Stream:
     which are sorted to read exact quantiles.
     """
 
-    def __init__(self, M: int, B: int, half_width: np.ndarray, obs: np.ndarray):
+    def __init__(self, M: int, B: int, half_width: np.ndarray, obs: np.ndarray, center=None):
         hw = np.where(np.isfinite(half_width) & (half_width > 0), half_width, 1.0)
         self.M, self.B = M, B
+        self.center = np.zeros(M) if center is None else np.ascontiguousarray(center, dtype=np.float64)
         self.nbins = int(min(4096, max(64, 4 * math.sqrt(B)), max(16, 2**23 // max(M, 1))))
-        self.lo = -hw
+        self.lo = self.center - hw
         self.scale = self.nbins / (2.0 * hw)
         self.obs = np.ascontiguousarray(obs, dtype=np.float64)
         self.gamma = np.abs(self.obs) * _EPS
@@ -444,7 +447,8 @@ class _Stream:
         statistics fall inside with overwhelming probability whatever the distribution's shape."""
         values = values[:, :_PILOT]
         M, n = values.shape
-        z0 = special.ndtri(((values < 0).sum(axis=1) + (values <= 0).sum(axis=1)) / (2.0 * n))
+        ref = self.center[:, None]
+        z0 = special.ndtri(((values < ref).sum(axis=1) + (values <= ref).sum(axis=1)) / (2.0 * n))
         probs = self.probs_of(z0)
         if not np.isfinite(probs).all():
             return
@@ -467,7 +471,7 @@ class _Stream:
 
     def pass1(self, start: int, values: np.ndarray) -> None:
         kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
-        kernel(values, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
+        kernel(values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
                self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
 
     def moments(self):
@@ -555,7 +559,7 @@ _BLAS_CONTROLLER = []
 
 
 def _blas_threads(flops: int):
-    """One BLAS thread for products under ~5 ms of work (threadpoolctl, if installed): short
+    """One BLAS thread for products under ~50 ms of work (threadpoolctl, if installed): short
     multi-threaded calls are at the mercy of the scheduler on a busy machine."""
     import contextlib
 
@@ -573,14 +577,21 @@ def _blas_threads(flops: int):
 
 
 class _LinearSource:
-    """Linear statistics: ``delta = (W @ yc^T) / c`` with W multinomial counts or sign flips."""
+    """Linear statistics: the replicate means ``W @ y^T / c`` of every column, one BLAS product,
+    with W (n x c) multinomial counts, sign flips or the exact sign patterns. ``studentized``
+    adds the second moments about the estimate (same product), for bootstrap-t."""
 
     def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False):
         self.M, self.c = y.shape
         self.seed, self.kind, self.studentized = seed, kind, studentized
-        self.Z = np.ascontiguousarray(np.vstack([y, y * y]) if studentized else y)
+        if studentized:
+            self.theta = y.mean(axis=1)
+            yc = y - self.theta[:, None]
+            self.Z = np.ascontiguousarray(np.vstack([y, yc * yc]) / self.c)
+        else:
+            self.Z = np.ascontiguousarray(y / self.c)
 
-    def chunk(self, start: int, stop: int):
+    def chunk(self, start: int, stop: int, out=None):
         W = np.empty((stop - start, self.c))
         serial = W.size < _PARALLEL_MIN_DRAWS
         if self.kind == "multinomial":
@@ -590,17 +601,22 @@ class _LinearSource:
         else:
             _k.exact_sign_flips(start, W)
         with _blas_threads(self.Z.shape[0] * self.c * W.shape[0]):
-            P = self.Z @ W.T
-        P /= self.c
-        delta = P[:self.M]
+            if self.studentized or out is None:
+                P = self.Z @ W.T
+            else:
+                P = np.matmul(self.Z, W.T, out=out)
+        means = P[:self.M]
         if not self.studentized:
-            return delta, None
+            return means, None
+        if out is not None:
+            out[...] = means
+        delta = means - self.theta[:, None]
         var = np.maximum(P[self.M:] - delta * delta, 0.0) * (self.c / (self.c - 1.0))
         se = np.sqrt(var / self.c)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = delta / se
         t[np.isnan(t)] = 0.0
-        return delta, t
+        return means, t
 
 
 class _GenericSource:
@@ -610,10 +626,10 @@ class _GenericSource:
         self.y, self.seed, self.statistic, self.theta = y, seed, statistic, theta
         self.M, self.c = y.shape
 
-    def chunk(self, start: int, stop: int):
-        out = np.empty((self.y.shape[0], stop - start))
+    def chunk(self, start: int, stop: int, out=None):
+        if out is None:
+            out = np.empty((self.M, stop - start))
         _k.bootstrap_statistic(self.statistic, self.y, self.seed, start, out)
-        out -= self.theta[:, None]
         return out, None
 
 
@@ -627,7 +643,8 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
     kept = [np.empty((M, B)) if keep else None, np.empty((M, B)) if keep and want_t else None]
     try:
         for start, stop in chunks:
-            vals = source.chunk(start, stop)
+            target = kept[0][:, start:stop] if keep and stop - start == B else None
+            vals = source.chunk(start, stop, target)
             for st, v in zip(streams, vals):
                 if st is not None:
                     if start == 0 and B >= 2 * _PILOT and st.wants_quantiles:
@@ -635,7 +652,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
                     st.pass1(start, v)
             if keep:
                 for store, v in zip(kept, vals):
-                    if store is not None:
+                    if store is not None and v is not target:
                         store[:, start:stop] = v
             bar.update(stop - start)
         todo = [i for i, st in enumerate(streams) if st is not None and st.wants_quantiles
@@ -719,6 +736,7 @@ def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_ha
     cap = np.where(ok, np.minimum(B, np.ceil(1.5 * B * np.where(ok, mass, 0) + 5 * np.sqrt(B * np.where(ok, mass, 0))
                                              + 32)), 0).astype(np.int64)
     if cap.sum() * 8 <= _WINDOW_BYTES:
+        pred = pred + stream.center[:, None]
         stream.set_windows(np.where(ok, pred - half, 0.0), np.where(ok, pred + half, 0.0), cap)
 
 
@@ -762,7 +780,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
             sd_boot = np.sqrt((yc * yc).sum(axis=1)) / c
             se_x = np.sqrt((yc * yc).sum(axis=1) / (c - 1) / c)
             a_hat = _acceleration(yc / (c - 1))
-            source = _LinearSource(yc, seed, "multinomial", want_t)
+            source = _LinearSource(y, seed, "multinomial", want_t)
             path = "linear"
         else:
             theta = np.empty(M)
@@ -774,7 +792,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
             a_hat = _acceleration(dev)
             source = _GenericSource(y, seed, stat, theta)
             path = "generic"
-        d_stream = _Stream(M, B, _HALF_WIDTH_SD * sd_boot, theta)
+        d_stream = _Stream(M, B, _HALF_WIDTH_SD * sd_boot, theta, center=theta)
         d_stream.wants_quantiles = method != "studentized"
         d_stream.probs_of = lambda z0: np.broadcast_to(
             _interval_probs(method, confidence_level, alternative, z0, a_hat), (M, 2)).copy()
@@ -798,9 +816,9 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         low, high = theta - qt[:, 1] * se_x, theta - qt[:, 0] * se_x
     else:
         qd = d_stream.quantiles()
-        low, high = theta + qd[:, 0], theta + qd[:, 1]
+        low, high = qd[:, 0], qd[:, 1]
         if method == "basic":
-            low, high = theta - qd[:, 1], theta - qd[:, 0]
+            low, high = 2 * theta - qd[:, 1], 2 * theta - qd[:, 0]
     if alternative == "less":
         low = np.full(M, -np.inf)
     elif alternative == "greater":
@@ -810,7 +828,6 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     shape = (A, K)
     dist = None
     if reps is not None:
-        reps += theta[:, None]
         dist = reps.reshape(A, K, B)
     return BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
                            confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),

@@ -201,10 +201,11 @@ def _bin(v, lo, scale, nbins):
 
 
 @njit
-def _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                   block_sums, counts):
     n = values.shape[1]
     P = wlo.shape[1]
+    m = center[k]
     o = obs[k]
     g = gamma[k]
     a = abs(o) - g
@@ -219,17 +220,18 @@ def _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woff
         ss = 0.0
         for r in range(start, stop):
             v = values[k, r]
-            s += v
-            ss += v * v
-            if v < 0.0:
+            d = v - m
+            s += d
+            ss += d * d
+            if d < 0.0:
                 c0 += 1
-            if v <= 0.0:
+            if d <= 0.0:
                 c1 += 1
-            if v >= o - g:
+            if d >= o - g:
                 c2 += 1
-            if v <= o + g:
+            if d <= o + g:
                 c3 += 1
-            if abs(v) >= a:
+            if abs(d) >= a:
                 c4 += 1
             for p in range(P):
                 if v < wlo[k, p]:
@@ -250,27 +252,27 @@ def _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woff
 
 
 @pjit
-def stream_pass1(values, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                  block_sums, counts):
-    """First pass over a chunk of a replicate stream (values: K x n, centred on the estimate).
+    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``).
 
-    Per column ``k``: sums and sums of squares per block of ``block`` replicates
+    Per column ``k``: sums of d and d^2 per block of ``block`` replicates
     (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
-    counts ``[v < 0, v <= 0, v >= obs - gamma, v <= obs + gamma, |v| >= |obs| - gamma]``
+    counts ``[d < 0, d <= 0, d >= obs - gamma, d <= obs + gamma, |d| >= |obs| - gamma]``
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
     a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
     for k in prange(values.shape[0]):
-        _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                       block_sums, counts)
 
 
 @njit
-def stream_pass1_serial(values, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                        block_sums, counts):
+def stream_pass1_serial(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
+                        wbuffer, block_sums, counts):
     """:func:`stream_pass1` on one thread."""
     for k in range(values.shape[0]):
-        _pass1_column(values, k, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                       block_sums, counts)
 
 
