@@ -12,7 +12,7 @@ import sys
 
 from fastrisk.errors import InputError
 
-_COMMANDS = ("risk", "evaluate", "pool_bias", "agree", "report")
+_COMMANDS = ("risk", "evaluate", "pool_bias", "agree", "report", "resample")
 
 
 def build_parser() -> argparse.ArgumentParser:
