@@ -2,7 +2,7 @@
 
 URisk and TRisk of every system against every other system as the baseline, for many alpha
 in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
-three sums per unordered pair (sum n, sum n^2, sum d^2 with n = min(d, 0)); every alpha and
+four sums per unordered pair (of n = min(d, 0), n^2, p = max(d, 0), p^2); every alpha and
 the swapped pair follow in O(1) (see :mod:`fastrisk._kernels.tables`), so the cost does not
 grow with the number of alphas.
 
@@ -153,7 +153,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK):
     """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention)."""
     VT = np.ascontiguousarray(values.T)
-    sd, sn, sn2, sd2 = _k.pair_sums(VT, values.sum(axis=1), block, topic_block)
+    sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
     return _k.table_moments(sd, sn, sn2, sd2, np.ascontiguousarray(alphas, dtype=np.float64),
                             values.shape[1])
 

@@ -1,17 +1,19 @@
 """All-baseline table kernels (SPEC §5): URisk/TRisk of every system against every other.
 
-With d = r - b and n = min(d, 0), the risk-reward score at alpha is x = d + alpha * n, so
+With d = r - b, n = min(d, 0) and p = max(d, 0), the risk-reward score at alpha is
+x = d + alpha * n, so
 
     sum x   = sum d   + alpha * sum n
     sum x^2 = sum d^2 + (2 alpha + alpha^2) * sum n^2      (since d * n = n^2)
 
-Only sum n, sum n^2 and sum d^2 need a pass over topics, once for all alphas, and only for the
-upper triangle a < b: for the swapped pair, n' = -max(d, 0), so sum n' = -(sum d - sum n) and
-sum n'^2 = sum d^2 - sum n^2; sum d is a difference of row sums. The pass is blocked: tiles of
-``block`` x ``block`` system pairs, topics in chunks of ``topic_block`` so the chunk of the
-(topics x systems) transposed matrix stays in cache; the innermost loop runs over contiguous
-baselines and vectorises without fastmath (no reduction is reassociated: every pair's sums
-are accumulated over topics in order).
+with sum d = sum n + sum p and sum d^2 = sum n^2 + sum p^2. Only four sums per unordered pair
+need a pass over topics, once for all alphas, and only for the upper triangle a < b: for
+the swapped pair n' = -p and p' = -n exactly, so its sums are the same numbers (negated), and
+two identical systems get bit-identical rows. The pass is blocked: tiles of ``block`` x
+``block`` system pairs, topics in chunks of ``topic_block`` so the chunk of the (topics x
+systems) transposed matrix stays in cache; the innermost loop runs over contiguous baselines
+and vectorises without fastmath (no reduction is reassociated: every pair's sums are
+accumulated over topics in order).
 """
 
 from __future__ import annotations
@@ -24,40 +26,45 @@ from fastrisk._kernels._jit import njit, pjit, prange
 
 
 @njit
-def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sd2):
-    """Loss-side sums of every pair (a, b) with a in [a0, a1), b in [b0, b1): one tile."""
+def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
+    """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile."""
     c = VT.shape[0]
     na = a1 - a0
     nb = b1 - b0
     acc_n = np.zeros((na, nb))
     acc_n2 = np.zeros((na, nb))
-    acc_d2 = np.zeros((na, nb))
+    acc_p = np.zeros((na, nb))
+    acc_p2 = np.zeros((na, nb))
     for i0 in range(0, c, topic_block):
         i1 = min(i0 + topic_block, c)
-        for p in range(na):
-            an = acc_n[p]
-            an2 = acc_n2[p]
-            ad2 = acc_d2[p]
+        for q in range(na):
+            an = acc_n[q]
+            an2 = acc_n2[q]
+            ap = acc_p[q]
+            ap2 = acc_p2[q]
             for i in range(i0, i1):
-                va = VT[i, a0 + p]
+                va = VT[i, a0 + q]
                 row = VT[i, b0:b1]
-                for q in range(nb):
-                    d = va - row[q]
+                for j in range(nb):
+                    d = va - row[j]
                     n = d if d < 0.0 else 0.0
-                    an[q] += n
-                    an2[q] += n * n
-                    ad2[q] += d * d
+                    p = d - n
+                    an[j] += n
+                    an2[j] += n * n
+                    ap[j] += p
+                    ap2[j] += p * p
     sn[a0:a1, b0:b1] = acc_n
     sn2[a0:a1, b0:b1] = acc_n2
-    sd2[a0:a1, b0:b1] = acc_d2
+    sp[a0:a1, b0:b1] = acc_p
+    sp2[a0:a1, b0:b1] = acc_p2
 
 
 @pjit
-def upper_pair_sums(VT, block, topic_block):
-    """sum n, sum n^2, sum d^2 (S, S) for every pair on or above the diagonal's tiles.
+def pair_sums(VT, block, topic_block):
+    """sum d, sum n, sum n^2, sum d^2 (S, S) for every ordered pair (system a, baseline b).
 
-    ``VT`` is the (c, S) transposed score matrix. Entries below the diagonal are left
-    unspecified (see :func:`pair_sums`).
+    ``VT`` is the (c, S) transposed score matrix. Tiles on and above the diagonal are
+    computed in parallel; pairs below the diagonal are filled from their mirror.
     """
     S = VT.shape[1]
     nblocks = (S + block - 1) // block
@@ -72,33 +79,31 @@ def upper_pair_sums(VT, block, topic_block):
             t += 1
     sn = np.zeros((S, S))
     sn2 = np.zeros((S, S))
-    sd2 = np.zeros((S, S))
+    sp = np.zeros((S, S))
+    sp2 = np.zeros((S, S))
     for t in prange(ntiles):
         a0 = tiles_a[t] * block
         b0 = tiles_b[t] * block
-        _tile_sums(VT, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sd2)
-    return sn, sn2, sd2
-
-
-@pjit
-def pair_sums(VT, row_sums, block, topic_block):
-    """sum d, sum n, sum n^2, sum d^2 (S, S) for every ordered pair (system a, baseline b)."""
-    sn, sn2, sd2 = upper_pair_sums(VT, block, topic_block)
-    S = VT.shape[1]
+        _tile_sums(VT, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2)
     sd = np.empty((S, S))
+    sd2 = np.empty((S, S))
     for a in prange(S):
         for b in range(S):
-            sd[a, b] = row_sums[a] - row_sums[b]
+            if a < b:
+                n, n2, p, p2 = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
+            elif a > b:  # the mirror pair: n' = -p, p' = -n
+                n, n2, p, p2 = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
+            else:
+                n, n2, p, p2 = 0.0, 0.0, 0.0, 0.0
+            sd[a, b] = n + p
+            sd2[a, b] = n2 + p2
+    # second pass: the lower triangle of sn/sn2 is overwritten only after every read above
     for a in prange(S):
         sn[a, a] = 0.0
         sn2[a, a] = 0.0
-        sd2[a, a] = 0.0
-        sd[a, a] = 0.0
         for b in range(a):
-            # pair (a, b) below the diagonal from pair (b, a) above it
-            sn[a, b] = -(sd[b, a] - sn[b, a])
-            sn2[a, b] = max(sd2[b, a] - sn2[b, a], 0.0)
-            sd2[a, b] = sd2[b, a]
+            sn[a, b] = -sp[b, a]
+            sn2[a, b] = sp2[b, a]
     return sd, sn, sn2, sd2
 
 
