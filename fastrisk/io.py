@@ -90,15 +90,33 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
 
         feather.write_feather(matrix.to_arrow(), path, compression="uncompressed")
     else:
-        import pyarrow.csv as pacsv
-
         if fmt == "csv":
             table = matrix.to_long()
         else:
             cols = {"topic": pa.array(matrix.topics, pa.string())}
             cols.update({s: pa.array(matrix.values[k]) for k, s in enumerate(matrix.systems)})
             table = pa.table(cols)
-        pacsv.write_csv(table, path, pacsv.WriteOptions(quoting_style="needed"))
+        write_csv(table, path)
+
+
+def write_csv(table: pa.Table, sink) -> None:
+    """CSV with quotes only where a value needs them (plain ``a,b`` headers and labels)."""
+    import pyarrow.csv as pacsv
+
+    data = None
+    for style in ("none", "needed"):  # "none" fails on a value with a comma, quote or newline
+        try:
+            buf = pa.BufferOutputStream()
+            pacsv.write_csv(table, buf, pacsv.WriteOptions(quoting_style=style, quoting_header=style))
+            data = buf.getvalue().to_pybytes()
+            break
+        except pa.ArrowInvalid:
+            continue
+    if hasattr(sink, "write"):
+        sink.write(data)
+    else:
+        with open(sink, "wb") as fh:
+            fh.write(data)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -191,7 +209,7 @@ def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:
 def _long_csv(path, table, system, topic, score, measure, missing) -> ScoreMatrix:
     from fastrisk.matrix import _float_column
 
-    vals, absent = _float_column(table, score, source=str(path))
+    vals, absent = _float_column(table, score, source=str(path), check=False)
     if absent.any():
         row = int(np.flatnonzero(absent)[0])
         raise InputError(f"{path}, line {row + 2}: empty score")

@@ -20,47 +20,69 @@ def smooth_value(x):
 def _row_moments(x, out_mean, out_se, out_sej, a):
     """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
 
-    The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly,
-    so SE_J is computed independently of SE_x (they agree exactly in exact arithmetic).
+    The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly
+    (SPEC §2), so SE_J is computed independently of SE_x; they agree in exact arithmetic.
+    Two passes: the mean, then the squared deviations of x and of theta_(i) about the mean
+    (var_J from the shifted sum, exact for any shift: S - c (theta_(.) - mean)^2).
     """
     c = x.shape[0]
     total = 0.0
     for i in range(c):
         total += x[i]
     mean = total / c
+    inv = 1.0 / (c - 1)
     ss = 0.0
     loo_total = 0.0
+    loo_ss = 0.0
     for i in range(c):
         dev = x[i] - mean
         ss += dev * dev
-        loo_total += (c * mean - x[i]) / (c - 1)
-    loo_mean = loo_total / c
-    vj = 0.0
-    for i in range(c):
-        dev = (c * mean - x[i]) / (c - 1) - loo_mean
-        vj += dev * dev
+        loo = (c * mean - x[i]) * inv
+        loo_total += loo
+        e = loo - mean
+        loo_ss += e * e
+    shift = loo_total / c - mean
     out_mean[a] = mean
-    out_se[a] = math.sqrt(ss / (c - 1) / c)
-    out_sej[a] = math.sqrt((c - 1) / c * vj)
+    out_se[a] = math.sqrt(ss * inv / c)
+    out_sej[a] = math.sqrt(max((c - 1) / c * (loo_ss - c * shift * shift), 0.0))
 
 
 @njit
-def _differences(r, b, d):
-    reward = 0.0
-    risk = 0.0
-    for i in range(r.shape[0]):
-        d[i] = r[i] - b[i]
-        if d[i] > 0.0:
-            reward += d[i]
+def _linear_row(r, b, alphas, urisk, se, sej):
+    """URisk, SE_x and SE_J of one system at every alpha in two passes over its topics;
+    returns (FReward, FRisk). Same formulas as :func:`_row_moments`, all alphas fused."""
+    c = r.shape[0]
+    A = alphas.shape[0]
+    gains = 0.0
+    losses = 0.0
+    for i in range(c):
+        d = r[i] - b[i]
+        if d < 0.0:
+            losses += d
         else:
-            risk -= d[i]
-    return reward, risk
-
-
-@njit
-def _linear_scores(d, alpha, x):
-    for i in range(d.shape[0]):
-        x[i] = d[i] * (1.0 + alpha) if d[i] < 0.0 else d[i]
+            gains += d
+    inv = 1.0 / (c - 1)
+    ss = np.zeros(A)
+    loo_total = np.zeros(A)
+    loo_ss = np.zeros(A)
+    for a in range(A):
+        urisk[a] = (gains + (1.0 + alphas[a]) * losses) / c
+    for i in range(c):
+        d = r[i] - b[i]
+        for a in range(A):
+            mean = urisk[a]
+            x = d * (1.0 + alphas[a]) if d < 0.0 else d
+            dev = x - mean
+            ss[a] += dev * dev
+            loo = (c * mean - x) * inv
+            loo_total[a] += loo
+            e = loo - mean
+            loo_ss[a] += e * e
+    for a in range(A):
+        shift = loo_total[a] / c - urisk[a]
+        se[a] = math.sqrt(ss[a] * inv / c)
+        sej[a] = math.sqrt(max((c - 1) / c * (loo_ss[a] - c * shift * shift), 0.0))
+    return gains / c, -losses / c
 
 
 @pjit
@@ -78,15 +100,22 @@ def linear_risk(R, B, alphas):
     sej = np.empty((S, A))
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
-        d = np.empty(c)
-        x = np.empty(c)
-        reward, risk = _differences(R[k], b, d)
-        freward[k] = reward / c
-        frisk[k] = risk / c
-        for a in range(A):
-            _linear_scores(d, alphas[a], x)
-            _row_moments(x, urisk[k], se[k], sej[k], a)
+        freward[k], frisk[k] = _linear_row(R[k], b, alphas, urisk[k], se[k], sej[k])
     return freward, frisk, urisk, se, sej
+
+
+@njit
+def _differences(r, b, d):
+    """d = r - b into ``d``; returns (sum of gains, sum of losses as a positive number)."""
+    reward = 0.0
+    risk = 0.0
+    for i in range(r.shape[0]):
+        d[i] = r[i] - b[i]
+        if d[i] > 0.0:
+            reward += d[i]
+        else:
+            risk -= d[i]
+    return reward, risk
 
 
 @pjit

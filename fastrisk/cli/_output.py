@@ -57,10 +57,10 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None) -> 
     if fmt == "table":
         text = format_text(table)
     elif fmt == "csv":
-        import pyarrow.csv as pacsv
+        from fastrisk.io import write_csv
 
         buf = io.BytesIO()
-        pacsv.write_csv(table, buf, pacsv.WriteOptions(quoting_style="needed"))
+        write_csv(table, buf)
         text = buf.getvalue().decode()
     elif fmt == "json":
         text = "".join(json.dumps(_jsonable(row)) + "\n" for row in table.to_pylist())

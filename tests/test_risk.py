@@ -1,0 +1,317 @@
+"""Risk kernels and API against published values, the plain reference and invariants."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy import stats
+
+import fastrisk
+from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
+from fastrisk.datasets import trec2012_web
+from reference import smooth_ref, topic_risk_ref, urisk_ref
+
+# SPEC §2, Dinçer, Macdonald & Ounis (SIGIR 2014), Tables 1 and 2.
+PUBLISHED = [
+    ("uogTrA44xi", 0, 0.1185, 0.0528, 2.2440, 0.029),
+    ("uogTrA44xi", 1, 0.0556, 0.0739, 0.7528, 0.455),
+    ("uogTrA44xi", 5, -0.1959, 0.1755, -1.1163, 0.270),
+    ("uogTrA44xi", 10, -0.5104, 0.3091, -1.6512, 0.105),
+    ("srchvrs12c09", 0, 0.1102, 0.0479, 2.3034, 0.026),
+    ("srchvrs12c09", 10, -0.3133, 0.2619, -1.1961, 0.237),
+    ("qutwb", 1, -0.1342, 0.0791, -1.6956, 0.096),
+    ("qutwb", 10, -1.0832, 0.3969, -2.7295, 0.009),
+]
+
+
+@pytest.fixture(scope="module")
+def trec():
+    return trec2012_web("err20")
+
+
+@pytest.fixture(scope="module")
+def published(trec):
+    matrix, baseline = trec
+    return fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10])
+
+
+@pytest.mark.parametrize("run,alpha,urisk,se,trisk,p", PUBLISHED)
+def test_published_trisk_tables(published, run, alpha, urisk, se, trisk, p):
+    k = published.systems.index(run)
+    a = list(published.alpha).index(alpha)
+    assert round(published.urisk[k, a], 4) == pytest.approx(urisk, abs=1e-12)
+    assert round(published.se_param[k, a], 4) == pytest.approx(se, abs=1e-12)
+    assert round(published.se_jack[k, a], 4) == pytest.approx(se, abs=1e-12)
+    assert round(published.trisk[k, a], 4) == pytest.approx(trisk, abs=1e-12)
+    assert round(published.pvalue[k, a], 3) == pytest.approx(p, abs=1e-12)
+
+
+def test_se_agreement_diagnostic_is_zero_over_all_48_runs(published):
+    assert published.se_rmse.shape == (4,)
+    assert np.all(published.se_rmse < 1e-12)
+    assert len(published.systems) == 48
+
+
+def test_baseline_mean_matches_official_value(trec):
+    assert np.mean(list(trec[1].values())) == pytest.approx(0.19466, abs=5e-6)
+
+
+def random_case(seed, S=4, c=12):
+    rng = np.random.default_rng(seed)
+    R = rng.random((S, c))
+    b = rng.random(c)
+    return ScoreMatrix(R, [f"s{k}" for k in range(S)], [f"t{i}" for i in range(c)]), b
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_risk_matches_plain_reference(seed):
+    matrix, b = random_case(seed)
+    alphas = [0.0, 0.5, 2.0, 10.0]
+    res = fastrisk.risk(matrix, b, alpha=alphas)
+    for k in range(matrix.n_systems):
+        for a, alpha in enumerate(alphas):
+            ref = urisk_ref(matrix.values[k], b, alpha)
+            assert res.urisk[k, a] == pytest.approx(ref["urisk"], rel=1e-12, abs=1e-14)
+            assert res.se_param[k, a] == pytest.approx(ref["se"], rel=1e-12)
+            assert res.se_jack[k, a] == pytest.approx(ref["se_j"], rel=1e-10)
+            assert res.trisk[k, a] == pytest.approx(ref["urisk"] / ref["se"], rel=1e-10)
+        assert res.freward[k] == pytest.approx(ref["freward"])
+        assert res.frisk[k] == pytest.approx(ref["frisk"])
+        # URisk = UGain - alpha * FRisk (SPEC §1)
+        assert res.urisk[k] == pytest.approx(res.ugain[k] - np.asarray(alphas) * res.frisk[k])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_topic_risk_matches_plain_reference(seed):
+    matrix, b = random_case(seed)
+    res = fastrisk.topic_risk(matrix, b, alpha=[1.0, 5.0])
+    for a, alpha in enumerate([1.0, 5.0]):
+        for k in range(matrix.n_systems):
+            tr, tj, pseudo = topic_risk_ref(matrix.values[k], b, alpha)
+            np.testing.assert_allclose(res.tr[a, k], tr, rtol=1e-10)
+            np.testing.assert_allclose(res.tj[a, k], tj, rtol=1e-8, atol=1e-12)
+            np.testing.assert_allclose(res.pseudo[a, k], pseudo, rtol=1e-9, atol=1e-12)
+            # the pseudo-values of a mean are the per-topic scores themselves; bias 0
+            np.testing.assert_allclose(res.pseudo[a, k], res.x[a, k], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.bias, 0.0, atol=1e-12)
+    assert ((res.tr < -res.critical_t) == res.loss).all()
+    assert res.to_arrow().num_rows == 2 * matrix.n_systems * matrix.n_topics
+
+
+def test_topic_risk_flags_significant_losses_on_real_data(trec):
+    matrix, baseline = trec
+    res = fastrisk.topic_risk(matrix, baseline, alpha=[0, 5])
+    k = res.systems.index("qutwb")
+    # TR_i and TJ_i agree in sign pattern on the big losses (the paper's Figure 2 message)
+    big = np.abs(res.tr[1, k]) > 2
+    assert big.any()
+    assert (np.sign(res.tr[1, k][big]) == np.sign(res.tj[1, k][big])).all()
+    assert res.critical_t == pytest.approx(stats.t.isf(0.025, 49))
+
+
+def test_smooth_value_function_matches_reference():
+    matrix, b = random_case(7)
+    res = fastrisk.risk(matrix, b, value="smooth")
+    for k in range(matrix.n_systems):
+        x = [smooth_ref(r - bb) for r, bb in zip(matrix.values[k], b)]
+        assert res.urisk[k, 0] == pytest.approx(np.mean(x), rel=1e-12)
+    assert res.value == "smooth" and np.isnan(res.alpha).all()
+
+
+def test_user_value_function_plain_python_is_compiled():
+    matrix, b = random_case(8)
+
+    def doubled(d):
+        return 2.0 * d
+
+    res = fastrisk.risk(matrix, b, value=doubled)
+    plain = fastrisk.risk(matrix, b, alpha=0)
+    np.testing.assert_allclose(res.urisk[:, 0], 2 * plain.urisk[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(res.trisk[:, 0], plain.trisk[:, 0], rtol=1e-10)
+    assert res.value == "doubled"
+
+
+def test_uncompilable_value_function_is_a_clear_error():
+    matrix, b = random_case(9)
+    with pytest.raises(InputError, match="could not be compiled by numba"):
+        fastrisk.risk(matrix, b, value=lambda d: {"a": d}["b"])
+
+
+def test_minus_convention_negates_and_loss_weight_is_one_plus_alpha():
+    matrix, b = random_case(10)
+    classic = fastrisk.risk(matrix, b, alpha=[0, 1, 5])
+    minus = fastrisk.risk(matrix, b, loss_weight=[1, 2, 6], convention="minus")
+    np.testing.assert_allclose(minus.urisk, -classic.urisk, rtol=1e-14)
+    np.testing.assert_allclose(minus.trisk, -classic.trisk, rtol=1e-14)
+    np.testing.assert_array_equal(minus.at_risk, classic.at_risk)
+    assert minus.given == "loss_weight" and classic.given == "alpha"
+    assert minus.convention == "minus"
+    table = minus.to_arrow()
+    assert table.column("convention").to_pylist()[0] == "minus"
+    assert table.column("loss_weight").to_pylist()[:3] == [1.0, 2.0, 6.0]
+
+
+finite = st.floats(0.0, 1.0, allow_nan=False, width=64)
+
+
+@st.composite
+def matrices(draw):
+    S = draw(st.integers(1, 5))
+    c = draw(st.integers(2, 30))
+    R = draw(arrays(np.float64, (S, c), elements=finite))
+    b = draw(arrays(np.float64, (c,), elements=finite))
+    return ScoreMatrix(R, [f"s{k}" for k in range(S)], [f"t{i}" for i in range(c)]), b
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices(), st.lists(st.floats(0, 20), min_size=1, max_size=4))
+def test_property_se_jackknife_equals_se_param_for_urisk(case, alphas):
+    matrix, b = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        res = fastrisk.risk(matrix, b, alpha=alphas)
+    np.testing.assert_allclose(res.se_jack, res.se_param, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices())
+def test_property_alpha_zero_is_mean_difference_and_paired_t(case):
+    matrix, b = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = fastrisk.risk(matrix, b, alpha=0)
+        for k in range(matrix.n_systems):
+            d = matrix.values[k] - b
+            assert res.urisk[k, 0] == pytest.approx(d.mean(), abs=1e-12)
+            if res.se_param[k, 0] > 1e-9:
+                t = stats.ttest_rel(matrix.values[k], b)
+                assert res.trisk[k, 0] == pytest.approx(t.statistic, rel=1e-7)
+                assert res.pvalue[k, 0] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrices())
+def test_property_urisk_non_increasing_in_alpha(case):
+    matrix, b = case
+    alphas = [0, 0.5, 1, 2, 5, 10, 20]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        res = fastrisk.risk(matrix, b, alpha=alphas)
+    assert (np.diff(res.urisk, axis=1) <= 1e-12).all()
+
+
+def test_results_do_not_depend_on_thread_count():
+    rng = np.random.default_rng(3)
+    matrix = ScoreMatrix(rng.random((64, 200)), [f"s{k}" for k in range(64)], range(200))
+    one = fastrisk.risk(matrix, "s0", alpha=[0, 1, 5], threads=1)
+    two = fastrisk.risk(matrix, "s0", alpha=[0, 1, 5], threads=2)
+    for field in ("urisk", "se_param", "se_jack", "trisk", "pvalue"):
+        np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
+    t1 = fastrisk.topic_risk(matrix, "s0", alpha=[1], threads=1)
+    t2 = fastrisk.topic_risk(matrix, "s0", alpha=[1], threads=2)
+    np.testing.assert_array_equal(t1.tj, t2.tj)
+
+
+def test_threads_argument_restores_previous_count():
+    import numba
+
+    before = numba.get_num_threads()
+    matrix, b = random_case(1)
+    fastrisk.risk(matrix, b, alpha=1, threads=1)
+    assert numba.get_num_threads() == before
+
+
+def test_adaptive_weights_saro_and_faro():
+    matrix, b = random_case(11, c=20)
+    alpha = 5.0
+    scores = fastrisk.risk_scores(matrix, b, alpha=alpha)
+    tr = fastrisk.topic_risk(matrix, b, alpha=alpha).tr[0]
+    expected_alpha = (1 - stats.norm.cdf(tr)) * alpha
+    saro = fastrisk.adaptive_risk(matrix, b, alpha=alpha, method="saro")
+    faro = fastrisk.adaptive_risk(matrix, b, alpha=alpha, method="faro")
+    np.testing.assert_allclose(saro.adaptive_alpha[0], expected_alpha, rtol=1e-12)
+    d = scores.d
+    np.testing.assert_allclose(saro.weights[0], np.where(d < 0, 1 + expected_alpha, 1.0))
+    np.testing.assert_allclose(faro.weights[0], 1 + expected_alpha)
+    np.testing.assert_allclose(saro.urisk[:, 0], (saro.weights[0] * d).mean(axis=1))
+    # adaptive weights never exceed the fixed 1 + alpha, so SARO risk is between alpha=0 and alpha
+    fixed = fastrisk.risk(matrix, b, alpha=[0, alpha]).urisk
+    assert (saro.urisk[:, 0] >= fixed[:, 1] - 1e-12).all() and (saro.urisk[:, 0] <= fixed[:, 0] + 1e-12).all()
+
+
+def test_baseline_in_matrix_gets_zero_risk_without_warning():
+    matrix, _ = random_case(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = fastrisk.risk(matrix, "s0", alpha=[1])
+    assert res.urisk[0, 0] == 0 and math.isnan(res.trisk[0, 0])
+
+
+def test_zero_standard_error_warns_and_gives_inf():
+    matrix = ScoreMatrix([[0.5, 0.625, 0.75], [0.25, 0.375, 0.5]], ["a", "b"], ["1", "2", "3"])
+    with pytest.warns(ZeroVarianceWarning, match="zero standard error for system"):
+        res = fastrisk.risk(matrix, [0.125, 0.25, 0.375], alpha=0)
+    assert np.isposinf(res.trisk).all() and (res.pvalue == 0).all()
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"alpha": -1}, r"`alpha` must be >= 0"),
+    ({"loss_weight": 0.5}, r"`loss_weight` must be >= 1"),
+    ({"alpha": 1, "loss_weight": 2}, r"either `alpha`.*not both"),
+    ({"alpha": []}, r"`alpha` must not be empty"),
+    ({"alpha": "x"}, r"`alpha` must be a number"),
+    ({"alpha": float("nan")}, r"`alpha` must be finite"),
+    ({"convention": "plus"}, r"`convention` must be 'classic' or 'minus'"),
+    ({"significance": 1.5}, r"`significance` must be a level in \(0, 1\)"),
+    ({"value": "cubic"}, r"`value` must be 'linear', 'smooth' or a function"),
+    ({"value": "smooth", "alpha": 1}, r"apply to the linear value function only"),
+    ({"missing": "ignore"}, r"`missing` must be one of raise, drop, zero"),
+    ({"threads": 0}, r"`threads` must be a positive integer"),
+])
+def test_bad_arguments_are_clear_errors(kwargs, match):
+    matrix, b = random_case(4)
+    with pytest.raises(InputError, match=match):
+        fastrisk.risk(matrix, b, **kwargs)
+
+
+def test_one_topic_is_a_clear_error():
+    matrix = ScoreMatrix([[0.5], [0.6]], ["a", "b"], ["1"])
+    with pytest.raises(InputError, match="at least 2 topics"):
+        fastrisk.risk(matrix, "a", alpha=1)
+
+
+def test_unknown_baseline_names_the_systems():
+    matrix, _ = random_case(5)
+    with pytest.raises(InputError, match=r"unknown baseline 'nope'.*s0, s1"):
+        fastrisk.risk(matrix, "nope")
+
+
+def test_baseline_missing_topics_policies():
+    matrix, b = random_case(6, c=5)
+    partial = dict(zip(matrix.topics[:4], b[:4]))
+    with pytest.raises(InputError, match=r"baseline 'baseline' lacks topic\(s\) 't4'"):
+        fastrisk.risk(matrix, partial, alpha=0)
+    dropped = fastrisk.risk(matrix, partial, alpha=0, missing="drop")
+    expect = (matrix.values[:, :4] - b[:4]).mean(axis=1)
+    np.testing.assert_allclose(dropped.urisk[:, 0], expect)
+    zero = fastrisk.risk(matrix, partial, alpha=0, missing="zero")
+    np.testing.assert_allclose(zero.urisk[:, 0], (matrix.values - np.r_[b[:4], 0]).mean(axis=1))
+    with pytest.raises(InputError, match="shares no topic"):
+        fastrisk.risk(matrix, {"x": 1.0, "y": 2.0})
+
+
+def test_result_exports():
+    matrix, b = random_case(12)
+    res = fastrisk.risk(matrix, b, alpha=[0, 1])
+    table = res.to_arrow()
+    assert table.column_names[:8] == ["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack", "trisk",
+                                      "p_value"]
+    assert table.num_rows == 2 * matrix.n_systems
+    pytest.importorskip("pandas")
+    assert res.to_pandas().shape[0] == 2 * matrix.n_systems
+    assert res.statistic is res.trisk and res.standard_error is res.se_param
