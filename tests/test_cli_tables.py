@@ -40,6 +40,7 @@ def test_zrisk_published_values(capsys, web49):
     assert float(line.split(",")[4]) == pytest.approx(1.038, abs=5e-4)
 
 
+@pytest.mark.filterwarnings("ignore::fastrisk.errors.ZeroVarianceWarning")
 def test_table_all_and_named(capsys, web49):
     status, out, _ = run(capsys, "table", web49, "--alpha", "0,10", "--format", "csv")
     assert status == 0
