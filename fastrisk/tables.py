@@ -34,6 +34,9 @@ TIES = ("average", "ordinal")
 #: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
 BLOCK = 128
 TOPIC_BLOCK = 64
+#: Below this many pair-topic cells the table runs on one thread (waking a thread pool costs
+#: more than the work; results do not depend on the thread count).
+SERIAL_CELLS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     """
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, convention, ties)
     c = matrix.n_topics
+    if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
+        threads = 1
     with limit_threads(threads):
         if baselines is None:
             names = matrix.systems

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from scipy import special
 
 from fastrisk._kernels import zrisk as _k
 from fastrisk._threads import limit_threads
@@ -30,6 +29,8 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.risk import CONVENTIONS, _ArrowResult
 from fastrisk.values import resolve_value
+
+SERIAL_CELLS = 100_000
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     topic_totals = V.sum(axis=0)
     system_totals = V.sum(axis=1)
     grand = float(system_totals.sum())
+    if threads is None and V.size < SERIAL_CELLS:
+        threads = 1  # waking the thread pool costs more than the work
     with limit_threads(threads):
         if vf.is_linear:
             pos, neg = _k.zrisk_parts(V, topic_totals, system_totals, grand)
@@ -116,7 +119,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     if convention == "minus":
         z = -z
     eff = system_totals / c
-    georisk = np.sqrt(eff[:, None] * special.ndtr(z / c))
+    georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c))
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,
                        zrisk=z, georisk=georisk)

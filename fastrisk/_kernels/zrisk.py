@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange
 
 
 @pjit
@@ -52,4 +52,16 @@ def zrisk_value(V, topic_totals, system_totals, grand, value):
             if e > 0.0:
                 acc += value(V[k, i] - e) / math.sqrt(e)
         out[k] = acc
+    return out
+
+
+@njit
+def georisk(eff, z, c):
+    """GeoRisk (S, A) = sqrt(eff_k * Phi(z_ka / c)), Phi the standard normal CDF."""
+    S, A = z.shape
+    out = np.empty((S, A))
+    for k in range(S):
+        for a in range(A):
+            phi = 0.5 * math.erfc(-(z[k, a] / c) / math.sqrt(2.0))
+            out[k, a] = math.sqrt(eff[k] * phi)
     return out
