@@ -12,13 +12,10 @@ import reference_multibase as ref
 from fastrisk.baselines import virtual_baseline
 from fastrisk.datasets import trec2012_web
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
 from fastrisk.pca import pca
 
 
-def _matrix(V):
-    V = np.asarray(V, dtype=np.float64)
-    return ScoreMatrix(V, [f"s{k}" for k in range(V.shape[0])], [f"t{i}" for i in range(V.shape[1])])
+_matrix = ref.matrix_of
 
 
 @settings(max_examples=30, deadline=None)

@@ -11,22 +11,17 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import reference_multibase as ref
-from fastrisk.datasets import trec2012_web
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.matrix import ScoreMatrix
 from fastrisk.risk import risk
 from fastrisk.tables import _all_pairs, baseline_table
 
 
-def _matrix(V):
-    V = np.asarray(V, dtype=np.float64)
-    return ScoreMatrix(V, [f"s{k}" for k in range(V.shape[0])], [f"t{i}" for i in range(V.shape[1])])
+_matrix = ref.matrix_of
 
 
 @pytest.fixture(scope="module")
 def web2012():
-    m, base = trec2012_web("err20")
-    return m.with_system("indriCASP", [base[t] for t in m.topics])
+    return ref.web2012_49()
 
 
 @pytest.fixture(scope="module")
