@@ -37,6 +37,8 @@ TOPIC_BLOCK = 64
 #: Below this many pair-topic cells the table runs on one thread (waking a thread pool costs
 #: more than the work; results do not depend on the thread count).
 SERIAL_CELLS = 1_000_000
+#: Baselines ranked together (one contiguous gather of the table's rows).
+RANK_BLOCK = 16
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = _standardise(urisk, se)
-        rank = _k.baseline_ranks(urisk, ties == "ordinal")
+        rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, convention=convention, ties=ties,

@@ -138,3 +138,18 @@ def test_errors(web2012):
         baseline_table(web2012, "nope")
     with pytest.raises(InputError, match="`alpha` must be >= 0"):
         baseline_table(web2012, alpha=-1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(3, 7), st.integers(2, 11)), elements=st.floats(0, 1)),
+       st.integers(0, 6), st.integers(1, 3))
+def test_identical_systems_get_identical_rows(V, dup_at, block):
+    """A system duplicated anywhere gets bit-identical URisk/SE against every baseline, so
+    its ranks tie exactly, although one copy's sums come from the mirrored pairs."""
+    V = np.insert(V, min(dup_at, V.shape[0]), V[0], axis=0)
+    k = min(dup_at, V.shape[0] - 1) if dup_at else 1
+    u, se, _ = _all_pairs(V, np.array([0.0, 2.0]), block=block, topic_block=8)
+    others = [b for b in range(V.shape[0]) if b not in (0, k)]
+    np.testing.assert_array_equal(u[0, others], u[k, others])
+    np.testing.assert_array_equal(se[0, others], se[k, others])
+    np.testing.assert_array_equal(u[others, 0], u[others, k])
