@@ -32,6 +32,7 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
     Topics are taken four at a time and added to the accumulators as ((t0 + t1) + (t2 + t3)),
     which quarters the accumulator traffic. The grouping is fixed by the topic index alone,
     so a pair and its mirror (where n and p swap roles, negated) give exactly negated sums.
+    On a diagonal tile (a0 == b0) only the pairs a < b are computed.
     """
     c = VT.shape[0]
     na = a1 - a0
@@ -43,22 +44,25 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
     for i0 in range(0, c, topic_block):
         i1 = min(i0 + topic_block, c)
         for q in range(na):
-            an = acc_n[q]
-            an2 = acc_n2[q]
-            ap = acc_p[q]
-            ap2 = acc_p2[q]
             a = a0 + q
+            j0 = q + 1 if a0 == b0 else 0
+            m = nb - j0
+            an = acc_n[q, j0:]
+            an2 = acc_n2[q, j0:]
+            ap = acc_p[q, j0:]
+            ap2 = acc_p2[q, j0:]
+            bs = b0 + j0
             i = i0
             while i + 4 <= i1:
                 x0 = VT[i, a]
                 x1 = VT[i + 1, a]
                 x2 = VT[i + 2, a]
                 x3 = VT[i + 3, a]
-                r0 = VT[i, b0:b1]
-                r1 = VT[i + 1, b0:b1]
-                r2 = VT[i + 2, b0:b1]
-                r3 = VT[i + 3, b0:b1]
-                for j in range(nb):
+                r0 = VT[i, bs:b1]
+                r1 = VT[i + 1, bs:b1]
+                r2 = VT[i + 2, bs:b1]
+                r3 = VT[i + 3, bs:b1]
+                for j in range(m):
                     d0 = x0 - r0[j]
                     d1 = x1 - r1[j]
                     d2 = x2 - r2[j]
@@ -78,8 +82,8 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
                 i += 4
             while i < i1:
                 x0 = VT[i, a]
-                r0 = VT[i, b0:b1]
-                for j in range(nb):
+                r0 = VT[i, bs:b1]
+                for j in range(m):
                     d0 = x0 - r0[j]
                     n0 = d0 if d0 < 0.0 else 0.0
                     p0 = d0 - n0
