@@ -12,7 +12,7 @@ import sys
 
 from fastrisk.errors import InputError
 
-_COMMANDS = ("risk", "tables")
+_COMMANDS = ("risk", "evaluate", "pool_bias", "agree", "report", "tables")
 
 
 def build_parser() -> argparse.ArgumentParser:
