@@ -45,9 +45,12 @@ RANK_BLOCK = 16
 class BaselineTable(_ArrowResult):
     """URisk/TRisk of every system (axis 0) against every baseline (axis 1) at every alpha
     (axis 2): ``urisk``, ``standard_error``, ``trisk``, ``pvalue`` (two-sided, Student t with
-    ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc). ``urisk``/``trisk`` are negated in the
-    ``minus`` convention. With every system as baseline, ``baselines == systems`` and the
-    diagonal has URisk 0 and TRisk NaN (0/0)."""
+    ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc).
+    ``urisk``/``trisk`` are negated in the ``minus`` convention. With every system as
+    baseline, ``baselines == systems`` and the diagonal has URisk 0 and TRisk NaN (0/0).
+    There the standard error comes from sufficient sums (a one-pass variance), so its
+    relative error grows like eps * (URisk / SD)^2: negligible unless a pair's differences
+    are nearly constant over topics (|TRisk| in the thousands)."""
 
     systems: tuple
     baselines: tuple

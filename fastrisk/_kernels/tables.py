@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels.agreement import ranking_from_scores
 
 
 @njit
@@ -180,20 +181,11 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
 
 
 @njit
-def _rank_desc(values, order_buf, out, ordinal):
+def _rank_desc(values, ids, top, bot, out, ordinal):
     """Ranks of ``values`` (1 = largest); ties averaged unless ``ordinal`` (then by position)."""
-    n = values.shape[0]
-    order = np.argsort(-values, kind="mergesort") if ordinal else np.argsort(-values)
-    for j in range(n):
-        order_buf[j] = order[j]
-    j = 0
-    while j < n:
-        m = j
-        while m + 1 < n and values[order_buf[m + 1]] == values[order_buf[j]]:
-            m += 1
-        for t in range(j, m + 1):
-            out[order_buf[t]] = (t + 1.0) if ordinal else (j + m + 2) / 2.0
-        j = m + 1
+    ranking_from_scores(values, ids, top, bot)
+    for k in range(values.shape[0]):
+        out[ids[k]] = (k + 1.0) if ordinal else (top[k] + bot[k] + 2) / 2.0
 
 
 @pjit
@@ -210,14 +202,16 @@ def baseline_ranks(stat, ordinal, bblock):
         nb = min(b0 + bblock, B) - b0
         cols = np.empty((nb, A, S))
         out = np.empty((nb, A, S))
-        buf = np.empty(S, dtype=np.int64)
+        ids = np.empty(S, dtype=np.int64)
+        top = np.empty(S, dtype=np.int64)
+        bot = np.empty(S, dtype=np.int64)
         for a in range(S):
             for j in range(nb):
                 for k in range(A):
                     cols[j, k, a] = stat[a, b0 + j, k]
         for j in range(nb):
             for k in range(A):
-                _rank_desc(cols[j, k], buf, out[j, k], ordinal)
+                _rank_desc(cols[j, k], ids, top, bot, out[j, k], ordinal)
         for a in range(S):
             for j in range(nb):
                 for k in range(A):
