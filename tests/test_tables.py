@@ -73,8 +73,11 @@ def test_kernel_matches_loop_reference(V, alphas, block, topic_block):
     u, se, t = _all_pairs(V, np.asarray(alphas), block=block, topic_block=topic_block)
     np.testing.assert_allclose(u, U, rtol=1e-9, atol=1e-12)
     # the SE comes from sufficient sums (one-pass variance): its relative error grows like
-    # eps * (mean / sd)^2, so nearly constant differences (|TRisk| >~ 1e4) are compared loosely
+    # eps * (mean / sd)^2, so nearly constant differences (|TRisk| >~ 1e4) are compared loosely;
+    # exactly constant ones must give SE = 0 (TRisk infinite), as the two-pass reference does
     np.testing.assert_allclose(se, E, rtol=1e-6, atol=1e-7)
+    assert np.isinf(t[np.isinf(T)]).all()
+    assert (np.abs(T[np.isinf(t)]) > 1e6).all()  # only rounding-level variances are called 0
     well = np.isfinite(T) & (E > 1e-6) & (np.abs(T) < 1e3)
     np.testing.assert_allclose(t[well], T[well], rtol=1e-6, atol=1e-9)
 

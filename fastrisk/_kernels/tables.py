@@ -25,6 +25,8 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels.agreement import ranking_from_scores
 
+EPS = 2.220446049250313e-16  # float64 machine epsilon
+
 
 @njit
 def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
@@ -152,7 +154,7 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
     """URisk, parametric SE and TRisk (S, B, A) from the pair sums, for every alpha.
 
     TRisk is URisk / SE; where SE = 0 it is NaN if URisk = 0 too (a system against itself),
-    else an infinity of URisk's sign.
+    else an infinity of URisk's sign (a constant difference over topics).
     """
     S = sd.shape[0]
     B = sd.shape[1]
@@ -166,7 +168,10 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
                 al = alphas[k]
                 sx = sd[a, b] + al * sn[a, b]
                 sx2 = sd2[a, b] + (2.0 * al + al * al) * sn2[a, b]
-                var = (sx2 - sx * sx / c) / (c - 1)
+                ss = sx2 - sx * sx / c
+                # below the rounding floor of the one-pass sums the variance is noise: call it 0
+                # (only |TRisk| beyond ~1 / (2 sqrt(eps)) = 3e7 is affected)
+                var = ss / (c - 1) if ss > 4.0 * c * EPS * sx2 else 0.0
                 u = sx / c
                 s = math.sqrt(var / c) if var > 0.0 else 0.0
                 urisk[a, b, k] = u
