@@ -57,6 +57,7 @@ class BaselineTable(_ArrowResult):
     alpha: np.ndarray
     loss_weight: np.ndarray
     given: str
+    value: str
     convention: str
     ties: str
     n_topics: int
@@ -94,10 +95,11 @@ class BaselineTable(_ArrowResult):
             "p_value": self.pvalue.reshape(-1),
             "rank": self.rank.reshape(-1),
             "convention": pa.array([self.convention], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+            "value": pa.array([self.value], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
         })
 
 
-def _table_iv(matrix, baseline, alpha, loss_weight, convention, ties):
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
     if not isinstance(matrix, ScoreMatrix):
         raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
     if convention not in CONVENTIONS:
@@ -115,10 +117,10 @@ def _table_iv(matrix, baseline, alpha, loss_weight, convention, ties):
         baselines = list(baseline)
     else:
         baselines = [baseline]
-    return resolve_value(None, alpha=alpha, loss_weight=loss_weight), baselines
+    return resolve_value(value, alpha=alpha, loss_weight=loss_weight), baselines
 
 
-def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None,
+def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
                    convention: str = "classic", ties: str = "average",
                    threads: int | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
@@ -127,23 +129,30 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     all-pairs kernel); otherwise one baseline or a list of them, each anything
     :func:`fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
     vector, a file). ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha): one number or many
-    (default 0, 1, 5, 10). Linear value function only.
+    (default 0, 1, 5, 10) for the linear value function; ``value`` may also be ``"smooth"`` or
+    a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
+    takes its own pass over topics, as no antisymmetry holds).
     """
-    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, convention, ties)
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
     c = matrix.n_topics
     if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
         threads = 1
     with limit_threads(threads):
         if baselines is None:
             names = matrix.systems
-            urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+            if vf.is_linear:
+                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+            else:
+                sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
+                zeros = np.zeros_like(sx)
+                urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
             _warn_identical(matrix.systems, se)
         else:
             names, cols_u, cols_se = [], [], []
             for b in baselines:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ZeroVarianceWarning)
-                    r = risk(matrix, b, alpha=vf.alpha, convention="classic")
+                    r = risk(matrix, b, **({"alpha": vf.alpha} if vf.is_linear else {"value": value}))
                 if r.systems != matrix.systems:
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
@@ -155,7 +164,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
-                         loss_weight=vf.loss_weight, given=vf.given, convention=convention, ties=ties,
+                         loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
+                         ties=ties,
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
                          trisk=sign * trisk if sign < 0 else trisk, rank=rank)
 

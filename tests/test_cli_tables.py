@@ -54,11 +54,13 @@ def test_table_all_and_named(capsys, web49):
     assert rows["run24"]["urisk"] == 0.0
     status, out, _ = run(capsys, "table", web49, "--baseline", "max", "--format", "json")
     assert all(json.loads(l)["urisk"] <= 0 for l in out.splitlines())
+    status, out, _ = run(capsys, "table", web49, "--value", "smooth", "--convention", "minus", "--format", "csv")
+    assert status == 0 and len(out.splitlines()) == 1 + 49 * 49
 
 
 def test_errors(capsys, web49, tmp_path):
-    status, _, err = run(capsys, "table", web49, "--value", "smooth")
-    assert status == 2 and "linear value function only" in err
+    status, _, err = run(capsys, "table", web49, "--value", "smooth", "--alpha", "1")
+    assert status == 2 and "linear value function" in err
     neg = tmp_path / "neg.csv"
     neg.write_text("a,b\n0.1,-0.2\n0.3,0.4\n")
     status, _, err = run(capsys, "zrisk", str(neg))

@@ -131,6 +131,27 @@ def test_minus_convention_and_arrow(web2012):
     assert row["urisk"] == 0.0 and row["convention"] == "minus"
 
 
+def test_smooth_and_custom_value_functions(web2012):
+    import numba
+
+    @numba.njit
+    def halved(x):
+        return 0.5 * x if x < 0 else x
+
+    small = web2012.select(systems=web2012.systems[:6] + ("indriCASP",))
+    for value in ("smooth", halved):
+        t = baseline_table(small, value=value)
+        assert t.urisk.shape == (7, 7, 1) and np.isnan(t.alpha).all()
+        for name in ("indriCASP", small.systems[2]):
+            b = small.system_index(name)
+            r = risk(small, name, value=value)
+            np.testing.assert_allclose(t.urisk[:, b], r.urisk, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(t.trisk[:, b], r.trisk, rtol=1e-9)
+        one = baseline_table(small, "indriCASP", value=value)
+        np.testing.assert_allclose(one.urisk[:, 0], t.urisk[:, small.system_index("indriCASP")], atol=1e-15)
+    assert t.value == "halved" and t.to_arrow().column("value")[0].as_py() == "halved"
+
+
 def test_errors(web2012):
     with pytest.raises(InputError, match="`ties` must be 'average' or 'ordinal'"):
         baseline_table(web2012, ties="dense")

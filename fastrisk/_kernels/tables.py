@@ -222,3 +222,26 @@ def baseline_ranks(stat, ordinal, bblock):
                 for k in range(A):
                     ranks[a, b0 + j, k] = out[j, k, a]
     return ranks
+
+
+@pjit
+def value_pair_sums(V, value):
+    """sum x and sum x^2 (S, S) of x_i = value(V[a, i] - V[b, i]) for every ordered pair.
+
+    For a non-linear value function (a jitted scalar function): no antisymmetry to exploit,
+    every ordered pair is one pass over the two contiguous rows of ``V`` (S, c).
+    """
+    S, c = V.shape
+    sx = np.empty((S, S))
+    sx2 = np.empty((S, S))
+    for a in prange(S):
+        for b in range(S):
+            acc = 0.0
+            acc2 = 0.0
+            for i in range(c):
+                x = value(V[a, i] - V[b, i])
+                acc += x
+                acc2 += x * x
+            sx[a, b] = acc
+            sx2[a, b] = acc2
+    return sx, sx2

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.cli.risk import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
                                load_matrix, load_matrix_and_baseline)
-from fastrisk.errors import InputError
 
 TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "p_value", "rank"]
 ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
@@ -15,8 +14,6 @@ def _cmd_table(args) -> None:
     from fastrisk.tables import baseline_table
 
     kwargs = alpha_kwargs(args)
-    if "value" in kwargs:
-        raise InputError(f"fastrisk table supports the linear value function only, not --value {args.value}")
     if args.baseline is None or args.baseline == "all":
         matrix, baseline = load_matrix(args), "all"
     else:
