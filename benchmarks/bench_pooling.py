@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench_data.synthetic_runs import generate
+from fastrisk.bench_data.synthetic_runs import generate
 from fastrisk import pooling as P
 
 MEASURE = "RBP(rel=1,p=0.8)@10"

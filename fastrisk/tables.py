@@ -76,6 +76,31 @@ class BaselineTable(_ArrowResult):
         """Two-sided p-values of TRisk (Student t, ``df`` = c - 1), computed on first use."""
         return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
 
+    def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
+        """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
+        Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
+        matrix (persistence ``p``, tie treatment ``ties``; best system first). ``alpha``: one
+        of the table's alphas (default: the first)."""
+        from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
+
+        if alpha is None:
+            a = 0
+        else:
+            hits = np.flatnonzero(np.isclose(self.alpha, float(alpha)))
+            if hits.size == 0:
+                raise InputError(f"`alpha` {alpha!r} is not in the table; it has {self.alpha.tolist()}")
+            a = int(hits[0])
+        sign = -1.0 if self.convention == "minus" else 1.0
+        scores = np.ascontiguousarray((sign * self.urisk[:, :, a]).T)  # (B, S): larger is better
+        if len(self.baselines) < 2:
+            raise InputError("rank agreement needs at least two baselines")
+        return RankAgreement(
+            alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
+            friedman=friedman(scores, items=self.systems),
+            kendall=kendall_tau_matrix(scores, labels=self.baselines),
+            rbo=rbo_matrix(scores, p=p, ties=ties, labels=self.baselines),
+        )
+
     def to_arrow(self) -> pa.Table:
         """Long form: one row per (system, baseline, alpha)."""
         S, B, A = self.urisk.shape
@@ -97,6 +122,20 @@ class BaselineTable(_ArrowResult):
             "convention": pa.array([self.convention], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
             "value": pa.array([self.value], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
         })
+
+
+@dataclass(frozen=True)
+class RankAgreement:
+    """Agreement of the rankings that the baselines of a :class:`BaselineTable` induce at one
+    alpha: ``friedman`` (:class:`~fastrisk.FriedmanResult`, with Kendall's W and each
+    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO)."""
+
+    alpha: float
+    baselines: tuple
+    systems: tuple
+    friedman: object
+    kendall: object
+    rbo: object
 
 
 def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):

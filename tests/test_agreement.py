@@ -19,7 +19,7 @@ from fastrisk.agreement import (
     rbo,
 )
 from fastrisk.errors import InputError
-from tests.reference_agreement import kendall_tau_b
+from reference_agreement import kendall_tau_b
 
 
 def _scipy_tau(x, y):

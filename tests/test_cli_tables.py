@@ -65,3 +65,20 @@ def test_errors(capsys, web49, tmp_path):
     neg.write_text("a,b\n0.1,-0.2\n0.3,0.4\n")
     status, _, err = run(capsys, "zrisk", str(neg))
     assert status == 2 and "non-negative" in err
+
+
+def test_table_agreement_across_baselines(capsys, bench_data):
+    import json
+
+    from fastrisk.cli import main
+
+    path = str(bench_data / "trec-matrices" / "web2013_err20.csv")
+    assert main(["table", path, "--alpha", "0,5", "--agreement", "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 2 * 34 * 33 // 2
+    assert {r["alpha"] for r in rows} == {0.0, 5.0}
+    assert all(-1 <= r["kendall_tau"] <= 1 and 0 <= r["rbo_min"] <= r["rbo_ext"] <= 1 + 1e-12 for r in rows)
+    # at alpha = 0 URisk is the mean difference, so every baseline ranks the systems alike
+    at0 = [r for r in rows if r["alpha"] == 0]
+    assert all(r["kendall_tau"] == pytest.approx(1.0) and r["kendall_w"] == pytest.approx(1.0) for r in at0)
+    assert any(r["kendall_tau"] < 0.99 for r in rows if r["alpha"] == 5)

@@ -13,7 +13,7 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import evaluate, parse_measure, score_matrix_values
 from fastrisk.runs import Qrels, read_qrels, read_runs
-from tests import reference_pooling as ref
+import reference_pooling as ref
 
 
 def test_official_gdeval_baseline_indriCASP(bench_data):

@@ -284,9 +284,9 @@ def test_baseline_heatmap_marks_significant_cells(data):
 def test_pooling_bias_and_mae():
     pooling = pytest.importorskip("fastrisk.pooling")
     try:
-        from bench_data.synthetic_runs import generate
+        from fastrisk.bench_data.synthetic_runs import generate
     except ImportError:
-        pytest.skip("bench_data.synthetic_runs (the pooling branch's run generator) is not available")
+        pytest.skip("fastrisk.bench_data.synthetic_runs is not available")
     runs, qrels = generate(n_systems=12, n_topics=30, depth=20, seed=5)
     res = pooling.pooling_experiment(runs, qrels, widths=(2, 4, 8), repeats=12, common_topics=(5, 10, 20),
                                      topic_repeats=10, seed=3)

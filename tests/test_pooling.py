@@ -16,7 +16,7 @@ from fastrisk.pooling import (
     pooling_experiment,
     score_against_pool,
 )
-from tests import reference_pooling as ref
+import reference_pooling as ref
 
 FAMILIES = [("P", 5, "P@5"), ("RBP", 6, "RBP(rel=1,p=0.8)@6"), ("nDCG", 4, "nDCG@4"), ("ERR", 5, "ERR@5")]
 
@@ -112,7 +112,7 @@ def test_common_topic_adjustment_errors(args, message):
 
 @pytest.fixture(scope="module")
 def synthetic():
-    from bench_data.synthetic_runs import generate
+    from fastrisk.bench_data.synthetic_runs import generate
 
     return generate(n_systems=12, n_topics=30, depth=40, universe=300, relevant=20, judge_depth=20, seed=7)
 
@@ -200,7 +200,7 @@ def test_adjustment_argument_errors(synthetic):
 
 
 def test_cli_pool_bias(synthetic, tmp_path, capsys):
-    from bench_data.synthetic_runs import write
+    from fastrisk.bench_data.synthetic_runs import write
 
     from fastrisk.cli import main
 

@@ -21,7 +21,7 @@ from fastrisk.agreement import (
     rbo_matrix,
 )
 from fastrisk.errors import InputError
-from tests.reference_agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
+from reference_agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
 
 SCORES = ("ext", "min", "max", "res")
 

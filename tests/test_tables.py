@@ -180,3 +180,24 @@ def test_identical_systems_get_identical_rows(V, dup_at, block):
     np.testing.assert_array_equal(u[0, others], u[k, others])
     np.testing.assert_array_equal(se[0, others], se[k, others])
     np.testing.assert_array_equal(u[others, 0], u[others, k])
+
+
+def test_rank_agreement_across_baselines_matches_scipy():
+    from scipy import stats
+
+    import fastrisk
+
+    m, _ = fastrisk.datasets.trec2012_web()
+    m = m.select(systems=list(m.systems[:12]))
+    t = fastrisk.baseline_table(m, alpha=[0, 5])
+    agree = t.agreement(alpha=5)
+    scores = t.urisk[:, :, 1].T  # (baselines, systems)
+    assert agree.alpha == 5.0
+    assert agree.friedman.statistic == pytest.approx(stats.friedmanchisquare(*scores.T).statistic)
+    tau = stats.kendalltau(scores[0], scores[3]).statistic
+    assert agree.kendall.statistic[0, 3] == pytest.approx(tau)
+    assert agree.rbo.ext.shape == (12, 12)
+    minus = fastrisk.baseline_table(m, alpha=[5], convention="minus").agreement()
+    np.testing.assert_allclose(minus.rbo.ext, agree.rbo.ext)  # same orderings whatever the sign
+    with pytest.raises(fastrisk.InputError, match="not in the table"):
+        t.agreement(alpha=3)

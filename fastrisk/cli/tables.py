@@ -20,7 +20,32 @@ def _cmd_table(args) -> None:
         matrix, baseline = load_matrix_and_baseline(args)
     result = baseline_table(matrix, baseline, convention=args.convention, ties=args.ties, threads=args.threads,
                             **kwargs)
+    if args.agreement:
+        write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
+        return
     write_table(result.to_arrow().select(TABLE_COLUMNS), args.format, args.out)
+
+
+def _agreement_table(result, p: float):
+    """One row per (alpha, pair of baselines): Kendall tau-b and RBO of the two rankings, with
+    the Friedman test over all baselines' rankings at that alpha repeated on each row."""
+    import numpy as np
+    import pyarrow as pa
+
+    parts = []
+    for alpha in result.alpha:
+        agree = result.agreement(alpha, p=p)
+        a, b = np.triu_indices(len(result.baselines), k=1)
+        names = np.asarray(result.baselines, dtype=object)
+        parts.append(pa.table({
+            "alpha": np.full(a.size, alpha), "baseline_a": names[a], "baseline_b": names[b],
+            "kendall_tau": agree.kendall.statistic[a, b], "kendall_p": agree.kendall.pvalue[a, b],
+            "rbo_ext": agree.rbo.ext[a, b], "rbo_min": agree.rbo.min[a, b], "rbo_res": agree.rbo.res[a, b],
+            "friedman_chi2": np.full(a.size, agree.friedman.statistic),
+            "friedman_p": np.full(a.size, agree.friedman.pvalue),
+            "kendall_w": np.full(a.size, agree.friedman.kendall_w),
+        }))
+    return pa.concat_tables(parts)
 
 
 def _cmd_zrisk(args) -> None:
@@ -41,6 +66,10 @@ def register(sub) -> None:
     add_alpha_arguments(p)
     p.add_argument("--ties", choices=("average", "ordinal"), default="average",
                    help="ranks of tied systems: averaged (default) or in system order")
+    p.add_argument("--agreement", action="store_true",
+                   help="instead of the table: how the rankings change across baselines (Kendall tau and "
+                        "RBO for every pair of baselines, Friedman test and Kendall's W over all)")
+    p.add_argument("--rbo-p", type=float, default=0.9, help="RBO persistence with --agreement (default 0.9)")
     add_format_options(p)
     p.set_defaults(func=_cmd_table)
 
