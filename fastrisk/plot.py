@@ -628,24 +628,28 @@ def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, 
         raise InputError(f"`components` must be two different components in 1..{m}, got {components!r}")
     ax, created = _axes(ax, COLUMN_FIGSIZE)
     i, j = first - 1, second - 1
-    ax.scatter(result.scores[:, i], result.scores[:, j], s=12, color=NEUTRAL_COLOR, alpha=0.6,
-               linewidths=0, label="systems", zorder=2)
+    ax.plot(result.scores[:, i], result.scores[:, j], linestyle="none", marker="o", markersize=3.5,
+            color=NEUTRAL_COLOR, alpha=0.6, markeredgewidth=0, label="systems", zorder=2, gid="pca-systems")
     rows = [] if highlight is None else _pick_systems(result.systems, highlight, "highlight")
     names = [result.systems[k] for k in rows]
     styles = _styles(names, colors)
     for k, name in zip(rows, names):
         st = styles[name]
-        ax.scatter(result.scores[k, i], result.scores[k, j], s=30, color=st["color"], marker=st["marker"],
-                   label=name, zorder=3, edgecolors="white", linewidths=0.5)
+        ax.plot(result.scores[k, i], result.scores[k, j], linestyle="none", marker=st["marker"], markersize=6,
+                color=st["color"], markeredgecolor="white", markeredgewidth=0.5, label=name, zorder=3,
+                gid=f"pca-{name}")
+    right = np.max(np.r_[result.scores[:, i], result.extra_scores[:, i]]) if len(result.extra_names) else 0.0
     for name, point in zip(result.extra_names, result.extra_scores):
-        ax.scatter(point[i], point[j], s=70, color="black", marker="*", zorder=4)
-        ax.annotate(name, (point[i], point[j]), xytext=(4, 3), textcoords="offset points",
-                    fontsize=SMALL_FONT_SIZE, zorder=5)
+        ax.plot(point[i], point[j], linestyle="none", marker="*", markersize=9, color="black", zorder=4,
+                gid="pca-extra")
+        at_right = point[i] >= 0.8 * right > 0  # keep labels of right-most points inside the axes
+        ax.annotate(name, (point[i], point[j]), xytext=(-5 if at_right else 5, 4), textcoords="offset points",
+                    ha="right" if at_right else "left", fontsize=SMALL_FONT_SIZE, zorder=5)
     ratio = result.explained_variance_ratio
     ax.set_xlabel(f"PC{first} ({100 * ratio[i]:.1f}% of variance)")
     ax.set_ylabel(f"PC{second} ({100 * ratio[j]:.1f}% of variance)")
     ax.axhline(0.0, color=CRITICAL_COLOR, linewidth=0.5, zorder=1)
     ax.axvline(0.0, color=CRITICAL_COLOR, linewidth=0.5, zorder=1)
-    if legend and (rows or len(result.systems)):
-        ax.legend(loc="best", frameon=False)
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0)
     return _finish(ax, created)

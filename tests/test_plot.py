@@ -319,3 +319,24 @@ def test_topic_risk_bars_minus_convention_marks_losses_above(data):
     assert len(loss.get_xdata()) == int(res.loss[0, k].sum()) > 0
     assert (np.asarray(loss.get_ydata()) > res.critical_t).all()  # TR- of a loss is positive
     assert "minus" in ax.get_ylabel()
+
+
+def test_pca_map_systems_highlights_and_virtual_baselines(data):
+    from fastrisk.baselines import virtual_baseline
+    from fastrisk.pca import pca
+
+    m, _ = data
+    res = pca(m, 2, extra=[virtual_baseline(m, k) for k in ("mean", "median", "max")])
+    ax = plot.pca_map(res, highlight=NAMED, ax=_axes())
+    assert len(_by_gid(ax, "pca-systems")[0].get_xdata()) == 48
+    assert all(len(_by_gid(ax, f"pca-{name}")) == 1 for name in NAMED)
+    extra = _by_gid(ax, "pca-extra")
+    assert len(extra) == 3 and [t.get_text() for t in ax.texts] == ["MEAN", "MEDIAN", "MAX"]
+    np.testing.assert_allclose([extra[0].get_xdata()[0], extra[0].get_ydata()[0]], 0.0, atol=1e-12)  # MEAN at 0
+    k = list(res.systems).index("qutwb")
+    np.testing.assert_allclose(_by_gid(ax, "pca-qutwb")[0].get_xdata(), res.scores[k, 0])
+    assert ax.get_xlabel().startswith("PC1 (") and "% of variance" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["systems"] + NAMED
+    _render(ax)
+    with pytest.raises(InputError, match="two different components"):
+        plot.pca_map(res, components=(1, 1))
