@@ -12,7 +12,7 @@ import sys
 
 from fastrisk.errors import InputError
 
-_COMMANDS = ("risk",)
+_COMMANDS = ("risk", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
