@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from scipy import special, stats
+from scipy import special
 
 from fastrisk._kernels import risk as _k
 from fastrisk._threads import limit_threads
@@ -222,6 +222,11 @@ def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significan
     return matrix, base, vf
 
 
+def t_critical(significance: float, df: int) -> float:
+    """The two-sided critical value t(significance/2, df) of Student's t."""
+    return float(special.stdtrit(df, 1.0 - significance / 2))
+
+
 def _sign(convention: str) -> float:
     return -1.0 if convention == "minus" else 1.0
 
@@ -241,7 +246,7 @@ def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, 
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
     R = matrix.values
-    with limit_threads(threads):
+    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
         if vf.is_linear:
             X = _k.linear_scores(R, base.values, vf.alpha)
         else:
@@ -263,7 +268,7 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
-    with limit_threads(threads):
+    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
         if vf.is_linear:
             freward, frisk, urisk, se, sej = _k.linear_risk(matrix.values, base.values, vf.alpha)
         else:
@@ -271,8 +276,8 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     trisk = _standardise(urisk, se)
     _warn_zero_se(matrix.systems, se, base.system)
     df = c - 1
-    crit = float(stats.t.isf(significance / 2, df))
-    pvalue = 2.0 * stats.t.sf(np.abs(trisk), df)
+    crit = t_critical(significance, df)
+    pvalue = 2.0 * special.stdtr(df, -np.abs(trisk))
     sign = _sign(convention)
     return RiskResult(
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
@@ -307,10 +312,10 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
         raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
-    with limit_threads(threads):
+    with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
     df = len(scores.topics) - 1
-    crit = float(stats.t.isf(significance / 2, df))
+    crit = t_critical(significance, df)
     s = _sign(convention)
     return TopicRiskResult(
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
@@ -333,7 +338,7 @@ def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
-    with limit_threads(threads):
+    with limit_threads(threads, scores.x.size):
         tr = _k.topic_risk(scores.x)[0]
     tr = np.nan_to_num(tr, nan=0.0)
     adaptive = (1.0 - special.ndtr(tr)) * scores.alpha[:, None, None]

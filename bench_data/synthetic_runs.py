@@ -1,0 +1,110 @@
+"""Seeded generator of TREC-like run sets for scale tests and benchmarks.
+
+Model (all draws from ``numpy.random.default_rng(seed)``; same arguments, same data):
+
+* each topic has a universe of ``universe`` candidate documents; a log-normally sized set of
+  them (about ``relevant`` on average) is relevant with grade 1 (70 %) or 2 (30 %); the
+  topic has a difficulty ``mu_t ~ U(0.4, 1.6)``;
+* a document's latent evidence is ``z_d = mu_t * grade_d + N(0, 1)`` (shared by all systems,
+  which is what correlates their rankings);
+* systems come in ``families`` (think participating groups, each submitting several runs);
+  system ``s`` of family ``f`` scores ``a_s z_d + 0.8 e_{f,d} + 0.6 e_{s,d}`` with quality
+  ``a_s ~ U(0.2, 1.2)`` and Gaussian family/system noise, and returns its top ``depth``;
+* the qrels are the depth-``judge_depth`` pool of all systems (TREC style, as Robust 2004's
+  depth-100 pool), judged with the latent grades; relevant documents outside the pool stay
+  unjudged, so pool bias is real.
+
+Defaults give the Robust-2004 size: 110 systems x 249 topics x depth 1,000 (about 3 s and
+~120 MB in memory). :func:`generate` returns in-memory ``(RunSet, Qrels)``;
+:func:`write` writes gzip run files and a qrels file (into ``bench_data/synthetic/`` by
+default, which git ignores). Usage::
+
+    from bench_data.synthetic_runs import generate
+    runs, qrels = generate(n_systems=110, n_topics=249, depth=1000, seed=2004)
+
+    python bench_data/synthetic_runs.py --systems 20 --topics 50 --depth 100 --out DIR
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def _simulate(n_systems, n_topics, depth, universe, relevant, families, seed):
+    rng = np.random.default_rng(seed)
+    n_fam = max(1, min(families, n_systems))
+    family = np.sort(rng.integers(0, n_fam, n_systems))
+    quality = rng.uniform(0.2, 1.2, n_systems).astype(np.float32)
+    docs = np.empty((n_systems, n_topics, depth), dtype=np.int32)
+    grades = np.zeros((n_topics, universe), dtype=np.int8)
+    for t in range(n_topics):
+        n_rel = int(min(universe // 4, max(3, rng.lognormal(np.log(relevant), 0.6))))
+        rel_docs = rng.choice(universe, n_rel, replace=False)
+        grades[t, rel_docs] = np.where(rng.random(n_rel) < 0.3, 2, 1)
+        mu = rng.uniform(0.4, 1.6)
+        z = (mu * grades[t] + rng.standard_normal(universe, dtype=np.float32)).astype(np.float32)
+        fam_noise = rng.standard_normal((n_fam, universe), dtype=np.float32)
+        scores = quality[:, None] * z[None, :] + 0.8 * fam_noise[family] \
+            + 0.6 * rng.standard_normal((n_systems, universe), dtype=np.float32)
+        top = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
+        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
+        docs[:, t, :] = np.take_along_axis(top, order, axis=1)
+    return docs, grades
+
+
+def generate(n_systems=110, n_topics=249, depth=1000, *, universe=None, relevant=70, families=None,
+             judge_depth=100, seed=2004):
+    """In-memory synthetic ``(RunSet, Qrels)``; document names are their dense ids."""
+    from fastrisk.runs import Qrels, RunSet, encode_rankings
+
+    universe = universe or max(4 * depth, 2000)
+    families = families or max(1, n_systems // 4)
+    raw, grades = _simulate(n_systems, n_topics, depth, universe, relevant, families, seed)
+    lengths = np.full((n_systems, n_topics), depth, dtype=np.int32)
+    dense, offsets, best_rank, ranked = encode_rankings(raw, lengths)
+    systems = tuple(f"sys{s:03d}" for s in range(n_systems))
+    topics = tuple(str(301 + t) for t in range(n_topics))
+    runs = RunSet(systems, topics, dense, lengths, offsets, best_rank, None, ())
+    judged = {}
+    for t in range(n_topics):
+        n_judged = int(np.searchsorted(best_rank[offsets[t]:offsets[t + 1]], judge_depth))
+        original = ranked[t][:n_judged]
+        judged[topics[t]] = dict(zip(map(str, range(n_judged)), grades[t, original].tolist()))
+    return runs, Qrels.from_dict(judged)
+
+
+def write(runs, qrels, out_dir=None):
+    """Write ``runs`` as gzip TREC run files and ``qrels`` as ``qrels.txt`` into ``out_dir``."""
+    out = Path(out_dir) if out_dir is not None else HERE / "synthetic"
+    out.mkdir(parents=True, exist_ok=True)
+    for s, name in enumerate(runs.systems):
+        lines = []
+        for t, topic in enumerate(runs.topics):
+            n = int(runs.lengths[s, t])
+            for i in range(n):
+                lines.append(f"{topic} Q0 {runs.docid(t, int(runs.docs[s, t, i]))} {i + 1} {-(i + 1)} {name}\n")
+        with gzip.open(out / f"{name}.run.gz", "wt", compresslevel=1) as fh:
+            fh.write("".join(lines))
+    with open(out / "qrels.txt", "w") as fh:
+        tab = qrels.to_arrow().to_pylist()
+        fh.write("".join(f"{r['topic']} 0 {r['docid']} {r['grade']}\n" for r in tab))
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--systems", type=int, default=110)
+    ap.add_argument("--topics", type=int, default=249)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=2004)
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    r, q = generate(a.systems, a.topics, a.depth, seed=a.seed)
+    print(write(r, q, a.out))

@@ -1,0 +1,93 @@
+"""Per-topic metrics of the eight real TREC 2012 Web Indri runs (50 topics x 1,000 documents).
+
+Peers measured on the same pre-parsed inputs: ir_measures (pytrec_eval backend),
+pytrec_eval (the ``pytrec-eval-terrier`` wheel) and ranx. Measures common to all: nDCG@20
+and P@10 (binary judgments, where every tool's definition coincides).
+
+    PYTHONPATH=$PWD /work/venv/bin/python -m pytest benchmarks/bench_metrics.py --benchmark-only -q
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fastrisk.metrics import evaluate
+from fastrisk.runs import Qrels, read_runs
+
+from pathlib import Path
+
+BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
+
+WEB = BENCH_DATA / "trec2012-web"
+GROUP = "nDCG@20 + P@10, 8 runs x 50 topics"
+
+
+@pytest.fixture(scope="module")
+def data():
+    runs = read_runs(WEB / "runs")
+    qd = {}
+    for line in (WEB / "qrels.adhoc.txt").read_text().splitlines():
+        if line.strip():
+            t, _, d, g = line.split()
+            qd.setdefault(t, {})[d] = 1 if int(g) > 0 else 0
+    qrels = Qrels.from_dict(qd)
+    run_dicts = {}
+    for s, name in enumerate(runs.systems):
+        run_dicts[name] = {t: {runs.docid(j, int(d)): float(-i) for i, d in enumerate(runs.docs[s, j, : runs.lengths[s, j]])}
+                           for j, t in enumerate(runs.topics)}
+    return runs, qrels, qd, run_dicts
+
+
+def test_fastrisk(benchmark, data):
+    runs, qrels, *_ = data
+    benchmark.group = GROUP
+    evaluate(runs, qrels, ["nDCG@20", "P@10"])
+    benchmark(evaluate, runs, qrels, ["nDCG@20", "P@10"])
+
+
+def test_fastrisk_with_err(benchmark, data):
+    runs, qrels, *_ = data
+    benchmark.group = GROUP + " (fastrisk alone: + ERR@20, RBP@10)"
+    ms = ["nDCG@20", "P@10", "ERR@20", "RBP(rel=1,p=0.8)@10"]
+    evaluate(runs, qrels, ms)
+    benchmark(evaluate, runs, qrels, ms)
+
+
+def test_ir_measures(benchmark, data):
+    ir_measures = pytest.importorskip("ir_measures")
+    _, _, qd, run_dicts = data
+    benchmark.group = GROUP
+    measures = [ir_measures.nDCG @ 20, ir_measures.P @ 10]
+
+    def go():
+        return [list(ir_measures.iter_calc(measures, qd, r)) for r in run_dicts.values()]
+
+    go()
+    benchmark(go)
+
+
+def test_pytrec_eval(benchmark, data):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    _, _, qd, run_dicts = data
+    benchmark.group = GROUP
+
+    def go():
+        ev = pytrec_eval.RelevanceEvaluator(qd, {"ndcg_cut.20", "P.10"})
+        return [ev.evaluate(r) for r in run_dicts.values()]
+
+    go()
+    benchmark(go)
+
+
+def test_ranx(benchmark, data):
+    ranx = pytest.importorskip("ranx")
+    _, _, qd, run_dicts = data
+    benchmark.group = GROUP
+
+    def go():
+        q = ranx.Qrels(qd)
+        return [ranx.evaluate(q, ranx.Run(r), ["ndcg@20", "precision@10"], return_mean=False)
+                for r in run_dicts.values()]
+
+    go()
+    benchmark(go)

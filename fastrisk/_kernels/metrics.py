@@ -1,0 +1,132 @@
+"""Per-topic effectiveness measures over dense-id rankings (gdeval / ir_measures semantics).
+
+A ranking is scored in two steps: :func:`ranked_grades` turns the top of a system's
+ranking into a vector of grades (-1 = unjudged, counted as non-relevant), optionally
+restricted to a pool given as a membership bitmask over systems, and optionally
+*condensed* (unjudged documents removed, later ones moving up, non-relevant padding);
+:func:`measure_value` turns that vector into a score.
+
+Measure codes: 0 = P@k, 1 = RBP(rel, p)@k, 2 = nDCG@k, 3 = ERR@k.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit, pjit, prange
+
+P, RBP, NDCG, ERR = 0, 1, 2, 3
+MODE_ASSUMED, MODE_CONDENSED = 0, 1
+
+
+@njit
+def in_pool(member, row, mask):
+    """True if pool row ``row`` has a bit of ``mask`` set (``member`` is (rows, words) uint64)."""
+    for w in range(mask.shape[0]):
+        if member[row, w] & mask[w]:
+            return True
+    return False
+
+
+@njit
+def ranked_grades(ranking, length, grades, goff, use_pool, member, poff, npool, mask, mode, k, buf):
+    """Fill ``buf[:k]`` with the grades of the top of ``ranking``.
+
+    ``grades[goff + d]`` is document ``d``'s grade (-1 unjudged). With ``use_pool`` a
+    document counts as judged only if ``d < npool`` and its membership row ``poff + d``
+    intersects ``mask``. Mode 0 keeps unjudged documents as -1; mode 1 (condensed) skips
+    them. Positions past the end of the ranking are non-relevant (0).
+    """
+    j = 0
+    for i in range(length):
+        if j >= k:
+            break
+        d = ranking[i]
+        g = grades[goff + d]
+        judged = g >= 0
+        if judged and use_pool:
+            judged = d < npool and in_pool(member, poff + d, mask)
+        if judged:
+            buf[j] = g
+            j += 1
+        elif mode == MODE_ASSUMED:
+            buf[j] = -1
+            j += 1
+    while j < k:
+        buf[j] = 0
+        j += 1
+
+
+@njit
+def dcg_sorted(sorted_desc, k):
+    """DCG@k (gain 2^g - 1, discount log2(rank + 1)) of grades already sorted descending."""
+    total = 0.0
+    n = min(k, sorted_desc.shape[0])
+    for i in range(n):
+        g = sorted_desc[i]
+        if g > 0:
+            total += (2.0 ** g - 1.0) / np.log2(i + 2.0)
+    return total
+
+
+@njit
+def measure_value(buf, k, code, p, rel, max_grade, idcg, residual):
+    """Score of the grade vector ``buf[:k]`` (-1 = unjudged, treated as non-relevant)."""
+    if code == P:
+        c = 0
+        for i in range(k):
+            if buf[i] >= rel:
+                c += 1
+        return c / k
+    if code == RBP:
+        total = 0.0
+        w = 1.0 - p
+        for i in range(k):
+            if buf[i] >= rel or (residual and buf[i] < 0):
+                total += w
+            w *= p
+        if residual:
+            total += p ** k
+        return total
+    if code == NDCG:
+        if idcg <= 0.0:
+            return 0.0
+        total = 0.0
+        for i in range(k):
+            g = buf[i]
+            if g > 0:
+                total += (2.0 ** g - 1.0) / np.log2(i + 2.0)
+        return total / idcg
+    # ERR, gdeval: stop probability (2^g - 1) / 2^max_grade
+    total = 0.0
+    decay = 1.0
+    denom = 2.0 ** max_grade
+    for i in range(k):
+        g = buf[i]
+        if g > 0:
+            r = (2.0 ** g - 1.0) / denom
+            total += r * decay / (i + 1.0)
+            decay *= 1.0 - r
+    return total
+
+
+@njit
+def ideal_dcgs(ideal_offsets, ideal_grades, k, out):
+    """Ideal DCG@k of every topic from its positive grades (sorted descending)."""
+    for t in range(out.shape[0]):
+        out[t] = dcg_sorted(ideal_grades[ideal_offsets[t]:ideal_offsets[t + 1]], k)
+
+
+@pjit
+def score_all(docs, lengths, doc_offsets, grades, idcg, code, k, p, rel, max_grade, residual, mode, out):
+    """Driver: ``out[s, t]`` = measure of system ``s`` on topic ``t`` against all judgments."""
+    S, T = lengths.shape
+    dummy_member = np.zeros((1, 1), dtype=np.uint64)
+    dummy_mask = np.zeros(1, dtype=np.uint64)
+    for st in prange(S * T):
+        s = st // T
+        t = st - s * T
+        buf = np.empty(k, dtype=np.int64)
+        ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], False, dummy_member,
+                      0, 0, dummy_mask, mode, k, buf)
+        out[s, t] = measure_value(buf, k, code, p, rel, max_grade, idcg[t], residual)

@@ -1,0 +1,480 @@
+"""Pooling bias and score adjustment (Webber & Park, SIGIR 2009), on dense-id runs.
+
+* :func:`build_pool` — the depth-k membership index: one bit per (document, system), so
+  the pool of any subset of systems is a bitwise test, never a set union.
+* :func:`score_against_pool` — score runs when only a subset's pool is judged, unjudged
+  documents *assumed irrelevant* or removed (*condensed*, padded with non-relevant ones).
+* :func:`leave_one_out` — each system scored against the pool of all the others.
+* :func:`loo_adjustment` (Algorithm 1) and :func:`common_topic_adjustment` (Algorithm 2,
+  variance eqs. 3/7 and the accuracy condition eq. 6).
+* :func:`pooling_experiment` (Algorithm 3 and the Figure 1 bias study): MAE tables for
+  unadjusted, mixed, adjusted (common topics) and leave-one-out adjusted estimates.
+
+Conventions. The *true* score of a run is its score against all the qrels (same mode);
+the *unpooled* score is its score against the pool of the sampled systems, which excludes
+it. Topics without a positive judgment are left out, as in :func:`fastrisk.metrics.evaluate`.
+The bias of a run is ``true - unpooled`` (positive: the pool under-rates it). Eq. 6 is read
+as: the common-topic adjustment is expected to help when the squared bias exceeds the
+adjusted estimator's variance ``(N - n)/(n N) * sigma_a^2``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk._kernels import metrics as _km
+from fastrisk._kernels import pooling as _kp
+from fastrisk._random import resolve_seed
+from fastrisk.errors import InputError
+from fastrisk.metrics import Measure, _as_qrels, _as_runs, parse_measure, score_matrix_values
+from fastrisk.runs import RunSet, align
+
+__all__ = [
+    "Pool", "build_pool", "score_against_pool", "leave_one_out", "LeaveOneOut",
+    "loo_adjustment", "LooAdjustment", "common_topic_adjustment", "CommonTopicAdjustment",
+    "pooling_experiment", "PoolingExperiment",
+]
+
+MODES = {"assumed": _km.MODE_ASSUMED, "condensed": _km.MODE_CONDENSED}
+DEFAULT_WIDTHS = (2, 4, 10, 20, 40)
+DEFAULT_COMMON = (10, 20, 40, 100)
+
+
+# ---------------------------------------------------------------------------------------
+# the membership index
+
+
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """Depth-``depth`` pool membership of every system of ``runs``.
+
+    ``member[pool_offsets[t] + d, s // 64] >> (s % 64) & 1`` is 1 when system ``s`` ranks
+    document ``d`` of topic ``t`` in its top ``depth``.
+    """
+
+    runs: RunSet
+    depth: int
+    pool_offsets: np.ndarray
+    member: np.ndarray
+
+    @property
+    def n_words(self) -> int:
+        return self.member.shape[1]
+
+    def mask(self, systems=None) -> np.ndarray:
+        """Bitmask of a subset of systems (names or positions; None = all)."""
+        idx = range(self.runs.n_systems) if systems is None else [self.runs._system_index(s) for s in systems]
+        m = np.zeros(self.n_words, dtype=np.uint64)
+        for s in idx:
+            m[s >> 6] |= np.uint64(1) << np.uint64(s & 63)
+        return m
+
+    def documents(self, topic, systems=None) -> list[str]:
+        """Names of the documents of ``topic`` in the pool of ``systems`` (None = all)."""
+        t = self.runs.topics.index(str(topic)) if not isinstance(topic, (int, np.integer)) else int(topic)
+        m = self.mask(systems)
+        lo, hi = int(self.pool_offsets[t]), int(self.pool_offsets[t + 1])
+        hits = np.flatnonzero((self.member[lo:hi] & m).any(axis=1))
+        return [self.runs.docid(t, int(d)) for d in hits]
+
+
+def _depth_iv(depth) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
+        raise InputError(f"`depth` must be a positive integer, got {depth!r}")
+    return int(depth)
+
+
+def build_pool(runs: RunSet, depth: int = 10) -> Pool:
+    """The depth-``depth`` membership index of ``runs`` (cached on the RunSet)."""
+    depth = _depth_iv(depth)
+    key = ("pool", depth)
+    hit = runs._cache.get(key)
+    if hit is not None:
+        return hit
+    sizes = runs.pool_size(depth)
+    offsets = np.zeros(runs.n_topics + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    nwords = max(1, (runs.n_systems + 63) // 64)
+    member = np.zeros((int(offsets[-1]), nwords), dtype=np.uint64)
+    _kp.build_membership(runs.docs, runs.lengths, offsets, depth, member)
+    pool = Pool(runs, depth, offsets, member)
+    runs._cache[key] = pool
+    return pool
+
+
+@dataclass(frozen=True, eq=False)
+class _Context:
+    """Everything the pooled-scoring kernels need, for one (runs, qrels, depth, measure, mode)."""
+
+    runs: RunSet
+    pool: Pool
+    grades: np.ndarray
+    pos_offsets: np.ndarray
+    pos_ids: np.ndarray
+    max_pos: int
+    topic_idx: np.ndarray
+    measure: Measure
+    k: int
+    mode: int
+    true_scores: np.ndarray = field(repr=False)
+
+    def kernel_tail(self):
+        code, p, rel, maxg, residual = self.measure.kernel_args()
+        return self.mode, code, self.k, p, rel, maxg, residual
+
+    def data(self):
+        r = self.runs
+        return (r.docs, r.lengths, r.doc_offsets, self.grades, self.pool.member,
+                self.pool.pool_offsets, self.pos_offsets, self.pos_ids)
+
+
+def _mode_iv(mode) -> int:
+    if mode not in MODES:
+        raise InputError(f"`mode` must be one of {', '.join(MODES)}; got {mode!r}")
+    return MODES[mode]
+
+
+def _context(runs, qrels, measure, depth, mode) -> _Context:
+    runs = _as_runs(runs)
+    qrels = _as_qrels(qrels)
+    measure = parse_measure(measure)
+    mode_code = _mode_iv(mode)
+    pool = build_pool(runs, depth)
+    j = align(runs, qrels)
+    topic_idx = np.flatnonzero(j.has_relevant).astype(np.int64)
+    if topic_idx.size == 0:
+        raise InputError("no topic of the runs has a positive judgment in the qrels")
+    # positive judged documents inside the all-systems pool (for pooled nDCG ideals)
+    pos_ids, pos_offsets = [], [0]
+    for t in range(runs.n_topics):
+        npool = int(pool.pool_offsets[t + 1] - pool.pool_offsets[t])
+        g = j.grades[runs.doc_offsets[t]:runs.doc_offsets[t] + npool]
+        ids = np.flatnonzero(g > 0)
+        pos_ids.append(ids)
+        pos_offsets.append(pos_offsets[-1] + len(ids))
+    pos_offsets = np.asarray(pos_offsets, dtype=np.int64)
+    pos = np.concatenate(pos_ids).astype(np.int64) if pos_ids else np.zeros(0, np.int64)
+    max_pos = int(np.diff(pos_offsets).max()) if runs.n_topics else 0
+    true = score_matrix_values(runs, qrels, measure, condensed=bool(mode_code))
+    return _Context(runs, pool, j.grades, pos_offsets, pos, max_pos, topic_idx, measure,
+                    measure.depth(runs.depth), mode_code, true)
+
+
+def _systems_iv(runs: RunSet, systems, name: str) -> np.ndarray:
+    if systems is None:
+        return np.arange(runs.n_systems, dtype=np.int64)
+    if isinstance(systems, (str, int, np.integer)):
+        systems = [systems]
+    idx = [runs._system_index(s) for s in systems]
+    if len(set(idx)) != len(idx):
+        raise InputError(f"`{name}` names a system twice")
+    if not idx:
+        raise InputError(f"`{name}` must name at least one system")
+    return np.asarray(idx, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------
+# scoring against a pool
+
+
+def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_systems=None, depth=10,
+                       mode="assumed", systems=None, threads=None):
+    """ScoreMatrix of ``systems`` scored when only the depth-``depth`` pool of ``pool_systems``
+    (default: all) is judged. ``mode``: "assumed" (unjudged = non-relevant) or "condensed"."""
+    from fastrisk._threads import limit_threads
+    from fastrisk.matrix import ScoreMatrix
+
+    ctx = _context(runs, qrels, measure, depth, mode)
+    runs = ctx.runs
+    sys_idx = _systems_iv(runs, systems, "systems")
+    mask = ctx.pool.mask(_systems_iv(runs, pool_systems, "pool_systems").tolist())
+    out = np.empty((len(sys_idx), len(ctx.topic_idx)), dtype=np.float64)
+    with limit_threads(threads):
+        _kp.pooled_scores(sys_idx, ctx.topic_idx, *ctx.data(), ctx.max_pos, mask, *ctx.kernel_tail(), out)
+    return ScoreMatrix(out, [runs.systems[i] for i in sys_idx], [runs.topics[i] for i in ctx.topic_idx],
+                       measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode})")
+
+
+@dataclass(frozen=True)
+class LeaveOneOut:
+    """Each system's mean score against all judgments (``true``) and against the pool of the
+    other systems (``unpooled``); ``bias = true - unpooled``."""
+
+    systems: tuple
+    true: np.ndarray
+    unpooled: np.ndarray
+    measure: str
+    depth: int
+    mode: str
+
+    @property
+    def bias(self) -> np.ndarray:
+        return self.true - self.unpooled
+
+    def to_arrow(self) -> pa.Table:
+        return pa.table({"system": list(self.systems), "true": self.true, "unpooled": self.unpooled,
+                         "bias": self.bias})
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+
+def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
+    """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself."""
+    out = np.empty(len(held_out), dtype=np.float64)
+    _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
+                             ctx.max_pos, *ctx.kernel_tail(), out)
+    return out
+
+
+def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode="assumed",
+                  systems=None, threads=None) -> LeaveOneOut:
+    """Score every system (or ``systems``) against the pool of all the *other* systems."""
+    from fastrisk._threads import limit_threads
+
+    ctx = _context(runs, qrels, measure, depth, mode)
+    idx = _systems_iv(ctx.runs, systems, "systems")
+    with limit_threads(threads):
+        unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask())
+    true = ctx.true_scores[idx][:, ctx.topic_idx].mean(axis=1)
+    return LeaveOneOut(tuple(ctx.runs.systems[i] for i in idx), true, unpooled, ctx.measure.name,
+                       ctx.pool.depth, mode)
+
+
+# ---------------------------------------------------------------------------------------
+# Algorithm 1 and Algorithm 2
+
+
+@dataclass(frozen=True)
+class LooAdjustment:
+    """Algorithm 1: ``estimate = unpooled + adjustment``, the adjustment being the mean over
+    pooled systems ``s`` of (score on the full pool - score on the pool with ``s`` replaced by
+    the new run). ``deltas[i]`` belongs to ``pooled[i]``."""
+
+    new: str
+    pooled: tuple
+    unpooled: float
+    adjustment: float
+    estimate: float
+    true: float
+    deltas: np.ndarray
+
+    def to_arrow(self) -> pa.Table:
+        return pa.table({"system": list(self.pooled), "delta": self.deltas})
+
+
+def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, depth=10,
+                   mode="assumed") -> LooAdjustment:
+    """Algorithm 1 (leave-one-out adjustment) for the unpooled run ``new`` given the ``pooled`` systems."""
+    ctx = _context(runs, qrels, measure, depth, mode)
+    pooled_idx = _systems_iv(ctx.runs, pooled, "pooled")
+    r = int(_systems_iv(ctx.runs, [new], "new")[0])
+    if r in set(pooled_idx.tolist()):
+        raise InputError(f"`new` system {ctx.runs.systems[r]!r} must not be one of the `pooled` systems")
+    mask = ctx.pool.mask(pooled_idx.tolist())
+    N = len(ctx.topic_idx)
+    buf = np.empty(ctx.k, np.int64)
+    tmp = np.empty(max(ctx.max_pos, 1), np.int64)
+    scratch = np.empty(N, np.float64)
+    deltas = np.empty(len(pooled_idx), np.float64)
+    tail = ctx.kernel_tail()
+    unpooled = _kp.mean_pooled(r, ctx.topic_idx, *ctx.data(), mask, *tail, buf, tmp, scratch)
+    a = _kp.loo_adjustment(pooled_idx, r, ctx.topic_idx, *ctx.data(), mask, *tail, buf, tmp, scratch, deltas)
+    true = float(ctx.true_scores[r, ctx.topic_idx].mean())
+    return LooAdjustment(ctx.runs.systems[r], tuple(ctx.runs.systems[i] for i in pooled_idx),
+                         float(unpooled), float(a), float(unpooled + a), true, deltas)
+
+
+@dataclass(frozen=True)
+class CommonTopicAdjustment:
+    """Algorithm 2: ``estimate = mean(unpooled) + adjustment``, ``adjustment`` the mean of
+    ``true - unpooled`` over the ``n`` common topics; ``variance`` eq. 7 (eq. 3 with the
+    sample variance ``s_a^2``); ``accurate`` the estimated eq. 6 condition."""
+
+    estimate: float
+    adjustment: float
+    unpooled: float
+    variance: float
+    standard_error: float
+    n: int
+    N: int
+    accurate: bool
+
+
+def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustment:
+    """Algorithm 2 for one run.
+
+    ``unpooled``: its per-topic unpooled scores on all ``N`` topics; ``common``: positions (or a
+    boolean mask) of the ``n`` fully judged common topics; ``true_common``: its true scores on
+    those topics, in the same order.
+    """
+    unpooled = np.asarray(unpooled, dtype=np.float64)
+    if unpooled.ndim != 1 or unpooled.size < 2 or not np.all(np.isfinite(unpooled)):
+        raise InputError("`unpooled` must be a 1-d array of at least 2 finite per-topic scores")
+    N = unpooled.size
+    common = np.asarray(common)
+    if common.dtype == bool:
+        if common.shape != unpooled.shape:
+            raise InputError(f"boolean `common` must have length {N}, got {common.size}")
+        common = np.flatnonzero(common)
+    if common.ndim != 1 or not np.issubdtype(common.dtype, np.integer) or common.size < 2:
+        raise InputError("`common` must list at least 2 topic positions (or be a boolean mask)")
+    if common.min() < 0 or common.max() >= N or len(np.unique(common)) != common.size:
+        raise InputError(f"`common` must hold distinct topic positions in 0..{N - 1}")
+    true_common = np.asarray(true_common, dtype=np.float64)
+    if true_common.shape != common.shape or not np.all(np.isfinite(true_common)):
+        raise InputError(f"`true_common` must hold {common.size} finite scores, one per common topic")
+    n = common.size
+    d = true_common - unpooled[common]
+    a = float(d.mean())
+    var = (N - n) / N * float(d.var(ddof=1)) / n
+    return CommonTopicAdjustment(float(unpooled.mean() + a), a, float(unpooled.mean()), var,
+                                 float(np.sqrt(var)), n, N, bool(a * a > var))
+
+
+# ---------------------------------------------------------------------------------------
+# Algorithm 3: the resampling experiment
+
+
+@dataclass(frozen=True)
+class PoolingExperiment:
+    """Result of :func:`pooling_experiment`.
+
+    Arrays are indexed (width, repeat[, n]): ``systems`` (r then the pooled ones, -1 padded),
+    ``true``/``unpooled`` r's mean scores, ``loo_adjustment`` Algorithm 1's ``a``,
+    ``adjusted_abs``/``mixed_abs``/``adjusted_err``/``adjusted_sq``/``variance_estimate``
+    the means over the J topic draws, ``accurate`` eq. 6 (population values).
+    """
+
+    widths: tuple
+    common_topics: tuple
+    repeats: int
+    topic_repeats: int
+    n_topics: int
+    measure: str
+    depth: int
+    mode: str
+    seed: int
+    system_names: tuple
+    systems: np.ndarray
+    true: np.ndarray
+    unpooled: np.ndarray
+    loo_adjustment: np.ndarray
+    adjusted_abs: np.ndarray
+    mixed_abs: np.ndarray
+    adjusted_err: np.ndarray
+    adjusted_sq: np.ndarray
+    variance_estimate: np.ndarray
+    accurate: np.ndarray
+
+    @property
+    def bias(self) -> np.ndarray:
+        """(width, repeat) unpooled bias ``true - unpooled`` of the sampled run."""
+        return self.true - self.unpooled
+
+    def to_arrow(self) -> pa.Table:
+        """Long MAE table: ``width, n, estimator, mae`` (n null for estimators not using it)."""
+        rows = {"width": [], "n": [], "estimator": [], "mae": []}
+        unadj = np.abs(self.bias).mean(axis=1)
+        loo = np.abs(self.true - (self.unpooled + self.loo_adjustment)).mean(axis=1)
+        for wi, w in enumerate(self.widths):
+            for est, val in (("unadjusted", unadj[wi]), ("leave-one-out", loo[wi])):
+                rows["width"].append(w); rows["n"].append(None); rows["estimator"].append(est); rows["mae"].append(float(val))
+            for ni, n in enumerate(self.common_topics):
+                for est, arr in (("mixed", self.mixed_abs), ("adjusted", self.adjusted_abs)):
+                    rows["width"].append(w); rows["n"].append(n); rows["estimator"].append(est)
+                    rows["mae"].append(float(arr[wi, :, ni].mean()))
+        return pa.table({"width": pa.array(rows["width"], pa.int64()), "n": pa.array(rows["n"], pa.int64()),
+                         "estimator": pa.array(rows["estimator"], pa.string()),
+                         "mae": pa.array(rows["mae"], pa.float64())})
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+    def mae_table(self) -> pa.Table:
+        """The paper's Tables 1-4 layout: one row per pool width; columns ``unadjusted``,
+        ``leave-one-out``, then ``mixed n=..`` and ``adjusted n=..`` for each common-topic size."""
+        cols = {"width": pa.array(list(self.widths), pa.int64()),
+                "unadjusted": np.abs(self.bias).mean(axis=1),
+                "leave-one-out": np.abs(self.true - (self.unpooled + self.loo_adjustment)).mean(axis=1)}
+        for ni, n in enumerate(self.common_topics):
+            cols[f"mixed n={n}"] = self.mixed_abs[:, :, ni].mean(axis=1)
+        for ni, n in enumerate(self.common_topics):
+            cols[f"adjusted n={n}"] = self.adjusted_abs[:, :, ni].mean(axis=1)
+        return pa.table(cols)
+
+    def bias_distribution(self) -> pa.Table:
+        """Figure 1: per pool width the mean and quartiles of the unpooled bias ``true - unpooled``."""
+        b = self.bias
+        q = np.quantile(b, [0.0, 0.25, 0.5, 0.75, 1.0], axis=1)
+        return pa.table({"width": pa.array(list(self.widths), pa.int64()), "mean": b.mean(axis=1),
+                         "min": q[0], "q1": q[1], "median": q[2], "q3": q[3], "max": q[4]})
+
+
+def _int_list_iv(values, name: str, lo: int, hi: int | None = None) -> tuple:
+    if isinstance(values, numbers.Integral):
+        values = (values,)
+    try:
+        out = tuple(int(v) for v in values)
+    except (TypeError, ValueError):
+        raise InputError(f"`{name}` must be a list of integers, got {values!r}") from None
+    if not out:
+        raise InputError(f"`{name}` must hold at least one value")
+    for v in out:
+        if v < lo or (hi is not None and v > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+            raise InputError(f"`{name}` values must be in {rng}, got {v}")
+    return out
+
+
+def _count_iv(v, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+        raise InputError(f"`{name}` must be a positive integer, got {v!r}")
+    return int(v)
+
+
+def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=DEFAULT_WIDTHS,
+                       repeats=100, common_topics=DEFAULT_COMMON, topic_repeats=200, mode="assumed",
+                       seed=None, threads=None) -> PoolingExperiment:
+    """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
+    pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
+    and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
+    adjusted mean scores; common topics are ``topic_repeats`` random draws of each size in
+    ``common_topics``. Parallel over (width, repeat); the same ``seed`` gives the same numbers
+    whatever the thread count. Defaults are the paper's grid.
+    """
+    from fastrisk._threads import limit_threads
+
+    ctx = _context(runs, qrels, measure, depth, mode)
+    S, N = ctx.runs.n_systems, len(ctx.topic_idx)
+    widths = _int_list_iv(widths, "widths", 1)
+    if max(widths) + 1 > S:
+        raise InputError(f"`widths` up to {max(widths)} need at least {max(widths) + 1} systems "
+                         f"(pooled + one unpooled); the runs have {S}")
+    common = _int_list_iv(common_topics, "common_topics", 2)
+    if max(common) > N:
+        raise InputError(f"`common_topics` up to {max(common)} exceed the {N} judged topics")
+    repeats = _count_iv(repeats, "repeats")
+    topic_repeats = _count_iv(topic_repeats, "topic_repeats")
+    seed = resolve_seed(seed, name="seed")
+    W, C = len(widths), len(common)
+    out_sys = np.full((W, repeats, 1 + max(widths)), -1, dtype=np.int64)
+    out_true = np.empty((W, repeats))
+    out_unp = np.empty((W, repeats))
+    out_loo = np.empty((W, repeats))
+    out_stats = np.zeros((W, repeats, C, 5))
+    out_cond = np.zeros((W, repeats, C), dtype=np.bool_)
+    with limit_threads(threads):
+        _kp.algorithm3(seed, np.asarray(widths, np.int64), repeats, np.asarray(common, np.int64),
+                       topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(), ctx.max_pos,
+                       *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
+                       out_stats, out_cond)
+    out_stats /= topic_repeats
+    return PoolingExperiment(widths, common, repeats, topic_repeats, N, ctx.measure.name, ctx.pool.depth,
+                             mode, seed, ctx.runs.systems, out_sys, out_true, out_unp, out_loo,
+                             out_stats[..., 0], out_stats[..., 1], out_stats[..., 2], out_stats[..., 3],
+                             out_stats[..., 4], out_cond)
