@@ -126,8 +126,16 @@ def _topic_risk_job(matrix, *, baseline, **params) -> pa.Table:
     return topic_risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
 
 
+def _pool_bias_job(data, **params) -> pa.Table:
+    from fastrisk.pooling import pooling_experiment
+
+    runs, qrels = data
+    return pooling_experiment(runs, qrels, **params).to_arrow()
+
+
 register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
+register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
 
 
 # ====================================================================== data sources
@@ -166,6 +174,10 @@ def _expand_source(spec, base_dir: Path | None) -> list:
         raise InputError(f"data source {spec!r} is not a bundled name (trec:NAME, trec2012-web:MEASURE) "
                          f"nor an existing file")
     return [str(p.resolve())]
+
+
+def _source_kind(spec: str) -> str:
+    return "runs" if spec == "trec2012-web:runs" or Path(spec).is_dir() else "matrix"
 
 
 @dataclass(frozen=True)
@@ -348,6 +360,9 @@ class Grid:
             [(None, d) for d in (x.data if isinstance(x.data, (list, tuple)) else [x.data])]
         for label, d in items:
             for spec in _expand_source(d, self.base_dir):
+                if isinstance(spec, str) and KINDS[x.kind].data != _source_kind(spec):
+                    raise InputError(f"{where}: job kind {x.kind!r} needs a {KINDS[x.kind].data} data source, "
+                                     f"{d!r} is a {_source_kind(spec)} source")
                 lab = label if label is not None else (spec if isinstance(spec, str) else f"data-{id(spec):x}")
                 if lab in self._sources and self._sources[lab] is not spec and self._sources[lab] != spec:
                     raise InputError(f"{where}: data label {lab!r} names two different sources")
