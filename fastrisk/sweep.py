@@ -623,20 +623,19 @@ def _job_columns(jobs: list[Job], status, errors, warnings_, types: dict) -> dic
 
 
 def _assemble(jobs: list[Job], results: list, types: dict) -> pa.Table:
-    """One table for a finished batch: job columns repeated over each job's result rows."""
-    parts = []
-    for job, (table, error, warning, _) in zip(jobs, results):
-        if table is None:
-            parts.append(pa.table(_job_columns([job], ["error"], [error], [warning], types)))
-            continue
-        n = table.num_rows
-        head = pa.table(_job_columns([job], ["ok"], [None], [warning], types))
-        idx = pa.array(np.zeros(n, dtype=np.int64))
-        cols = {name: head.column(name).take(idx) for name in head.column_names}
-        for name in table.column_names:
-            cols[name if name not in cols else f"result_{name}"] = table.column(name)
-        parts.append(pa.table(cols))
-    return _concat(parts)
+    """One table for a finished batch: job columns repeated over each job's result rows
+    (a failed job is one row with null results)."""
+    status = ["ok" if r[1] is None else "error" for r in results]
+    head = pa.table(_job_columns(jobs, status, [r[1] for r in results], [r[2] for r in results], types))
+    blank = pa.table({"_": [None]}).drop_columns(["_"])
+    tables = [blank if r[0] is None else r[0] for r in results]
+    counts = np.array([t.num_rows for t in tables], dtype=np.int64)
+    body = _concat(tables)
+    idx = pa.array(np.repeat(np.arange(len(jobs), dtype=np.int64), counts))
+    cols = {name: head.column(name).take(idx) for name in head.column_names}
+    for name in body.column_names:
+        cols[name if name not in cols else f"result_{name}"] = body.column(name)
+    return pa.table(cols)
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
