@@ -16,8 +16,9 @@ Execution. Jobs of one experiment and data source are batched so that a task doe
 ``batch_seconds`` of work (sized from the measured cost of earlier jobs). ``executor=None``
 runs the batches in this process with numba's parallel kernels; any
 ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` (or its ``get_executor()``)
-runs them in workers, each job with one numba thread (and one BLAS thread when threadpoolctl
-is installed). Data sources are loaded once per worker (file sources) or scattered once to
+runs them in workers, each job with one numba thread. Every job runs with one BLAS thread
+(through threadpoolctl when it is installed), because OpenBLAS's sums depend on its thread
+count and the linear bootstrap is a matrix product. Data sources are loaded once per worker (file sources) or scattered once to
 the cluster (Dask).
 
 Nothing lost. With ``out=`` finished batches are checkpointed as Parquet files in
@@ -133,9 +134,49 @@ def _pool_bias_job(data, **params) -> pa.Table:
     return pooling_experiment(runs, qrels, **params).to_arrow()
 
 
+def _bootstrap_job(matrix, *, baseline=None, **params) -> pa.Table:
+    from fastrisk.resampling import bootstrap
+
+    params.setdefault("keep_replicates", False)
+    return bootstrap(matrix, _baseline_ref(baseline, matrix), progress=False, **params).to_arrow()
+
+
+def _permutation_job(matrix, *, baseline=None, **params) -> pa.Table:
+    from fastrisk.resampling import permutation_test
+
+    params.setdefault("keep_replicates", False)
+    return permutation_test(matrix, _baseline_ref(baseline, matrix), progress=False, **params).to_arrow()
+
+
+def _zrisk_job(matrix, **params) -> pa.Table:
+    from fastrisk.zrisk import zrisk
+
+    return zrisk(matrix, **params).to_arrow()
+
+
+def _table_job(matrix, *, baseline="all", **params) -> pa.Table:
+    from fastrisk.tables import baseline_table
+
+    return baseline_table(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+
+
+def _available(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
-register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
+if _available("fastrisk.resampling"):
+    register_kind("bootstrap", _bootstrap_job, seed="rng")
+    register_kind("permutation", _permutation_job, seed="rng")
+if _available("fastrisk.zrisk"):
+    register_kind("zrisk", _zrisk_job)
+if _available("fastrisk.tables"):
+    register_kind("table", _table_job)
+if _available("fastrisk.pooling"):
+    register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
 
 
 # ====================================================================== data sources
@@ -416,9 +457,7 @@ def load_grid(grid) -> Grid:
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue layer must not be entered by two threads at once
 
 
-def _blas_limit(threads):
-    if threads is None:
-        return _nullcontext()
+def _blas_limit(threads: int):
     try:
         from threadpoolctl import threadpool_limits
     except ModuleNotFoundError:
@@ -448,7 +487,9 @@ def _run_batch(kind: JobKind, data, calls: list, threads: int | None) -> list:
         msg = f"loading the data failed: {type(exc).__name__}: {exc}"
         return [(None, msg, None, 0.0) for _ in calls]
     out = []
-    with _KERNEL_LOCK, limit_threads(threads), _blas_limit(threads):
+    # one BLAS thread everywhere, in-process too: OpenBLAS's results depend on its thread count,
+    # and the linear bootstrap is a matrix product (numba's parallel kernels do not have that issue)
+    with _KERNEL_LOCK, limit_threads(threads), _blas_limit(1):
         for params, seed in calls:
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
