@@ -297,10 +297,33 @@ def test_cli_sweep_writes_the_table_and_reports_failures(tmp_path, capsys):
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
 
 
-def test_example_grid_reproduces_the_published_tables(tmp_path):
-    from fastrisk.sweep import load_grid
+PUBLISHED = [  # SPEC §2: run, alpha, URisk, SE_x = SE_J, TRisk, p (TREC 2012 Web, ERR@20, indriCASP)
+    ("uogTrA44xi", 0, 0.1185, 0.0528, 2.2440, 0.029), ("uogTrA44xi", 1, 0.0556, 0.0739, 0.7528, 0.455),
+    ("uogTrA44xi", 5, -0.1959, 0.1755, -1.1163, 0.270), ("uogTrA44xi", 10, -0.5104, 0.3091, -1.6512, 0.105),
+    ("srchvrs12c09", 0, 0.1102, 0.0479, 2.3034, 0.026), ("srchvrs12c09", 10, -0.3133, 0.2619, -1.1961, 0.237),
+    ("qutwb", 1, -0.1342, 0.0791, -1.6956, 0.096), ("qutwb", 10, -1.0832, 0.3969, -2.7295, 0.009),
+]
 
-    grid = load_grid(ROOT / "bench_data" / "sweeps" / "published.toml")
-    assert len(grid) >= 20
-    kinds = {x.kind for x in grid.experiments}
-    assert "risk" in kinds
+
+def test_example_grid_reproduces_the_published_tables():
+    from fastrisk.datasets import trec_matrix
+    from fastrisk.risk import risk
+
+    result = sweep(ROOT / "bench_data" / "sweeps" / "published.toml", progress=False)
+    assert result.n_failed == 0 and result.complete
+    t = result.table
+    web2012 = t.filter(pc.and_(pc.equal(t.column("experiment"), "trisk-web2012"),
+                               pc.equal(t.column("data"), "trec2012-web:err20")))
+    rows = {(r["system"], r["alpha"]): r for r in web2012.to_pylist()}
+    for run, alpha, urisk, se, trisk, p in PUBLISHED:
+        r = rows[(run, float(alpha))]
+        assert (round(r["urisk"], 4), round(r["se_param"], 4), round(r["se_jack"], 4)) == (urisk, se, se)
+        assert (round(r["trisk"], 4), round(r["p_value"], 3)) == (trisk, p)
+    # every bundled web and ad hoc matrix, against each virtual baseline, in both conventions
+    every = t.filter(pc.equal(t.column("experiment"), "trisk-all"))
+    assert len(set(every.column("data").to_pylist())) == 20
+    one = every.filter(pc.and_(pc.equal(every.column("data"), "trec:adhoc8_ap"),
+                               pc.and_(pc.equal(every.column("param_baseline"), "median"),
+                                       pc.equal(every.column("param_convention"), "minus"))))
+    direct = risk(trec_matrix("adhoc8_ap"), "median", alpha=[0, 1, 5, 10], convention="minus").to_arrow()
+    assert identical(one.select(direct.column_names), direct)
