@@ -9,14 +9,10 @@ kind), else a risk sweep. Run with
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from fastrisk.sweep import KINDS, Grid, _load, process_pool, sweep, worker_env
+from fastrisk.sweep import KINDS, Grid, _load, local_client, process_pool, sweep
 
-ROOT = Path(__file__).resolve().parent.parent
 BOOTSTRAP = "bootstrap" in KINDS
 DATA = ["trec:web2010_err20", "trec:web2011_err20", "trec:web2012_err20", "trec:web2013_err20",
         "trec:adhoc5_ap", "trec:adhoc6_ap", "trec:adhoc7_ap", "trec:adhoc8_ap"]
@@ -81,15 +77,10 @@ def test_sweep_process_pool_2(benchmark):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    env = dict(worker_env())
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, env=env,
-                                       dashboard_address=None, silence_logs=50)
-    c = distributed.Client(cluster)
+    pytest.importorskip("distributed")
+    c = local_client(2, silence_logs=50)
     yield c
     c.close()
-    cluster.close()
 
 
 def test_sweep_dask_local_cluster_2(benchmark, client):

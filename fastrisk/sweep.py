@@ -52,7 +52,7 @@ import pyarrow as pa
 
 from fastrisk.errors import InputError
 
-__all__ = ["Experiment", "Grid", "Job", "JobKind", "KINDS", "SweepResult", "load_grid", "process_pool",
+__all__ = ["Experiment", "Grid", "Job", "JobKind", "KINDS", "SweepResult", "load_grid", "local_client", "process_pool",
            "register_kind", "sweep", "worker_env"]
 
 #: Column names every sweep table starts with (then ``param_<name>`` per parameter).
@@ -511,6 +511,23 @@ def worker_env() -> dict:
     """
     return {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1"}
+
+
+def local_client(n_workers: int | None = None, **kwargs):
+    """A ``dask.distributed.Client`` on a new ``LocalCluster`` of one-thread worker processes
+    with :func:`worker_env` (closing the client closes the cluster). Keyword arguments go to
+    the cluster."""
+    try:
+        from distributed import Client
+    except ModuleNotFoundError:
+        raise InputError("a Dask cluster needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    env = dict(worker_env())
+    here = str(Path(__file__).resolve().parent.parent)  # workers import this fastrisk
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+    options = dict(n_workers=n_workers, threads_per_worker=1, processes=True, env=env, dashboard_address=None,
+                   silence_logs=40)
+    options.update(kwargs)
+    return Client(**options)
 
 
 def _init_worker(env: dict) -> None:

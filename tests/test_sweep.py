@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastrisk.errors import InputError
-from fastrisk.sweep import Experiment, Grid, sweep, worker_env
+from fastrisk.sweep import Experiment, Grid, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,15 +59,12 @@ def reference():
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    env = dict(worker_env())
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, env=env,
-                                       dashboard_address=None, silence_logs=50)
-    c = distributed.Client(cluster)
+    pytest.importorskip("distributed")
+    from fastrisk.sweep import local_client
+
+    c = local_client(2, silence_logs=50)
     yield c
     c.close()
-    cluster.close()
 
 
 # ---------------------------------------------------------------------- grid and seeds
@@ -327,3 +323,20 @@ def test_example_grid_reproduces_the_published_tables():
                                        pc.equal(every.column("param_convention"), "minus"))))
     direct = risk(trec_matrix("adhoc8_ap"), "median", alpha=[0, 1, 5, 10], convention="minus").to_arrow()
     assert identical(one.select(direct.column_names), direct)
+
+
+def test_cli_sweep_on_a_dask_scheduler_address(client, tmp_path, reference):
+    from fastrisk.cli import main
+
+    grid = tmp_path / "g.toml"
+    lines = ["[sweep]", "seed = 11"]
+    for x in GRID["experiment"]:
+        lines += ["[[experiment]]", f"name = {json.dumps(x['name'])}", f"kind = {json.dumps(x['kind'])}",
+                  f"data = {json.dumps(x['data'])}", "[experiment.params]"]
+        lines += [f"{k} = {json.dumps(v)}" for k, v in x["params"].items()]
+        lines += ["[experiment.grid]"] + [f"{k} = {json.dumps(v)}" for k, v in x["grid"].items()]
+    grid.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "r.parquet"
+    address = client.scheduler_info()["address"]
+    assert main(["sweep", str(grid), "--scheduler", address, "--out", str(out), "--quiet"]) == 0
+    assert identical(pq.read_table(out), reference)

@@ -18,26 +18,20 @@ def _executor(args):
         return pool, lambda: pool.shutdown(cancel_futures=True)
     if args.scheduler is None:
         return None, lambda: None
-    try:
-        from distributed import Client, LocalCluster
-    except ModuleNotFoundError:
-        raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
     if args.scheduler == "local" or args.scheduler.startswith("local:"):
-        from fastrisk.sweep import worker_env
+        from fastrisk.sweep import local_client
 
         n = args.scheduler.partition(":")[2] or None
         try:
             n = None if n is None else int(n)
         except ValueError:
             raise InputError(f"--scheduler local:N needs a number of workers, got {args.scheduler!r}") from None
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, env=worker_env(),
-                               dashboard_address=None)
-        client = Client(cluster)
-
-        def close():
-            client.close()
-            cluster.close()
-        return client, close
+        client = local_client(n)
+        return client, client.close
+    try:
+        from distributed import Client
+    except ModuleNotFoundError:
+        raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
     try:
         client = Client(args.scheduler, timeout="20s")
     except (OSError, TimeoutError) as exc:
