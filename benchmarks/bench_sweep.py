@@ -78,9 +78,8 @@ def test_sweep_process_pool_2(benchmark):
 @pytest.fixture(scope="module")
 def client():
     pytest.importorskip("distributed")
-    c = local_client(2, silence_logs=50)
-    yield c
-    c.close()
+    with local_client(2, silence_logs=50) as c:
+        yield c
 
 
 def test_sweep_dask_local_cluster_2(benchmark, client):

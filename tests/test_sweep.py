@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fastrisk.errors import InputError
-from fastrisk.sweep import Experiment, Grid, sweep
+from fastrisk.sweep import Experiment, Grid, local_client, sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,11 +60,8 @@ def reference():
 @pytest.fixture(scope="module")
 def client():
     pytest.importorskip("distributed")
-    from fastrisk.sweep import local_client
-
-    c = local_client(2, silence_logs=50)
-    yield c
-    c.close()
+    with local_client(2, silence_logs=50) as c:
+        yield c
 
 
 # ---------------------------------------------------------------------- grid and seeds
