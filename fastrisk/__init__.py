@@ -6,17 +6,71 @@
 """
 
 from fastrisk import datasets
+from fastrisk.agreement import (FriedmanResult, KendallTauMatrix, KendallTauResult, PrefixAgreement, RBOMatrix,
+                                RBOResult, format_ranking, friedman, kendall_tau, kendall_tau_matrix, parse_ranking,
+                                prefix_agreement, ranking_from_scores, rbo, rbo_many, rbo_matrix)
 from fastrisk.baselines import Baseline, resolve_baseline, virtual_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.io import read_matrix, write_matrix
 from fastrisk.matrix import ScoreMatrix
+from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
+from fastrisk.pooling import (PoolingExperiment, build_pool, common_topic_adjustment, leave_one_out, loo_adjustment,
+                              pooling_experiment, score_against_pool)
 from fastrisk.risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
                            risk_scores, topic_risk)
+from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
 from fastrisk.values import ValueFunction, resolve_value
 
 __all__ = [
-    "AdaptiveRiskResult", "Baseline", "InputError", "RiskResult", "RiskScores", "ScoreMatrix", "TopicRiskResult",
-    "ValueFunction", "ZeroVarianceWarning", "adaptive_risk", "datasets", "read_matrix", "resolve_baseline",
-    "resolve_value", "risk", "risk_scores", "topic_risk", "virtual_baseline", "write_matrix",
+    "AdaptiveRiskResult",
+    "Baseline",
+    "Evaluation",
+    "FriedmanResult",
+    "InputError",
+    "KendallTauMatrix",
+    "KendallTauResult",
+    "Measure",
+    "PoolingExperiment",
+    "PrefixAgreement",
+    "Qrels",
+    "RBOMatrix",
+    "RBOResult",
+    "RiskResult",
+    "RiskScores",
+    "RunSet",
+    "ScoreMatrix",
+    "TopicRiskResult",
+    "ValueFunction",
+    "ZeroVarianceWarning",
+    "adaptive_risk",
+    "build_pool",
+    "common_topic_adjustment",
+    "datasets",
+    "evaluate",
+    "format_ranking",
+    "friedman",
+    "kendall_tau",
+    "kendall_tau_matrix",
+    "leave_one_out",
+    "loo_adjustment",
+    "parse_measure",
+    "parse_ranking",
+    "pooling_experiment",
+    "prefix_agreement",
+    "ranking_from_scores",
+    "rbo",
+    "rbo_many",
+    "rbo_matrix",
+    "read_matrix",
+    "read_qrels",
+    "read_runs",
+    "resolve_baseline",
+    "resolve_value",
+    "risk",
+    "risk_scores",
+    "score_against_pool",
+    "topic_risk",
+    "virtual_baseline",
+    "write_matrix",
 ]
 __version__ = "0.1.0"

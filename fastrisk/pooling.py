@@ -437,20 +437,25 @@ def _count_iv(v, name: str) -> int:
     return int(v)
 
 
-def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=DEFAULT_WIDTHS,
-                       repeats=100, common_topics=DEFAULT_COMMON, topic_repeats=200, mode="assumed",
+def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,
+                       repeats=100, common_topics=None, topic_repeats=200, mode="assumed",
                        seed=None, threads=None) -> PoolingExperiment:
     """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
     pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
     and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
     adjusted mean scores; common topics are ``topic_repeats`` random draws of each size in
     ``common_topics``. Parallel over (width, repeat); the same ``seed`` gives the same numbers
-    whatever the thread count. Defaults are the paper's grid.
+    whatever the thread count. Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
+    20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
     """
     from fastrisk._threads import limit_threads
 
     ctx = _context(runs, qrels, measure, depth, mode)
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
+    if widths is None:
+        widths = [w for w in DEFAULT_WIDTHS if w < S] or [S - 1]
+    if common_topics is None:
+        common_topics = [n for n in DEFAULT_COMMON if n < N] or [N]
     widths = _int_list_iv(widths, "widths", 1)
     if max(widths) + 1 > S:
         raise InputError(f"`widths` up to {max(widths)} need at least {max(widths) + 1} systems "

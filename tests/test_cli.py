@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -84,3 +85,27 @@ def test_console_entry_point_as_subprocess(bench_data):
                           "web2013_err20.csv"), "--baseline", "bogus"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "unknown baseline 'bogus'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_demo_report(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "demo.html"
+    status, _, err = run(capsys, "demo", "--report", str(path))
+    assert status == 0 and "report written" in err
+    html = path.read_text()
+    assert "uogTrA44xi" in html and "<svg" in html and "2.7295" in html
+
+
+def test_leave_out_virtual_baseline(capsys, bench_data):
+    matrix = str(bench_data / "trec-matrices" / "web2013_err20.csv")
+    status, out, _ = run(capsys, "risk", matrix, "--baseline", "max", "--leave-out", "--alpha", "0", "--format", "json")
+    assert status == 0
+    rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    from fastrisk import read_matrix
+
+    m = read_matrix(matrix)
+    others = np.delete(m.values, 0, axis=0).max(axis=0)
+    assert len(rows) == 34
+    assert rows["run1"]["urisk"] == pytest.approx((m.values[0] - others).mean())
+    status, _, err = run(capsys, "risk", matrix, "--baseline", "run1", "--leave-out")
+    assert status == 2 and "--leave-out applies to --baseline mean, median or max" in err

@@ -25,9 +25,10 @@ def register(subparsers) -> None:
     p.add_argument("--qrels", required=True, help="TREC qrels file (the 'true' judgments)")
     p.add_argument("--measure", default="RBP(rel=1,p=0.8)@10", help="measure (default RBP(rel=1,p=0.8)@10)")
     p.add_argument("--depth", type=int, default=10, help="pool depth (default 10)")
-    p.add_argument("--widths", default="2,4,10,20,40", help="pool widths (default 2,4,10,20,40)")
+    p.add_argument("--widths", help="pool widths (default: 2,4,10,20,40, those below the number of systems)")
     p.add_argument("--repeats", type=int, default=100, help="system samples per width, I (default 100)")
-    p.add_argument("--common-topics", default="10,20,40,100", help="common-topic sizes n (default 10,20,40,100)")
+    p.add_argument("--common-topics", help="common-topic sizes n (default: 10,20,40,100, those below the "
+                                           "number of topics)")
     p.add_argument("--topic-repeats", type=int, default=200, help="topic samples per n, J (default 200)")
     p.add_argument("--mode", choices=("assumed", "condensed"), default="assumed",
                    help="unjudged documents assumed irrelevant (default) or removed (condensed)")
@@ -46,8 +47,8 @@ def run(args) -> None:
     from fastrisk.pooling import pooling_experiment
 
     res = pooling_experiment(
-        args.runs, args.qrels, args.measure, depth=args.depth, widths=_ints(args.widths, "--widths"),
-        repeats=args.repeats, common_topics=_ints(args.common_topics, "--common-topics"),
+        args.runs, args.qrels, args.measure, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
+        repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
         topic_repeats=args.topic_repeats, mode=args.mode, seed=args.seed, threads=args.threads)
     if args.seed is None:
         print(f"fastrisk pool-bias: seed {res.seed}", file=sys.stderr)

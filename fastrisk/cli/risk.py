@@ -56,6 +56,9 @@ def add_baseline_arguments(parser, *, required: bool = True) -> None:
     parser.add_argument("--baseline", required=required, metavar="NAME|FILE|mean|median|max",
                         help="a system of the matrix, a per-topic file, or a virtual baseline")
     parser.add_argument("--baseline-column", metavar="COL", help="column of a baseline file with several")
+    parser.add_argument("--leave-out", action="store_true",
+                        help="with --baseline mean|median|max: build it from the other systems only "
+                             "(an unbiased virtual baseline)")
 
 
 def add_alpha_arguments(parser, default: str = "0,1,5,10") -> None:
@@ -88,9 +91,15 @@ def load_matrix(args):
 
 def load_matrix_and_baseline(args):
     """(matrix, baseline) as ``fastrisk.risk`` accepts them, from the parsed options."""
-    from fastrisk.baselines import resolve_baseline
+    from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
 
-    return resolve_baseline(load_matrix(args), args.baseline, missing=args.missing, column=args.baseline_column)
+    matrix = load_matrix(args)
+    baseline = args.baseline
+    if getattr(args, "leave_out", False):
+        if baseline.lower() not in VIRTUAL or baseline in matrix.systems:
+            raise InputError(f"--leave-out applies to --baseline mean, median or max, not {baseline!r}")
+        baseline = virtual_baseline(matrix, baseline, leave_out=True)
+    return resolve_baseline(matrix, baseline, missing=args.missing, column=args.baseline_column)
 
 
 # ---------------------------------------------------------------------- commands
@@ -142,6 +151,12 @@ def _cmd_demo(args) -> None:
     from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
     from fastrisk.risk import risk
 
+    if args.report:
+        from fastrisk.cli.report import write_demo_report
+
+        write_demo_report(args.report, threads=args.threads)
+        print(f"fastrisk demo: report written to {args.report}", file=sys.stderr)
+        return
     matrix, baseline = trec2012_web("err20")
     result = risk(matrix, baseline, alpha=[0, 1, 5, 10], threads=args.threads)
     named = list(TREC2012_WEB_RUNS.values())
@@ -182,5 +197,7 @@ def register(sub) -> None:
 
     p = sub.add_parser("demo", help="the published TRisk tables from the bundled TREC 2012 Web data")
     p.add_argument("--threads", type=int, help="numba threads (default: all cores)")
+    p.add_argument("--report", metavar="PATH", help="write the HTML (or .pdf) report of the demo data to PATH "
+                                                    "instead (needs matplotlib: pip install fastrisk[plot])")
     add_format_options(p)
     p.set_defaults(func=_cmd_demo)

@@ -1,0 +1,645 @@
+"""Rank agreement: RBO with ties, Kendall's tau-b, the Friedman test, prefix comparisons.
+
+Rankings are sequences of items, best first; an element that is a ``tuple``, ``list``,
+``set`` or ``frozenset`` is a group of tied items. A string is parsed with
+:func:`parse_ranking` (``"a (b c) d"``: ``b`` and ``c`` tied at ranks 2-3). Score vectors
+become rankings with :func:`ranking_from_scores` (higher score first, equal scores tied).
+
+RBO is rank-biased overlap (Webber, Moffat and Zobel, TOIS 2010) with the three treatments
+of ties of Corsi and Urbano (SIGIR 2024): ``"w"`` (tied items share the rank, for ties that
+mean equality), ``"a"`` (the expected RBO over random tie-breaking) and ``"b"`` (corrected
+for the information lost to ties). Without ties the three are the original RBO. Every
+result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
+``res = max - min`` and extrapolated ``ext`` (RBO_ext).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk._kernels import agreement as _k
+from fastrisk.errors import InputError
+
+from fastrisk._threads import limit_threads
+
+
+__all__ = [
+    "RBOResult",
+    "RBOMatrix",
+    "PrefixAgreement",
+    "KendallTauResult",
+    "KendallTauMatrix",
+    "FriedmanResult",
+    "parse_ranking",
+    "format_ranking",
+    "ranking_from_scores",
+    "rbo",
+    "rbo_many",
+    "rbo_matrix",
+    "prefix_agreement",
+    "kendall_tau",
+    "kendall_tau_matrix",
+    "friedman",
+]
+
+TIES = ("w", "a", "b")
+_TIES_CODE = {"w": _k.TIES_W, "a": _k.TIES_A, "b": _k.TIES_B}
+_GROUP_TYPES = (tuple, list, set, frozenset)
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def _to_pandas(table: pa.Table):
+    return table.to_pandas()
+
+
+# ---------------------------------------------------------------------------- rankings
+
+
+def parse_ranking(text: str) -> list:
+    """Parse ``"a (b c) d"`` into ``['a', ('b', 'c'), 'd']``: parentheses group ties."""
+    if not isinstance(text, str):
+        raise InputError(f"a ranking string must be a str, got {type(text).__name__}")
+    out: list = []
+    group: list | None = None
+    for token in _TOKEN.findall(text):
+        if token == "(":
+            if group is not None:
+                raise InputError(f"nested '(' in ranking {text!r}")
+            group = []
+        elif token == ")":
+            if group is None:
+                raise InputError(f"unmatched ')' in ranking {text!r}")
+            if not group:
+                raise InputError(f"empty tie group '()' in ranking {text!r}")
+            out.append(tuple(group) if len(group) > 1 else group[0])
+            group = None
+        elif group is not None:
+            group.append(token)
+        else:
+            out.append(token)
+    if group is not None:
+        raise InputError(f"unclosed '(' in ranking {text!r}")
+    return out
+
+
+def format_ranking(ranking) -> str:
+    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``."""
+    parts = []
+    for element in _ranking_elements(ranking, "ranking"):
+        if isinstance(element, _GROUP_TYPES):
+            members = [str(m) for m in element]
+            parts.append(members[0] if len(members) == 1 else "(" + " ".join(members) + ")")
+        else:
+            parts.append(str(element))
+    return " ".join(parts)
+
+
+def ranking_from_scores(scores, items: Sequence | None = None) -> list:
+    """The ranking of ``items`` (default: positions 0..n-1) by decreasing ``scores``.
+
+    Items with equal scores form a tie group (a tuple, in the order given).
+    """
+    x = _score_vector(scores, "scores")
+    if items is None:
+        items = list(range(x.size))
+    elif len(items) != x.size:
+        raise InputError(f"`items` has {len(items)} labels but `scores` has {x.size} values")
+    n = x.size
+    ids = np.empty(n, np.int64)
+    top = np.empty(n, np.int64)
+    bot = np.empty(n, np.int64)
+    _k.ranking_from_scores(x, ids, top, bot)
+    out: list = []
+    i = 0
+    while i < n:
+        j = int(bot[i])
+        if j == i:
+            out.append(items[ids[i]])
+        else:
+            out.append(tuple(items[ids[k]] for k in range(i, j + 1)))
+        i = j + 1
+    return out
+
+
+def _ranking_elements(ranking, name: str):
+    if isinstance(ranking, str):
+        return parse_ranking(ranking)
+    if isinstance(ranking, np.ndarray):
+        ranking = ranking.tolist()
+    if not isinstance(ranking, (list, tuple)):
+        raise InputError(f"`{name}` must be a list or tuple of items (or a ranking string), "
+                         f"got {type(ranking).__name__}")
+    return ranking
+
+
+def _flatten(ranking, name: str):
+    """(items, top, bot) of one ranking; top/bot are None when it has no ties."""
+    elements = _ranking_elements(ranking, name)
+    if not elements:
+        raise InputError(f"`{name}` is an empty ranking")
+    if not any(issubclass(t, _GROUP_TYPES) for t in set(map(type, elements))):
+        return elements, None, None
+    items: list = []
+    top: list = []
+    bot: list = []
+    for element in elements:
+        members = list(element) if isinstance(element, _GROUP_TYPES) else [element]
+        pos = len(items)
+        if not members:
+            raise InputError(f"`{name}` has an empty tie group at rank {pos + 1}")
+        if any(isinstance(m, _GROUP_TYPES) for m in members):
+            raise InputError(f"`{name}` has a nested tie group at rank {pos + 1}")
+        items.extend(members)
+        top.extend([pos] * len(members))
+        bot.extend([pos + len(members) - 1] * len(members))
+    return items, top, bot
+
+
+def _encode_many(rankings, names):
+    """Concatenated (ids, top, bot, offsets) of the rankings, items coded densely."""
+    all_items: list = []
+    offsets = [0]
+    tied = []
+    for r, name in zip(rankings, names):
+        items, top, bot = _flatten(r, name)
+        all_items.extend(items)
+        offsets.append(len(all_items))
+        if top is not None:
+            tied.append((offsets[-2], top, bot))
+    try:
+        index = {item: i for i, item in enumerate(dict.fromkeys(all_items))}
+    except TypeError:
+        bad = next(i for i in all_items if not _hashable(i))
+        raise InputError(f"rankings must hold hashable items, got {bad!r}") from None
+    n = len(all_items)
+    ids = np.fromiter(map(index.__getitem__, all_items), np.int64, n)
+    offsets = np.array(offsets, np.int64)
+    lengths = np.diff(offsets)
+    top = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], lengths)
+    bot = top.copy()
+    for start, t, b in tied:
+        top[start:start + len(t)] = t
+        bot[start:start + len(b)] = b
+    for k, name in enumerate(names):
+        a, b = int(offsets[k]), int(offsets[k + 1])
+        if len(set(all_items[a:b])) != b - a:
+            seen = set()
+            for i in range(a, b):
+                if ids[i] in seen:
+                    raise InputError(f"`{name}` ranks item {all_items[i]!r} more than once")
+                seen.add(ids[i])
+    return ids, top, bot, offsets
+
+
+def _hashable(item) -> bool:
+    try:
+        hash(item)
+    except TypeError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+def _check_p(p) -> float:
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 < float(p) < 1.0):
+        raise InputError(f"`p` (persistence) must be a number strictly between 0 and 1, got {p!r}")
+    return float(p)
+
+
+def _check_ties(ties) -> str:
+    if ties not in TIES:
+        raise InputError(f"`ties` must be one of 'w', 'a' or 'b', got {ties!r}")
+    return ties
+
+
+def _score_vector(x, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"`{name}` must be a 1-D array of numbers") from None
+    if arr.ndim != 1:
+        raise InputError(f"`{name}` must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        raise InputError(f"`{name}` is empty")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InputError(f"`{name}` must be finite; position {bad} is {arr[bad]}")
+    return np.ascontiguousarray(arr)
+
+
+def _score_table(scores, name: str, min_rows: int, min_cols: int) -> np.ndarray:
+    try:
+        arr = np.asarray(getattr(scores, "values", scores), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"`{name}` must be a 2-D array of numbers") from None
+    if arr.ndim != 2:
+        raise InputError(f"`{name}` must be 2-D (rankings x items), got shape {arr.shape}")
+    if arr.shape[0] < min_rows or arr.shape[1] < min_cols:
+        raise InputError(f"`{name}` needs at least {min_rows} rows (rankings) and {min_cols} "
+                         f"columns (items), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        r, c = np.argwhere(~np.isfinite(arr))[0]
+        raise InputError(f"`{name}` must be finite; row {r}, column {c} is {arr[r, c]}")
+    return np.ascontiguousarray(arr)
+
+
+def _row_labels(labels, k: int, name: str = "labels", what: str = "rankings") -> tuple:
+    if labels is None:
+        labels = range(k)
+    labels = tuple(str(v) for v in labels)
+    if len(labels) != k:
+        raise InputError(f"`{name}` has {len(labels)} entries for {k} {what}")
+    return labels
+
+
+def _upper_pairs(k: int):
+    first, second = np.triu_indices(k)
+    return first.astype(np.int64), second.astype(np.int64)
+
+
+def _mirror(values: np.ndarray, first, second, k: int) -> np.ndarray:
+    out = np.empty((k, k) + values.shape[1:])
+    out[first, second] = values
+    out[second, first] = values
+    return out
+
+
+def _pairs_table(labels, first_name, second_name, columns: dict) -> pa.Table:
+    k = len(labels)
+    a = np.repeat(np.arange(k), k)
+    b = np.tile(np.arange(k), k)
+    lab = np.array(labels, dtype=object)
+    data = {first_name: pa.array(lab[a].tolist(), pa.string()),
+            second_name: pa.array(lab[b].tolist(), pa.string())}
+    for key, value in columns.items():
+        data[key] = pa.array(np.asarray(value).reshape(-1))
+    return pa.table(data)
+
+
+# ---------------------------------------------------------------------------- RBO
+
+
+@dataclass(frozen=True)
+class RBOResult:
+    """RBO of one pair (floats) or of many pairs (arrays, one entry per pair)."""
+
+    ext: float | np.ndarray
+    min: float | np.ndarray
+    max: float | np.ndarray
+    res: float | np.ndarray
+    p: float | np.ndarray
+    ties: str
+
+    def to_arrow(self) -> pa.Table:
+        """One row per pair: ``pair, p, ties, ext, min, max, res``."""
+        ext = np.atleast_1d(np.asarray(self.ext, dtype=np.float64))
+        n = ext.size
+        return pa.table({
+            "pair": pa.array(np.arange(n, dtype=np.int64)),
+            "p": pa.array(np.broadcast_to(np.asarray(self.p, np.float64), (n,)).copy()),
+            "ties": pa.array([self.ties] * n, pa.string()),
+            "ext": pa.array(ext),
+            "min": pa.array(np.atleast_1d(np.asarray(self.min, np.float64))),
+            "max": pa.array(np.atleast_1d(np.asarray(self.max, np.float64))),
+            "res": pa.array(np.atleast_1d(np.asarray(self.res, np.float64))),
+        })
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def _rbo_many_iv(xs, ys, p, ties):
+    ties = _check_ties(ties)
+    xs = list(xs) if not isinstance(xs, (list, tuple)) else xs
+    ys = list(ys) if not isinstance(ys, (list, tuple)) else ys
+    if len(xs) != len(ys):
+        raise InputError(f"`xs` and `ys` must hold as many rankings, got {len(xs)} and {len(ys)}")
+    if np.ndim(p) == 0:
+        pv = np.full(len(xs), _check_p(p))
+    else:
+        pv = np.asarray(p, dtype=np.float64)
+        if pv.shape != (len(xs),):
+            raise InputError(f"`p` must be a number or one per pair ({len(xs)}), got shape {pv.shape}")
+        bad = ~((pv > 0.0) & (pv < 1.0))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"`p` (persistence) must be strictly between 0 and 1, got {pv[i]} for pair {i}")
+    return xs, ys, np.ascontiguousarray(pv), ties
+
+
+def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
+    """RBO of each pair ``(xs[i], ys[i])`` in one parallel call; ``p`` scalar or per pair."""
+    xs, ys, pv, ties = _rbo_many_iv(xs, ys, p, ties)
+    n = len(xs)
+    names = [f"xs[{i}]" for i in range(n)] + [f"ys[{i}]" for i in range(n)]
+    ids, top, bot, offsets = _encode_many(list(xs) + list(ys), names)
+    first = np.arange(n, dtype=np.int64)
+    second = first + n
+    out = np.empty((n, 4))
+    if n:
+        with limit_threads(threads, 8 * ids.size):
+            _k.rbo_batch(ids, top, bot, offsets, first, second, pv, _TIES_CODE[ties], out)
+    return RBOResult(ext=out[:, 0], min=out[:, 1], max=out[:, 2], res=out[:, 3],
+                     p=pv if np.ndim(p) else float(p), ties=ties)
+
+
+def rbo(x, y, p: float = 0.9, ties: str = "a") -> RBOResult:
+    """Rank-biased overlap of two rankings (lists of items, tuples/sets for ties, or strings).
+
+    ``p`` is the persistence (expected depth 1/(1-p)); ``ties`` is ``"w"``, ``"a"`` or
+    ``"b"`` (Corsi & Urbano 2024). The rankings may have different lengths and need not
+    share all items.
+    """
+    p = _check_p(p)
+    ties = _check_ties(ties)
+    ids, top, bot, offsets = _encode_many([x, y], ["x", "y"])
+    nx = int(offsets[1])
+    out = np.empty(4)
+    _k.rbo_pair(ids[:nx], top[:nx], bot[:nx], ids[nx:], top[nx:], bot[nx:],
+                p, _TIES_CODE[ties], out)
+    return RBOResult(ext=float(out[0]), min=float(out[1]), max=float(out[2]),
+                     res=float(out[3]), p=p, ties=ties)
+
+
+@dataclass(frozen=True)
+class RBOMatrix:
+    """RBO between every pair of the K rankings induced by K score vectors: (K, K) arrays."""
+
+    ext: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    res: np.ndarray
+    labels: tuple
+    p: float
+    ties: str
+
+    def to_arrow(self) -> pa.Table:
+        """One row per ordered pair (diagonal included): ``a, b, p, ties, ext, min, max, res``."""
+        k = len(self.labels)
+        t = _pairs_table(self.labels, "a", "b",
+                         {"p": np.full(k * k, self.p), "ext": self.ext, "min": self.min,
+                          "max": self.max, "res": self.res})
+        return t.add_column(3, "ties", pa.array([self.ties] * (k * k), pa.string()))
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def _rankings_of(table: np.ndarray):
+    k, n = table.shape
+    ids = np.empty((k, n), np.int64)
+    top = np.empty((k, n), np.int64)
+    bot = np.empty((k, n), np.int64)
+    _k.rankings_from_scores(table, ids, top, bot)
+    return ids, top, bot
+
+
+def rbo_matrix(scores, p: float = 0.9, ties: str = "a", labels: Sequence | None = None,
+               threads: int | None = None) -> RBOMatrix:
+    """RBO between the orderings induced by each pair of rows of ``scores`` (K x n).
+
+    Row k scores n items (e.g. the URisk of n systems under baseline k); each row induces a
+    ranking, higher score first, equal scores tied. Every unordered pair (and the diagonal,
+    which is below 1 under ``"a"``/``"b"`` when a ranking has ties) is computed once.
+    """
+    p = _check_p(p)
+    ties = _check_ties(ties)
+    table = _score_table(scores, "scores", 1, 1)
+    k, n = table.shape
+    labels = _row_labels(labels, k)
+    first, second = _upper_pairs(k)
+    out = np.empty((first.size, 4))
+    with limit_threads(threads, 16 * first.size * n):
+        ids, top, bot = _rankings_of(table)
+        offsets = np.arange(0, k * n + 1, n, dtype=np.int64)
+        _k.rbo_batch(ids.reshape(-1), top.reshape(-1), bot.reshape(-1), offsets, first, second,
+                     np.full(first.size, p), _TIES_CODE[ties], out)
+    full = _mirror(out, first, second, k)
+    return RBOMatrix(ext=full[..., 0], min=full[..., 1], max=full[..., 2], res=full[..., 3],
+                     labels=labels, p=p, ties=ties)
+
+
+# ---------------------------------------------------------------------------- prefixes
+
+
+@dataclass(frozen=True)
+class PrefixAgreement:
+    """RBO of the orderings two score vectors induce, over growing prefix depths.
+
+    ``length_a``/``length_b`` are the prefix lengths actually compared: a tie group that
+    straddles the depth is kept whole.
+    """
+
+    depth: np.ndarray
+    length_a: np.ndarray
+    length_b: np.ndarray
+    ext: np.ndarray
+    min: np.ndarray
+    max: np.ndarray
+    res: np.ndarray
+    p: float
+    ties: str
+
+    def to_arrow(self) -> pa.Table:
+        """One row per depth: ``depth, length_a, length_b, p, ties, ext, min, max, res``."""
+        n = self.depth.size
+        return pa.table({
+            "depth": pa.array(self.depth),
+            "length_a": pa.array(self.length_a),
+            "length_b": pa.array(self.length_b),
+            "p": pa.array(np.full(n, self.p)),
+            "ties": pa.array([self.ties] * n, pa.string()),
+            "ext": pa.array(self.ext),
+            "min": pa.array(self.min),
+            "max": pa.array(self.max),
+            "res": pa.array(self.res),
+        })
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def _prefix_agreement_iv(a, b, depths, p, ties):
+    a = _score_vector(a, "a")
+    b = _score_vector(b, "b")
+    if a.size != b.size:
+        raise InputError(f"`a` and `b` must score the same systems, got {a.size} and {b.size} values")
+    if depths is None:
+        d = np.arange(1, a.size + 1, dtype=np.int64)
+    else:
+        d = np.atleast_1d(np.asarray(depths))
+        if d.ndim != 1 or d.size == 0 or not np.issubdtype(d.dtype, np.integer):
+            raise InputError("`depths` must be a non-empty list of integers")
+        bad = (d < 1) | (d > a.size)
+        if bad.any():
+            raise InputError(f"`depths` must lie in 1..{a.size} (the number of systems), "
+                             f"got {int(d[bad][0])}")
+        d = d.astype(np.int64)
+    return a, b, np.ascontiguousarray(d), _check_p(p), _check_ties(ties)
+
+
+def prefix_agreement(a, b, depths=None, p: float = 0.9, ties: str = "a",
+                     threads: int | None = None) -> PrefixAgreement:
+    """How the orderings induced by two score vectors agree at prefix depths 1..n.
+
+    ``a`` and ``b`` score the same n systems (e.g. risk under the linear and the smooth
+    value function); each induces an ordering (higher first, equal scores tied). For each
+    depth k (default 1..n) the RBO of the two top-k prefixes is computed, as in Figure 4 of
+    Benham et al. (2019).
+    """
+    a, b, d, p, ties = _prefix_agreement_iv(a, b, depths, p, ties)
+    out = np.empty((d.size, 4))
+    lengths = np.empty((d.size, 2), np.int64)
+    with limit_threads(threads, 16 * int(d.sum())):
+        ids, top, bot = _rankings_of(np.vstack([a, b]))
+        _k.rbo_prefixes(ids[0], top[0], bot[0], ids[1], top[1], bot[1], d, p,
+                        _TIES_CODE[ties], out, lengths)
+    return PrefixAgreement(depth=d, length_a=lengths[:, 0].copy(), length_b=lengths[:, 1].copy(),
+                           ext=out[:, 0].copy(), min=out[:, 1].copy(), max=out[:, 2].copy(),
+                           res=out[:, 3].copy(), p=p, ties=ties)
+
+
+# ---------------------------------------------------------------------------- Kendall
+
+
+@dataclass(frozen=True)
+class KendallTauResult:
+    """Kendall's tau-b and its two-sided p-value (as scipy.stats.kendalltau, method='auto')."""
+
+    statistic: float
+    pvalue: float
+
+    def to_arrow(self) -> pa.Table:
+        return pa.table({"statistic": [self.statistic], "pvalue": [self.pvalue]})
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def _dense(table: np.ndarray) -> np.ndarray:
+    ranks = np.empty(table.shape, np.int64)
+    _k.dense_ranks(table, ranks)
+    return ranks
+
+
+def kendall_tau(x, y) -> KendallTauResult:
+    """Kendall's tau-b between two score vectors over the same items (ties allowed).
+
+    Equal to ``scipy.stats.kendalltau(x, y)``: the p-value is exact without ties and for
+    n <= 33, asymptotic (with the tie-corrected variance) otherwise; NaN if either vector
+    is constant.
+    """
+    x = _score_vector(x, "x")
+    y = _score_vector(y, "y")
+    if x.size != y.size:
+        raise InputError(f"`x` and `y` must have the same length, got {x.size} and {y.size}")
+    if x.size < 2:
+        raise InputError(f"Kendall's tau needs at least 2 items, got {x.size}")
+    ranks = _dense(np.vstack([x, y]))
+    out = np.empty(2)
+    _k.kendall_pair(ranks[0], ranks[1], out)
+    return KendallTauResult(statistic=float(out[0]), pvalue=float(out[1]))
+
+
+@dataclass(frozen=True)
+class KendallTauMatrix:
+    """Kendall's tau-b (and p-values) between every pair of K rankings: (K, K) arrays."""
+
+    statistic: np.ndarray
+    pvalue: np.ndarray
+    labels: tuple
+
+    def to_arrow(self) -> pa.Table:
+        """One row per ordered pair (diagonal included): ``a, b, statistic, pvalue``."""
+        return _pairs_table(self.labels, "a", "b",
+                            {"statistic": self.statistic, "pvalue": self.pvalue})
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def kendall_tau_matrix(scores, labels: Sequence | None = None,
+                       threads: int | None = None) -> KendallTauMatrix:
+    """Kendall's tau-b between the rows of ``scores`` (K rankings x n items), in parallel.
+
+    Each unordered pair is computed once (O(n log n), Knight's algorithm).
+    """
+    table = _score_table(scores, "scores", 1, 2)
+    k = table.shape[0]
+    labels = _row_labels(labels, k)
+    first, second = _upper_pairs(k)
+    out = np.empty((first.size, 2))
+    with limit_threads(threads, 8 * first.size * table.shape[1]):
+        ranks = _dense(table)
+        _k.kendall_pairs(ranks, first, second, out)
+    full = _mirror(out, first, second, k)
+    return KendallTauMatrix(statistic=full[..., 0], pvalue=full[..., 1], labels=labels)
+
+
+# ---------------------------------------------------------------------------- Friedman
+
+
+@dataclass(frozen=True)
+class FriedmanResult:
+    """Friedman test of K rankings (blocks) of n items (treatments).
+
+    ``statistic`` and ``pvalue`` equal ``scipy.stats.friedmanchisquare(*scores.T)``;
+    ``kendall_w = statistic / (K (n - 1))`` is Kendall's coefficient of concordance;
+    ``mean_ranks[j]`` is item j's mean rank across the K rankings, 1 = highest score.
+    """
+
+    statistic: float
+    pvalue: float
+    kendall_w: float
+    mean_ranks: np.ndarray
+    items: tuple
+    n_rankings: int
+
+    def to_arrow(self) -> pa.Table:
+        """One row per item: ``item, mean_rank`` with the test repeated on every row."""
+        n = len(self.items)
+        return pa.table({
+            "item": pa.array(list(self.items), pa.string()),
+            "mean_rank": pa.array(self.mean_ranks),
+            "statistic": pa.array(np.full(n, self.statistic)),
+            "pvalue": pa.array(np.full(n, self.pvalue)),
+            "kendall_w": pa.array(np.full(n, self.kendall_w)),
+        })
+
+    def to_pandas(self):
+        return _to_pandas(self.to_arrow())
+
+
+def friedman(scores, items: Sequence | None = None, threads: int | None = None) -> FriedmanResult:
+    """Friedman's chi-square test that K rankings (rows of ``scores``) of n items agree.
+
+    For an all-baseline table, row k holds every system's risk under baseline k.
+    """
+    from scipy.stats import chi2
+
+    table = _score_table(scores, "scores", 2, 3)
+    k, n = table.shape
+    items = _row_labels(items, n, "items", "items")
+    ranks = np.empty(table.shape)
+    ties = np.empty(k)
+    with limit_threads(threads, 8 * table.size):
+        _k.friedman_ranks(table, ranks, ties)
+    c = 1.0 - ties.sum() / (n * (n * n - 1.0) * k)
+    sums = ranks.sum(axis=0)
+    if c <= 0.0:
+        stat = math.nan
+        pvalue = math.nan
+    else:
+        stat = (12.0 / (n * k * (n + 1.0)) * np.sum(sums**2) - 3.0 * k * (n + 1.0)) / c
+        pvalue = float(chi2.sf(stat, n - 1))
+    return FriedmanResult(statistic=float(stat), pvalue=pvalue, kendall_w=float(stat) / (k * (n - 1)),
+                          mean_ranks=(n + 1.0) - sums / k, items=items, n_rankings=k)

@@ -1,0 +1,439 @@
+"""A self-contained risk report: one HTML page (or a PDF) with the figures, the tables beside
+them, and the parameters and data provenance at the top, for a paper's supplementary material.
+
+``write_report(path, matrix, baseline, ...)`` computes URisk/TRisk (Wang et al. 2012; Dinçer,
+Macdonald & Ounis 2014), the exploratory per-topic TR_i/TJ_i and, when fastrisk has it, the
+all-baseline table (Dinçer, Ounis & Macdonald, ECIR 2014), then draws every figure with
+:mod:`fastrisk.plot` (figures are built without pyplot, so nothing is shown or kept open) and
+embeds them as inline SVG (default) or base64 PNG: the page needs no other file and no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import hashlib
+import html
+import io
+import platform
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fastrisk.errors import InputError, ZeroVarianceWarning
+
+IMAGE_FORMATS = ("svg", "png")
+REPORT_FORMATS = ("html", "pdf")
+#: Systems highlighted (drawn individually) when the caller does not choose them.
+DEFAULT_HIGHLIGHT = 5
+
+
+# ---------------------------------------------------------------------- provenance
+def file_provenance(path) -> dict:
+    """Name, size, SHA-256 and modification time of an input file."""
+    p = Path(path)
+    digest = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    st = p.stat()
+    return {"path": str(p), "bytes": st.st_size, "sha256": digest.hexdigest(),
+            "modified": _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def _versions() -> str:
+    import matplotlib
+    import numba
+    import scipy
+
+    from fastrisk import __version__
+
+    return (f"fastrisk {__version__}, Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"SciPy {scipy.__version__}, Numba {numba.__version__}, Matplotlib {matplotlib.__version__}")
+
+
+# ---------------------------------------------------------------------- sections
+@dataclass
+class Section:
+    """One block of the report: a heading, a caption, figures and HTML tables side by side."""
+
+    title: str
+    caption: str = ""
+    figures: list = field(default_factory=list)  # (matplotlib Figure, alt text)
+    tables: list = field(default_factory=list)  # (title, html)
+    note: str = ""
+
+
+def _figure(width: float, height: float):
+    from fastrisk.plot import new_axes
+
+    ax = new_axes((width, height), pyplot=False)
+    return ax.figure, ax
+
+
+def _fmt(v, digits: int = 4) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else ""
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    v = float(v)
+    if np.isnan(v):
+        return "–"
+    if np.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    return f"{v:.{digits}f}".replace("-", "−")
+
+
+def html_table(headers, rows, *, classes=None, numeric=None) -> str:
+    """An HTML table; ``classes[i][j]`` an optional CSS class per cell, numbers right-aligned."""
+    esc = html.escape
+    numeric = numeric or [False] * len(headers)
+    out = ["<table><thead><tr>"]
+    out += [("<th class='num'>" if n else "<th>") + f"{esc(str(h))}</th>" for h, n in zip(headers, numeric)]
+    out.append("</tr></thead><tbody>")
+    for i, row in enumerate(rows):
+        cells = []
+        for j, v in enumerate(row):
+            cls = [c for c in ("num" if numeric[j] else "", (classes[i][j] if classes else "") or "") if c]
+            attr = f' class="{" ".join(cls)}"' if cls else ""
+            cells.append(f"<td{attr}>{esc(v if isinstance(v, str) else _fmt(v))}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _choose_highlight(matrix, systems, baseline_row):
+    if systems is not None:
+        names = [systems] if isinstance(systems, str) else list(systems)
+        for s in names:
+            if s not in matrix.systems:
+                raise InputError(f"`systems`: unknown system {s!r}; the matrix has "
+                                 f"{', '.join(matrix.systems[:8])}{', ...' if matrix.n_systems > 8 else ''}")
+        if not names:
+            raise InputError("`systems` must name at least one system")
+        return names
+    means = matrix.values.mean(axis=1)
+    order = [k for k in np.argsort(-means, kind="stable") if k != baseline_row]
+    return [matrix.systems[k] for k in order[:DEFAULT_HIGHLIGHT]]
+
+
+def _alpha_grid(result):
+    """A fine grid over the user's α range (in the parametrisation given) plus their values."""
+    if result.given == "loss_weight":
+        top = max(float(result.loss_weight.max()), 2.0)
+        return {"loss_weight": np.unique(np.concatenate([np.linspace(1.0, top, 41), result.loss_weight]))}
+    top = max(float(result.alpha.max()), 1.0)
+    return {"alpha": np.unique(np.concatenate([np.linspace(0.0, top, 41), result.alpha]))}
+
+
+def _sections(matrix, base, *, kwargs, highlight, significance):
+    """Compute every result and build the report's sections."""
+    from fastrisk import plot
+    from fastrisk.risk import risk, topic_risk
+
+    styles = plot.system_styles(highlight)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        res = risk(matrix, base, significance=significance, **kwargs)
+        topic = topic_risk(matrix, base, significance=significance, **kwargs)
+    linear = res.value == "linear"
+    A = len(res.alpha)
+    urisk_n, trisk_n = plot._risk_name(res, "URisk"), plot._risk_name(res, "TRisk")
+    alpha_labels = [plot._alpha_text(res, j) for j in range(A)]
+    rows_h = [res.systems.index(s) for s in highlight]
+    sections = []
+
+    # 1. TRisk against alpha, with the table of the highlighted systems
+    riskier, rewarding = ("above", "below") if res.convention == "minus" else ("below", "above")
+    sec = Section(f"{trisk_n} of the highlighted systems",
+                  f"{urisk_n} = {'−' if res.convention == 'minus' else ''}mean of x<sub>i</sub> (x<sub>i</sub> = d<sub>i</sub> for wins, (1 + α) d<sub>i</sub> "
+                  f"for losses, d<sub>i</sub> = system − baseline); {trisk_n} = {urisk_n} / SE<sub>x</sub>, "
+                  f"Student t with {res.df} degrees of freedom. Dashed lines: ±t({significance / 2:g}, {res.df}) = "
+                  f"±{res.critical_t:.3f}; beyond them a system is significantly riskier ({riskier}) or more "
+                  f"rewarding ({rewarding}) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1.")
+    if linear:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ZeroVarianceWarning)
+            grid_kwargs = {k: v for k, v in kwargs.items() if k not in ("alpha", "loss_weight")}
+            fine = risk(matrix.select(systems=highlight), _rows_baseline(base, rows_h),
+                        significance=significance, **grid_kwargs, **_alpha_grid(res))
+        fig, ax = _figure(4.2, 3.0)
+        plot.trisk_alpha(fine, highlight, ax=ax, colors=styles)
+        sec.figures.append((fig, f"{trisk_n} against α for {', '.join(highlight)}"))
+    else:
+        sec.note = f"The {html.escape(res.value)} value function has no α: no curve over α is drawn."
+    headers = ["system", "α" if res.given != "loss_weight" else "α̂", urisk_n, "SE", trisk_n, "p"]
+    rows, classes = [], []
+    for k in rows_h:
+        for j in range(A):
+            a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
+            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[k, j], res.se_param[k, j],
+                         res.trisk[k, j], res.pvalue[k, j]])
+            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
+            classes.append(["", "", "", "", flag, flag])
+    sec.tables.append(("Risk against the baseline", html_table(headers, rows, classes=classes,
+                                                               numeric=[False, True, True, True, True, True])))
+    sections.append(sec)
+
+    # 2. per-topic TR_i / TJ_i
+    for k, name in zip(rows_h, highlight):
+        sec = Section(f"Per-topic risk of {name}",
+                      "Bars: TR<sub>i</sub> = x<sub>i</sub> / s<sub>x</sub> per topic at each α; black ticks: the "
+                      "jackknife TJ<sub>i</sub> (the topic's leave-one-out influence on URisk, same scale). "
+                      "▼/▲ and bold topic ids: significant losses/wins (|TR<sub>i</sub>| beyond the dashed "
+                      "±t lines). Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 2.")
+        fig, ax = _figure(7.2, 3.0)
+        plot.topic_risk_bars(topic, name, statistic="both", ax=ax)
+        sec.figures.append((fig, f"per-topic TR and TJ of {name}"))
+        rows = []
+        for j in range(A):
+            for i in np.flatnonzero(topic.loss[j, k] | topic.win[j, k]):
+                rows.append([topic.topics[i], alpha_labels[j], topic.x[j, k, i], topic.tr[j, k, i],
+                             topic.tj[j, k, i], "loss" if topic.loss[j, k, i] else "win"])
+        classes = [[""] * 5 + ["risk" if r[-1] == "loss" else "reward"] for r in rows]
+        sec.tables.append(("Significant topics", html_table(
+            ["topic", "α", "x_i", "TR_i", "TJ_i", ""], rows, classes=classes,
+            numeric=[False, False, True, True, True, False]) if rows else "<p>No topic is significant.</p>"))
+        sections.append(sec)
+
+    # 3. distributions of per-topic scores
+    j = next((j for j in range(A) if res.alpha[j] > 0), 0)
+    sec = Section("Per-topic scores of every system",
+                  f"Distribution of the per-topic scores x<sub>i</sub> ({alpha_labels[j]}) of every system "
+                  f"against the baseline, sorted by {urisk_n} (diamond; box: quartiles, whiskers 1.5 IQR; highlighted systems in colour and bold); "
+                  "right: the highlighted systems' x<sub>i</sub> sorted in decreasing order, so the area below "
+                  "zero is the loss the baseline avoids. Dinçer, Ounis &amp; Macdonald (ECIR 2014), Figs. 3–4.")
+    a_sel = None if np.isnan(res.alpha[j]) else float(res.alpha[j])
+    fig, ax = _figure(7.2, 3.0)
+    plot.urisk_distribution(topic, kind="box", alpha=a_sel, ax=ax, legend=True, colors=styles)
+    sec.figures.append((fig, "per-topic score distributions of every system"))
+    fig, ax = _figure(3.6, 2.8)
+    plot.urisk_distribution(topic, highlight, kind="sorted", alpha=a_sel, ax=ax, colors=styles)
+    sec.figures.append((fig, "sorted per-topic scores of the highlighted systems"))
+    sections.append(sec)
+
+    # 4. the all-baseline heat map (when fastrisk.tables is available)
+    sections.append(_baseline_section(matrix, kwargs, res, significance))
+
+    # 5. every system
+    sec = Section("Every system", f"{urisk_n}, {trisk_n} and two-sided p-value of every system, "
+                  "sorted by mean score; red: significantly riskier than the baseline, green: significantly "
+                  "more rewarding.")
+    headers = ["system", "mean score"]
+    for lab in alpha_labels:
+        headers += [f"{urisk_n} ({lab})", f"{trisk_n} ({lab})", f"p ({lab})"]
+    means = matrix.values.mean(axis=1)
+    rows, classes = [], []
+    for k in np.argsort(-means, kind="stable"):
+        row, cls = [res.systems[k], means[k]], ["", ""]
+        for j in range(A):
+            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
+            row += [res.urisk[k, j], res.trisk[k, j], res.pvalue[k, j]]
+            cls += ["", flag, flag]
+        rows.append(row)
+        classes.append(cls)
+    sec.tables.append((f"All {matrix.n_systems} systems",
+                       html_table(headers, rows, classes=classes, numeric=[False] + [True] * (len(headers) - 1))))
+    sections.append(sec)
+    return res, sections
+
+
+def _rows_baseline(base, rows):
+    from fastrisk.baselines import Baseline
+
+    values = base.values if base.values.shape[0] == 1 else base.values[rows]
+    return Baseline(base.name, np.ascontiguousarray(values))
+
+
+def _baseline_section(matrix, kwargs, res, significance):
+    from fastrisk import plot
+
+    sec = Section("Every system as the baseline",
+                  f"{plot._risk_name(res, 'TRisk')} of every system (rows) against every other system as the "
+                  "baseline (columns), systems sorted by mean URisk; dots: significant at level "
+                  f"{significance:g}. Dinçer, Ounis &amp; Macdonald (ECIR 2014).")
+    try:
+        from fastrisk.tables import baseline_table
+    except ImportError:
+        sec.note = "This fastrisk has no all-baseline tables (fastrisk.tables); the heat map is left out."
+        return sec
+    if res.value != "linear":
+        sec.note = f"All-baseline tables use the linear value function; not drawn for {html.escape(res.value)}."
+        return sec
+    j = int(np.argmax(res.alpha))
+    key = "loss_weight" if res.given == "loss_weight" else "alpha"
+    value = float(getattr(res, key)[j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        table = baseline_table(matrix, **{key: [value]}, convention=res.convention)
+    big = matrix.n_systems > 12
+    fig, ax = _figure(7.0 if big else 4.2, 6.2 if big else 3.6)
+    plot.baseline_heatmap(table, statistic="trisk", significance=significance, order="mean", ax=ax)
+    sec.figures.append((fig, "all-baseline TRisk heat map"))
+    return sec
+
+
+# ---------------------------------------------------------------------- rendering
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:2em auto;
+max-width:1200px;padding:0 1em;color:#222;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em;
+margin-top:2em}p.caption{color:#444;font-size:.92em;max-width:70em}
+.pair{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}
+figure{margin:0;flex:0 1 auto;max-width:100%}figure.wide{flex:1 1 100%}figure.wide svg,figure.wide img{width:100%}figure svg,figure img{max-width:100%;height:auto;display:block}
+.tables{flex:1 1 22em;min-width:18em;max-height:40em;overflow:auto}
+table{border-collapse:collapse;font-size:.85em;margin:.3em 0 1em}
+th,td{padding:.15em .6em;border-bottom:1px solid #e3e3e3;text-align:left;white-space:nowrap}
+th{background:#f4f4f4;position:sticky;top:0}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td.risk{color:#A63603;font-weight:600}td.reward{color:#00664A;font-weight:600}
+dl.params{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;font-size:.92em}
+dl.params dt{font-weight:600}dl.params dd{margin:0}code{font-size:.95em}
+.note{color:#7a5b00;font-style:italic}footer{margin-top:3em;color:#666;font-size:.85em}
+"""
+
+
+def _figure_html(fig, alt: str, image_format: str) -> str:
+    buf = io.BytesIO()
+    cls = ' class="wide"' if fig.get_figwidth() > 5.0 else ""
+    if image_format == "svg":
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+        text = buf.getvalue().decode("utf-8")
+        text = text[text.index("<svg"):]  # drop the XML prolog and doctype: inline SVG
+        size = "" if cls else f' style="width:{fig.get_figwidth() * 140:.0f}px"'
+        text = text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(alt)}"{size} ', 1)
+        return f"<figure{cls}>{text}</figure>"
+    fig.savefig(buf, format="png", dpi=150)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    w, h = fig.get_size_inches() * 140
+    return (f'<figure{cls}><img src="data:image/png;base64,{data}" alt="{html.escape(alt)}" '
+            f'width="{w:.0f}" height="{h:.0f}"></figure>')
+
+
+def _params(matrix, res, base_name, provenance, significance) -> list[tuple[str, str]]:
+    esc = html.escape
+    alphas = ", ".join("–" if np.isnan(a) else f"{a:g}" for a in res.alpha)
+    lws = ", ".join("–" if np.isnan(a) else f"{a:g}" for a in res.loss_weight)
+    items = [("measure", esc(matrix.measure or "(unnamed)")),
+             ("systems", f"{matrix.n_systems}"),
+             ("topics", f"{matrix.n_topics} ({esc(matrix.topics[0])} … {esc(matrix.topics[-1])})"),
+             ("baseline", esc(base_name)),
+             ("value function", esc(res.value)),
+             ("risk sensitivity", f"α = {alphas} (loss weight α̂ = 1 + α = {lws}; given as "
+                                  f"{esc(res.given if res.given != 'none' else 'default α')})"),
+             ("convention", esc(res.convention) + (" (URisk⁻ = −URisk, TRisk⁻ = −TRisk: larger is riskier)"
+                                                    if res.convention == "minus" else " (larger is better)")),
+             ("significance", f"{significance:g} two-sided, t({significance / 2:g}, {res.df}) = {res.critical_t:.4f}")]
+    for key, value in (provenance or {}).items():
+        if isinstance(value, dict):  # a file's provenance
+            value = (f"<code>{esc(value['path'])}</code> — {value['bytes']:,} bytes, modified {esc(value['modified'])}, "
+                     f"SHA-256 <code>{esc(value['sha256'])}</code>")
+        else:
+            value = esc(str(value))
+        items.append((esc(key), value))
+    return items
+
+
+def render_html(sections, params, *, title: str, image_format: str = "svg") -> str:
+    """The report page from built sections and (name, HTML value) parameter pairs."""
+    esc = html.escape
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{esc(title)}</title><style>{_CSS}</style></head><body>",
+             f"<header><h1>{esc(title)}</h1><p>Generated {now} by {esc(_versions())}.</p>",
+             '<dl class="params">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in params) + "</dl></header>"]
+    for sec in sections:
+        parts.append(f"<section><h2>{esc(sec.title)}</h2>")
+        if sec.caption:
+            parts.append(f'<p class="caption">{sec.caption}</p>')
+        if sec.note:
+            parts.append(f'<p class="note">{sec.note}</p>')
+        if sec.figures or sec.tables:
+            parts.append('<div class="pair">')
+            parts += [_figure_html(fig, alt, image_format) for fig, alt in sec.figures]
+            if sec.tables:
+                parts.append('<div class="tables">' + "".join(f"<h3>{esc(t)}</h3>{body}" for t, body in sec.tables)
+                             + "</div>")
+            parts.append("</div>")
+        parts.append("</section>")
+    parts.append("<footer>References: Wang, Bennett &amp; Collins-Thompson (SIGIR 2012); Dinçer, Macdonald &amp; "
+                 "Ounis, Hypothesis testing for the risk-sensitive evaluation of retrieval systems (SIGIR 2014); "
+                 "Dinçer, Ounis &amp; Macdonald, Tackling biased baselines in the risk-sensitive evaluation of "
+                 "retrieval systems (ECIR 2014).</footer></body></html>")
+    return "\n".join(parts)
+
+
+def _write_pdf(path: Path, sections, params, title: str) -> None:
+    import re
+
+    from matplotlib.backends.backend_pdf import PdfPages
+    from matplotlib.figure import Figure
+
+    with PdfPages(path, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
+        cover = Figure(figsize=(8.27, 11.69))
+        cover.text(0.08, 0.94, title, fontsize=16, weight="bold", va="top")
+        lines = [f"{k}: {html.unescape(re.sub('<[^>]+>', '', v))}" for k, v in params]
+        import textwrap
+
+        wrapped = "\n".join(textwrap.fill(line, 100, subsequent_indent="    ") for line in lines)
+        cover.text(0.08, 0.90, wrapped, fontsize=8, va="top", family="monospace")
+        pdf.savefig(cover)
+        for sec in sections:
+            for fig, _ in sec.figures:
+                fig.suptitle(sec.title, fontsize=9, x=0.01, ha="left")
+                pdf.savefig(fig)
+
+
+# ---------------------------------------------------------------------- public API
+def _report_iv(image_format, format, path, significance):
+    if image_format not in IMAGE_FORMATS:
+        raise InputError(f"`image_format` must be 'svg' or 'png', got {image_format!r}")
+    if format is None:
+        format = "pdf" if Path(path).suffix.lower() == ".pdf" else "html"
+    if format not in REPORT_FORMATS:
+        raise InputError(f"`format` must be 'html' or 'pdf', got {format!r}")
+    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
+        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    return format
+
+
+def build_report(matrix, baseline, *, alpha=None, loss_weight=None, value=None, convention: str = "classic",
+                 significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
+                 title: str | None = None, provenance: dict | None = None):
+    """(sections, parameters, title) of the report; see :func:`write_report`."""
+    from fastrisk.baselines import resolve_baseline
+
+    matrix, base = resolve_baseline(matrix, baseline, missing=missing)
+    highlight = _choose_highlight(matrix, systems, base.system)
+    kwargs = dict(alpha=alpha, loss_weight=loss_weight, value=value, convention=convention, threads=threads)
+    res, sections = _sections(matrix, base, kwargs=kwargs, highlight=highlight, significance=significance)
+    title = title or f"Risk-sensitive evaluation against {base.name}"
+    return sections, _params(matrix, res, base.name, provenance, significance), title
+
+
+def write_report(path, matrix, baseline, *, format: str | None = None, image_format: str = "svg",
+                 alpha=None, loss_weight=None, value=None, convention: str = "classic", significance: float = 0.05,
+                 systems=None, missing: str = "raise", threads: int | None = None, title: str | None = None,
+                 provenance: dict | None = None) -> Path:
+    """Write the risk report of ``matrix`` against ``baseline`` to ``path``.
+
+    ``format``: ``"html"`` (one self-contained page; default unless ``path`` ends in .pdf) or
+    ``"pdf"`` (a parameter page, then one page per figure). ``image_format``: ``"svg"``
+    (inline, scalable) or ``"png"`` (base64, smaller for huge matrices). ``systems``: the
+    systems drawn individually (default: the 5 best by mean score); the same systems get the
+    same colours in every figure. ``provenance``: extra ``{label: text or file_provenance(...)}``
+    rows for the header (the CLI records the input files there). The other arguments are
+    those of :func:`fastrisk.risk`.
+    """
+    format = _report_iv(image_format, format, path, significance)
+    sections, params, title = build_report(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
+                                           convention=convention, significance=significance, systems=systems,
+                                           missing=missing, threads=threads, title=title, provenance=provenance)
+    path = Path(path)
+    if format == "pdf":
+        _write_pdf(path, sections, params, title)
+    else:
+        path.write_text(render_html(sections, params, title=title, image_format=image_format), encoding="utf-8")
+    return path
