@@ -457,12 +457,20 @@ def load_grid(grid) -> Grid:
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue layer must not be entered by two threads at once
 
 
-def _blas_limit(threads: int):
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import ThreadpoolController
     except ModuleNotFoundError:
+        return None
+    return ThreadpoolController()  # inspecting the loaded libraries once, not per batch
+
+
+def _blas_limit(threads: int):
+    controller = _blas_controller()
+    if controller is None:
         return _nullcontext()
-    return threadpool_limits(threads)
+    return controller.limit(limits=threads, user_api="blas")
 
 
 class _nullcontext:
