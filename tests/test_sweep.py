@@ -337,3 +337,22 @@ def test_cli_sweep_on_a_dask_scheduler_address(client, tmp_path, reference):
     address = client.scheduler_info()["address"]
     assert main(["sweep", str(grid), "--scheduler", address, "--out", str(out), "--quiet"]) == 0
     assert identical(pq.read_table(out), reference)
+
+
+@pytest.mark.skipif("bootstrap" not in __import__("fastrisk.sweep").sweep.KINDS, reason="fastrisk.resampling not present")
+def test_bootstrap_sweep_is_seeded_per_job_and_identical_on_dask(client):
+    from fastrisk.datasets import trec_matrix
+    from fastrisk.resampling import bootstrap
+
+    grid = {"sweep": {"seed": 99}, "experiment": [
+        {"kind": "bootstrap", "data": ["trec:web2012_err20", "trec:adhoc8_p10"],
+         "params": {"replicates": 400, "method": "percentile"}, "grid": {"baseline": ["mean", "max"], "alpha": [0, 5]}},
+        {"kind": "permutation", "data": "trec2012-web:err20",
+         "params": {"replicates": 400, "baseline": "trec2012-web:indriCASP"}}]}
+    local = sweep(grid, progress=False)
+    assert local.n_failed == 0 and len(set(local.table.column("seed").to_pylist())) == 9
+    assert identical(sweep(grid, executor=client, progress=False, max_batch=1).table, local.table)
+    rows = local.table.filter(pc.equal(local.table.column("job"), 7))
+    direct = bootstrap(trec_matrix("adhoc8_p10"), "max", alpha=5, replicates=400, method="percentile",
+                       rng=rows.column("seed")[0].as_py(), keep_replicates=False)
+    assert identical(rows.select(direct.to_arrow().column_names), direct.to_arrow())
