@@ -14,8 +14,11 @@ from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.io import read_matrix, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
+from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
 from fastrisk.pooling import (PoolingExperiment, build_pool, common_topic_adjustment, leave_one_out, loo_adjustment,
                               pooling_experiment, score_against_pool)
+from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeResult, PermutationResult, QQData,
+                                 TTestResult, bootstrap, jackknife, permutation_test, t_test)
 from fastrisk.risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
                            risk_scores, topic_risk)
 from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
@@ -24,14 +27,19 @@ from fastrisk.values import ValueFunction, resolve_value
 __all__ = [
     "AdaptiveRiskResult",
     "Baseline",
+    "BootstrapResult",
+    "ConfidenceInterval",
     "Evaluation",
     "FriedmanResult",
     "InputError",
+    "JackknifeResult",
     "KendallTauMatrix",
     "KendallTauResult",
     "Measure",
+    "PermutationResult",
     "PoolingExperiment",
     "PrefixAgreement",
+    "QQData",
     "Qrels",
     "RBOMatrix",
     "RBOResult",
@@ -39,22 +47,28 @@ __all__ = [
     "RiskScores",
     "RunSet",
     "ScoreMatrix",
+    "TTestResult",
     "TopicRiskResult",
+    "TukeyHSDResult",
     "ValueFunction",
     "ZeroVarianceWarning",
     "adaptive_risk",
+    "adjust_pvalues",
+    "bootstrap",
     "build_pool",
     "common_topic_adjustment",
     "datasets",
     "evaluate",
     "format_ranking",
     "friedman",
+    "jackknife",
     "kendall_tau",
     "kendall_tau_matrix",
     "leave_one_out",
     "loo_adjustment",
     "parse_measure",
     "parse_ranking",
+    "permutation_test",
     "pooling_experiment",
     "prefix_agreement",
     "ranking_from_scores",
@@ -69,7 +83,9 @@ __all__ = [
     "risk",
     "risk_scores",
     "score_against_pool",
+    "t_test",
     "topic_risk",
+    "tukey_hsd",
     "virtual_baseline",
     "write_matrix",
 ]

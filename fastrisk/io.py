@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix, check_missing_policy
+from fastrisk.matrix import ALIASES, ScoreMatrix, check_missing_policy, long_columns, pick_measure
 
 READ_FORMATS = ("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures")
 WRITE_FORMATS = ("parquet", "ipc", "csv", "csv-wide")
@@ -64,12 +64,13 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
         return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
                           topics=topics, measure=measure, missing=missing)
     table = _read_csv(p, system, topic)
-    long_cols = {system, topic, score} <= set(table.column_names)
-    if fmt == "csv-long" or (fmt == "csv" and long_cols):
-        if not long_cols:
-            raise InputError(f"{p}: a long-form CSV needs the columns {system}, {topic}, {score}; "
+    cols = long_columns(table.column_names, system, topic, score)
+    if fmt == "csv-long" or (fmt == "csv" and cols is not None):
+        if cols is None:
+            raise InputError(f"{p}: a long-form CSV needs the columns {system}, {topic}, {score} (or run/qid/value); "
                              f"the header has {', '.join(table.column_names)}")
-        return _long_csv(p, table, system, topic, score, measure, missing)
+        table, measure = pick_measure(table, measure, str(p))
+        return _long_csv(p, table, *cols, measure, missing)
     return ScoreMatrix.from_wide(table, topic=topic, topics=topics, measure=measure, missing=missing,
                                  source=str(p))
 
@@ -188,7 +189,8 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
                 null_values=[""], strings_can_be_null=True,
-                column_types={system: pa.string(), topic: pa.string()},
+                column_types={name: pa.string() for name in (system, topic, *ALIASES["system"],
+                                                              *ALIASES["topic"], "measure")},
             ),
         )
     except pa.ArrowInvalid as exc:

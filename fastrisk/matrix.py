@@ -18,6 +18,12 @@ import pyarrow as pa
 from fastrisk.errors import InputError
 
 MISSING_POLICIES = ("raise", "drop", "zero")
+#: Column names recognised in long-form tables when the defaults are not present.
+ALIASES = {
+    "system": ("system", "run", "run_id", "runid", "system_id", "tag"),
+    "topic": ("topic", "qid", "query_id", "query", "topic_id"),
+    "score": ("score", "value"),
+}
 _META_TOPICS = b"fastrisk.topics"
 _META_MEASURE = b"fastrisk.measure"
 
@@ -259,10 +265,13 @@ class ScoreMatrix:
         meta = table.schema.metadata or {}
         if layout == "native" or (layout == "auto" and _META_TOPICS in meta and "scores" in names):
             return cls._from_native(table, measure)
-        if layout == "long" or (layout == "auto" and system in names and topic in names and score in names):
-            for col in (system, topic, score):
-                if col not in names:
-                    raise InputError(f"long-form table lacks column {col!r}; it has {', '.join(names)}")
+        cols = long_columns(names, system, topic, score)
+        if layout == "long" or (layout == "auto" and cols is not None):
+            if cols is None:
+                raise InputError(f"long-form table needs columns {system}, {topic}, {score} (or run/qid/value); "
+                                 f"it has {', '.join(names)}")
+            system, topic, score = cols
+            table, measure = pick_measure(table, measure)
             vals, absent = _float_column(table, score)
             return cls.from_long(table.column(system).to_pylist(), table.column(topic).to_pylist(),
                                  np.where(absent, np.nan, vals), measure=measure, missing=missing)
@@ -367,6 +376,40 @@ class ScoreMatrix:
         import pandas as pd
 
         return pd.DataFrame(self._values.T, index=pd.Index(self.topics, name="topic"), columns=list(self.systems))
+
+
+def long_columns(names, system: str = "system", topic: str = "topic", score: str = "score"):
+    """The (system, topic, score) column names of a long-form table, or None.
+
+    A name left at its default may also be one of its :data:`ALIASES` (``run``, ``qid``,
+    ``query_id``, ``value``, ...), as ranx, ir_measures and trec_eval users name them.
+    """
+    found = []
+    for given, default in ((system, "system"), (topic, "topic"), (score, "score")):
+        options = ALIASES[default] if given == default else (given,)
+        match = next((n for n in options if n in names), None)
+        if match is None:
+            return None
+        found.append(match)
+    return tuple(found)
+
+
+def pick_measure(table: pa.Table, measure, source: str | None = None):
+    """Rows of one measure from a long table with a ``measure`` column; (table, measure)."""
+    if "measure" not in table.column_names:
+        return table, measure
+    import pyarrow.compute as pc
+
+    available = list(dict.fromkeys(table.column("measure").cast(pa.string()).to_pylist()))
+    where = f"{source} " if source else ""
+    if measure is None:
+        if len(available) > 1:
+            raise InputError(f"{where}has several measures ({', '.join(map(str, available[:10]))}); "
+                             "pick one with `measure`")
+        return table, available[0]
+    if measure not in available:
+        raise InputError(f"{where}has no measure {measure!r}; it has {', '.join(map(str, available[:10]))}")
+    return table.filter(pc.equal(table.column("measure").cast(pa.string()), measure)), measure
 
 
 def _float_column(table: pa.Table, name: str, *, source=None, topic_labels=None, check: bool = True):

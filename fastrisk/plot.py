@@ -612,3 +612,40 @@ def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=Non
     ax.legend(handles=handles, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2,
               handlelength=2.2)
     return _finish(ax, created)
+
+
+def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, legend: bool = True):
+    """PCA map of systems (Dinçer, Ounis & Macdonald, ECIR 2014, Figs. 1-2).
+
+    Every system is a grey point on components ``components`` (1-based); the ``highlight``ed
+    systems get their styles and a legend entry, and the projected extra points (virtual
+    baselines MEAN, MEDIAN, MAX, ...) are black stars with their names. Axis labels give each
+    component's share of the variance.
+    """
+    first, second = components
+    m = result.scores.shape[1]
+    if not (1 <= first <= m and 1 <= second <= m) or first == second:
+        raise InputError(f"`components` must be two different components in 1..{m}, got {components!r}")
+    ax, created = _axes(ax, COLUMN_FIGSIZE)
+    i, j = first - 1, second - 1
+    ax.scatter(result.scores[:, i], result.scores[:, j], s=12, color=NEUTRAL_COLOR, alpha=0.6,
+               linewidths=0, label="systems", zorder=2)
+    rows = [] if highlight is None else _pick_systems(result.systems, highlight, "highlight")
+    names = [result.systems[k] for k in rows]
+    styles = _styles(names, colors)
+    for k, name in zip(rows, names):
+        st = styles[name]
+        ax.scatter(result.scores[k, i], result.scores[k, j], s=30, color=st["color"], marker=st["marker"],
+                   label=name, zorder=3, edgecolors="white", linewidths=0.5)
+    for name, point in zip(result.extra_names, result.extra_scores):
+        ax.scatter(point[i], point[j], s=70, color="black", marker="*", zorder=4)
+        ax.annotate(name, (point[i], point[j]), xytext=(4, 3), textcoords="offset points",
+                    fontsize=SMALL_FONT_SIZE, zorder=5)
+    ratio = result.explained_variance_ratio
+    ax.set_xlabel(f"PC{first} ({100 * ratio[i]:.1f}% of variance)")
+    ax.set_ylabel(f"PC{second} ({100 * ratio[j]:.1f}% of variance)")
+    ax.axhline(0.0, color=CRITICAL_COLOR, linewidth=0.5, zorder=1)
+    ax.axvline(0.0, color=CRITICAL_COLOR, linewidth=0.5, zorder=1)
+    if legend and (rows or len(result.systems)):
+        ax.legend(loc="best", frameon=False)
+    return _finish(ax, created)

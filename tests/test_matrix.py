@@ -207,3 +207,15 @@ def test_gzip_trec_eval(tmp_path):
     with gzip.open(p, "wt") as fh:
         fh.write("P_10\t1\t0.5\nP_10\t2\t0.25\n")
     assert read_matrix(p, format="trec_eval").values.tolist() == [[0.5, 0.25]]
+
+
+def test_long_csv_with_common_aliases_and_a_measure_column(tmp_path):
+    p = write(tmp_path, "run_id,query_id,measure,value\na,1,P@10,0.5\na,1,AP,0.25\nb,1,P@10,0.125\nb,1,AP,1\n")
+    with pytest.raises(InputError, match=r"several measures \(P@10, AP\); pick one"):
+        read_matrix(p)
+    m = read_matrix(p, measure="AP")
+    assert m.systems == ("a", "b") and m.values.tolist() == [[0.25], [1.0]] and m.measure == "AP"
+    with pytest.raises(InputError, match="no measure 'nDCG'"):
+        read_matrix(p, measure="nDCG")
+    table = pa.table({"run": ["x", "y"], "qid": ["7", "7"], "score": [0.5, 0.25]})
+    assert ScoreMatrix.from_arrow(table).values.tolist() == [[0.5], [0.25]]

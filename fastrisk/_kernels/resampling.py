@@ -1,0 +1,374 @@
+"""Resampling kernels: multinomial counts, sign flips, gathers, streaming summaries.
+
+Every replicate ``b`` draws from its own counter-based stream ``stream_state(seed, b)``, so
+a replicate's numbers depend only on ``(seed, b)``: never on the thread that runs it or on
+how the replicates are split into chunks. The count matrix and the gather path consume the
+stream identically (``c`` calls of ``next_below(state, c)``), so replicate ``b`` resamples
+the same topics in both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._random import next_below, next_u64, stream_state
+
+_ONE = np.uint64(1)
+
+
+# --------------------------------------------------------------------------- draws
+
+
+@njit
+def draw_indices(seed, stream, idx):
+    """Fill ``idx`` (length c) with the topics resampled by replicate ``stream``."""
+    c = idx.shape[0]
+    state = stream_state(seed, stream)
+    for j in range(c):
+        state, k = next_below(state, c)
+        idx[j] = k
+
+
+@njit
+def _counts_row(seed, stream, row):
+    """How often replicate ``stream`` draws each topic (``row``: length c, float64)."""
+    c = row.shape[0]
+    for i in range(c):
+        row[i] = 0.0
+    state = stream_state(seed, stream)
+    for _ in range(c):
+        state, k = next_below(state, c)
+        row[k] += 1.0
+
+
+@njit
+def _signs_row(seed, stream, row):
+    """+-1 per topic for permutation replicate ``stream``: 64 fair bits per draw."""
+    state = stream_state(seed, stream)
+    bits = np.uint64(0)
+    left = 0
+    for j in range(row.shape[0]):
+        if left == 0:
+            state, bits = next_u64(state)
+            left = 64
+        row[j] = 1.0 if (bits & _ONE) == _ONE else -1.0
+        bits = bits >> _ONE
+        left -= 1
+
+
+# Parallel drivers for large chunks and serial ones for small chunks: on a busy machine a
+# parallel launch can cost more than the millisecond of work it would split.
+@pjit
+def multinomial_counts(seed, start, out):
+    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
+    for r in prange(out.shape[0]):
+        _counts_row(seed, start + r, out[r])
+
+
+@njit
+def multinomial_counts_serial(seed, start, out):
+    """:func:`multinomial_counts` on one thread."""
+    for r in range(out.shape[0]):
+        _counts_row(seed, start + r, out[r])
+
+
+@pjit
+def sign_flips(seed, start, out):
+    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``."""
+    for r in prange(out.shape[0]):
+        _signs_row(seed, start + r, out[r])
+
+
+@njit
+def sign_flips_serial(seed, start, out):
+    """:func:`sign_flips` on one thread."""
+    for r in range(out.shape[0]):
+        _signs_row(seed, start + r, out[r])
+
+
+@pjit
+def exact_sign_flips(start, out):
+    """Row ``r`` of ``out``: the signs coded by the bits of ``start + r`` (bit j set: +1)."""
+    n, c = out.shape
+    for r in prange(n):
+        code = start + r
+        for j in range(c):
+            out[r, j] = 1.0 if (code >> j) & 1 else -1.0
+
+
+# --------------------------------------------------------------------------- generic statistics
+
+
+@pjit
+def bootstrap_statistic(statistic, scores, seed, start, out):
+    """Generic path: ``out[k, r] = statistic(scores[k, idx_r])`` for replicates ``start + r``.
+
+    ``scores`` is (K, c); ``out`` is (K, n); ``statistic`` a jitted function of a 1-D array.
+    """
+    K, c = scores.shape
+    n = out.shape[1]
+    for r in prange(n):
+        idx = np.empty(c, np.int64)
+        buf = np.empty(c, np.float64)
+        draw_indices(seed, start + r, idx)
+        for k in range(K):
+            for j in range(c):
+                buf[j] = scores[k, idx[j]]
+            out[k, r] = statistic(buf)
+
+
+@pjit
+def apply_statistic(statistic, scores, out):
+    """``out[k] = statistic(scores[k])`` for each row of ``scores`` (K x c)."""
+    for k in prange(scores.shape[0]):
+        out[k] = statistic(scores[k].copy())
+
+
+@pjit
+def jackknife_statistic(statistic, scores, out):
+    """Leave-one-topic-out values: ``out[k, i] = statistic(scores[k] without topic i)``."""
+    K, c = scores.shape
+    for t in prange(K * c):
+        k = t // c
+        i = t - k * c
+        buf = np.empty(c - 1, np.float64)
+        m = 0
+        for j in range(c):
+            if j != i:
+                buf[m] = scores[k, j]
+                m += 1
+        out[k, i] = statistic(buf)
+
+
+@njit
+def mean_statistic(x):
+    """The arithmetic mean, as a jitted statistic (to compare the gather and matrix paths)."""
+    s = 0.0
+    for v in x:
+        s += v
+    return s / x.shape[0]
+
+
+# --------------------------------------------------------------------------- Tukey HSD
+
+
+@pjit
+def tukey_range_null(scores_t, seed, out):
+    """Randomised Tukey HSD null: per trial, permute systems within every topic independently.
+
+    ``scores_t`` is (c topics x S systems); ``out[b]`` = max - min of the S permuted means.
+    """
+    c, S = scores_t.shape
+    for b in prange(out.shape[0]):
+        state = stream_state(seed, b)
+        sums = np.zeros(S)
+        perm = np.empty(S, np.int64)
+        for i in range(c):
+            for s in range(S):
+                perm[s] = s
+            for s in range(S - 1, 0, -1):  # Fisher-Yates
+                state, j = next_below(state, s + 1)
+                tmp = perm[s]
+                perm[s] = perm[j]
+                perm[j] = tmp
+            for s in range(S):
+                sums[s] += scores_t[i, perm[s]]
+        lo = sums[0]
+        hi = sums[0]
+        for s in range(1, S):
+            if sums[s] < lo:
+                lo = sums[s]
+            if sums[s] > hi:
+                hi = sums[s]
+        out[b] = (hi - lo) / c
+
+
+# --------------------------------------------------------------------------- streaming summaries
+
+
+@njit
+def _bin(v, lo, scale, nbins):
+    """Histogram bin of ``v``: 0 below ``lo``, nbins + 1 at or above the top (and NaN)."""
+    if v != v:
+        return nbins + 1
+    if v < lo:
+        return 0
+    t = (v - lo) * scale
+    if t >= nbins:
+        return nbins + 1
+    return 1 + np.int64(t)
+
+
+@njit
+def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                  block_sums, counts):
+    n = values.shape[1]
+    P = wlo.shape[1]
+    m = center[k]
+    o = obs[k]
+    g = gamma[k]
+    a = abs(o) - g
+    c0 = 0
+    c1 = 0
+    c2 = 0
+    c3 = 0
+    c4 = 0
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        s = 0.0
+        ss = 0.0
+        for r in range(start, stop):
+            v = values[k, r]
+            d = v - m
+            s += d
+            ss += d * d
+            if d < 0.0:
+                c0 += 1
+            if d <= 0.0:
+                c1 += 1
+            if d >= o - g:
+                c2 += 1
+            if d <= o + g:
+                c3 += 1
+            if abs(d) >= a:
+                c4 += 1
+            for p in range(P):
+                if v < wlo[k, p]:
+                    below[k, p] += 1
+                elif v <= whi[k, p]:
+                    f = wfill[k, p]
+                    if f < cap[k, p]:
+                        wbuffer[woffset[k, p] + f] = v
+                    wfill[k, p] = f + 1
+        j = first_block + start // block
+        block_sums[j, k, 0] = s
+        block_sums[j, k, 1] = ss
+    counts[k, 0] += c0
+    counts[k, 1] += c1
+    counts[k, 2] += c2
+    counts[k, 3] += c3
+    counts[k, 4] += c4
+
+
+@pjit
+def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                 block_sums, counts):
+    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``).
+
+    Per column ``k``: sums of d and d^2 per block of ``block`` replicates
+    (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
+    counts ``[d < 0, d <= 0, d >= obs - gamma, d <= obs + gamma, |d| >= |obs| - gamma]``
+    (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
+    a predicted quantile) the number of values below it and up to ``cap`` values inside it.
+    """
+    for k in prange(values.shape[0]):
+        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                      block_sums, counts)
+
+
+@njit
+def stream_pass1_serial(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
+                        wbuffer, block_sums, counts):
+    """:func:`stream_pass1` on one thread."""
+    for k in range(values.shape[0]):
+        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+                      block_sums, counts)
+
+
+@njit
+def _hist_column(values, k, lo, scale, nbins, hist):
+    for r in range(values.shape[1]):
+        hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
+
+
+@pjit
+def stream_histogram(values, lo, scale, nbins, hist):
+    """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
+    for k in prange(values.shape[0]):
+        _hist_column(values, k, lo, scale, nbins, hist)
+
+
+@njit
+def stream_histogram_serial(values, lo, scale, nbins, hist):
+    """:func:`stream_histogram` on one thread."""
+    for k in range(values.shape[0]):
+        _hist_column(values, k, lo, scale, nbins, hist)
+
+
+@njit
+def _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer):
+    T = target_bin.shape[1]
+    for r in range(values.shape[1]):
+        v = values[k, r]
+        b = _bin(v, lo[k], scale[k], nbins)
+        for t in range(T):
+            if target_bin[k, t] == b:
+                buffer[offset[k, t] + fill[k, t]] = v
+                fill[k, t] += 1
+                break
+
+
+@pjit
+def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """Second pass: copy the values falling in each column's target bins into ``buffer``.
+
+    ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T) say where bin ``t`` of
+    column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
+    """
+    for k in prange(values.shape[0]):
+        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+
+
+@njit
+def stream_pass2_serial(values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """:func:`stream_pass2` on one thread."""
+    for k in range(values.shape[0]):
+        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+
+
+@njit
+def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
+    """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
+    within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
+    K, R = slot.shape
+    for k in range(K):
+        for r in range(R):
+            s = slot[k, r]
+            if s < 0:
+                out[k, r] = np.nan
+            else:
+                seg = buffer[offset[k, s]:offset[k, s] + count[k, s]]
+                out[k, r] = np.partition(seg, rank_in_bin[k, r])[rank_in_bin[k, r]]
+
+
+@njit
+def locate_ranks(hist, ranks, target, slot, rank_in_bin, count):
+    """Find the histogram bin of every wanted order statistic (``ranks``, K x R, 0-based).
+
+    Writes the distinct bins of row ``k`` to ``target[k, :]`` (-1 unused) with their sizes in
+    ``count``, and for every rank its bin's slot and its position inside the bin.
+    """
+    K, nb = hist.shape
+    R = ranks.shape[1]
+    cum = np.empty(nb, np.int64)
+    for k in range(K):
+        total = 0
+        for b in range(nb):
+            total += hist[k, b]
+            cum[b] = total
+        used = 0
+        for j in range(R):
+            b = np.searchsorted(cum, ranks[k, j], side="right")
+            s = -1
+            for t in range(used):
+                if target[k, t] == b:
+                    s = t
+                    break
+            if s < 0:
+                s = used
+                target[k, s] = b
+                count[k, s] = hist[k, b]
+                used += 1
+            slot[k, j] = s
+            rank_in_bin[k, j] = ranks[k, j] - (cum[b] - hist[k, b])

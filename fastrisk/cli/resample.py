@@ -1,0 +1,139 @@
+"""``fastrisk bootstrap`` and ``fastrisk test``: resampling every system of a matrix at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.cli.risk import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
+                               load_matrix, load_matrix_and_baseline)
+from fastrisk.errors import InputError
+
+_SWAP = {"less": "greater", "greater": "less", "two-sided": "two-sided"}
+
+
+def _inputs(args):
+    """(data, baseline, keyword arguments) for the resampling functions."""
+    if args.pairs:
+        if args.baseline is not None:
+            raise InputError("--pairs compares every system with every other; drop --baseline")
+        return load_matrix(args), None, {"pairs": True}
+    if args.baseline is None:
+        raise InputError("--baseline is required (or --pairs for all pairs of systems)")
+    matrix, base = load_matrix_and_baseline(args)
+    return matrix, base, {}
+
+
+def _drop_self(table: pa.Table) -> pa.Table:
+    """Leave out the baseline compared with itself (zero differences)."""
+    import pyarrow.compute as pc
+
+    return table.filter(pc.not_equal(table.column("system"), table.column("baseline")))
+
+
+def _minus(table: pa.Table, args) -> pa.Table:
+    """The minus convention (URisk- = -URisk): negate estimates, mirror intervals."""
+    if args.convention != "minus":
+        return table
+    cols = {n: table.column(n).to_numpy() for n in table.column_names}
+    for name in ("statistic", "bias", "t"):
+        if name in cols:
+            cols[name] = -cols[name]
+    if "ci_low" in cols:
+        cols["ci_low"], cols["ci_high"] = -cols["ci_high"], -cols["ci_low"]
+    return pa.table({n: (table.column(n) if cols[n].dtype == object else cols[n]) for n in table.column_names})
+
+
+def _progress(args):
+    return False if args.no_progress else None
+
+
+def _cmd_bootstrap(args) -> None:
+    from fastrisk.resampling import bootstrap
+
+    data, base, kw = _inputs(args)
+    res = bootstrap(data, base, replicates=args.replicates, method=args.method,
+                    confidence_level=args.confidence_level, alternative=_alternative(args), test=args.test,
+                    rng=args.seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
+                    **kw, **alpha_kwargs(args))
+    write_table(_minus(_drop_self(res.to_arrow()), args), args.format, args.out)
+
+
+def _alternative(args) -> str:
+    return _SWAP[args.alternative] if args.convention == "minus" else args.alternative
+
+
+def _cmd_test(args) -> None:
+    from fastrisk.multiple import adjust_pvalues, tukey_hsd
+    from fastrisk.resampling import bootstrap, permutation_test, t_test
+
+    if args.method == "tukey":
+        if args.baseline is not None:
+            raise InputError("--method tukey compares every pair of systems; drop --baseline")
+        res = tukey_hsd(load_matrix(args), replicates=args.replicates, rng=args.seed, threads=args.threads)
+        table = res.to_arrow()
+        table = table.append_column("pvalue_adjusted", pa.array(res.pvalue))  # Tukey HSD is family-wise already
+        table = table.append_column("significant", pa.array(res.pvalue <= args.level))
+        write_table(table, args.format, args.out)
+        return
+    data, base, kw = _inputs(args)
+    common = dict(alternative=_alternative(args), **kw, **alpha_kwargs(args))
+    if args.method == "t":
+        res = t_test(data, base, **common)
+    elif args.method == "bootstrap":
+        res = bootstrap(data, base, replicates=args.replicates, test="t", method="percentile", rng=args.seed,
+                        keep_replicates=False, threads=args.threads, progress=_progress(args), **common)
+    else:
+        res = permutation_test(data, base, replicates=args.replicates, rng=args.seed, keep_replicates=False,
+                               threads=args.threads, progress=_progress(args), **common)
+    table = _drop_self(res.to_arrow())
+    keep = ["system", "baseline", "alpha", "loss_weight", "statistic", "pvalue"]
+    table = table.select(keep + (["t"] if "t" in table.column_names else []))
+    alphas = table.column("alpha").to_numpy()
+    p = table.column("pvalue").to_numpy()
+    adjusted = np.full_like(p, np.nan)
+    for a in np.unique(alphas) if not np.isnan(alphas).all() else [np.nan]:
+        rows = np.isnan(alphas) if np.isnan(a) else alphas == a
+        ok = rows & ~np.isnan(p)
+        adjusted[ok] = adjust_pvalues(p[ok], args.correction)
+    table = table.append_column("pvalue_adjusted", pa.array(adjusted))
+    table = table.append_column("significant", pa.array(adjusted <= args.level))
+    write_table(_minus(table, args), args.format, args.out)
+
+
+def _common(p, default_method: str | None = None) -> None:
+    add_matrix_arguments(p)
+    add_baseline_arguments(p, required=False)
+    add_alpha_arguments(p, default="0")
+    p.add_argument("--pairs", action="store_true", help="every pair of systems instead of a baseline")
+    p.add_argument("--replicates", type=int, default=10000, help="bootstrap/permutation replicates (default 10000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh; same seed, same numbers)")
+    p.add_argument("--alternative", choices=("two-sided", "less", "greater"), default="two-sided")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_format_options(p)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bootstrap", help="bootstrap CIs, SEs and p-values of every system's URisk",
+                       description="Bootstrap over topics of URisk (mean risk-reward score) of every system "
+                                   "against a baseline (or every pair), at one or more alpha.")
+    _common(p)
+    p.add_argument("--method", choices=("percentile", "basic", "bca", "studentized"), default="bca",
+                   help="confidence interval (default bca)")
+    p.add_argument("--confidence-level", type=float, default=0.95)
+    p.add_argument("--test", choices=("shift", "t"), default="shift",
+                   help="p-value: shifted replicates (shift) or shifted and studentised (t)")
+    p.set_defaults(func=_cmd_bootstrap)
+
+    p = sub.add_parser("test", help="significance of every system vs a baseline (or every pair), corrected",
+                       description="Paired tests of URisk = 0 for every system against a baseline (or every "
+                                   "pair), with p-values adjusted for multiple comparisons.")
+    _common(p)
+    p.add_argument("--method", choices=("t", "bootstrap", "permutation", "tukey"), default="t",
+                   help="t: paired t (TRisk); bootstrap: studentised bootstrap test; permutation: randomisation "
+                        "(sign flips); tukey: randomised Tukey HSD over all pairs (default t)")
+    p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
+                   help="multiple-comparison adjustment per alpha (default holm)")
+    p.add_argument("--level", type=float, default=0.05, help="significance level (default 0.05)")
+    p.set_defaults(func=_cmd_test)

@@ -1,0 +1,78 @@
+"""p-value adjustments and the randomised Tukey HSD test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference_resampling as ref
+from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix
+from fastrisk.multiple import adjust_pvalues, tukey_hsd
+
+pvals = st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=30)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pvals)
+def test_adjustments_match_references(p):
+    np.testing.assert_allclose(adjust_pvalues(p, "holm"), ref.holm(p), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(adjust_pvalues(p, "bh"), ref.benjamini_hochberg(p), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(adjust_pvalues(p, "bonferroni"), np.minimum(1, np.array(p) * len(p)))
+    np.testing.assert_array_equal(adjust_pvalues(p, "none"), p)
+    holm, bonf, bh = (adjust_pvalues(p, m) for m in ("holm", "bonferroni", "bh"))
+    assert np.all(np.array(p) <= holm + 1e-15) and np.all(holm <= bonf + 1e-15) and np.all(bh <= holm + 1e-12)
+
+
+def test_adjust_along_an_axis():
+    p = np.array([[0.01, 0.04, 0.03], [0.5, 0.001, 0.2]])
+    out = adjust_pvalues(p, "holm", axis=1)
+    np.testing.assert_allclose(out[0], ref.holm(p[0].tolist()))
+    np.testing.assert_allclose(adjust_pvalues(p, "holm", axis=0)[:, 2], ref.holm(p[:, 2].tolist()))
+
+
+@pytest.mark.parametrize("p, method, match", [
+    ([0.1, np.nan], "holm", r"`pvalues` must not contain NaN"),
+    ([0.1, 1.5], "holm", r"`pvalues` must lie in \[0, 1\]"),
+    ([0.1], "fdr", r"`method` must be one of 'holm', 'bonferroni', 'bh', 'none'"),
+    (["a"], "holm", r"`pvalues` must be an array of numbers"),
+])
+def test_adjust_errors(p, method, match):
+    with pytest.raises(InputError, match=match):
+        adjust_pvalues(p, method)
+
+
+def test_tukey_null_matches_reference_and_is_deterministic():
+    V = np.random.default_rng(3).random((4, 6))
+    a = tukey_hsd(V, replicates=60, rng=5, threads=1)
+    b = tukey_hsd(V, replicates=60, rng=5, threads=2)
+    np.testing.assert_array_equal(a.null_distribution, b.null_distribution)
+    np.testing.assert_allclose(a.null_distribution, ref.tukey_ranges(V.tolist(), a.seed, 60), rtol=0, atol=1e-15)
+    m = V.mean(axis=1)
+    assert a.statistic[0] == pytest.approx(m[0] - m[1])
+    count = sum(1 for r in a.null_distribution if r >= abs(m[0] - m[1]))
+    assert a.pvalue[0] == pytest.approx((count + 1) / 61)
+    assert a.pvalue_matrix().shape == (4, 4) and a.pvalue_matrix()[1, 0] == a.pvalue[0]
+
+
+def test_tukey_finds_a_clearly_better_system():
+    rng = np.random.default_rng(1)
+    V = rng.normal(0.3, 0.1, (5, 40))
+    V[0] += 0.3
+    names = [f"s{i}" for i in range(5)]
+    res = tukey_hsd(ScoreMatrix(V, names, [str(t) for t in range(40)]), replicates=2000, rng=2)
+    table = res.to_arrow()
+    assert table.num_rows == 10 and res.system_a[0] == "s0"
+    first = np.array(res.system_a) == "s0"
+    assert (res.pvalue[first] < 0.01).all() and (res.pvalue[~first] > 0.01).all()
+    # family-wise: Tukey p-values are never below the single comparison's randomisation p-value floor
+    assert (res.pvalue >= 1 / 2001).all()
+
+
+def test_tukey_errors():
+    with pytest.raises(InputError, match=r"at least 2 systems"):
+        tukey_hsd(np.ones((1, 5)), replicates=10)
+    with pytest.raises(InputError, match=r"`replicates` must be a positive integer, got 0"):
+        tukey_hsd(np.ones((3, 5)), replicates=0)

@@ -1,0 +1,493 @@
+"""Bootstrap, permutation test and jackknife: kernels against plain references, scipy
+agreement, determinism, coverage and error messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import reference_resampling as ref
+from fastrisk._kernels import resampling as K
+from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix
+from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return np.random.default_rng(7).normal(0.05, 0.3, (3, 12))
+
+
+@pytest.fixture(scope="module")
+def trec(bench_data):
+    matrix = ScoreMatrix.read(bench_data / "trec-matrices" / "web2012_err20.csv")
+    matrix = ScoreMatrix(matrix.values, matrix.systems, [str(t) for t in range(151, 201)])
+    base = ScoreMatrix.read(bench_data / "trec2012-web" / "baseline-indriCASP.csv")
+    return matrix, dict(zip(base.topics, base.scores_of("err20")))
+
+
+# ---------------------------------------------------------------------- kernels vs reference
+def test_counts_and_indices_follow_the_reference_stream():
+    c, seed = 9, 12345
+    W = np.empty((5, c))
+    K.multinomial_counts(seed, 3, W)
+    idx = np.empty(c, np.int64)
+    for r in range(5):
+        drawn = ref.resampled_topics(seed, 3 + r, c)
+        K.draw_indices(seed, 3 + r, idx)
+        assert idx.tolist() == drawn
+        assert W[r].tolist() == np.bincount(drawn, minlength=c).astype(float).tolist()
+
+
+def test_sign_flips_follow_the_reference_stream():
+    c, seed = 70, 99  # more than 64 topics: two draws per replicate
+    F = np.empty((4, c))
+    K.sign_flips(seed, 10, F)
+    for r in range(4):
+        assert F[r].tolist() == ref.signs(seed, 10 + r, c)
+    E = np.empty((8, 3))
+    K.exact_sign_flips(0, E)
+    assert {tuple(row) for row in E.tolist()} == {(a, b, c) for a in (-1.0, 1.0) for b in (-1.0, 1.0)
+                                                 for c in (-1.0, 1.0)}
+
+
+def test_serial_and_parallel_drivers_agree():
+    a, b = np.empty((300, 7)), np.empty((300, 7))
+    K.multinomial_counts(4, 0, a)
+    K.multinomial_counts_serial(4, 0, b)
+    np.testing.assert_array_equal(a, b)
+    K.sign_flips(4, 9, a)
+    K.sign_flips_serial(4, 9, b)
+    np.testing.assert_array_equal(a, b)
+    v = np.random.default_rng(0).normal(0, 1, (5, 2500))
+    outs = []
+    for parallel in (True, False):
+        s = _Stream(5, 2500, np.ones(5), np.full(5, 0.1))
+        s.set_windows(np.full((5, 2), -0.5), np.full((5, 2), 0.5), np.full((5, 2), 2500))
+        (K.stream_pass1 if parallel else K.stream_pass1_serial)(
+            v, s.center, s.obs, s.gamma, 1024, 0, s.wlo, s.whi, s.cap, s.woffset, s.below, s.wfill, s.wbuffer,
+            s.block_sums, s.counts)
+        s.hist = np.zeros((5, s.nbins + 2), np.int64)
+        (K.stream_histogram if parallel else K.stream_histogram_serial)(v, s.lo, s.scale, s.nbins, s.hist)
+        s.prepare(np.tile([0.05, 0.95], (5, 1)))
+        (K.stream_pass2 if parallel else K.stream_pass2_serial)(v, s.lo, s.scale, s.nbins, s.target, s.offset,
+                                                                s.fill, s.buffer)
+        inside = [np.sort(s.wbuffer[o:o + f]) for o, f in zip(s.woffset.ravel(), s.wfill.ravel())]
+        outs.append((s.hist, s.counts, s.block_sums, s.below, s.wfill, np.concatenate(inside), s.quantiles()))
+    for x, y in zip(*outs):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_matrix_path_equals_gather_path_replicate_by_replicate(small):
+    fast = bootstrap(small, replicates=300, rng=5, keep_replicates=True, method="percentile")
+    gather = bootstrap(small, replicates=300, rng=5, keep_replicates=True, method="percentile",
+                       statistic=K.mean_statistic)
+    assert fast.path == "linear" and gather.path == "generic"
+    np.testing.assert_allclose(fast.bootstrap_distribution, gather.bootstrap_distribution, rtol=0, atol=1e-14)
+    expected = ref.bootstrap_statistics(small.tolist(), fast.seed, 300)
+    np.testing.assert_allclose(fast.bootstrap_distribution[0], expected, rtol=0, atol=1e-14)
+
+
+def test_generic_statistic_matches_reference(small):
+    def trimmed(x):
+        s = np.sort(x)
+        return s[1:-1].mean()
+
+    res = bootstrap(small, replicates=50, rng=3, statistic=trimmed, keep_replicates=True, method="percentile")
+    expected = ref.bootstrap_statistics(small.tolist(), res.seed, 50,
+                                        statistic=lambda v: float(np.mean(sorted(v)[1:-1])))
+    np.testing.assert_allclose(res.bootstrap_distribution[0], expected, rtol=1e-12)
+
+
+def _exact_quantiles(v, probs, windows=None):
+    """Quantiles of the rows of ``v`` through a _Stream, in chunks of 1024 (windows, then fallback)."""
+    M, B = v.shape
+    s = _Stream(M, B, np.linspace(0.5, 1.0, M), np.linspace(-0.2, 0.1, M))
+    if windows is not None:
+        s.set_windows(*windows)
+    for start in range(0, B, 1024):
+        s.pass1(start, np.ascontiguousarray(v[:, start:start + 1024]))
+    if s.from_windows(probs):
+        return s.quantiles(), True
+    for start in range(0, B, 1024):
+        s.histogram_pass(np.ascontiguousarray(v[:, start:start + 1024]))
+    s.prepare(probs)
+    for start in range(0, B, 1024):
+        s.pass2(np.ascontiguousarray(v[:, start:start + 1024]))
+    return s.quantiles(), False
+
+
+@SETTINGS
+@given(st.integers(1, 3000), st.sampled_from([0.0, 0.001, 0.025, 0.3, 0.5, 0.975, 1.0]),
+       st.sampled_from(["normal", "ties", "wide"]), st.integers(0, 2**32), st.booleans())
+def test_streamed_quantiles_are_exact_order_statistics(B, q, kind, seed, windows):
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        v = rng.normal(0, 1, (2, B))
+    elif kind == "ties":
+        v = rng.integers(-3, 4, (2, B)).astype(float)
+    else:  # far outside the histogram range
+        v = rng.standard_cauchy((2, B)) * 100
+    probs = np.array([[q, 1 - q], [q, 0.5]])
+    win = None
+    if windows:  # windows around the true quantiles: the one-pass path
+        want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
+        win = (want - 0.3, want + 0.3, np.full((2, 2), B))
+    got, one_pass = _exact_quantiles(v, probs, win)
+    if not windows or (kind == "normal" and B >= 1000):
+        assert one_pass == windows
+    want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
+    np.testing.assert_array_equal(got, want)
+    assert abs(got[0, 0] - ref.quantile_linear(v[0].tolist(), q)) <= 1e-12 * max(1.0, abs(got[0, 0]))
+
+
+def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
+    v = np.random.default_rng(1).normal(0, 1, (1, 5000))
+    probs = np.array([[0.025, 0.975]])
+    want = np.quantile(v[0], [0.025, 0.975])
+    miss = (np.array([[0.5, 0.6]]), np.array([[0.7, 0.8]]), np.array([[5000, 5000]]))
+    small_cap = (np.array([[-3.0, 1.0]]), np.array([[-1.0, 3.0]]), np.array([[10, 10]]))
+    for win in (miss, small_cap):
+        got, one_pass = _exact_quantiles(v, probs, win)
+        assert not one_pass
+        np.testing.assert_array_equal(got[0], want)
+
+
+@pytest.mark.parametrize("pilot", [None, 1024])
+def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
+    if pilot is not None:  # place the windows from the first 1024 replicates
+        import fastrisk.resampling
+
+        monkeypatch.setattr(fastrisk.resampling, "_PILOT", pilot)
+    x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
+    for method in ("percentile", "bca", "studentized"):
+        res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
+        reps = res.bootstrap_distribution[0]
+        if method == "percentile":  # exactly numpy's quantiles of the replicates
+            np.testing.assert_array_equal(res.confidence_interval.low[0], np.quantile(reps, 0.025, axis=1))
+            np.testing.assert_array_equal(res.confidence_interval.high[0], np.quantile(reps, 0.975, axis=1))
+        for chunk_size in (None, 1024):  # one chunk or four
+            streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False,
+                                 chunk_size=chunk_size)
+            np.testing.assert_array_equal(streamed.confidence_interval.low, res.confidence_interval.low)
+            np.testing.assert_array_equal(streamed.confidence_interval.high, res.confidence_interval.high)
+
+
+# ---------------------------------------------------------------------- determinism
+def test_same_seed_same_numbers_any_chunking_threads_or_keep(small):
+    rows = np.random.default_rng(1).normal(0, 1, (4, 20))
+    args = dict(replicates=3000, rng=11, method="bca", test="t")
+    a = bootstrap(rows, chunk_size=1024, threads=1, keep_replicates=True, **args)
+    b = bootstrap(rows, threads=2, keep_replicates=False, **args)
+    c = bootstrap(rows, chunk_size=2048, threads=2, keep_replicates=True, **args)
+    for r in (b, c):
+        for name in ("statistic", "standard_error", "pvalue", "bias"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(r, name))
+        np.testing.assert_array_equal(a.confidence_interval.low, r.confidence_interval.low)
+        np.testing.assert_array_equal(a.confidence_interval.high, r.confidence_interval.high)
+    np.testing.assert_array_equal(a.bootstrap_distribution, c.bootstrap_distribution)
+    p1 = permutation_test(rows, replicates=3000, rng=4, chunk_size=1024, threads=1)
+    p2 = permutation_test(rows, replicates=3000, rng=4, threads=2)
+    np.testing.assert_array_equal(p1.pvalue, p2.pvalue)
+    assert bootstrap(rows, replicates=200, rng=1).seed == bootstrap(rows, replicates=200, rng=1).seed
+    assert not np.array_equal(bootstrap(rows, replicates=200, rng=1, keep_replicates=True).bootstrap_distribution,
+                              bootstrap(rows, replicates=200, rng=2, keep_replicates=True).bootstrap_distribution)
+
+
+def test_generic_path_is_deterministic_across_threads(small):
+    def med(x):
+        return np.median(x)
+
+    a = bootstrap(small, replicates=500, rng=2, statistic=med, threads=1, chunk_size=1024)
+    b = bootstrap(small, replicates=500, rng=2, statistic=med, threads=2)
+    np.testing.assert_array_equal(a.confidence_interval.low, b.confidence_interval.low)
+    np.testing.assert_array_equal(a.standard_error, b.standard_error)
+
+
+# ---------------------------------------------------------------------- agreement with scipy
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
+def test_intervals_agree_with_scipy_bootstrap(method):
+    x = np.random.default_rng(3).gamma(2.0, 0.1, (2, 40))
+    ours = bootstrap(x, replicates=20000, rng=1, method=method)
+    theirs = stats.bootstrap((x,), np.mean, axis=-1, n_resamples=20000, method=method, rng=0)
+    se = theirs.standard_error
+    np.testing.assert_allclose(ours.standard_error[0], se, rtol=0.05)
+    np.testing.assert_allclose(ours.confidence_interval.low[0], theirs.confidence_interval.low, atol=0.1 * se.max())
+    np.testing.assert_allclose(ours.confidence_interval.high[0], theirs.confidence_interval.high, atol=0.1 * se.max())
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_exact_permutation_equals_scipy_and_reference(alternative):
+    rng = np.random.default_rng(8)
+    r, b = rng.random(8), rng.random(8)
+    m = ScoreMatrix(np.vstack([r, b]), ["r", "b"], [str(i) for i in range(8)])
+    ours = permutation_test(m, "b", alpha=[0.0, 1.0], replicates=1000, alternative=alternative)
+    assert ours.exact and ours.replicates == 256 and ours.seed is None
+    for a, alpha in enumerate([0.0, 1.0]):
+        def urisk(x, y, axis=-1, alpha=alpha):
+            d = x - y
+            return np.where(d < 0, d * (1 + alpha), d).mean(axis=axis)
+
+        theirs = stats.permutation_test((r, b), urisk, permutation_type="samples", alternative=alternative,
+                                        n_resamples=np.inf)
+        assert ours.pvalue[a, 0] == pytest.approx(theirs.pvalue, abs=1e-12)
+        assert ours.statistic[a, 0] == pytest.approx(theirs.statistic, abs=1e-12)
+        two, less, greater = ref.exact_permutation_pvalues((r - b).tolist(), alpha)
+        want = {"two-sided": two, "less": less, "greater": greater}[alternative]
+        assert ours.pvalue[a, 0] == pytest.approx(want, abs=1e-12)
+    assert ours.pvalue[0, 1] == 1.0  # the baseline against itself
+
+
+def test_monte_carlo_permutation_agrees_with_scipy_and_ttest():
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.15, 0.5, (3, 30))
+    ours = permutation_test(d, replicates=20000, rng=3)
+    assert not ours.exact and ours.replicates == 20000
+    for k in range(3):
+        theirs = stats.permutation_test((d[k],), np.mean, permutation_type="samples", n_resamples=20000, rng=1)
+        assert ours.pvalue[0, k] == pytest.approx(theirs.pvalue, abs=0.015)
+        assert ours.pvalue[0, k] == pytest.approx(stats.ttest_1samp(d[k], 0).pvalue, abs=0.03)
+    # a Monte Carlo p-value is never zero
+    huge = np.full((1, 80), 1.0) + rng.random(80) * 0.01
+    assert permutation_test(huge, replicates=99, rng=1, alternative="greater").pvalue[0, 0] == pytest.approx(1 / 100)
+    assert permutation_test(huge, replicates=99, rng=1).pvalue[0, 0] == pytest.approx(2 / 100)  # 2 min(less, greater)
+
+
+def test_bootstrap_t_test_agrees_with_ttest_rel():
+    rng = np.random.default_rng(5)
+    r = rng.normal(0.5, 0.2, (4, 40))
+    b = r - rng.normal([[0.0], [0.05], [0.08], [0.2]], 0.2, (4, 40))
+    res = bootstrap(r - b, replicates=20000, rng=9, test="t", method="studentized")
+    for k in range(4):
+        t = stats.ttest_rel(r[k], b[k])
+        assert res.pvalue[0, k] == pytest.approx(t.pvalue, abs=0.03)
+        ci = t.confidence_interval()
+        se = res.standard_error[0, k]
+        assert res.confidence_interval.low[0, k] == pytest.approx(ci.low, abs=0.25 * se)
+        assert res.confidence_interval.high[0, k] == pytest.approx(ci.high, abs=0.25 * se)
+
+
+def test_one_sided_pvalues_and_intervals():
+    d = np.random.default_rng(6).normal(0.3, 0.5, (1, 25))
+    less = bootstrap(d, replicates=4000, rng=2, alternative="less")
+    greater = bootstrap(d, replicates=4000, rng=2, alternative="greater")
+    assert np.isneginf(less.confidence_interval.low).all() and np.isposinf(greater.confidence_interval.high).all()
+    assert greater.pvalue[0, 0] < 0.05 < less.pvalue[0, 0]
+
+
+def test_interval_coverage_on_normal_data():
+    rng = np.random.default_rng(2024)
+    x = rng.normal(1.0, 2.0, (300, 30))
+    for method in ("percentile", "bca", "studentized"):
+        res = bootstrap(x, replicates=1000, rng=1, method=method, confidence_level=0.9)
+        covered = (res.confidence_interval.low[0] <= 1.0) & (1.0 <= res.confidence_interval.high[0])
+        assert 0.84 <= covered.mean() <= 0.95, (method, covered.mean())
+
+
+# ---------------------------------------------------------------------- matrices, pairs, risk
+def test_matrix_and_baseline_give_urisk(trec):
+    from fastrisk.risk import risk
+
+    matrix, base = trec
+    res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
+    rk = risk(matrix, base, alpha=[0, 1])
+    np.testing.assert_allclose(res.statistic, rk.urisk.T, rtol=1e-12, atol=1e-15)
+    assert res.systems == matrix.systems and res.baselines[0] == "baseline"
+    assert res.standard_error.shape == (2, matrix.n_systems)
+    # the bootstrap SE of a mean is about sqrt((c-1)/c) times the parametric SE
+    np.testing.assert_allclose(res.standard_error, rk.se_param.T, rtol=0.1)
+    table = res.to_arrow()
+    assert table.num_rows == 2 * matrix.n_systems
+    assert set(table.column_names) >= {"system", "alpha", "statistic", "ci_low", "ci_high", "pvalue"}
+
+
+def test_pairs_mode(small):
+    res = bootstrap(small, pairs=True, alpha=[0, 2], replicates=500, rng=1, keep_replicates=True)
+    assert res.systems == ("0", "0", "1") and res.baselines == ("1", "2", "2")
+    m = small.mean(axis=1)
+    np.testing.assert_allclose(res.statistic[0], [m[0] - m[1], m[0] - m[2], m[1] - m[2]], atol=1e-14)
+    d = small[0] - small[1]
+    assert res.statistic[1, 0] == pytest.approx(np.where(d < 0, 3 * d, d).mean())
+    perm = permutation_test(small, pairs=True, alpha=0, replicates=5000)
+    assert perm.exact and perm.pvalue.shape == (1, 3)
+
+
+def test_jackknife_closed_form_generic_and_reference(small, trec):
+    closed = jackknife(small)
+    generic = jackknife(small, statistic=K.mean_statistic)
+    np.testing.assert_allclose(closed.standard_error, generic.standard_error, rtol=1e-12)
+    np.testing.assert_allclose(closed.pseudo_values, generic.pseudo_values, atol=1e-12)
+    np.testing.assert_allclose(closed.standard_error[0], small.std(axis=1, ddof=1) / np.sqrt(12), rtol=1e-12)
+
+    def med(x):
+        return np.median(x)
+
+    res = jackknife(small, statistic=med)
+    for k in range(3):
+        theta, se, bias, loo, pseudo = ref.jackknife(small[k].tolist(), lambda v: float(np.median(v)))
+        assert res.statistic[0, k] == pytest.approx(theta)
+        assert res.standard_error[0, k] == pytest.approx(se)
+        assert res.bias[0, k] == pytest.approx(bias, abs=1e-12)
+        np.testing.assert_allclose(res.leave_one_out[0, k], loo)
+        np.testing.assert_allclose(res.pseudo_values[0, k], pseudo)
+    matrix, base = trec
+    j = jackknife(matrix, base, alpha=[0, 1])
+    k = matrix.systems.index("run24")  # uogTrA44xi, Dinçer et al. 2014, Table 1
+    assert j.standard_error[0, k] == pytest.approx(0.0528, abs=5e-5)
+    assert j.standard_error[1, k] == pytest.approx(0.0739, abs=5e-5)
+
+
+def test_qq_data(small):
+    res = bootstrap(small, replicates=400, rng=1, keep_replicates=True)
+    qq = res.qq()
+    assert qq.sample.shape == (1, 3, 400) and qq.theoretical.shape == (400,)
+    assert np.all(np.diff(qq.sample, axis=-1) >= 0)
+    thin = res.qq(points=50)
+    assert thin.sample.shape == (1, 3, 50)
+    assert abs(thin.theoretical[25] + thin.theoretical[24]) < 1e-12
+    assert qq.to_arrow().num_rows == 3 * 400
+
+
+def test_progress_goes_to_stderr(small, capsys):
+    pytest.importorskip("tqdm")
+    bootstrap(small, replicates=100, rng=1, progress=True)
+    assert "bootstrap" in capsys.readouterr().err
+    bootstrap(small, replicates=100, rng=1, progress=False)
+    assert capsys.readouterr().err == ""
+
+
+# ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(replicates=0), r"`replicates` must be a positive integer, got 0"),
+    (dict(replicates=2.5), r"`replicates` must be a positive integer"),
+    (dict(method="normal"), r"`method` must be one of"),
+    (dict(alternative="both"), r"`alternative` must be one of"),
+    (dict(test="z"), r"`test` must be one of"),
+    (dict(confidence_level=1.0), r"`confidence_level` must be a number in \(0, 1\)"),
+    (dict(keep_replicates="yes"), r"`keep_replicates` must be None, True or False"),
+    (dict(chunk_size=0), r"`chunk_size` must be a positive integer"),
+    (dict(alpha=1), r"apply to a ScoreMatrix or to pairs=True"),
+    (dict(statistic=3), r"`statistic` must be a function"),
+    (dict(statistic=lambda x: x.nonexistent_attr), r"could not be compiled by numba"),
+    (dict(statistic=np.median), r"must be a Python function numba can compile"),
+    (dict(statistic=lambda x: np.median(x), method="studentized"), r"need the linear path"),
+    (dict(threads=0), r"`threads` must be a positive integer"),
+    (dict(rng=-1), r"non-negative integer seed"),
+])
+def test_bootstrap_errors(small, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        bootstrap(small, **{"replicates": 10, **kwargs})
+
+
+def test_data_errors(small):
+    with pytest.raises(InputError, match=r"at least 2 topics, got 1"):
+        bootstrap(np.ones((2, 1)), replicates=10)
+    bad = small.copy()
+    bad[1, 4] = np.nan
+    with pytest.raises(InputError, match=r"must be finite: system 1, topic 4 is nan"):
+        bootstrap(bad, replicates=10)
+    with pytest.raises(InputError, match=r"1-D \(c topics\) or 2-D"):
+        bootstrap(np.ones((2, 2, 2)), replicates=10)
+    with pytest.raises(InputError, match=r"ScoreMatrix or an array"):
+        bootstrap("text", replicates=10)
+    with pytest.raises(InputError, match=r"`baseline` must be None with pairs=True"):
+        bootstrap(small, "0", pairs=True, replicates=10)
+    with pytest.raises(InputError, match=r"pairs=True needs at least 2 systems"):
+        permutation_test(small[:1], pairs=True, replicates=10)
+    with pytest.raises(InputError, match=r"`pairs` must be True or False"):
+        jackknife(small, pairs="yes")
+    with pytest.raises(InputError, match=r"Q-Q data needs the replicates"):
+        bootstrap(small, replicates=10, keep_replicates=False).qq()
+    m = ScoreMatrix(small, ["a", "b", "c"], [str(i) for i in range(12)])
+    with pytest.raises(InputError, match=r"`baseline` is required"):
+        bootstrap(m, replicates=10)
+    with pytest.raises(InputError, match=r"`replicates` must be a positive integer"):
+        permutation_test(small, replicates=-5)
+
+
+# ---------------------------------------------------------------------- t test and CLI
+def test_t_test_equals_ttest_rel(small):
+    from fastrisk.resampling import t_test
+
+    b = small[0]
+    m = ScoreMatrix(small, ["a", "b", "c"], [str(i) for i in range(12)])
+    res = t_test(m, "a", alpha=0)
+    for k in (1, 2):
+        want = stats.ttest_rel(small[k], b)
+        assert res.t[0, k] == pytest.approx(want.statistic)
+        assert res.pvalue[0, k] == pytest.approx(want.pvalue)
+    assert np.isnan(res.pvalue[0, 0])  # the baseline against itself
+    less = t_test(m, "a", alpha=0, alternative="less")
+    assert less.pvalue[0, 1] == pytest.approx(stats.ttest_rel(small[1], b, alternative="less").pvalue)
+
+
+@pytest.fixture
+def matrix_file(tmp_path, small):
+    path = tmp_path / "m.csv"
+    path.write_text("system,topic,score\n" + "".join(
+        f"s{k},{t},{small[k, t]}\n" for k in range(3) for t in range(12)))
+    return str(path)
+
+
+def test_cli_bootstrap(matrix_file, capsys):
+    from fastrisk.cli import main
+
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0,1", "--replicates", "500",
+                 "--seed", "1", "--format", "csv", "--no-progress"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].replace('"', "").startswith("system,baseline,alpha") and len(out) == 1 + 2 * 2  # s0 vs s0 dropped
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0", "--replicates", "500",
+                 "--seed", "1", "--format", "csv", "--no-progress"]) == 0
+    again = capsys.readouterr().out.splitlines()
+    assert again[1] == out[1]  # same seed, same numbers
+
+
+@pytest.mark.parametrize("method", ["t", "bootstrap", "permutation"])
+def test_cli_test(matrix_file, capsys, method):
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--baseline", "s0", "--method", method, "--correction", "holm",
+                 "--replicates", "300", "--seed", "2", "--format", "json", "--no-progress"]) == 0
+    import json
+
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["system"] for r in rows] == ["s1", "s2"]
+    assert all(r["pvalue_adjusted"] >= r["pvalue"] for r in rows)
+
+
+def test_cli_tukey_and_errors(matrix_file, capsys):
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--method", "tukey", "--replicates", "200", "--seed", "1"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1 + 3
+    assert main(["bootstrap", matrix_file, "--replicates", "10"]) == 2
+    assert "--baseline is required" in capsys.readouterr().err
+    assert main(["bootstrap", matrix_file, "--baseline", "s0", "--replicates", "0"]) == 2
+    assert "`replicates` must be a positive integer, got 0" in capsys.readouterr().err
+    assert main(["test", matrix_file, "--baseline", "s0", "--pairs"]) == 2
+    assert "drop --baseline" in capsys.readouterr().err
+
+
+def test_smooth_value_function_bootstrap_and_exact_permutation():
+    from fastrisk.risk import risk
+
+    rng = np.random.default_rng(12)
+    V = rng.random((3, 9))
+    m = ScoreMatrix(V, ["a", "b", "c"], [str(i) for i in range(9)])
+    res = bootstrap(m, "c", value="smooth", replicates=300, rng=1)
+    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[:, 0], rtol=1e-12)
+    perm = permutation_test(m, "c", value="smooth", replicates=1000)
+    assert perm.exact and res.value == perm.value == "smooth"
+
+    def s(x):
+        return 1.38426 * x ** 3 - 0.51659 * x ** 2 + 0.11578 * x
+
+    for k in range(2):
+        theirs = stats.permutation_test((V[k], V[2]), lambda u, w, axis: s(u - w).mean(axis=axis),
+                                        permutation_type="samples", n_resamples=np.inf)
+        assert perm.pvalue[0, k] == pytest.approx(theirs.pvalue, abs=1e-12)
