@@ -481,34 +481,39 @@ class _nullcontext:
         return False
 
 
-def _run_batch(kind: JobKind, data, calls: list, threads: int | None) -> list:
-    """Run jobs ``calls`` = [(params, seed), ...] of one kind on one data source.
-
-    Returns one ``(table | None, error | None, warning | None, seconds)`` per job; a job's
-    exception becomes its error message, never the batch's.
-    """
+def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
+    """One ``(table | None, error | None, warning | None, seconds)`` per job; a job's
+    exception becomes its error message, never the batch's."""
     from fastrisk._threads import limit_threads
 
     try:
         data = _materialise(data)
     except Exception as exc:  # noqa: BLE001 - a data source that cannot be loaded fails its jobs
         msg = f"loading the data failed: {type(exc).__name__}: {exc}"
-        return [(None, msg, None, 0.0) for _ in calls]
+        return [(None, msg, None, 0.0) for _ in jobs]
     out = []
     # one BLAS thread everywhere, in-process too: OpenBLAS's results depend on its thread count,
     # and the linear bootstrap is a matrix product (numba's parallel kernels do not have that issue)
     with _KERNEL_LOCK, limit_threads(threads), _blas_limit(1):
-        for params, seed in calls:
+        for job in jobs:
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 try:
-                    table, error = kind(data, params, seed, threads), None
+                    table, error = kind(data, job.params, job.seed, threads), None
                 except Exception as exc:  # noqa: BLE001
                     table, error = None, f"{type(exc).__name__}: {exc}"
             warning = "; ".join(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)) or None
             out.append((table, error, warning, time.perf_counter() - t0))
     return out
+
+
+def _run_batch(kind: JobKind, data, jobs: list, types: dict, threads: int | None):
+    """Run ``jobs`` (of one kind, on one data source) where the batch lands and build their
+    table there too, so the driver only gathers: ``(table, seconds of the ok jobs, n_failed)``."""
+    results = _run_jobs(kind, data, jobs, threads)
+    return (_assemble(jobs, results, types), [r[3] for r in results if r[1] is None],
+            sum(r[1] is not None for r in results))
 
 
 def worker_env() -> dict:
@@ -997,10 +1002,9 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
             kind = KINDS[grid.experiments[group[0]].kind]
             if group not in handles:
                 handles[group] = backend.put(group[1], grid.source(group[1]), kind.data)
-            calls = [(j.params, j.seed) for j in batch]
             key = next(batch_no)
             try:
-                f = backend.submit(_run_batch, kind, handles[group], calls, backend.threads, key=str(key))
+                f = backend.submit(_run_batch, kind, handles[group], batch, types, backend.threads, key=str(key))
             except cf.BrokenExecutor as exc:
                 broken(len(batch), exc)
                 return
@@ -1019,16 +1023,15 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
             for f in backend.wait(list(pending)):
                 group, batch = pending.pop(f)
                 try:
-                    results = f.result()
+                    table, seconds, n_failed = f.result()
                 except Exception as exc:  # noqa: BLE001 - a lost worker: the jobs stay missing
                     lost += len(batch)
                     warnings.warn(f"a batch of {len(batch)} job(s) was lost ({type(exc).__name__}: {exc}); "
                                   "they are missing from the results: resume the sweep to compute them",
                                   RuntimeWarning, stacklevel=2)
                     continue
-                sizer.record(group, [r[3] for r in results if r[1] is None])
-                table = _assemble(batch, results, types)
-                failed += sum(r[1] is not None for r in results)
+                sizer.record(group, seconds)
+                failed += n_failed
                 computed += len(batch)
                 new_tables.append(table)
                 ck.add(table)
