@@ -24,7 +24,8 @@ def _grid() -> Grid:
                 "grid": {"baseline": ["mean", "median", "max"], "alpha": [0, 1, 5]}}
     else:
         spec = {"kind": "risk", "data": DATA,
-                "grid": {"baseline": ["mean", "median", "max"], "alpha": [0, 1, 5, 10], "convention": ["classic", "minus"]}}
+                "grid": {"baseline": ["mean", "median", "max"], "alpha": [0, 1, 5, 10],
+                         "convention": ["classic", "minus"]}}
     return Grid.from_dict({"sweep": {"seed": 1}, "experiment": [spec]})
 
 

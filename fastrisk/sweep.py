@@ -17,9 +17,9 @@ Execution. Jobs of one experiment and data source are batched so that a task doe
 runs the batches in this process with numba's parallel kernels; any
 ``concurrent.futures.Executor`` or a ``dask.distributed.Client`` (or its ``get_executor()``)
 runs them in workers, each job with one numba thread. Every job runs with one BLAS thread
-(through threadpoolctl when it is installed), because OpenBLAS's sums depend on its thread
-count and the linear bootstrap is a matrix product. Data sources are loaded once per worker (file sources) or scattered once to
-the cluster (Dask).
+(threadpoolctl), because OpenBLAS's sums depend on its thread count and the linear bootstrap
+is a matrix product. Data sources are loaded once per worker (file sources) or scattered
+once to the cluster (Dask).
 
 Nothing lost. With ``out=`` finished batches are checkpointed as Parquet files in
 ``OUT.parts/``; a rerun with ``resume=True`` recomputes only the jobs missing there. A job
@@ -168,15 +168,13 @@ def _available(module: str) -> bool:
 
 register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
-if _available("fastrisk.resampling"):
-    register_kind("bootstrap", _bootstrap_job, seed="rng")
-    register_kind("permutation", _permutation_job, seed="rng")
+register_kind("bootstrap", _bootstrap_job, seed="rng")
+register_kind("permutation", _permutation_job, seed="rng")
+register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
 if _available("fastrisk.zrisk"):
     register_kind("zrisk", _zrisk_job)
 if _available("fastrisk.tables"):
     register_kind("table", _table_job)
-if _available("fastrisk.pooling"):
-    register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
 
 
 # ====================================================================== data sources

@@ -339,7 +339,6 @@ def test_cli_sweep_on_a_dask_scheduler_address(client, tmp_path, reference):
     assert identical(pq.read_table(out), reference)
 
 
-@pytest.mark.skipif("bootstrap" not in __import__("fastrisk.sweep").sweep.KINDS, reason="fastrisk.resampling not present")
 def test_bootstrap_sweep_is_seeded_per_job_and_identical_on_dask(client):
     from fastrisk.datasets import trec_matrix
     from fastrisk.resampling import bootstrap
