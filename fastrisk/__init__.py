@@ -15,6 +15,7 @@ from fastrisk.io import read_matrix, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
 from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
+from fastrisk.pca import PCAResult, pca
 from fastrisk.pooling import (PoolingExperiment, build_pool, common_topic_adjustment, leave_one_out, loo_adjustment,
                               pooling_experiment, score_against_pool)
 from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeResult, PermutationResult, QQData,
@@ -22,11 +23,14 @@ from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeR
 from fastrisk.risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
                            risk_scores, topic_risk)
 from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
+from fastrisk.tables import BaselineTable, baseline_table
 from fastrisk.values import ValueFunction, resolve_value
+from fastrisk.zrisk import ZRiskResult, zrisk
 
 __all__ = [
     "AdaptiveRiskResult",
     "Baseline",
+    "BaselineTable",
     "BootstrapResult",
     "ConfidenceInterval",
     "Evaluation",
@@ -36,6 +40,7 @@ __all__ = [
     "KendallTauMatrix",
     "KendallTauResult",
     "Measure",
+    "PCAResult",
     "PermutationResult",
     "PoolingExperiment",
     "PrefixAgreement",
@@ -51,9 +56,11 @@ __all__ = [
     "TopicRiskResult",
     "TukeyHSDResult",
     "ValueFunction",
+    "ZRiskResult",
     "ZeroVarianceWarning",
     "adaptive_risk",
     "adjust_pvalues",
+    "baseline_table",
     "bootstrap",
     "build_pool",
     "common_topic_adjustment",
@@ -68,6 +75,7 @@ __all__ = [
     "loo_adjustment",
     "parse_measure",
     "parse_ranking",
+    "pca",
     "permutation_test",
     "pooling_experiment",
     "prefix_agreement",
@@ -88,5 +96,6 @@ __all__ = [
     "tukey_hsd",
     "virtual_baseline",
     "write_matrix",
+    "zrisk",
 ]
 __version__ = "0.1.0"

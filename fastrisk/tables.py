@@ -1,0 +1,188 @@
+"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014; SPEC §5).
+
+URisk and TRisk of every system against every other system as the baseline, for many alpha
+in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
+four sums per unordered pair (of n = min(d, 0), n^2, p = max(d, 0), p^2); every alpha and
+the swapped pair follow in O(1) (see :mod:`fastrisk._kernels.tables`), so the cost does not
+grow with the number of alphas.
+
+Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
+against baseline ``b`` at alpha ``a`` (1 = best, i.e. largest classic URisk, whatever the
+convention; the baseline itself takes part with URisk 0). Ties get the average rank
+(``ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
+(``ties="ordinal"``).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from scipy import special
+
+from fastrisk._kernels import tables as _k
+from fastrisk._threads import limit_threads
+from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.matrix import ScoreMatrix
+from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, risk
+from fastrisk.values import resolve_value
+
+TIES = ("average", "ordinal")
+#: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
+BLOCK = 128
+TOPIC_BLOCK = 64
+#: Below this many pair-topic cells the table runs on one thread (waking a thread pool costs
+#: more than the work; results do not depend on the thread count).
+SERIAL_CELLS = 1_000_000
+#: Baselines ranked together (one contiguous gather of the table's rows).
+RANK_BLOCK = 16
+
+
+@dataclass(frozen=True)
+class BaselineTable(_ArrowResult):
+    """URisk/TRisk of every system (axis 0) against every baseline (axis 1) at every alpha
+    (axis 2): ``urisk``, ``standard_error``, ``trisk``, ``pvalue`` (two-sided, Student t with
+    ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc).
+    ``urisk``/``trisk`` are negated in the ``minus`` convention. With every system as
+    baseline, ``baselines == systems`` and the diagonal has URisk 0 and TRisk NaN (0/0).
+    There the standard error comes from sufficient sums (a one-pass variance), so its
+    relative error grows like eps * (URisk / SD)^2: negligible unless a pair's differences
+    are nearly constant over topics (|TRisk| in the thousands)."""
+
+    systems: tuple
+    baselines: tuple
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    given: str
+    value: str
+    convention: str
+    ties: str
+    n_topics: int
+    df: int
+    urisk: np.ndarray
+    standard_error: np.ndarray
+    trisk: np.ndarray
+    rank: np.ndarray
+
+    @property
+    def statistic(self) -> np.ndarray:
+        return self.trisk
+
+    @functools.cached_property
+    def pvalue(self) -> np.ndarray:
+        """Two-sided p-values of TRisk (Student t, ``df`` = c - 1), computed on first use."""
+        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
+
+    def to_arrow(self) -> pa.Table:
+        """Long form: one row per (system, baseline, alpha)."""
+        S, B, A = self.urisk.shape
+        n = S * B * A
+        idx = np.arange(n)
+        sys_idx = idx // (B * A)
+        base_idx = (idx // A) % B
+        systems = pa.array(list(self.systems), pa.string())
+        baselines = pa.array(list(self.baselines), pa.string())
+        return pa.table({
+            "system": systems.take(pa.array(sys_idx)),
+            "baseline": baselines.take(pa.array(base_idx)),
+            "alpha": np.tile(self.alpha, S * B),
+            "loss_weight": np.tile(self.loss_weight, S * B),
+            "urisk": self.urisk.reshape(-1),
+            "trisk": self.trisk.reshape(-1),
+            "p_value": self.pvalue.reshape(-1),
+            "rank": self.rank.reshape(-1),
+            "convention": pa.array([self.convention], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+            "value": pa.array([self.value], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
+        })
+
+
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
+    if not isinstance(matrix, ScoreMatrix):
+        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    if ties not in TIES:
+        raise InputError(f"`ties` must be 'average' or 'ordinal', got {ties!r}")
+    if matrix.n_topics < 2:
+        raise InputError(f"a baseline table needs at least 2 topics to estimate a standard error; "
+                         f"the matrix has {matrix.n_topics}")
+    if isinstance(baseline, str) and baseline == "all":
+        baselines = None
+    elif isinstance(baseline, (list, tuple)):
+        if not baseline:
+            raise InputError("`baseline` must be 'all', one baseline or a non-empty list of baselines")
+        baselines = list(baseline)
+    else:
+        baselines = [baseline]
+    return resolve_value(value, alpha=alpha, loss_weight=loss_weight), baselines
+
+
+def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
+                   convention: str = "classic", ties: str = "average",
+                   threads: int | None = None) -> BaselineTable:
+    """URisk/TRisk of every system against every baseline, for every alpha in one pass.
+
+    ``baseline="all"`` (default) uses every system of the matrix as a baseline (the blocked
+    all-pairs kernel); otherwise one baseline or a list of them, each anything
+    :func:`fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
+    vector, a file). ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha): one number or many
+    (default 0, 1, 5, 10) for the linear value function; ``value`` may also be ``"smooth"`` or
+    a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
+    takes its own pass over topics, as no antisymmetry holds).
+    """
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
+    c = matrix.n_topics
+    if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
+        threads = 1
+    with limit_threads(threads):
+        if baselines is None:
+            names = matrix.systems
+            if vf.is_linear:
+                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+            else:
+                sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
+                zeros = np.zeros_like(sx)
+                urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
+            _warn_identical(matrix.systems, se)
+        else:
+            names, cols_u, cols_se = [], [], []
+            for b in baselines:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ZeroVarianceWarning)
+                    r = risk(matrix, b, **({"alpha": vf.alpha} if vf.is_linear else {"value": value}))
+                if r.systems != matrix.systems:
+                    raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
+                names.append(r.baseline)
+                cols_u.append(r.urisk)
+                cols_se.append(r.se_param)
+            urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
+            se = np.stack(cols_se, axis=1)
+            trisk = _standardise(urisk, se)
+        rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
+    sign = -1.0 if convention == "minus" else 1.0
+    return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
+                         loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
+                         ties=ties,
+                         n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
+                         trisk=sign * trisk if sign < 0 else trisk, rank=rank)
+
+
+def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK):
+    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention)."""
+    VT = np.ascontiguousarray(values.T)
+    sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
+    return _k.table_moments(sd, sn, sn2, sd2, np.ascontiguousarray(alphas, dtype=np.float64),
+                            values.shape[1])
+
+
+def _warn_identical(systems, se) -> None:
+    zero = np.argwhere((se == 0).any(axis=2))
+    zero = zero[zero[:, 0] < zero[:, 1]]
+    if len(zero):
+        pairs = ", ".join(f"{systems[a]}/{systems[b]}" for a, b in zero[:5])
+        warnings.warn(f"zero standard error for {len(zero)} pair(s) of systems ({pairs}"
+                      f"{', ...' if len(zero) > 5 else ''}): their differences are constant over topics, "
+                      "so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning, stacklevel=3)

@@ -1,0 +1,67 @@
+"""``fastrisk table`` and ``fastrisk zrisk`` end to end on the bundled TREC 2012 Web data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fastrisk.cli import main
+from fastrisk.datasets import trec2012_web
+
+
+@pytest.fixture(scope="module")
+def web49(tmp_path_factory):
+    """The 48 runs plus indriCASP as one wide CSV (rows = topics 151-200)."""
+    m, base = trec2012_web("err20", rename=False)
+    m = m.with_system("indriCASP", [base[t] for t in m.topics])
+    path = tmp_path_factory.mktemp("cli") / "web2012_49.csv"
+    m.to_pandas().to_csv(path)
+    return str(path)
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_zrisk_published_values(capsys, web49):
+    status, out, _ = run(capsys, "zrisk", web49, "--loss-weight", "2", "--convention", "minus", "--format", "json")
+    assert status == 0
+    rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    assert len(rows) == 49
+    assert list(rows["run24"]) == ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
+    assert rows["run24"]["zrisk"] == pytest.approx(5.779, abs=5e-4)
+    assert rows["run21"]["georisk"] == pytest.approx(0.307, abs=5e-4)
+    status, out, _ = run(capsys, "zrisk", web49, "--value", "smooth", "--convention", "minus", "--format", "csv")
+    line = next(l for l in out.splitlines() if l.startswith("run24,"))
+    assert line.split(",")[3] == "minus"
+    assert float(line.split(",")[4]) == pytest.approx(1.038, abs=5e-4)
+
+
+@pytest.mark.filterwarnings("ignore::fastrisk.errors.ZeroVarianceWarning")
+def test_table_all_and_named(capsys, web49):
+    status, out, _ = run(capsys, "table", web49, "--alpha", "0,10", "--format", "csv")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == "system,baseline,alpha,urisk,trisk,p_value,rank"
+    assert len(lines) == 1 + 49 * 49 * 2
+    status, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--format", "json")
+    rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    assert len(rows) == 49 and rows["run22"]["baseline"] == "run24"
+    assert rows["run22"]["urisk"] == pytest.approx(-1.027, abs=5e-4)
+    assert rows["run24"]["urisk"] == 0.0
+    status, out, _ = run(capsys, "table", web49, "--baseline", "max", "--format", "json")
+    assert all(json.loads(l)["urisk"] <= 0 for l in out.splitlines())
+    status, out, _ = run(capsys, "table", web49, "--value", "smooth", "--convention", "minus", "--format", "csv")
+    assert status == 0 and len(out.splitlines()) == 1 + 49 * 49
+
+
+def test_errors(capsys, web49, tmp_path):
+    status, _, err = run(capsys, "table", web49, "--value", "smooth", "--alpha", "1")
+    assert status == 2 and "linear value function" in err
+    neg = tmp_path / "neg.csv"
+    neg.write_text("a,b\n0.1,-0.2\n0.3,0.4\n")
+    status, _, err = run(capsys, "zrisk", str(neg))
+    assert status == 2 and "non-negative" in err

@@ -1,0 +1,182 @@
+"""All-baseline table: published values, loop reference, antisymmetry, ranks, errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import reference_multibase as ref
+from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.risk import risk
+from fastrisk.tables import _all_pairs, baseline_table
+
+
+_matrix = ref.matrix_of
+
+
+@pytest.fixture(scope="module")
+def web2012():
+    return ref.web2012_49()
+
+
+@pytest.fixture(scope="module")
+def web_table(web2012):
+    with pytest.warns(ZeroVarianceWarning, match="2 pair"):  # run5 = run31 and run6 = run32
+        return baseline_table(web2012, alpha=[0, 1, 5, 10])
+
+
+def test_published_urisk_against_uogTrA44xi(web2012, web_table):
+    b = web2012.system_index("uogTrA44xi")
+    urisk = web_table.urisk[:, b, 3]  # alpha = 10
+    assert urisk[web2012.system_index("srchvrs12c09")] == pytest.approx(-1.027, abs=5e-4)
+    assert urisk[web2012.system_index("qutwb")] == pytest.approx(-1.814, abs=5e-4)
+
+
+def test_published_trisk_against_indriCASP(web2012, web_table):
+    b = web2012.system_index("indriCASP")
+    k = web2012.system_index("uogTrA44xi")
+    np.testing.assert_allclose(web_table.trisk[k, b], [2.2440, 0.7528, -1.1163, -1.6512], atol=5e-4)
+    np.testing.assert_allclose(web_table.pvalue[k, b], [0.029, 0.455, 0.270, 0.105], atol=5e-4)
+
+
+def test_every_column_equals_single_baseline_risk(web2012, web_table):
+    for name in ("indriCASP", "run7", "qutwb"):
+        b = web2012.system_index(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ZeroVarianceWarning)
+            r = risk(web2012, name, alpha=[0, 1, 5, 10])
+        np.testing.assert_allclose(web_table.urisk[:, b], r.urisk, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(web_table.trisk[:, b], r.trisk, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(web_table.pvalue[:, b], r.pvalue, rtol=1e-9, atol=1e-12)
+
+
+def test_diagonal(web_table):
+    S = len(web_table.systems)
+    diag = web_table.urisk[np.arange(S), np.arange(S)]
+    assert (diag == 0).all()
+    assert np.isnan(web_table.trisk[np.arange(S), np.arange(S)]).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 7), st.integers(2, 9)),
+                  elements=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]) | st.floats(0, 1)),
+       st.lists(st.floats(0, 20), min_size=1, max_size=4),
+       st.integers(1, 4), st.integers(1, 5))
+def test_kernel_matches_loop_reference(V, alphas, block, topic_block):
+    U, E, T = ref.table(V.tolist(), alphas)
+    U, E, T = np.asarray(U), np.asarray(E), np.asarray(T)
+    u, se, t = _all_pairs(V, np.asarray(alphas), block=block, topic_block=topic_block)
+    np.testing.assert_allclose(u, U, rtol=1e-9, atol=1e-12)
+    # the SE comes from sufficient sums (one-pass variance): its relative error grows like
+    # eps * (mean / sd)^2, so nearly constant differences (|TRisk| >~ 1e4) are compared loosely;
+    # exactly constant ones must give SE = 0 (TRisk infinite), as the two-pass reference does
+    np.testing.assert_allclose(se, E, rtol=1e-6, atol=1e-7)
+    assert np.isinf(t[np.isinf(T)]).all()
+    assert (np.abs(T[np.isinf(t)]) > 1e6).all()  # only rounding-level variances are called 0
+    well = np.isfinite(T) & (E > 1e-6) & (np.abs(T) < 1e3)
+    np.testing.assert_allclose(t[well], T[well], rtol=1e-6, atol=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 6)), elements=st.floats(0, 1)))
+def test_alpha_zero_is_antisymmetric(V):
+    u, se, _ = _all_pairs(V, np.array([0.0]))
+    np.testing.assert_allclose(u[:, :, 0], -u[:, :, 0].T, atol=1e-12)
+    np.testing.assert_allclose(se, se.transpose(1, 0, 2), rtol=1e-6, atol=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 5)),
+                  elements=st.sampled_from([0.0, 0.2, 0.5, 1.0])),
+       st.sampled_from(["average", "ordinal"]))
+def test_ranks_match_reference(V, ties):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        t = baseline_table(_matrix(V), alpha=[0.0, 3.0], ties=ties)
+    S = V.shape[0]
+    for b in range(S):
+        for a in range(2):
+            expect = ref.ranks_desc(t.urisk[:, b, a].tolist(), ordinal=ties == "ordinal")
+            assert t.rank[:, b, a].tolist() == expect
+
+
+def test_named_and_virtual_baselines(web2012, web_table):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        t = baseline_table(web2012, ["uogTrA44xi", "max"], alpha=[0, 1, 5, 10])
+    assert t.baselines == ("uogTrA44xi", "MAX")
+    b = web2012.system_index("uogTrA44xi")
+    np.testing.assert_allclose(t.urisk[:, 0], web_table.urisk[:, b], atol=1e-14)
+    np.testing.assert_array_equal(t.rank[:, 0], web_table.rank[:, b])
+    assert (t.urisk[:, 1] <= 0).all()  # nobody beats the per-topic maximum
+
+
+def test_minus_convention_and_arrow(web2012):
+    small = web2012.select(systems=web2012.systems[:4])
+    c = baseline_table(small, loss_weight=[1, 2])
+    m = baseline_table(small, loss_weight=[1, 2], convention="minus")
+    np.testing.assert_array_equal(m.urisk, -c.urisk)
+    np.testing.assert_array_equal(m.rank, c.rank)  # rank 1 = best in both conventions
+    tab = m.to_arrow()
+    assert tab.column_names[:8] == ["system", "baseline", "alpha", "loss_weight", "urisk", "trisk",
+                                    "p_value", "rank"]
+    assert tab.num_rows == 4 * 4 * 2
+    row = tab.slice(4 * 2 + 2 + 1, 1).to_pylist()[0]  # system 1, baseline 1? no: system 1, baseline 1, alpha 1
+    assert (row["system"], row["baseline"], row["alpha"]) == (small.systems[1], small.systems[1], 1.0)
+    assert row["urisk"] == 0.0 and row["convention"] == "minus"
+
+
+def test_smooth_and_custom_value_functions(web2012):
+    import numba
+
+    @numba.njit
+    def halved(x):
+        return 0.5 * x if x < 0 else x
+
+    small = web2012.select(systems=web2012.systems[:6] + ("indriCASP",))
+    for value in ("smooth", halved):
+        t = baseline_table(small, value=value)
+        assert t.urisk.shape == (7, 7, 1) and np.isnan(t.alpha).all()
+        for name in ("indriCASP", small.systems[2]):
+            b = small.system_index(name)
+            r = risk(small, name, value=value)
+            np.testing.assert_allclose(t.urisk[:, b], r.urisk, rtol=1e-12, atol=1e-15)
+            np.testing.assert_allclose(t.trisk[:, b], r.trisk, rtol=1e-9)
+        one = baseline_table(small, "indriCASP", value=value)
+        np.testing.assert_allclose(one.urisk[:, 0], t.urisk[:, small.system_index("indriCASP")], atol=1e-15)
+    assert t.value == "halved" and t.to_arrow().column("value")[0].as_py() == "halved"
+
+
+def test_errors(web2012):
+    with pytest.raises(InputError, match="`ties` must be 'average' or 'ordinal'"):
+        baseline_table(web2012, ties="dense")
+    with pytest.raises(InputError, match="`convention` must be 'classic' or 'minus'"):
+        baseline_table(web2012, convention="x")
+    with pytest.raises(InputError, match="non-empty list"):
+        baseline_table(web2012, [])
+    with pytest.raises(InputError, match="at least 2 topics"):
+        baseline_table(web2012.select(topics=web2012.topics[:1]))
+    with pytest.raises(InputError, match="unknown baseline 'nope'"):
+        baseline_table(web2012, "nope")
+    with pytest.raises(InputError, match="`alpha` must be >= 0"):
+        baseline_table(web2012, alpha=-1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(3, 7), st.integers(2, 11)), elements=st.floats(0, 1)),
+       st.integers(0, 6), st.integers(1, 3))
+def test_identical_systems_get_identical_rows(V, dup_at, block):
+    """A system duplicated anywhere gets bit-identical URisk/SE against every baseline, so
+    its ranks tie exactly, although one copy's sums come from the mirrored pairs."""
+    V = np.insert(V, min(dup_at, V.shape[0]), V[0], axis=0)
+    k = min(dup_at, V.shape[0] - 1) if dup_at else 1
+    u, se, _ = _all_pairs(V, np.array([0.0, 2.0]), block=block, topic_block=8)
+    others = [b for b in range(V.shape[0]) if b not in (0, k)]
+    np.testing.assert_array_equal(u[0, others], u[k, others])
+    np.testing.assert_array_equal(se[0, others], se[k, others])
+    np.testing.assert_array_equal(u[others, 0], u[others, k])
