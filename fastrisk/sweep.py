@@ -160,21 +160,13 @@ def _table_job(matrix, *, baseline="all", **params) -> pa.Table:
     return baseline_table(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
 
 
-def _available(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
 register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
 register_kind("bootstrap", _bootstrap_job, seed="rng")
 register_kind("permutation", _permutation_job, seed="rng")
 register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
-if _available("fastrisk.zrisk"):
-    register_kind("zrisk", _zrisk_job)
-if _available("fastrisk.tables"):
-    register_kind("table", _table_job)
+register_kind("zrisk", _zrisk_job)
+register_kind("table", _table_job)
 
 
 # ====================================================================== data sources

@@ -301,6 +301,7 @@ PUBLISHED = [  # SPEC §2: run, alpha, URisk, SE_x = SE_J, TRisk, p (TREC 2012 W
 def test_example_grid_reproduces_the_published_tables():
     from fastrisk.datasets import trec_matrix
     from fastrisk.risk import risk
+    from fastrisk.zrisk import zrisk
 
     result = sweep(ROOT / "bench_data" / "sweeps" / "published.toml", progress=False)
     assert result.n_failed == 0 and result.complete
@@ -320,6 +321,14 @@ def test_example_grid_reproduces_the_published_tables():
                                        pc.equal(every.column("param_convention"), "minus"))))
     direct = risk(trec_matrix("adhoc8_ap"), "median", alpha=[0, 1, 5, 10], convention="minus").to_arrow()
     assert identical(one.select(direct.column_names), direct)
+    # SPEC §3: ZRisk/GeoRisk of every matrix, as zrisk() gives them
+    z = t.filter(pc.equal(t.column("experiment"), "zrisk-all"))
+    assert len(set(z.column("data").to_pylist())) == 20
+    one = z.filter(pc.and_(pc.equal(z.column("data"), "trec:web2011_ndcg20"),
+                           pc.equal(z.column("param_convention"), "classic")))
+    direct = zrisk(trec_matrix("web2011_ndcg20"), alpha=[0, 1, 5, 10]).to_arrow()
+    assert identical(one.select(direct.column_names), direct)
+    assert t.filter(pc.equal(t.column("experiment"), "all-baselines-web2012")).num_rows == 48 * 48 * 4
 
 
 def test_cli_sweep_on_a_dask_scheduler_address(client, tmp_path, reference):
