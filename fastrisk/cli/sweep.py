@@ -1,0 +1,92 @@
+"""``fastrisk sweep GRID.toml``: run a grid of experiments, in-process, in a process pool or on
+a Dask cluster, checkpointed to Parquet and resumable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from fastrisk.errors import InputError
+
+
+def _executor(args):
+    """(executor, closer) from --processes / --scheduler."""
+    if args.processes is not None:
+        from fastrisk.sweep import process_pool
+
+        pool = process_pool(args.processes)
+        return pool, lambda: pool.shutdown(cancel_futures=True)
+    if args.scheduler is None:
+        return None, lambda: None
+    if args.scheduler == "local" or args.scheduler.startswith("local:"):
+        from fastrisk.sweep import local_client
+
+        n = args.scheduler.partition(":")[2] or None
+        try:
+            n = None if n is None else int(n)
+        except ValueError:
+            raise InputError(f"--scheduler local:N needs a number of workers, got {args.scheduler!r}") from None
+        client = local_client(n)
+        return client, client.close
+    try:
+        from distributed import Client
+    except ModuleNotFoundError:
+        raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    try:
+        client = Client(args.scheduler, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise InputError(f"cannot connect to the Dask scheduler at {args.scheduler}: {exc}") from None
+    return client, client.close
+
+
+def _cmd_sweep(args) -> int:
+    from fastrisk.sweep import load_grid, sweep
+
+    grid = load_grid(args.grid)
+    out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
+    executor, close = _executor(args)
+    try:
+        result = sweep(grid, executor=executor, out=out, resume=args.resume, retry_errors=args.retry_errors,
+                       progress=False if args.quiet else True, batch_seconds=args.batch_seconds)
+    except KeyboardInterrupt:
+        print(f"fastrisk sweep: interrupted; finished batches are kept in {out}.parts: "
+              f"rerun with --resume to compute only the rest", file=sys.stderr)
+        raise
+    finally:
+        close()
+    errors = result.errors()
+    if errors.num_rows:
+        print(f"fastrisk sweep: {errors.num_rows} job(s) failed:", file=sys.stderr)
+        for row in errors.slice(0, 10).to_pylist():
+            print(f"  job {row['job']} ({row['experiment']}, {row['kind']} on {row['data']}, {row['params']}): "
+                  f"{row['error']}", file=sys.stderr)
+        if errors.num_rows > 10:
+            print(f"  ... and {errors.num_rows - 10} more (status == 'error' in {out})", file=sys.stderr)
+    if not args.quiet or not result.complete:
+        print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}): {result.n_computed} computed, "
+              f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing; "
+              + (f"results in {out}" if result.complete else f"checkpoint in {out}.parts: rerun with --resume"),
+              file=sys.stderr)
+    return 0 if result.complete and result.n_failed == 0 else 1
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "sweep", help="run a grid of experiments (in-process, process pool or Dask), resumable",
+        description="Expand GRID.toml into jobs (every data source x grid axis combination of every "
+                    "[[experiment]]), run them in batches and gather one Parquet table with the jobs' "
+                    "parameters and seeds as columns. Finished batches are checkpointed to OUT.parts/; "
+                    "--resume recomputes only what is missing. Exit status 1 if a job failed or was lost.")
+    p.add_argument("grid", metavar="GRID.toml", help="the grid (see bench_data/sweeps/README.md)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on a Dask cluster: a scheduler address (tcp://host:8786), or local[:N] "
+                            "to start a local cluster of N one-thread worker processes")
+    where.add_argument("--processes", type=int, metavar="N", help="run in a pool of N worker processes")
+    p.add_argument("--out", metavar="PATH", help="result Parquet file (default: GRID.parquet here)")
+    p.add_argument("--resume", action="store_true", help="reuse the checkpoint, compute only missing jobs")
+    p.add_argument("--retry-errors", action="store_true", help="with --resume, also recompute failed jobs")
+    p.add_argument("--batch-seconds", type=float, default=0.2, metavar="S",
+                   help="target seconds of work per task (default 0.2)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(func=_cmd_sweep)
