@@ -23,6 +23,7 @@ from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeR
 from fastrisk.risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
                            risk_scores, topic_risk)
 from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
+from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind
 from fastrisk.tables import BaselineTable, baseline_table
 from fastrisk.values import ValueFunction, resolve_value
 from fastrisk.zrisk import ZRiskResult, zrisk
@@ -34,7 +35,9 @@ __all__ = [
     "BootstrapResult",
     "ConfidenceInterval",
     "Evaluation",
+    "Experiment",
     "FriedmanResult",
+    "Grid",
     "InputError",
     "JackknifeResult",
     "KendallTauMatrix",
@@ -52,6 +55,7 @@ __all__ = [
     "RiskScores",
     "RunSet",
     "ScoreMatrix",
+    "SweepResult",
     "TTestResult",
     "TopicRiskResult",
     "TukeyHSDResult",
@@ -86,6 +90,7 @@ __all__ = [
     "read_matrix",
     "read_qrels",
     "read_runs",
+    "register_kind",
     "resolve_baseline",
     "resolve_value",
     "risk",
