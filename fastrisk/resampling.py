@@ -556,24 +556,47 @@ class _Stream:
 
 # ====================================================================== replicate sources
 _BLAS_CONTROLLER = []
+#: Replicate columns are split for parallel products at multiples of this many replicates.
+_SPLIT_ALIGN = 1024
 
 
-def _blas_threads(flops: int):
-    """One BLAS thread for products under ~50 ms of work (threadpoolctl, if installed): short
-    multi-threaded calls are at the mercy of the scheduler on a busy machine."""
-    import contextlib
-
-    if flops >= _PARALLEL_MIN_FLOPS:
-        return contextlib.nullcontext()
+def _one_blas_thread():
+    """BLAS limited to one thread: every element of a product then has one summation order,
+    whatever the machine's or the caller's thread count (threadpoolctl)."""
     if not _BLAS_CONTROLLER:
-        try:
-            from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController
 
-            _BLAS_CONTROLLER.append(ThreadpoolController())
-        except ImportError:
-            _BLAS_CONTROLLER.append(None)
-    ctl = _BLAS_CONTROLLER[0]
-    return contextlib.nullcontext() if ctl is None else ctl.limit(limits=1, user_api="blas")
+        _BLAS_CONTROLLER.append(ThreadpoolController())
+    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
+
+
+def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
+    """``Z @ W.T`` with single-threaded BLAS calls; large products are split over replicate
+    columns (at multiples of 1024) and run on numba's thread count of Python threads, NumPy
+    releasing the GIL. Each element is one dot product of a row of Z and a row of W, so the
+    numbers do not depend on how many threads run or where the columns are split."""
+    import numba
+
+    n = W.shape[0]
+    if out is None:
+        out = np.empty((Z.shape[0], n))
+    workers = numba.get_num_threads()
+    with _one_blas_thread():
+        if workers < 2 or Z.shape[0] * Z.shape[1] * n < _PARALLEL_MIN_FLOPS or n < 2 * _SPLIT_ALIGN:
+            np.matmul(Z, W.T, out=out)
+            return out
+        step = -(-n // workers)
+        step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
+        bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+        from concurrent.futures import ThreadPoolExecutor
+
+        def part(bound):
+            lo, hi = bound
+            out[:, lo:hi] = Z @ W[lo:hi].T
+
+        with ThreadPoolExecutor(len(bounds)) as pool:
+            list(pool.map(part, bounds))
+    return out
 
 
 class _LinearSource:
@@ -600,11 +623,7 @@ class _LinearSource:
             (_k.sign_flips_serial if serial else _k.sign_flips)(self.seed, start, W)
         else:
             _k.exact_sign_flips(start, W)
-        with _blas_threads(self.Z.shape[0] * self.c * W.shape[0]):
-            if self.studentized or out is None:
-                P = self.Z @ W.T
-            else:
-                P = np.matmul(self.Z, W.T, out=out)
+        P = _product(self.Z, W, None if self.studentized else out)
         means = P[:self.M]
         if not self.studentized:
             return means, None

@@ -491,3 +491,23 @@ def test_smooth_value_function_bootstrap_and_exact_permutation():
         theirs = stats.permutation_test((V[k], V[2]), lambda u, w, axis: s(u - w).mean(axis=axis),
                                         permutation_type="samples", n_resamples=np.inf)
         assert perm.pvalue[0, k] == pytest.approx(theirs.pvalue, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_large_bootstrap_bit_identical_whatever_the_thread_count():
+    """A product big enough to be split over threads (>= 5e8 flops) gives the same bits with
+    1 or 2 threads: BLAS always runs single-threaded and the split is over replicate columns."""
+    import fastrisk
+
+    m, b = fastrisk.datasets.trec2012_web()
+    kwargs = dict(alpha=[0, 5], replicates=120_000, rng=7, keep_replicates=True)
+    one = fastrisk.bootstrap(m, b, threads=1, **kwargs)
+    two = fastrisk.bootstrap(m, b, threads=2, **kwargs)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # e.g. a sweep worker, or OMP_NUM_THREADS=1
+        capped = fastrisk.bootstrap(m, b, threads=2, **kwargs)
+    for other in (two, capped):
+        np.testing.assert_array_equal(one.replicates, other.replicates)
+        np.testing.assert_array_equal(one.confidence_interval.low, other.confidence_interval.low)
+        np.testing.assert_array_equal(one.bias, other.bias)
