@@ -58,7 +58,7 @@ def test_rbo_pairs_rbo_package(benchmark, rng):
 
 @pytest.mark.benchmark(group="rbo-10000-reference-vectors-3-treatments")
 def test_rbo_reference_vectors_fastrisk(benchmark):
-    from benchmarks.conftest import BENCH_DATA
+    from conftest import BENCH_DATA
 
     with open(BENCH_DATA / "rbo-ties" / "test.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
