@@ -54,9 +54,9 @@ _PILOT = 32768
 _HALF_WIDTH_SD = 8.0
 #: Fewer random draws than this in a chunk are generated serially. Parallel launches pay off only
 #: for work well above the scheduling jitter of a busy machine (measured on 2 shared cores).
-_PARALLEL_MIN_DRAWS = 10_000_000
+_PARALLEL_MIN_DRAWS = 200_000
 #: Summary passes over fewer replicate values than this run serially.
-_PARALLEL_MIN_VALUES = 20_000_000
+_PARALLEL_MIN_VALUES = 200_000
 #: Matrix products with fewer multiply-adds than this run on one BLAS thread.
 _PARALLEL_MIN_FLOPS = 500_000_000
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
