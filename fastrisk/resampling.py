@@ -36,6 +36,7 @@ from scipy import special
 from fastrisk._kernels import resampling as _k
 from fastrisk._kernels import risk as _kr
 from fastrisk._random import resolve_seed
+from fastrisk._compile import compile_checked
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -330,26 +331,9 @@ def _statistic_iv(statistic):
     """A numba dispatcher for ``statistic`` (None stays None), checked on a small vector."""
     if statistic is None:
         return None
-    import numba
-    from numba.core.registry import CPUDispatcher
-
     if not callable(statistic):
         raise InputError(f"`statistic` must be a function of a 1-D array, got {type(statistic).__name__}")
-    name = getattr(statistic, "__name__", repr(statistic))
-    try:
-        disp = statistic if isinstance(statistic, CPUDispatcher) else numba.njit(statistic)
-    except TypeError:
-        raise InputError(f"`statistic` {name!r} must be a Python function numba can compile; wrap library "
-                         "functions, e.g. `lambda x: np.median(x)`") from None
-    try:
-        out = disp(np.array([0.25, 0.5, 1.0]))
-    except Exception as exc:  # numba raises many typing error classes
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"`statistic` {name!r} could not be compiled by numba for a 1-D float array "
-                         f"({first})") from None
-    if not isinstance(out, numbers.Real):
-        raise InputError(f"`statistic` {name!r} must return a number, returned {type(out).__name__}")
-    return disp
+    return compile_checked(statistic, np.array([0.25, 0.5, 1.0]), what="`statistic`", argument="a 1-D float array")
 
 
 def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size) -> int:

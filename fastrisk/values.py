@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastrisk._compile import compile_checked
 from fastrisk._kernels.risk import smooth_value
 from fastrisk.errors import InputError
 
@@ -89,17 +90,5 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
 
 def _compile(func):
     """A numba dispatcher for ``func``, checked to map a float to a float."""
-    import numba
-    from numba.core.registry import CPUDispatcher
-
-    name = getattr(func, "__name__", repr(func))
-    dispatcher = func if isinstance(func, CPUDispatcher) else numba.njit(func)
-    try:
-        out = dispatcher(0.5)
-    except Exception as exc:  # numba raises many typing error classes
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"value function {name!r} could not be compiled by numba for a float argument "
-                         f"({first}); write it with numba-supported operations on a float") from None
-    if not isinstance(out, numbers.Real):
-        raise InputError(f"value function {name!r} must return a number, returned {type(out).__name__}")
-    return dispatcher
+    return compile_checked(func, 0.5, what="value function", argument="a float argument",
+                           hint="; write it with numba-supported operations on a float")
