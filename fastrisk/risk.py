@@ -9,6 +9,7 @@ URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culp
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -87,7 +88,6 @@ class RiskResult(_ArrowResult):
     se_param: np.ndarray
     se_jack: np.ndarray
     trisk: np.ndarray
-    pvalue: np.ndarray
     at_risk: np.ndarray
     rewarding: np.ndarray
     se_rmse: np.ndarray
@@ -96,6 +96,11 @@ class RiskResult(_ArrowResult):
     def statistic(self) -> np.ndarray:
         """TRisk (scipy's name for the test statistic)."""
         return self.trisk
+
+    @functools.cached_property
+    def pvalue(self) -> np.ndarray:
+        """Two-sided p-values of TRisk (Student t, ``df`` = c - 1), computed on first use."""
+        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
 
     @property
     def standard_error(self) -> np.ndarray:
@@ -232,9 +237,8 @@ def _sign(convention: str) -> float:
 
 
 def _standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0),
-                        np.where(num == 0, np.nan, np.copysign(np.inf, num)))
+    """num / den; NaN for 0/0 and ±inf for x/0 (a zero standard error)."""
+    return _k.standardise(np.ascontiguousarray(num, dtype=np.float64), np.ascontiguousarray(den, dtype=np.float64))
 
 
 # ---------------------------------------------------------------------- public API
@@ -277,13 +281,12 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     _warn_zero_se(matrix.systems, se, base.system)
     df = c - 1
     crit = t_critical(significance, df)
-    pvalue = 2.0 * special.stdtr(df, -np.abs(trisk))
     sign = _sign(convention)
     return RiskResult(
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
-        se_param=se, se_jack=sej, trisk=sign * trisk, pvalue=pvalue,
+        se_param=se, se_jack=sej, trisk=sign * trisk,
         at_risk=trisk < -crit, rewarding=trisk > crit,
         se_rmse=np.sqrt(np.mean((se - sej) ** 2, axis=0)),
     )
