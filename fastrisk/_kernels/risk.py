@@ -49,10 +49,16 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
 
 @njit
 def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha in two passes over its topics;
-    returns (FReward, FRisk). Same formulas as :func:`_row_moments`, all alphas fused."""
+    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
+
+    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
+    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
+    give every alpha's sum of squares exactly, and the leave-one-out means
+    theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
+    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
+    over topics does not depend on the number of alphas.
+    """
     c = r.shape[0]
-    A = alphas.shape[0]
     gains = 0.0
     losses = 0.0
     for i in range(c):
@@ -61,27 +67,30 @@ def _linear_row(r, b, alphas, urisk, se, sej):
             losses += d
         else:
             gains += d
-    inv = 1.0 / (c - 1)
-    ss = np.zeros(A)
-    loo_total = np.zeros(A)
-    loo_ss = np.zeros(A)
-    for a in range(A):
-        urisk[a] = (gains + (1.0 + alphas[a]) * losses) / c
+    mean_d = (gains + losses) / c
+    mean_n = losses / c
+    s_ee = 0.0
+    s_ef = 0.0
+    s_ff = 0.0
+    s_e = 0.0
+    s_f = 0.0
     for i in range(c):
         d = r[i] - b[i]
-        for a in range(A):
-            mean = urisk[a]
-            x = d * (1.0 + alphas[a]) if d < 0.0 else d
-            dev = x - mean
-            ss[a] += dev * dev
-            loo = (c * mean - x) * inv
-            loo_total[a] += loo
-            e = loo - mean
-            loo_ss[a] += e * e
-    for a in range(A):
-        shift = loo_total[a] / c - urisk[a]
-        se[a] = math.sqrt(ss[a] * inv / c)
-        sej[a] = math.sqrt(max((c - 1) / c * (loo_ss[a] - c * shift * shift), 0.0))
+        e = d - mean_d
+        f = (d if d < 0.0 else 0.0) - mean_n
+        s_ee += e * e
+        s_ef += e * f
+        s_ff += f * f
+        s_e += e
+        s_f += f
+    inv = 1.0 / (c - 1)
+    for a in range(alphas.shape[0]):
+        alpha = alphas[a]
+        urisk[a] = (gains + (1.0 + alpha) * losses) / c
+        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
+        se[a] = math.sqrt(ss * inv / c)
+        shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
+        sej[a] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
     return gains / c, -losses / c
 
 
