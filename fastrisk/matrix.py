@@ -9,7 +9,6 @@ it, so kernels, Parquet and Arrow IPC all see the same bytes without copying.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np

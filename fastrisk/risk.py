@@ -34,6 +34,19 @@ class _ArrowResult:
         return self.to_arrow().to_pandas()
 
 
+class _TRiskInference:
+    """``statistic`` (TRisk, scipy's name) and its two-sided Student-t ``pvalue`` with ``df``
+    = c - 1 degrees of freedom, computed on first use, for results with ``trisk`` and ``df``."""
+
+    @property
+    def statistic(self) -> np.ndarray:
+        return self.trisk
+
+    @functools.cached_property
+    def pvalue(self) -> np.ndarray:
+        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
+
+
 @dataclass(frozen=True)
 class RiskScores(_ArrowResult):
     """Per-topic risk-reward scores ``x`` (A, S, c) of every system against a baseline."""
@@ -59,7 +72,7 @@ class RiskScores(_ArrowResult):
 
 
 @dataclass(frozen=True)
-class RiskResult(_ArrowResult):
+class RiskResult(_TRiskInference, _ArrowResult):
     """URisk/TRisk of every system (rows) at every alpha (columns) against one baseline.
 
     Arrays of shape (S, A): ``urisk``, ``se_param`` (SE_x), ``se_jack`` (SE_J), ``trisk``,
@@ -91,16 +104,6 @@ class RiskResult(_ArrowResult):
     at_risk: np.ndarray
     rewarding: np.ndarray
     se_rmse: np.ndarray
-
-    @property
-    def statistic(self) -> np.ndarray:
-        """TRisk (scipy's name for the test statistic)."""
-        return self.trisk
-
-    @functools.cached_property
-    def pvalue(self) -> np.ndarray:
-        """Two-sided p-values of TRisk (Student t, ``df`` = c - 1), computed on first use."""
-        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
 
     @property
     def standard_error(self) -> np.ndarray:

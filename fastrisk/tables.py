@@ -15,19 +15,17 @@ convention; the baseline itself takes part with URisk 0). Ties get the average r
 
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from scipy import special
 
 from fastrisk._kernels import tables as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, risk
+from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, _TRiskInference, risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")
@@ -42,7 +40,7 @@ RANK_BLOCK = 16
 
 
 @dataclass(frozen=True)
-class BaselineTable(_ArrowResult):
+class BaselineTable(_TRiskInference, _ArrowResult):
     """URisk/TRisk of every system (axis 0) against every baseline (axis 1) at every alpha
     (axis 2): ``urisk``, ``standard_error``, ``trisk``, ``pvalue`` (two-sided, Student t with
     ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc).
@@ -66,15 +64,6 @@ class BaselineTable(_ArrowResult):
     standard_error: np.ndarray
     trisk: np.ndarray
     rank: np.ndarray
-
-    @property
-    def statistic(self) -> np.ndarray:
-        return self.trisk
-
-    @functools.cached_property
-    def pvalue(self) -> np.ndarray:
-        """Two-sided p-values of TRisk (Student t, ``df`` = c - 1), computed on first use."""
-        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
 
     def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
         """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
