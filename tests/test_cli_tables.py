@@ -82,3 +82,20 @@ def test_table_agreement_across_baselines(capsys, bench_data):
     at0 = [r for r in rows if r["alpha"] == 0]
     assert all(r["kendall_tau"] == pytest.approx(1.0) and r["kendall_w"] == pytest.approx(1.0) for r in at0)
     assert any(r["kendall_tau"] < 0.99 for r in rows if r["alpha"] == 5)
+
+
+def test_pca_command(capsys, bench_data):
+    import json
+
+    from fastrisk.cli import main
+
+    path = str(bench_data / "trec-matrices" / "web2012_err20.csv")
+    assert main(["pca", path, "--components", "3", "--baselines", "mean,max", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 48 + 2 and rows[-2]["name"] == "MEAN" and rows[-1]["kind"] == "extra"
+    assert set(rows[0]) == {"name", "kind", "pc1", "pc2", "pc3"}
+    assert abs(rows[-2]["pc1"]) < 1e-12  # the MEAN baseline sits at the centre
+    assert "explained variance PC1" in err
+    assert main(["pca", path, "--baselines", "min"]) == 2
+    assert "--baselines takes mean, median, max; got min" in capsys.readouterr().err

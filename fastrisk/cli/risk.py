@@ -24,6 +24,11 @@ def parse_floats(text: str, name: str) -> list[float]:
     return values
 
 
+def parse_names(text: str) -> list[str]:
+    """``"a, b,c"`` -> ["a", "b", "c"]."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
 def parse_topics(text: str | None):
     """``"151-200"`` or ``"a,b,c"`` -> topic ids (None passes through)."""
     if text is None:
@@ -34,7 +39,7 @@ def parse_topics(text: str | None):
             return [str(t) for t in range(int(lo), int(hi) + 1)]
         except ValueError:
             raise InputError(f"--topics must be FIRST-LAST or a comma-separated list, got {text!r}") from None
-    return [t.strip() for t in text.split(",") if t.strip()]
+    return parse_names(text)
 
 
 def add_matrix_arguments(parser) -> None:

@@ -55,6 +55,25 @@ def _cmd_zrisk(args) -> None:
     write_table(result.to_arrow().select(ZRISK_COLUMNS), args.format, args.out)
 
 
+def _cmd_pca(args) -> None:
+    import sys
+
+    from fastrisk.baselines import VIRTUAL, virtual_baseline
+    from fastrisk.cli.risk import parse_names
+    from fastrisk.errors import InputError
+    from fastrisk.pca import pca
+
+    matrix = load_matrix(args)
+    kinds = parse_names(args.baselines) if args.baselines else []
+    unknown = [k for k in kinds if k.lower() not in VIRTUAL]
+    if unknown:
+        raise InputError(f"--baselines takes {', '.join(VIRTUAL)}; got {', '.join(unknown)}")
+    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None)
+    ratios = ", ".join(f"PC{j + 1} {100 * r:.1f}%" for j, r in enumerate(result.explained_variance_ratio))
+    print(f"fastrisk pca: explained variance {ratios}", file=sys.stderr)
+    write_table(result.to_arrow(), args.format, args.out)
+
+
 def register(sub) -> None:
     p = sub.add_parser("table", help="URisk/TRisk of every system against every baseline",
                        description="URisk, TRisk, p-value and rank of every system against every system as "
@@ -72,6 +91,16 @@ def register(sub) -> None:
     p.add_argument("--rbo-p", type=float, default=0.9, help="RBO persistence with --agreement (default 0.9)")
     add_format_options(p)
     p.set_defaults(func=_cmd_table)
+
+    p = sub.add_parser("pca", help="PCA map of systems, with virtual baselines projected",
+                       description="Principal components of the systems x topics matrix (topics as variables, "
+                                   "centred); one row per system and per projected virtual baseline with its "
+                                   "coordinates pc1..pcN. The explained variance goes to stderr.")
+    add_matrix_arguments(p)
+    p.add_argument("--components", type=int, default=2, help="components to keep (default 2)")
+    p.add_argument("--baselines", metavar="mean,median,max", help="virtual baselines to project as extra points")
+    add_format_options(p)
+    p.set_defaults(func=_cmd_pca)
 
     p = sub.add_parser("zrisk", help="ZRisk and GeoRisk of every system over the whole matrix",
                        description="ZRisk and GeoRisk (Dinçer, Macdonald & Ounis 2016) of every system, every "
