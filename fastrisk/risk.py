@@ -34,6 +34,21 @@ class _ArrowResult:
         return self.to_arrow().to_pandas()
 
 
+def system_alpha_table(systems, alpha, loss_weight, columns: dict, **constants) -> pa.Table:
+    """Long form of (S, A) summaries: one row per (system, alpha), with ``system``, ``alpha``,
+    ``loss_weight``, the given ``columns`` (each (S, A) or already flat) and string constants."""
+    S, A = len(systems), len(alpha)
+    n = S * A
+    table = {
+        "system": pa.array(np.repeat(np.asarray(systems, dtype=object), A), pa.string()),
+        "alpha": np.tile(alpha, S),
+        "loss_weight": np.tile(loss_weight, S),
+    }
+    table.update({name: np.asarray(col).reshape(-1) for name, col in columns.items()})
+    table.update({name: pa.array([str(v)] * n, pa.string()) for name, v in constants.items()})
+    return pa.table(table)
+
+
 class _TRiskInference:
     """``statistic`` (TRisk, scipy's name) and its two-sided Student-t ``pvalue`` with ``df``
     = c - 1 degrees of freedom, computed on first use, for results with ``trisk`` and ``df``."""
@@ -116,25 +131,13 @@ class RiskResult(_TRiskInference, _ArrowResult):
                 ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
     def to_arrow(self) -> pa.Table:
-        S, A = self.urisk.shape
-        return pa.table({
-            "system": pa.array(np.repeat(np.asarray(self.systems, dtype=object), A), pa.string()),
-            "alpha": np.tile(self.alpha, S),
-            "loss_weight": np.tile(self.loss_weight, S),
-            "urisk": self.urisk.reshape(-1),
-            "se_param": self.se_param.reshape(-1),
-            "se_jack": self.se_jack.reshape(-1),
-            "trisk": self.trisk.reshape(-1),
-            "p_value": self.pvalue.reshape(-1),
-            "at_risk": self.at_risk.reshape(-1),
-            "rewarding": self.rewarding.reshape(-1),
-            "freward": np.repeat(self.freward, A),
-            "frisk": np.repeat(self.frisk, A),
+        A = self.urisk.shape[1]
+        return system_alpha_table(self.systems, self.alpha, self.loss_weight, {
+            "urisk": self.urisk, "se_param": self.se_param, "se_jack": self.se_jack, "trisk": self.trisk,
+            "p_value": self.pvalue, "at_risk": self.at_risk, "rewarding": self.rewarding,
+            "freward": np.repeat(self.freward, A), "frisk": np.repeat(self.frisk, A),
             "ugain": np.repeat(self.ugain, A),
-            "convention": pa.array([self.convention] * (S * A), pa.string()),
-            "value": pa.array([self.value] * (S * A), pa.string()),
-            "baseline": pa.array([self.baseline] * (S * A), pa.string()),
-        })
+        }, convention=self.convention, value=self.value, baseline=self.baseline)
 
 
 @dataclass(frozen=True)

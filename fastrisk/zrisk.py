@@ -27,7 +27,7 @@ from fastrisk._kernels import zrisk as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult
+from fastrisk.risk import CONVENTIONS, _ArrowResult, system_alpha_table
 from fastrisk.values import resolve_value
 
 SERIAL_CELLS = 100_000
@@ -62,16 +62,10 @@ class ZRiskResult(_ArrowResult):
         return {"zrisk": self.zrisk[k], "georisk": self.georisk[k]}
 
     def to_arrow(self) -> pa.Table:
-        S, A = self.zrisk.shape
-        return pa.table({
-            "system": pa.array(np.repeat(np.asarray(self.systems, dtype=object), A), pa.string()),
-            "alpha": np.tile(self.alpha, S),
-            "loss_weight": np.tile(self.loss_weight, S),
-            "convention": pa.array([self.convention] * (S * A), pa.string()),
-            "value": pa.array([self.value] * (S * A), pa.string()),
-            "zrisk": self.zrisk.reshape(-1),
-            "georisk": self.georisk.reshape(-1),
-        })
+        table = system_alpha_table(self.systems, self.alpha, self.loss_weight,
+                                   {"zrisk": self.zrisk, "georisk": self.georisk},
+                                   convention=self.convention, value=self.value)
+        return table.select(["system", "alpha", "loss_weight", "convention", "value", "zrisk", "georisk"])
 
 
 def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
