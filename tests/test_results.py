@@ -1,0 +1,68 @@
+"""The one result model: declared dims -> long form, parameters -> metadata."""
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from fastrisk._results import ConfidenceInterval, Result, array
+
+
+@dataclass(frozen=True, repr=False)
+class _Example(Result):
+    _constants = ("baseline",)
+    _derived = {"double": ("alpha", "system")}
+
+    systems: tuple
+    topics: tuple
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    baseline: str
+    value: np.ndarray = array("alpha", "system")
+    per_topic: np.ndarray = array("alpha", "system", "topic", column="x")
+    per_system: np.ndarray = array("system")
+
+    @property
+    def double(self):
+        return 2 * self.value
+
+
+def _example():
+    A, S, c = 2, 3, 4
+    return _Example(("a", "b", "c"), ("t1", "t2", "t3", "t4"), np.array([0.0, 5.0]), np.array([1.0, 6.0]),
+                    "base", np.arange(A * S, dtype=float).reshape(A, S),
+                    np.arange(A * S * c, dtype=float).reshape(A, S, c), np.array([10.0, 20.0, 30.0]))
+
+
+def test_long_form_of_the_largest_array_broadcasts_the_smaller_ones():
+    r = _example()
+    t = r.to_arrow()
+    assert t.column_names == ["alpha", "loss_weight", "system", "topic", "baseline", "value", "x", "per_system",
+                              "double"]
+    assert t.num_rows == 2 * 3 * 4
+    rows = t.to_pylist()
+    # row (alpha=5, system=b, topic=t3): plain nested loops as the reference
+    i = [k for k, row in enumerate(rows) if row["alpha"] == 5.0 and row["system"] == "b" and row["topic"] == "t3"]
+    assert len(i) == 1
+    row = rows[i[0]]
+    assert row["x"] == r.per_topic[1, 1, 2] and row["value"] == r.value[1, 1]
+    assert row["per_system"] == 20.0 and row["double"] == 2 * r.value[1, 1]
+    assert row["loss_weight"] == 6.0 and row["baseline"] == "base"
+
+
+def test_other_tables_and_metadata():
+    r = _example()
+    t = r.to_arrow(("alpha", "system"))
+    assert t.num_rows == 6 and "x" not in t.column_names
+    meta = json.loads(t.schema.metadata[b"fastrisk"])
+    assert meta["result"] == "_Example" and meta["baseline"] == "base" and meta["dims"] == ["alpha", "system"]
+    with pytest.raises(ValueError, match="no dimension 'replicate'"):
+        r.to_arrow(("replicate",))
+    assert "alpha=2, system=3, topic=4" in repr(r)
+    assert "<table>" in r._repr_html_()
+
+
+def test_confidence_interval_unpacks():
+    low, high = ConfidenceInterval(np.zeros(2), np.ones(2))
+    assert high.sum() == 2
