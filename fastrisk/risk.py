@@ -10,17 +10,17 @@ URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culp
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 from scipy import special
 
+from fastrisk import _numerics
 from fastrisk._kernels import risk as _k
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
-from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
@@ -244,7 +244,7 @@ def _sign(convention: str) -> float:
 
 def _standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den; NaN for 0/0 and ±inf for x/0 (a zero standard error)."""
-    return _k.standardise(np.ascontiguousarray(num, dtype=np.float64), np.ascontiguousarray(den, dtype=np.float64))
+    return _numerics.standardise(num, den)
 
 
 # ---------------------------------------------------------------------- public API
@@ -273,18 +273,17 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha) may be one number or many (default
     alpha = 0, 1, 5, 10); ``value`` is ``"linear"`` (default), ``"smooth"`` or a jitted scalar
     function of the difference. ``baseline``: see :func:`fastrisk.resolve_baseline`.
-    A system with zero standard error gets TRisk ±inf (NaN if URisk is 0 too) and a
-    :class:`ZeroVarianceWarning`, except the baseline itself.
+    A system whose risk-reward scores are constant over topics (a standard error of 0, or
+    below the relative floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding
+    leaves, e.g. a system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if
+    URisk is 0 too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
     with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        if vf.is_linear:
-            freward, frisk, urisk, se, sej = _k.linear_risk(matrix.values, base.values, vf.alpha)
-        else:
-            freward, frisk, urisk, se, sej = _k.value_risk(matrix.values, base.values, vf.func)
-    trisk = _standardise(urisk, se)
-    _warn_zero_se(matrix.systems, se, base.system)
+        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
+    _numerics.warn_zero_variance(_numerics.zero_rows(se == 0, matrix.systems, base.system),
+                                 where=f" against baseline {base.name!r}")
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
@@ -294,17 +293,41 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
         critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
         se_param=se, se_jack=sej, trisk=sign * trisk,
         at_risk=trisk < -crit, rewarding=trisk > crit,
-        se_rmse=np.sqrt(np.mean((se - sej) ** 2, axis=0)),
+        se_rmse=se_rmse,
     )
 
 
-def _warn_zero_se(systems, se, baseline_row) -> None:
-    zero = np.flatnonzero((se == 0).any(axis=1))
-    zero = [systems[k] for k in zero if k != baseline_row]
-    if zero:
-        warnings.warn(f"zero standard error for system(s) {', '.join(zero[:10])}: their risk-reward scores are "
-                      "constant over topics, so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning,
-                      stacklevel=3)
+def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
+    """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
+    :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
+    TRisk is then ±inf (NaN where URisk is 0); scores so large that squares overflow, or so
+    small that they underflow, are rescaled by an exact power of two (linear value function)."""
+    c = R.shape[1]
+
+    def run(R, B):
+        if vf.is_linear:
+            return _k.linear_risk(R, B, vf.alpha)
+        return _k.value_risk(R, B, vf.func)
+
+    out = run(R, B)
+    k = 0
+    if vf.is_linear and _numerics.out_of_range(*out):
+        k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
+        if k:
+            out = run(np.ldexp(R, k), np.ldexp(B, k))
+    freward, frisk, urisk, se, sej = out
+    se, sej, _ = _numerics.apply_floor(urisk, se, c, sej)
+    trisk = _numerics.standardise(urisk, se)
+    se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
+    if k:
+        with np.errstate(over="ignore", under="ignore"):  # an overflow is reported just below
+            freward, frisk, urisk, se, sej, se_rmse = (np.ldexp(a, -k)
+                                                       for a in (freward, frisk, urisk, se, sej, se_rmse))
+    _numerics.check_finite(urisk, "URisk")
+    _numerics.check_finite(se, "the standard error of URisk")
+    _numerics.check_finite(freward, "FReward")
+    _numerics.check_finite(frisk, "FRisk")
+    return freward, frisk, urisk, se, sej, trisk, se_rmse
 
 
 def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,

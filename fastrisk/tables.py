@@ -21,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fastrisk import _numerics
 from fastrisk._kernels import tables as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, _TRiskInference, risk
+from fastrisk.risk import CONVENTIONS, _ArrowResult, _TRiskInference, risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")
@@ -170,13 +171,21 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             names = matrix.systems
             if vf.is_linear:
                 urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+                if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
+                    k = _numerics.power_of_two_scale(_numerics.absmax(matrix.values))
+                    if k:
+                        urisk, se, trisk = _all_pairs(np.ldexp(matrix.values, k), vf.alpha)
+                        with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
+                            urisk, se = np.ldexp(urisk, -k), np.ldexp(se, -k)
             else:
                 sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
+            _numerics.check_finite(urisk, "URisk")
+            _numerics.check_finite(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
         else:
-            names, cols_u, cols_se = [], [], []
+            names, cols_u, cols_se, cols_t = [], [], [], []
             for b in baselines:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ZeroVarianceWarning)
@@ -186,9 +195,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 names.append(r.baseline)
                 cols_u.append(r.urisk)
                 cols_se.append(r.se_param)
+                cols_t.append(r.trisk)
+                self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
+                _numerics.warn_zero_variance(_numerics.zero_rows(r.se_param == 0, r.systems, self_row),
+                                             where=f" against baseline {r.baseline!r}")
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
-            trisk = _standardise(urisk, se)
+            trisk = np.stack(cols_t, axis=1)
         rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
@@ -209,8 +222,5 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
 def _warn_identical(systems, se) -> None:
     zero = np.argwhere((se == 0).any(axis=2))
     zero = zero[zero[:, 0] < zero[:, 1]]
-    if len(zero):
-        pairs = ", ".join(f"{systems[a]}/{systems[b]}" for a, b in zero[:5])
-        warnings.warn(f"zero standard error for {len(zero)} pair(s) of systems ({pairs}"
-                      f"{', ...' if len(zero) > 5 else ''}): their differences are constant over topics, "
-                      "so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning, stacklevel=3)
+    _numerics.warn_zero_variance([f"{systems[a]}/{systems[b]}" for a, b in zero], f"{len(zero)} pair(s) of systems",
+                                 stacklevel=4)
