@@ -20,7 +20,7 @@ from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 from fastrisk.resampling import _as_scores_array, _choice, _positive_int
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -142,6 +142,8 @@ def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = 
     """Randomised Tukey HSD test of every pair of systems (rows of ``data``: a ScoreMatrix
     or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads``."""
     B = _positive_int(replicates, "replicates")
+    if is_frame(data):
+        data = as_matrix(data, "data")
     if isinstance(data, ScoreMatrix):
         V, names = data.values, data.systems
     else:

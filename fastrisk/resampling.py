@@ -41,7 +41,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._compile import compile_checked
 from fastrisk._threads import limit_threads
 from fastrisk.errors import AlphaInvariantWarning, InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 
 #: Replicates per summation block; chunks are whole numbers of blocks.
 BLOCK = 1024
@@ -213,7 +213,8 @@ class PermutationResult(_Labelled):
 
 @dataclass(frozen=True)
 class JackknifeResult(_Labelled):
-    """Leave-one-topic-out jackknife (SPEC §2): arrays (A, K) and, per topic, (A, K, c)."""
+    """Leave-one-topic-out jackknife (Dinçer, Macdonald & Ounis, SIGIR 2014): arrays (A, K) and,
+    per topic, (A, K, c)."""
 
     standard_error: np.ndarray
     bias: np.ndarray
@@ -295,6 +296,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
 
     if not isinstance(pairs, bool):
         raise InputError(f"`pairs` must be True or False, got {pairs!r}")
+    if is_frame(data):
+        data = as_matrix(data, "data")
     if pairs:
         if baseline is not None:
             raise InputError("`baseline` must be None with pairs=True (every system is compared with every other)")
@@ -931,7 +934,7 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
               statistic=None, missing: str = "raise", threads: int | None = None) -> JackknifeResult:
     """Leave-one-topic-out jackknife of ``statistic`` (default: the mean, in closed form).
 
-    SPEC §2: ``theta_(i)`` without topic i, ``SE_J = sqrt((c-1)/c sum (theta_(i) -
+    Dinçer, Macdonald & Ounis (SIGIR 2014): ``theta_(i)`` without topic i, ``SE_J = sqrt((c-1)/c sum (theta_(i) -
     theta_(.))^2)``, ``bias_J = (c-1)(theta_(.) - theta)``, pseudo-values ``c theta - (c-1)
     theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.

@@ -1,6 +1,6 @@
 """URisk, TRisk and exploratory per-topic risk of every system against one baseline.
 
-Formulas (SPEC §1-2): d_i = r_i - b_i; x_i = d_i if d_i >= 0 else (1 + alpha) d_i;
+Formulas: d_i = r_i - b_i; x_i = d_i if d_i >= 0 else (1 + alpha) d_i;
 URisk = mean(x) (Wang, Bennett & Collins-Thompson 2012); TRisk = URisk / SE with
 SE_x = s_x / sqrt(c) and the jackknife SE_J (Dinçer, Macdonald & Ounis, SIGIR 2014);
 p-values from Student's t with c - 1 degrees of freedom. ``convention="minus"`` reports
@@ -21,7 +21,7 @@ from fastrisk._kernels import risk as _k
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
 CONVENTIONS = ("classic", "minus")
@@ -142,7 +142,7 @@ class RiskResult(_TRiskInference, _ArrowResult):
 
 @dataclass(frozen=True)
 class TopicRiskResult(_ArrowResult):
-    """Exploratory per-topic risk (SPEC §2): arrays (A, S, c) of ``x`` (signed by the
+    """Exploratory per-topic risk (Dinçer, Macdonald & Ounis 2014): arrays (A, S, c) of ``x`` (signed by the
     convention), ``tr`` (TR_i = x_i / s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)),
     ``influence`` ((c-1)(theta - theta_(i))), ``pseudo`` (pseudo-values), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i), and ``bias`` (A, S)."""
@@ -219,8 +219,7 @@ class AdaptiveRiskResult(_ArrowResult):
 
 # ---------------------------------------------------------------------- validation
 def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing):
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix = as_matrix(matrix)
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
@@ -333,7 +332,7 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
 def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
                convention: str = "classic", significance: float = 0.05, missing: str = "raise",
                threads: int | None = None) -> TopicRiskResult:
-    """Exploratory per-topic risk TR_i and TJ_i (SPEC §2, Dinçer et al. 2014 eqs. 21-23).
+    """Exploratory per-topic risk TR_i and TJ_i (Dinçer, Macdonald & Ounis, SIGIR 2014, eqs. 21-23).
 
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
     when TR_i > +t; ``loss``/``win`` keep that meaning in either convention.

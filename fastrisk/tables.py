@@ -1,4 +1,4 @@
-"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014; SPEC §5).
+"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014).
 
 URisk and TRisk of every system against every other system as the baseline, for many alpha
 in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
@@ -25,7 +25,7 @@ from fastrisk import _numerics
 from fastrisk._kernels import tables as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.risk import CONVENTIONS, _ArrowResult, _TRiskInference, risk
 from fastrisk.values import resolve_value
 
@@ -67,7 +67,7 @@ class BaselineTable(_TRiskInference, _ArrowResult):
     rank: np.ndarray
 
     def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
-        """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
+        """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
         Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
         matrix (persistence ``p``, tie treatment ``ties``; best system first). ``alpha``: one
         of the table's alphas (default: the first)."""
@@ -129,8 +129,6 @@ class RankAgreement:
 
 
 def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if ties not in TIES:
@@ -162,6 +160,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
     takes its own pass over topics, as no antisymmetry holds).
     """
+    matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
     c = matrix.n_topics
     if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:

@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-
 import reference_resampling as ref
+
 from fastrisk import ScoreMatrix, permutation_test
 from fastrisk.errors import AlphaInvariantWarning
 
