@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 
+from fastrisk._kernels import numerics as _kn
 from fastrisk.errors import InputError, ZeroVarianceWarning
 
 EPS = float(np.finfo(np.float64).eps)
@@ -48,20 +49,26 @@ SAFE_EXPONENT = 400
 def negligible_se(mean, se, c: int) -> np.ndarray:
     """True where the standard error ``se`` of a mean over ``c`` topics is below the relative
     floor ``(c-1) se^2 <= 4 c eps ((c-1) se^2 + mean^2)`` (see the module doc), or is 0."""
-    mean = np.asarray(mean, dtype=np.float64)
-    se = np.asarray(se, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        r = se / np.abs(mean)  # in ratio form: no square overflows or underflows
-        ss = (c - 1) * r * r
-        small = (mean != 0) & (r < 1.0) & (ss <= VARIANCE_RTOL * c * (ss + 1.0))
-    return (se == 0) | small
+    return floor_standardise(mean, se, c)[3]
+
+
+def floor_standardise(mean, se, c: int, other=None):
+    """(se, other, t, zero): standard errors below the relative floor (and ``other``, e.g. the
+    jackknife SE, there) set to 0, ``t = mean / se`` by the ±inf/NaN rule, and the mask of
+    those zeros; arrays of ``mean``'s shape, in one compiled pass."""
+    mean, se = np.broadcast_arrays(np.asarray(mean, dtype=np.float64), np.asarray(se, dtype=np.float64))
+    shape = mean.shape
+    flat = [np.ascontiguousarray(a, dtype=np.float64).reshape(-1) for a in (mean, se)]
+    other = flat[1] if other is None else np.ascontiguousarray(other, dtype=np.float64).reshape(-1)
+    se_out, other_out, t, zero = _kn.floor_standardise(flat[0], flat[1], other, float(c), VARIANCE_RTOL)
+    return se_out.reshape(shape), other_out.reshape(shape), t.reshape(shape), zero.reshape(shape)
 
 
 def apply_floor(mean, se, c: int, *more):
-    """(se, *more) with 0 wherever :func:`negligible_se`; also the mask. Copies, never in place."""
-    zero = negligible_se(mean, se, c)
-    out = [np.where(zero, 0.0, np.asarray(a, dtype=np.float64)) for a in (se, *more)]
-    return (*out, zero)
+    """(se, *more, zero) with 0 wherever :func:`negligible_se`. Copies, never in place."""
+    se_out, _, _, zero = floor_standardise(mean, se, c)
+    out = [np.where(zero, 0.0, np.asarray(a, dtype=np.float64)) for a in more]
+    return (se_out, *out, zero)
 
 
 def standardise(num, den) -> np.ndarray:
@@ -104,11 +111,7 @@ def out_of_range(*arrays) -> bool:
     """True if any value is not finite, or any non-zero magnitude lies outside
     [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: the results may have overflowed or underflowed."""
     lo, hi = 2.0 ** -SAFE_EXPONENT, 2.0 ** SAFE_EXPONENT
-    for a in arrays:
-        a = np.abs(np.asarray(a, dtype=np.float64))
-        if not np.isfinite(a).all() or (a > hi).any() or ((a > 0) & (a < lo)).any():
-            return True
-    return False
+    return any(_kn.out_of_range(np.ascontiguousarray(a, dtype=np.float64).reshape(-1), lo, hi) for a in arrays)
 
 
 def power_of_two_scale(magnitude: float, *, target: int = 0) -> int:
@@ -133,8 +136,7 @@ def mean_t(y: np.ndarray, what: str):
     k = power_of_two_scale(absmax(y))
     ys = np.ldexp(y, k) if k else y
     mean = ys.mean(axis=-1)
-    se, zero = apply_floor(mean, ys.std(axis=-1, ddof=1) / math.sqrt(c), c)
-    t = standardise(mean, se)
+    se, _, t, zero = floor_standardise(mean, ys.std(axis=-1, ddof=1) / math.sqrt(c), c)
     if k:
         with np.errstate(over="ignore", under="ignore"):
             mean, se = np.ldexp(mean, -k), np.ldexp(se, -k)
@@ -142,10 +144,12 @@ def mean_t(y: np.ndarray, what: str):
 
 
 def check_finite(value, what: str, hint: str = "rescale the scores (e.g. divide them by a power of ten)") -> None:
-    """Raise :class:`InputError` if ``value`` has an infinity or NaN produced by overflow."""
-    arr = np.asarray(value, dtype=np.float64)
-    if not np.isfinite(arr).all():
-        raise InputError(f"{what} overflows the range of float64 (±1.8e308) for these scores; {hint}")
+    """Raise :class:`InputError` if ``value`` has an infinity or NaN produced by overflow;
+    ``value`` and ``what`` may be sequences (checked in order)."""
+    pairs = zip(value, what) if isinstance(what, (list, tuple)) else [(value, what)]
+    for v, name in pairs:
+        if not np.isfinite(np.asarray(v, dtype=np.float64)).all():
+            raise InputError(f"{name} overflows the range of float64 (±1.8e308) for these scores; {hint}")
 
 
 def check_alpha_range(values: np.ndarray, name: str) -> None:

@@ -168,7 +168,8 @@ def _align(matrix: ScoreMatrix, name: str, scores: dict, missing: str) -> tuple[
         raise InputError(f"baseline {name!r} shares no topic with the matrix "
                          f"(matrix topics {_shown(matrix.topics)}; baseline topics {_shown(list(scores))})"
                          f"{_lookalikes(matrix.topics, scores)}")
-    extra = [t for t in scores if t not in set(matrix.topics)]
+    known = set(matrix.topics)
+    extra = [t for t in scores if t not in known]
     lacking = [t for t, p in zip(matrix.topics, present) if not p]
     if extra or (lacking and missing != "raise"):
         parts = []

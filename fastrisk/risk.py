@@ -310,22 +310,21 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
 
     out = run(R, B)
     k = 0
-    if vf.is_linear and _numerics.out_of_range(*out):
+    suspect = _numerics.out_of_range(*out)
+    if vf.is_linear and suspect:
         k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
         if k:
             out = run(np.ldexp(R, k), np.ldexp(B, k))
     freward, frisk, urisk, se, sej = out
-    se, sej, _ = _numerics.apply_floor(urisk, se, c, sej)
-    trisk = _numerics.standardise(urisk, se)
+    se, sej, trisk, _ = _numerics.floor_standardise(urisk, se, c, sej)
     se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
     if k:
         with np.errstate(over="ignore", under="ignore"):  # an overflow is reported just below
             freward, frisk, urisk, se, sej, se_rmse = (np.ldexp(a, -k)
                                                        for a in (freward, frisk, urisk, se, sej, se_rmse))
-    _numerics.check_finite(urisk, "URisk")
-    _numerics.check_finite(se, "the standard error of URisk")
-    _numerics.check_finite(freward, "FReward")
-    _numerics.check_finite(frisk, "FRisk")
+    if suspect:  # otherwise out_of_range found every result finite
+        _numerics.check_finite((urisk, se, freward, frisk),
+                               ("URisk", "the standard error of URisk", "FReward", "FRisk"))
     return freward, frisk, urisk, se, sej, trisk, se_rmse
 
 
