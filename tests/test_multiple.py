@@ -112,3 +112,17 @@ def test_baseline_row_excluded_for_every_test():
         assert adjusted.m.tolist() == [16], name
         assert np.isnan(adjusted[0, 3]), name
         np.testing.assert_allclose(np.delete(adjusted[0], 3), ref.holm(np.delete(p[0], 3).tolist()), rtol=1e-12)
+
+
+def test_cli_test_records_the_family_size(bench_data, capsys, tmp_path):
+    import pyarrow.parquet as pq
+
+    from fastrisk.cli import main
+
+    out = tmp_path / "t.parquet"
+    path = str(bench_data / "trec-matrices" / "web2012_err20.csv")
+    assert main(["test", path, "--baseline", "run24", "--alpha", "0,5", "--method", "t", "--format", "parquet",
+                 "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.num_rows == 2 * 47 and set(table.column("family_size").to_pylist()) == {47}
+    assert "run24" not in table.column("system").to_pylist()
