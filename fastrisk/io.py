@@ -233,8 +233,8 @@ def _text_lines(path: Path):
             for lineno, line in enumerate(fh, 1):
                 yield lineno, line
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}, line {lineno + 1}: not UTF-8 text ({exc.reason} at byte {exc.start}); "
-                         "is it a binary file?") from None
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}, after line {lineno}); is it a binary file, "
+                         "or text in another encoding (save it as UTF-8)?") from None
     except (EOFError, zlib.error, OSError) as exc:
         raise InputError(f"{path}: cannot be read ({exc})") from None
 
@@ -265,7 +265,13 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
 def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
     import pyarrow.csv as pacsv
 
-    delimiter = "\t" if path.suffix.lower() in _SNIFFED or "\t" in (_first_lines(path, 1) or [""])[0] else ","
+    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
+    if suffix == ".csv":
+        delimiter = ","
+    elif suffix in _SNIFFED:
+        delimiter = "\t"
+    else:
+        delimiter = "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
     try:
         return pacsv.read_csv(
             path,
@@ -278,6 +284,8 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
         )
     except pa.ArrowInvalid as exc:
         raise InputError(f"{path}: malformed CSV ({_arrow_reason(exc)})") from None
+    except (pa.ArrowException, OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot be read as CSV ({_arrow_reason(exc)})") from None
 
 
 def _arrow_reason(exc: Exception) -> str:

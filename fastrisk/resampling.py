@@ -271,6 +271,7 @@ def _value_pair(R, Bv, vf, flipped: bool):
             return _kr.linear_scores(r, b, vf.alpha)
         return _kr.value_scores(r, b, vf.func)[None]
     y = scores(R, Bv)
+    _numerics.check_finite_fast(y, "a per-topic score (r - b, weighted)")
     if not flipped:
         return y, None
     full = np.ascontiguousarray(np.broadcast_to(Bv, R.shape))

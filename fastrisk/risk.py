@@ -260,6 +260,7 @@ def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, 
             X = _k.linear_scores(R, base.values, vf.alpha)
         else:
             X = _k.value_scores(R, base.values, vf.func)[None]
+    _numerics.check_finite_fast(X, "a risk-reward score (r - b, weighted)")
     return RiskScores(X, R - base.values, matrix.systems, matrix.topics, vf.alpha, vf.loss_weight,
                       base.name, vf.name, base.system)
 

@@ -131,8 +131,12 @@ def test_a_baseline_file_with_a_byte_order_mark(tmp_path):
 def test_binary_and_truncated_input_is_a_clear_error(tmp_path):
     binary = tmp_path / "scores"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00\x01" * 10)
-    with pytest.raises(InputError, match=r"scores, line 1: not UTF-8 text"):
+    with pytest.raises(InputError, match=r"scores: not UTF-8 text"):
         read_matrix(binary, format="trec_eval")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("system,topic,score\nd\xe9j\xe0,1,0.5\n".encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin.csv: malformed CSV"):
+        read_matrix(latin)
     truncated = tmp_path / "te.txt.gz"
     text = "".join(f"map\t{q}\t0.{q % 97}\n" for q in range(5000))
     truncated.write_bytes(gzip.compress(text.encode())[:2000])

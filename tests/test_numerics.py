@@ -153,3 +153,13 @@ def test_largest_alpha_gives_finite_numbers():
     want = urisk_ref(V[1].tolist(), V[0].tolist(), 1e12)
     assert r.trisk[1, 0] == pytest.approx(want["urisk"] / want["se"], rel=1e-9)
     assert np.isfinite(baseline_table(m, alpha=1e12).standard_error).all()
+
+
+def test_per_topic_scores_that_overflow_are_a_clear_error():
+    from fastrisk import bootstrap, topic_risk
+
+    m = ScoreMatrix([[1.7e308, 1.0e308], [-1.7e308, 0.0]], ["a", "b"], ["1", "2"])
+    with pytest.raises(InputError, match="overflows the range of float64"):
+        topic_risk(m, "b")
+    with pytest.raises(InputError, match="overflows the range of float64"):
+        bootstrap(m, "b", replicates=10)
