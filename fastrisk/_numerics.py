@@ -64,13 +64,6 @@ def floor_standardise(mean, se, c: int, other=None):
     return se_out.reshape(shape), other_out.reshape(shape), t.reshape(shape), zero.reshape(shape)
 
 
-def apply_floor(mean, se, c: int, *more):
-    """(se, *more, zero) with 0 wherever :func:`negligible_se`. Copies, never in place."""
-    se_out, _, _, zero = floor_standardise(mean, se, c)
-    out = [np.where(zero, 0.0, np.asarray(a, dtype=np.float64)) for a in more]
-    return (se_out, *out, zero)
-
-
 def standardise(num, den) -> np.ndarray:
     """num / den; where den is 0: ±inf with the sign of num, NaN if num is 0 too."""
     num = np.asarray(num, dtype=np.float64)

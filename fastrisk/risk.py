@@ -335,7 +335,9 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
     """Exploratory per-topic risk TR_i and TJ_i (Dinçer, Macdonald & Ounis, SIGIR 2014, eqs. 21-23).
 
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
-    when TR_i > +t; ``loss``/``win`` keep that meaning in either convention.
+    when TR_i > +t; ``loss``/``win`` keep that meaning in either convention. A system whose
+    scores are constant over topics (as in :func:`risk`) gets TR_i = ±inf (NaN where x_i is 0),
+    TJ_i = NaN and a :class:`ZeroVarianceWarning` naming it.
     """
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
@@ -345,6 +347,15 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
         raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
     with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
+    _, _, _, zero = _numerics.mean_t(scores.x, "a risk-reward score")
+    if zero.any():
+        # constant scores (up to rounding): TR_i = x_i / 0 is ±inf (NaN where x_i is 0); the
+        # influences are 0 up to rounding, so TJ_i = 0 / 0 is NaN
+        z = zero[..., None]
+        tr = np.where(z, _numerics.standardise(scores.x, np.zeros_like(scores.x)), tr)
+        tj = np.where(z, np.nan, tj)
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), scores.systems, scores.baseline_system),
+                                     where=f" against baseline {scores.baseline!r}")
     df = len(scores.topics) - 1
     crit = t_critical(significance, df)
     s = _sign(convention)

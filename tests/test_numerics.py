@@ -163,3 +163,14 @@ def test_per_topic_scores_that_overflow_are_a_clear_error():
         topic_risk(m, "b")
     with pytest.raises(InputError, match="overflows the range of float64"):
         bootstrap(m, "b", replicates=10)
+
+
+def test_topic_risk_follows_the_same_rule():
+    from fastrisk import topic_risk
+
+    m = _matrix()
+    tr, caught = _recorded(lambda: topic_risk(m, "base", alpha=[0, 1]))
+    assert np.isinf(tr.tr[:, 1:3]).all() and np.isnan(tr.tj[:, 1:3]).all()
+    assert np.isnan(tr.tr[:, 0]).all()  # the baseline itself: 0 / 0
+    assert np.isfinite(tr.tr[:, 3]).all()
+    assert len(caught) == 1 and "plus, near" in str(caught[0].message)
