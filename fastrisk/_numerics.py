@@ -44,6 +44,7 @@ VARIANCE_RTOL = 4.0 * EPS
 MAX_ALPHA = 1e12
 #: Data whose largest magnitude lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] is rescaled.
 SAFE_EXPONENT = 400
+_LO, _HI = 2.0 ** -SAFE_EXPONENT, 2.0 ** SAFE_EXPONENT
 
 
 def negligible_se(mean, se, c: int) -> np.ndarray:
@@ -56,11 +57,15 @@ def floor_standardise(mean, se, c: int, other=None):
     """(se, other, t, zero): standard errors below the relative floor (and ``other``, e.g. the
     jackknife SE, there) set to 0, ``t = mean / se`` by the ±inf/NaN rule, and the mask of
     those zeros; arrays of ``mean``'s shape, in one compiled pass."""
-    mean, se = np.broadcast_arrays(np.asarray(mean, dtype=np.float64), np.asarray(se, dtype=np.float64))
+    mean = np.asarray(mean, dtype=np.float64)
+    se = np.asarray(se, dtype=np.float64)
+    if mean.shape != se.shape:
+        mean, se = np.broadcast_arrays(mean, se)
     shape = mean.shape
-    flat = [np.ascontiguousarray(a, dtype=np.float64).reshape(-1) for a in (mean, se)]
-    other = flat[1] if other is None else np.ascontiguousarray(other, dtype=np.float64).reshape(-1)
-    se_out, other_out, t, zero = _kn.floor_standardise(flat[0], flat[1], other, float(c), VARIANCE_RTOL)
+    m = np.ascontiguousarray(mean).reshape(-1)
+    s = np.ascontiguousarray(se).reshape(-1)
+    o = s if other is None else np.ascontiguousarray(other, dtype=np.float64).reshape(-1)
+    se_out, other_out, t, zero = _kn.floor_standardise(m, s, o, float(c), VARIANCE_RTOL)
     return se_out.reshape(shape), other_out.reshape(shape), t.reshape(shape), zero.reshape(shape)
 
 
@@ -103,8 +108,8 @@ def absmax(*arrays) -> float:
 def out_of_range(*arrays) -> bool:
     """True if any value is not finite, or any non-zero magnitude lies outside
     [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: the results may have overflowed or underflowed."""
-    lo, hi = 2.0 ** -SAFE_EXPONENT, 2.0 ** SAFE_EXPONENT
-    return any(_kn.out_of_range(np.ascontiguousarray(a, dtype=np.float64).reshape(-1), lo, hi) for a in arrays)
+    flat = np.concatenate([np.ravel(a) for a in arrays]) if len(arrays) > 1 else np.ravel(arrays[0])
+    return _kn.out_of_range(np.ascontiguousarray(flat, dtype=np.float64), _LO, _HI)
 
 
 def check_finite_fast(values: np.ndarray, what: str) -> None:

@@ -162,13 +162,14 @@ def _read_baseline_file(path: Path, column: str | None):
 
 
 def _align(matrix: ScoreMatrix, name: str, scores: dict, missing: str) -> tuple[ScoreMatrix, Baseline]:
-    scores = {label(t): v for t, v in scores.items()}
+    known = set(matrix.topics)
+    if scores.keys() != known:  # labels compared without surrounding whitespace, as everywhere
+        scores = {label(t): v for t, v in scores.items()}
     present = [t in scores for t in matrix.topics]
     if not any(present):
         raise InputError(f"baseline {name!r} shares no topic with the matrix "
                          f"(matrix topics {_shown(matrix.topics)}; baseline topics {_shown(list(scores))})"
                          f"{_lookalikes(matrix.topics, scores)}")
-    known = set(matrix.topics)
     extra = [t for t in scores if t not in known]
     lacking = [t for t, p in zip(matrix.topics, present) if not p]
     if extra or (lacking and missing != "raise"):

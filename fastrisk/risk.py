@@ -282,8 +282,10 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     c = matrix.n_topics
     with limit_threads(threads, matrix.values.size * len(vf.alpha)):
         freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
-    _numerics.warn_zero_variance(_numerics.zero_rows(se == 0, matrix.systems, base.system),
-                                 where=f" against baseline {base.name!r}")
+    zero = (se == 0).any(axis=1)
+    if zero.sum() > (base.system is not None):
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
+                                     where=f" against baseline {base.name!r}")
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
@@ -311,7 +313,7 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
 
     out = run(R, B)
     k = 0
-    suspect = _numerics.out_of_range(*out)
+    suspect = _numerics.out_of_range(out[2], out[3])  # URisk (alpha 0 = FReward - FRisk) and SE
     if vf.is_linear and suspect:
         k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
         if k:
