@@ -4,14 +4,15 @@ system built per topic from several (MEAN, MEDIAN, MAX; Dinçer, Ounis & Macdona
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix, check_missing_policy
+from fastrisk.errors import InputError, TopicMismatchWarning
+from fastrisk.matrix import ScoreMatrix, check_missing_policy, label
 
 VIRTUAL = ("mean", "median", "max")
 
@@ -105,6 +106,13 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
                 or baseline.values.shape[0] not in (1, matrix.n_systems):
             raise InputError(f"baseline {baseline.name!r} has shape {baseline.values.shape}; expected "
                              f"(1, {matrix.n_topics}) or ({matrix.n_systems}, {matrix.n_topics})")
+        values = np.asarray(baseline.values, dtype=np.float64)
+        bad = np.argwhere(~np.isfinite(values))
+        if bad.size:
+            k, i = (int(j) for j in bad[0])
+            row = f" (row {k})" if values.shape[0] > 1 else ""
+            raise InputError(f"baseline {baseline.name!r} has a non-finite score {values[k, i]} on topic "
+                             f"{matrix.topics[i]!r}{row}; baseline scores must be finite")
         return matrix, baseline
     if isinstance(baseline, str) and baseline in matrix.systems:
         k = matrix.system_index(baseline)
@@ -154,23 +162,55 @@ def _read_baseline_file(path: Path, column: str | None):
 
 
 def _align(matrix: ScoreMatrix, name: str, scores: dict, missing: str) -> tuple[ScoreMatrix, Baseline]:
+    known = set(matrix.topics)
+    if scores.keys() != known:  # labels compared without surrounding whitespace, as everywhere
+        scores = {label(t): v for t, v in scores.items()}
     present = [t in scores for t in matrix.topics]
     if not any(present):
         raise InputError(f"baseline {name!r} shares no topic with the matrix "
-                         f"(matrix topics {', '.join(matrix.topics[:5])}...; baseline topics "
-                         f"{', '.join(list(scores)[:5])}...)")
+                         f"(matrix topics {_shown(matrix.topics)}; baseline topics {_shown(list(scores))})"
+                         f"{_lookalikes(matrix.topics, scores)}")
+    extra = [t for t in scores if t not in known]
+    lacking = [t for t, p in zip(matrix.topics, present) if not p]
+    if extra or (lacking and missing != "raise"):
+        parts = []
+        if lacking:
+            how = "dropped from the matrix" if missing == "drop" else "scored 0 for the baseline"
+            parts.append(f"matrix topic(s) the baseline lacks ({how}): {_shown(lacking)}")
+        if extra:
+            parts.append(f"baseline topic(s) not in the matrix (ignored): {_shown(extra)}")
+        warnings.warn(f"topics of baseline {name!r} and the matrix match only partly; "
+                      + "; ".join(parts) + _lookalikes(lacking, extra), TopicMismatchWarning, stacklevel=3)
     values = np.array([scores.get(t, 0.0) for t in matrix.topics], dtype=np.float64)
     if not np.isfinite(values).all():
         t = matrix.topics[int(np.flatnonzero(~np.isfinite(values))[0])]
         raise InputError(f"baseline {name!r} has a non-finite score on topic {t!r}")
     if not all(present):
-        lacking = [t for t, p in zip(matrix.topics, present) if not p]
         if missing == "raise":
             raise InputError(f"baseline {name!r} lacks topic(s) {', '.join(map(repr, lacking[:10]))}"
-                             f"{' ...' if len(lacking) > 10 else ''}; pass missing='drop' to drop them "
-                             "or missing='zero' to score the baseline 0 there")
+                             f"{' ...' if len(lacking) > 10 else ''}{_lookalikes(lacking, extra)}; pass "
+                             "missing='drop' to drop them or missing='zero' to score the baseline 0 there")
         if missing == "drop":
             keep = [t for t, p in zip(matrix.topics, present) if p]
             matrix = matrix.select(topics=keep)
             values = values[np.asarray(present)]
     return matrix, Baseline(name, values[None, :].copy())
+
+
+def _shown(topics, n: int = 10) -> str:
+    topics = list(topics)
+    return ", ".join(map(repr, topics[:n])) + (f" and {len(topics) - n} more" if len(topics) > n else "")
+
+
+def _lookalikes(ours, theirs) -> str:
+    """A hint when ids differ only in form (``0152`` vs ``152``, case, whitespace)."""
+    def key(t: str) -> str:
+        t = t.strip().lower()
+        return t.lstrip("0") or "0" if t.isdigit() else t
+
+    theirs_by_key = {key(t): t for t in theirs}
+    pairs = [(t, theirs_by_key[key(t)]) for t in ours if key(t) in theirs_by_key and theirs_by_key[key(t)] != t]
+    if not pairs:
+        return ""
+    shown = ", ".join(f"{a!r} ~ {b!r}" for a, b in pairs[:5])
+    return f" (ids that differ only in form, e.g. leading zeros: {shown}; rename them to match)"

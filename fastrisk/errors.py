@@ -9,3 +9,13 @@ class InputError(ValueError):
 
 class ZeroVarianceWarning(RuntimeWarning):
     """A standardised statistic was asked of scores with zero standard error."""
+
+
+class AlphaInvariantWarning(UserWarning):
+    """A procedure asked for at alpha > 0 gives the same answer for every alpha (the sign-flip
+    permutation test): it does not test the risk-sensitive null URisk_alpha = 0."""
+
+
+class TopicMismatchWarning(UserWarning):
+    """Two inputs (a matrix and its baseline) share only some of their topics; the message
+    lists the topics dropped, zero-filled or ignored."""

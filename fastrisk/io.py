@@ -11,12 +11,24 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk.errors import InputError
-from fastrisk.matrix import ALIASES, ScoreMatrix, check_missing_policy, long_columns, pick_measure
+from fastrisk.matrix import (
+    ALIASES,
+    ScoreMatrix,
+    as_matrix,
+    check_missing_policy,
+    is_frame,
+    long_columns,
+    pick_measure,
+)
 
 READ_FORMATS = ("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures")
 WRITE_FORMATS = ("parquet", "ipc", "csv", "csv-wide")
 _SUFFIX_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".arrow": "ipc", ".ipc": "ipc", ".feather": "ipc",
-                   ".jsonl": "ir_measures", ".csv": "csv", ".tsv": "csv"}
+                   ".jsonl": "ir_measures", ".csv": "csv"}
+#: Suffixes whose content decides: tab-separated CSV, or trec_eval / ir_measures per-query output.
+_SNIFFED = (".tsv", ".txt", ".tab")
+#: Query id of the summary rows of trec_eval and ir_measures (not a topic).
+SUMMARY_QID = "all"
 
 
 def read_matrix(path, *, format: str | None = None, measure: str | None = None, topics=None,
@@ -30,12 +42,28 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
       else wide form (one column per system, one row per topic; topic ids from a ``topic``
       column, from ``topics=``, or ``"1".."c"`` by row order). ``.tsv`` is tab-separated.
     - ``parquet`` / ``ipc``: the native layout written by :func:`write_matrix`, or long/wide.
-    - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value``; ``all`` rows skipped,
-      ``runid`` names the system (else the file name); ``measure=`` picks the measure.
+    - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value`` (one or many measures, as
+      trec_eval's own ``out.test.aq``); ``runid`` names the system (else the file name);
+      ``measure=`` picks the measure (the error lists those available).
     - ``ir_measures``: per-query output ``query_id measure value`` (optionally a leading run
       column) as TSV, or JSON lines with ``query_id``, ``measure``, ``value`` (and ``run_id``).
+
+    Summary rows (query id ``all``, as trec_eval and ``ir_measures -q`` write them) are
+    skipped in every per-query format: they are not topics. A ``.tsv`` (or ``.txt``) file is
+    read as per-query output when its rows look like it (3 or 4 fields, numeric last field,
+    no header), else as a tab-separated CSV. Text may start with a UTF-8 byte-order mark.
+    ``path`` may also be a pandas or polars DataFrame or an Arrow table (long or wide form,
+    see :meth:`ScoreMatrix.from_arrow`).
     """
     check_missing_policy(missing)
+    if is_frame(path):
+        if format is not None:
+            raise InputError("`format` applies to files; a DataFrame or Arrow table is read as it is")
+        return as_matrix(path, system=system, topic=topic, score=score, topics=topics, measure=measure,
+                         missing=missing)
+    if not isinstance(path, (str, Path, list, tuple)) and not hasattr(path, "__fspath__"):
+        raise InputError(f"`path` must be a file path, a list of paths, a DataFrame or an Arrow table; "
+                         f"got {type(path).__name__}")
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise InputError("no input files given")
@@ -110,7 +138,7 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
 
         pq.write_table(matrix.to_arrow(), path)
     elif fmt == "ipc":
-        import pyarrow.feather as feather
+        from pyarrow import feather
 
         feather.write_feather(matrix.to_arrow(), path, compression="uncompressed")
     else:
@@ -151,41 +179,96 @@ def _guess_format(path: Path) -> str:
     first = _first_lines(path, 50)
     if not first:
         raise InputError(f"{path}: the file is empty")
-    if "," in first[0]:
-        return "csv"
     if first[0].lstrip().startswith("{"):
         return "ir_measures"
-    rows = [line.split() for line in first if line.strip()]
-    if all(len(r) == 3 for r in rows):
-        # trec_eval -q: measure qid value (few measures, 'all' rows, a runid line);
-        # ir_measures: qid measure value.
-        if any(r[1] == "all" or r[0] == "runid" for r in rows):
-            return "trec_eval"
-        if any("@" in r[1] or "(" in r[1] for r in rows):
-            return "ir_measures"
-        if len({r[0] for r in rows}) < len({r[1] for r in rows}):
-            return "trec_eval"
-        return "ir_measures"
+    per_query = _per_query_kind([line.split() for line in first])
+    if per_query is not None:
+        return per_query
+    if "," in first[0] or "\t" in first[0] or (suffixes and suffixes[-1] in _SNIFFED):
+        return "csv"
     raise InputError(f"{path}: cannot tell the format from its first lines; pass format= one of "
                      f"{', '.join(READ_FORMATS)}")
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _per_query_kind(rows: list[list[str]]) -> str | None:
+    """``"trec_eval"`` (measure qid value), ``"ir_measures"`` (qid measure value, or run qid
+    measure value) or None (not per-query output: e.g. a CSV header, or other field counts)."""
+    if not rows or any(len(r) not in (3, 4) for r in rows) or len({len(r) for r in rows}) > 1:
+        return None
+    if not all(_is_number(r[-1]) or r[0] == "runid" for r in rows):
+        return None  # a header line (or text values): a CSV
+    if len(rows[0]) == 4:
+        return "ir_measures"  # run qid measure value
+    meas0, meas1 = [r[0] for r in rows], [r[1] for r in rows]
+    # trec_eval: 'runid' line, 'all' in the qid column; ir_measures: 'all' in its qid column
+    if "runid" in meas0 or SUMMARY_QID in meas1:
+        return "trec_eval"
+    if SUMMARY_QID in meas0:
+        return "ir_measures"
+    if any("@" in m or "(" in m for m in meas1):
+        return "ir_measures"  # P@10, nDCG@10, RR(rel=2)
+    if any("@" in m or "(" in m for m in meas0):
+        return "trec_eval"
+    numeric0, numeric1 = all(map(_is_number, meas0)), all(map(_is_number, meas1))
+    if numeric1 and not numeric0:
+        return "trec_eval"  # numeric query ids in the second column
+    if numeric0 and not numeric1:
+        return "ir_measures"
+    known0 = sum(m.split("_")[0] in _TREC_EVAL_MEASURES for m in meas0)
+    known1 = sum(m.split("_")[0] in _TREC_EVAL_MEASURES for m in meas1)
+    if known0 != known1:
+        return "trec_eval" if known0 > known1 else "ir_measures"
+    # many topics per measure: the column with fewer distinct values holds the measures
+    return "trec_eval" if len(set(meas0)) < len(set(meas1)) else "ir_measures"
+
+
+#: trec_eval measure names (before any ``_cutoff`` suffix), to tell its columns apart.
+_TREC_EVAL_MEASURES = {
+    "runid", "num", "map", "gm", "Rprec", "bpref", "recip", "iprec", "P", "recall", "infAP", "Rndcg",
+    "ndcg", "set", "success", "utility", "11pt", "binG", "G", "relstring", "err",
+}
+
+
 def _open_text(path: Path):
+    """A text handle that drops a UTF-8 byte-order mark (``utf-8-sig``); gzip by suffix."""
     if path.suffix == ".gz":
         import gzip
 
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
+
+
+def _text_lines(path: Path):
+    """(line number, line) of a text file; decoding and decompression errors name the file."""
+    import zlib
+
+    lineno = 0
+    try:
+        with _open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                yield lineno, line
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}, after line {lineno}); is it a binary file, "
+                         "or text in another encoding (save it as UTF-8)?") from None
+    except (EOFError, zlib.error, OSError) as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
 
 
 def _first_lines(path: Path, n: int) -> list[str]:
     out = []
-    with _open_text(path) as fh:
-        for line in fh:
-            if line.strip():
-                out.append(line.rstrip("\n"))
-            if len(out) >= n:
-                break
+    for _, line in _text_lines(path):
+        if line.strip():
+            out.append(line.rstrip("\n"))
+        if len(out) >= n:
+            break
     return out
 
 
@@ -195,7 +278,7 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
             import pyarrow.parquet as pq
 
             return pq.read_table(path)
-        import pyarrow.feather as feather
+        from pyarrow import feather
 
         return feather.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
@@ -205,7 +288,13 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
 def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
     import pyarrow.csv as pacsv
 
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
+    if suffix == ".csv":
+        delimiter = ","
+    elif suffix in _SNIFFED:
+        delimiter = "\t"
+    else:
+        delimiter = "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
     try:
         return pacsv.read_csv(
             path,
@@ -218,6 +307,8 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
         )
     except pa.ArrowInvalid as exc:
         raise InputError(f"{path}: malformed CSV ({_arrow_reason(exc)})") from None
+    except (pa.ArrowException, OSError, EOFError) as exc:
+        raise InputError(f"{path}: cannot be read as CSV ({_arrow_reason(exc)})") from None
 
 
 def _arrow_reason(exc: Exception) -> str:
@@ -251,45 +342,49 @@ def _read_per_query(path: Path, fmt: str, measure: str | None):
     """Rows of one trec_eval -q / ir_measures file: ((systems, topics, scores, lines), measure)."""
     rows = []  # (run, qid, measure, value text, line number)
     run_name = None
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    for lineno, line in _text_lines(path):
+        if not line.strip():
+            continue
+        if fmt == "ir_measures" and line.lstrip().startswith("{"):
+            try:
+                rec = json.loads(line)
+                row = (rec.get("run_id", rec.get("system")), str(rec["query_id"]), str(rec["measure"]),
+                       rec["value"], lineno)
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+                raise InputError(f"{path}, line {lineno}: not an ir_measures JSON record ({exc})") from None
+            if row[1] != SUMMARY_QID:
+                rows.append(row)
+            continue
+        parts = line.split()
+        if fmt == "trec_eval":
+            if len(parts) != 3:
+                raise InputError(f"{path}, line {lineno}: expected 'measure qid value', got {line.strip()!r}")
+            m, qid, value = parts
+            if m == "runid":
+                run_name = value
                 continue
-            if fmt == "ir_measures" and line.lstrip().startswith("{"):
-                try:
-                    rec = json.loads(line)
-                    rows.append((rec.get("run_id", rec.get("system")), str(rec["query_id"]), str(rec["measure"]),
-                                 rec["value"], lineno))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise InputError(f"{path}, line {lineno}: not an ir_measures JSON record ({exc})") from None
-                continue
-            parts = line.split()
-            if fmt == "trec_eval":
-                if len(parts) != 3:
-                    raise InputError(f"{path}, line {lineno}: expected 'measure qid value', got {line.strip()!r}")
-                m, qid, value = parts
-                if m == "runid":
-                    run_name = value
-                    continue
-                if qid == "all":
-                    continue
+            if qid != SUMMARY_QID:
                 rows.append((None, qid, m, value, lineno))
+        else:
+            if len(parts) == 3:
+                row = (None, parts[0], parts[1], parts[2], lineno)
+            elif len(parts) == 4:
+                row = (parts[0], parts[1], parts[2], parts[3], lineno)
             else:
-                if len(parts) == 3:
-                    rows.append((None, parts[0], parts[1], parts[2], lineno))
-                elif len(parts) == 4:
-                    rows.append((parts[0], parts[1], parts[2], parts[3], lineno))
-                else:
-                    raise InputError(f"{path}, line {lineno}: expected 'query_id measure value', got {line.strip()!r}")
+                raise InputError(f"{path}, line {lineno}: expected 'query_id measure value', got {line.strip()!r}")
+            if row[1] != SUMMARY_QID:
+                rows.append(row)
     if not rows:
         raise InputError(f"{path}: no per-query scores found")
     available = list(dict.fromkeys(r[2] for r in rows))
     if measure is None:
         if len(available) > 1:
-            raise InputError(f"{path} has several measures ({', '.join(available[:10])}); pick one with `measure`")
+            raise InputError(f"{path} has several measures ({', '.join(available[:60])}"
+                         f"{' ...' if len(available) > 60 else ''}); pick one with `measure` (--measure)")
         measure = available[0]
     elif measure not in available:
-        raise InputError(f"{path}: no measure {measure!r}; it has {', '.join(available[:10])}")
+        raise InputError(f"{path}: no measure {measure!r}; it has {', '.join(available[:60])}"
+                         f"{' ...' if len(available) > 60 else ''}")
     default = run_name or path.name.split(".")[0]
     picked = [r for r in rows if r[2] == measure]
     systems = [str(r[0]) if r[0] is not None else default for r in picked]

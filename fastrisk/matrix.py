@@ -9,6 +9,8 @@ it, so kernels, Parquet and Arrow IPC all see the same bytes without copying.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -27,22 +29,38 @@ _META_TOPICS = b"fastrisk.topics"
 _META_MEASURE = b"fastrisk.measure"
 
 
+def label(value) -> str:
+    """A system or topic label: ``str(value)`` without surrounding whitespace, so that
+    ``" A"`` and ``"A"`` (a space after a comma, a padded column) are one label."""
+    return str(value).strip()
+
+
 def _labels(values: Iterable, what: str) -> tuple[str, ...]:
-    labels = tuple(str(v) for v in values)
+    labels = tuple(label(v) for v in values)
     seen: set[str] = set()
-    for label in labels:
-        if label in seen:
-            raise InputError(f"duplicate {what} {label!r}")
-        seen.add(label)
+    for text in labels:
+        if text in seen:
+            raise InputError(f"duplicate {what} {text!r} (labels are compared without surrounding whitespace)")
+        if not text:
+            raise InputError(f"empty {what} label")
+        seen.add(text)
     return labels
 
 
-def natural_key(label: str):
-    """Sort key putting numeric topic ids in numeric order ("2" < "10"), others after."""
-    try:
-        return (0, float(label), label)
-    except ValueError:
-        return (1, 0.0, label)
+def _blank(value) -> bool:
+    """A missing label: None, a float NaN (a null read by pandas) or only whitespace."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or not label(value)
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def natural_key(text: str):
+    """Canonical topic order: ids that are decimal numbers in numeric order ("2" < "10"; ties,
+    e.g. "010" and "10", by text), then every other id (``nan``, ``inf``, ``q7``) by text."""
+    if _NUMBER.fullmatch(text):
+        return (0, float(text), text)
+    return (1, 0.0, text)
 
 
 def check_missing_policy(missing: str) -> str:
@@ -142,7 +160,7 @@ class ScoreMatrix:
     def system_index(self, name: str) -> int:
         """Row of system ``name``; InputError naming the known systems if absent."""
         try:
-            return self.systems.index(str(name))
+            return self.systems.index(label(name))
         except ValueError:
             known = ", ".join(self.systems[:10]) + (", ..." if self.n_systems > 10 else "")
             raise InputError(f"unknown system {name!r}; the matrix has: {known}") from None
@@ -195,8 +213,8 @@ class ScoreMatrix:
         ``source`` and ``lines`` (line number of each row) make errors name the file and line.
         """
         check_missing_policy(missing)
-        sys_labels = np.asarray([str(s) for s in systems], dtype=object)
-        top_labels = np.asarray([str(t) for t in topics], dtype=object)
+        sys_labels = np.asarray([label(s) for s in systems], dtype=object)
+        top_labels = np.asarray([label(t) for t in topics], dtype=object)
         try:
             vals = np.asarray(scores, dtype=np.float64)
         except (TypeError, ValueError):
@@ -219,6 +237,10 @@ class ScoreMatrix:
             raise InputError(f"systems, topics and scores must have the same length{where}")
         if n == 0:
             raise InputError(f"no scores{where}: the input is empty")
+        for what, raw in (("system", systems), ("topic", topics)):
+            for row, v in enumerate(raw):
+                if _blank(v):
+                    raise InputError(f"empty {what} at {at(row)}")
         bad = np.flatnonzero(~np.isfinite(vals))
         if bad.size:
             row = int(bad[0])
@@ -303,10 +325,22 @@ class ScoreMatrix:
         """From a wide table: one column per system, one row per topic (empty cells are missing)."""
         check_missing_policy(missing)
         names = list(table.column_names)
+        where = f" in {source}" if source else ""
+        seen: dict[str, int] = {}
+        for name in names:
+            if label(name) in seen:
+                raise InputError(f"duplicate system column {label(name)!r}{where} (columns {seen[label(name)] + 1} "
+                                 f"and {names.index(name, seen[label(name)] + 1) + 1}; labels are compared "
+                                 "without surrounding whitespace)")
+            seen[label(name)] = names.index(name)
         if topic in names:
             if topics is not None:
                 raise InputError(f"give topic ids either as a {topic!r} column or as `topics=`, not both")
-            topics = [str(t) for t in table.column(topic).to_pylist()]
+            raw = table.column(topic).to_pylist()
+            for row, t in enumerate(raw):
+                if _blank(t):
+                    raise InputError(f"empty topic id at {_where(row, source)}")
+            topics = [label(t) for t in raw]
             names.remove(topic)
         elif topics is None:
             topics = [str(i + 1) for i in range(table.num_rows)]
@@ -323,16 +357,29 @@ class ScoreMatrix:
         values = np.vstack([v for v, _ in cols])
         present = ~np.vstack([m for _, m in cols])
         if len(set(topics)) != len(topics):
-            dup = next(t for t in topics if topics.count(t) > 1)
+            seen_topics: set[str] = set()
+            dup = next(t for t in topics if t in seen_topics or seen_topics.add(t))
             raise InputError(f"duplicate topic {dup!r}" + (f" in {source}" if source else ""))
         values = np.where(present, values, 0.0)
-        values, names, topics = _apply_missing(values, present, names, topics, missing, source)
+        # canonical topic order, whatever the row order of the file (as from_long)
+        order = sorted(range(len(topics)), key=lambda i: natural_key(topics[i]))
+        values, present, topics = values[:, order], present[:, order], [topics[i] for i in order]
+        values, names, topics = _apply_missing(values, present, [label(n) for n in names], topics, missing, source)
         return cls(values, names, topics, measure, source=source)
 
     @classmethod
     def from_pandas(cls, df, **kwargs) -> "ScoreMatrix":
-        """From a pandas DataFrame in long or wide form (see :meth:`from_arrow`)."""
-        return cls.from_arrow(pa.Table.from_pandas(df, preserve_index=False), **kwargs)
+        """From a pandas DataFrame in long or wide form (see :meth:`from_arrow`). A named
+        index that is the topic column (as :meth:`to_pandas` writes it) is used as one."""
+        topic = kwargs.get("topic", "topic")
+        names = [n for n in (df.index.names or []) if n is not None]
+        if names and (topic in names or any(n in ALIASES["topic"] + ALIASES["system"] for n in names)):
+            df = df.reset_index()
+        try:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+            raise InputError(f"cannot read the DataFrame ({exc})") from None
+        return cls.from_arrow(table, **kwargs)
 
     @classmethod
     def from_polars(cls, df, **kwargs) -> "ScoreMatrix":
@@ -469,3 +516,27 @@ def _apply_missing(values, present, systems, topics, missing, source):
         raise InputError(f"no topic is scored for every system{where}; nothing is left after missing='drop'")
     return values[:, keep], list(systems), [t for t, k in zip(topics, keep) if k]
 
+
+
+def is_frame(obj) -> bool:
+    """True for a pandas or polars DataFrame or an Arrow table."""
+    if isinstance(obj, pa.Table):
+        return True
+    module = type(obj).__module__.split(".")[0]
+    return module in ("pandas", "polars") and type(obj).__name__ == "DataFrame"
+
+
+def as_matrix(obj, name: str = "matrix", **kwargs) -> ScoreMatrix:
+    """``obj`` as a :class:`ScoreMatrix`: itself, or a pandas/polars DataFrame or Arrow table
+    in long or wide form (``kwargs`` as :meth:`ScoreMatrix.from_arrow`)."""
+    if isinstance(obj, ScoreMatrix):
+        return obj
+    kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    if isinstance(obj, pa.Table):
+        return ScoreMatrix.from_arrow(obj, **kwargs)
+    if is_frame(obj):
+        if type(obj).__module__.startswith("pandas"):
+            return ScoreMatrix.from_pandas(obj, **kwargs)
+        return ScoreMatrix.from_polars(obj, **kwargs)
+    raise InputError(f"`{name}` must be a ScoreMatrix, a pandas or polars DataFrame or an Arrow table, "
+                     f"got {type(obj).__name__}")

@@ -20,7 +20,7 @@ from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 from fastrisk.resampling import _as_scores_array, _choice, _positive_int
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -31,40 +31,73 @@ def _pvalues_iv(pvalues) -> np.ndarray:
         p = np.array(pvalues, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"`pvalues` must be an array of numbers, got {type(pvalues).__name__}") from None
-    if np.isnan(p).any():
-        raise InputError("`pvalues` must not contain NaN")
-    if ((p < 0) | (p > 1)).any():
-        raise InputError(f"`pvalues` must lie in [0, 1], got values from {p.min()} to {p.max()}")
+    present = p[~np.isnan(p)]
+    if ((present < 0) | (present > 1)).any():
+        raise InputError(f"`pvalues` must lie in [0, 1] (NaN marks a non-member of the family), got values "
+                         f"from {present.min()} to {present.max()}")
     return p
 
 
-def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> np.ndarray:
+class AdjustedPValues(np.ndarray):
+    """Adjusted p-values: an ndarray of the input's shape that also records the family.
+
+    ``m`` (an int array over the other axes, an int for 1-D input) is the number of p-values
+    in each family (NaN entries are not members); ``method`` the adjustment.
+    """
+
+    def __new__(cls, values, m, method: str):
+        obj = np.asarray(values).view(cls)
+        obj.m = m
+        obj.method = method
+        return obj
+
+    def __array_finalize__(self, obj) -> None:
+        self.m = getattr(obj, "m", None)
+        self.method = getattr(obj, "method", None)
+
+
+def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> AdjustedPValues:
     """Adjusted p-values along ``axis``: ``'holm'``, ``'bonferroni'``, ``'bh'`` or ``'none'``.
 
     Holm: sort ascending, ``p_(j) (m - j + 1)`` made monotone by a running maximum, capped
     at 1; Bonferroni: ``min(1, m p)``; BH: :func:`scipy.stats.false_discovery_control`.
+
+    The family is the non-NaN entries: a NaN (e.g. the p-value of the baseline compared with
+    itself, which every fastrisk test reports as NaN) is skipped and stays NaN, so ``m``
+    counts only real comparisons. The result records ``m`` (per family) and ``method``.
     """
     _choice(method, "method", CORRECTIONS)
     p = _pvalues_iv(pvalues)
     if p.ndim == 0:
-        return p.copy()
+        return AdjustedPValues(p.copy(), int(not np.isnan(p)), method)
     p = np.moveaxis(p, axis, -1)
-    m = p.shape[-1]
+    flat = p.reshape(-1, p.shape[-1])
+    out = np.full_like(flat, np.nan)
+    sizes = np.zeros(flat.shape[0], dtype=np.int64)
+    for row in range(flat.shape[0]):
+        member = ~np.isnan(flat[row])
+        sizes[row] = int(member.sum())
+        out[row, member] = _adjust_1d(flat[row, member], method)
+    out = np.moveaxis(out.reshape(p.shape), -1, axis)
+    m = int(sizes[0]) if p.ndim == 1 else sizes.reshape(p.shape[:-1])
+    return AdjustedPValues(out, m, method)
+
+
+def _adjust_1d(p: np.ndarray, method: str) -> np.ndarray:
+    m = p.shape[0]
     if method == "none" or m == 0:
-        out = p.copy()
-    elif method == "bonferroni":
-        out = np.minimum(1.0, p * m)
-    elif method == "bh":
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    if method == "bh":
         from scipy.stats import false_discovery_control
 
-        out = false_discovery_control(p, axis=-1, method="bh")
-    else:
-        order = np.argsort(p, axis=-1, kind="stable")
-        ps = np.take_along_axis(p, order, axis=-1)
-        adj = np.minimum(1.0, np.maximum.accumulate(ps * (m - np.arange(m)), axis=-1))
-        out = np.empty_like(p)
-        np.put_along_axis(out, order, adj, axis=-1)
-    return np.moveaxis(out, -1, axis)
+        return false_discovery_control(p, method="bh")
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty_like(p)
+    out[order] = adj
+    return out
 
 
 @dataclass(frozen=True)
@@ -109,6 +142,8 @@ def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = 
     """Randomised Tukey HSD test of every pair of systems (rows of ``data``: a ScoreMatrix
     or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads``."""
     B = _positive_int(replicates, "replicates")
+    if is_frame(data):
+        data = as_matrix(data, "data")
     if isinstance(data, ScoreMatrix):
         V, names = data.values, data.systems
     else:

@@ -27,19 +27,21 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 from scipy import special
 
+from fastrisk import _numerics
 from fastrisk._kernels import resampling as _k
 from fastrisk._kernels import risk as _kr
 from fastrisk._random import resolve_seed
 from fastrisk._compile import compile_checked
 from fastrisk._threads import limit_threads
-from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.errors import AlphaInvariantWarning, InputError
+from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 
 #: Replicates per summation block; chunks are whole numbers of blocks.
 BLOCK = 1024
@@ -191,7 +193,9 @@ class PermutationResult(_Labelled):
 
     ``exact`` says whether all ``2^c`` sign patterns were enumerated (then ``replicates`` is
     ``2^c`` and the p-value is exact) or ``replicates`` random ones were drawn (p-value
-    ``(count + 1) / (B + 1)``).
+    ``(count + 1) / (B + 1)``). ``null_hypothesis`` says what the p-value tests: symmetry of
+    the per-topic differences about 0, the same for every alpha (see
+    :func:`permutation_test`); the baseline's own column has p-value NaN.
     """
 
     pvalue: np.ndarray
@@ -200,6 +204,8 @@ class PermutationResult(_Labelled):
     replicates: int
     exact: bool
     seed: int | None
+    null_hypothesis: str = ("the per-topic differences are symmetric about 0 (system and baseline exchangeable); "
+                            "the same p-value for every alpha")
 
     def to_arrow(self) -> pa.Table:
         return self._table(pvalue=self.pvalue)
@@ -207,7 +213,8 @@ class PermutationResult(_Labelled):
 
 @dataclass(frozen=True)
 class JackknifeResult(_Labelled):
-    """Leave-one-topic-out jackknife (SPEC §2): arrays (A, K) and, per topic, (A, K, c)."""
+    """Leave-one-topic-out jackknife (Dinçer, Macdonald & Ounis, SIGIR 2014): arrays (A, K) and,
+    per topic, (A, K, c)."""
 
     standard_error: np.ndarray
     bias: np.ndarray
@@ -264,10 +271,23 @@ def _value_pair(R, Bv, vf, flipped: bool):
             return _kr.linear_scores(r, b, vf.alpha)
         return _kr.value_scores(r, b, vf.func)[None]
     y = scores(R, Bv)
+    _numerics.check_finite_fast(y, "a per-topic score (r - b, weighted)")
     if not flipped:
         return y, None
     full = np.ascontiguousarray(np.broadcast_to(Bv, R.shape))
     return y, scores(full, R)
+
+
+def _self_columns(sc: _Scores) -> np.ndarray:
+    """(K,) True for a column that compares the baseline with itself (all differences 0)."""
+    return np.array([s == b for s, b in zip(sc.systems, sc.baselines)], dtype=bool)
+
+
+def _column_names(sc: _Scores) -> list:
+    """A label per column: the system, or ``system/other`` for pairs."""
+    if len(set(sc.baselines)) <= 1:
+        return list(sc.systems)
+    return [f"{s}/{b}" for s, b in zip(sc.systems, sc.baselines)]
 
 
 def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flipped) -> _Scores:
@@ -277,6 +297,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
 
     if not isinstance(pairs, bool):
         raise InputError(f"`pairs` must be True or False, got {pairs!r}")
+    if is_frame(data):
+        data = as_matrix(data, "data")
     if pairs:
         if baseline is not None:
             raise InputError("`baseline` must be None with pairs=True (every system is compared with every other)")
@@ -828,6 +850,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         high = np.full(M, np.inf)
     pstream = t_stream if test == "t" else d_stream
     pvalue = pstream.pvalue(alternative, symmetric_min=False)
+    pvalue.reshape(A, K)[:, _self_columns(sc)] = np.nan  # the baseline against itself is no test
     shape = (A, K)
     dist = None
     if reps is not None:
@@ -847,11 +870,21 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     """Paired randomisation test over topics: swap system and baseline on random topics.
 
     Under the null each topic's pair is exchangeable, so the per-topic score is v(d) or
-    v(-d) with equal chance; the statistic (URisk at every alpha, any value function) is
-    linear in that choice, so all replicates of all systems are one sign-flip matrix
-    product. All ``2^c`` patterns are enumerated when ``2^c <= replicates`` (exact p-value,
-    as scipy); otherwise ``replicates`` random patterns give ``(count + 1) / (B + 1)``.
-    Two-sided p-values are ``2 min(p_less, p_greater)`` (scipy's convention).
+    v(-d) with equal chance; the statistic (URisk, any value function) is linear in that
+    choice, so all replicates of all systems are one sign-flip matrix product. All ``2^c``
+    patterns are enumerated when ``2^c <= replicates`` (exact p-value, as scipy); otherwise
+    ``replicates`` random patterns give ``(count + 1) / (B + 1)``. Two-sided p-values are
+    ``2 min(p_less, p_greater)`` (scipy's convention).
+
+    **What it tests.** The null is that the differences d are symmetric about 0 (system and
+    baseline exchangeable on every topic), not that URisk_alpha = 0. Under sign flips
+    ``URisk_alpha = (T - (2 + alpha) L) / c`` with ``T = sum |d_i|`` fixed and ``L`` the sum
+    of the flipped losses, a decreasing function of L for every alpha: the permutation
+    p-value is the same for every alpha. It is computed once (at the first alpha) and
+    repeated; asking for alpha > 0 warns (:class:`~fastrisk.errors.AlphaInvariantWarning`).
+    For a risk-sensitive test of URisk_alpha = 0 use :func:`bootstrap` (``test="t"``) or
+    TRisk (:func:`fastrisk.risk`, :func:`t_test`). The baseline compared with itself gets
+    p-value NaN (it is no member of the family; see :func:`fastrisk.adjust_pvalues`).
     """
     B = _positive_int(replicates, "replicates")
     _choice(alternative, "alternative", ALTERNATIVES)
@@ -860,29 +893,40 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=True)
     A, K, c = sc.y.shape
+    if sc.alpha is not None and (sc.alpha > 0).any():
+        warnings.warn(
+            f"the permutation (sign-flip) test does not depend on alpha: its p-value tests that the differences "
+            f"are symmetric about 0, not URisk_alpha = 0, and is the same for alpha = "
+            f"{', '.join(f'{a:g}' for a in sc.alpha)}; for a risk-sensitive test use the bootstrap test "
+            "(bootstrap(..., test='t'), `fastrisk test --method bootstrap`) or TRisk (`--method t`)",
+            AlphaInvariantWarning, stacklevel=2)
     M = A * K
     y = sc.y.reshape(M, c)
     fl = sc.flipped.reshape(M, c)
-    centre = 0.5 * (y + fl)  # per-topic score = centre + s * half, s = +-1
-    half = np.ascontiguousarray(0.5 * (y - fl))
     theta = y.mean(axis=1)
-    base = centre.mean(axis=1)
     exact = c < 63 and 2 ** c <= B
     seed = None if exact else resolve_seed(rng)
     n = 2 ** c if exact else B
     keep = (M * n * 8 <= KEEP_BYTES) if keep_replicates is None else keep_replicates
+    # The p-value needs the first alpha only (it is the same for every alpha); the replicates,
+    # when kept, are those of every alpha.
+    rows_used = M if keep else K
+    centre = 0.5 * (y[:rows_used] + fl[:rows_used])  # per-topic score = centre + s * half, s = +-1
+    half = np.ascontiguousarray(0.5 * (y[:rows_used] - fl[:rows_used]))
     with limit_threads(threads):
         source = _LinearSource(half, 0 if exact else seed, "exact" if exact else "signs")
-        stream = _Stream(M, n, np.ones(M), half.mean(axis=1))
+        stream = _Stream(rows_used, n, np.ones(rows_used), half.mean(axis=1))
         stream.wants_quantiles = False
-        rows = _chunk_rows(n, 8 * (c + 2 * M), chunk_size)
+        rows = _chunk_rows(n, 8 * (c + 2 * rows_used), chunk_size)
         reps = _run(source, n, rows, [stream], keep, progress, "permutation", False)
-    pvalue = stream.pvalue(alternative, symmetric_min=True, adjustment=0 if exact else 1)
+    pvalue = np.tile(stream.pvalue(alternative, symmetric_min=True, adjustment=0 if exact else 1)[:K], A)
+    pvalue = pvalue.reshape(A, K)
+    pvalue[:, _self_columns(sc)] = np.nan
     dist = None
     if reps is not None:
-        reps += base[:, None]
+        reps += centre.mean(axis=1)[:, None]
         dist = reps.reshape(A, K, n)
-    return PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
+    return PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue, null_distribution=dist,
                              alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
 
 
@@ -891,7 +935,7 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
               statistic=None, missing: str = "raise", threads: int | None = None) -> JackknifeResult:
     """Leave-one-topic-out jackknife of ``statistic`` (default: the mean, in closed form).
 
-    SPEC §2: ``theta_(i)`` without topic i, ``SE_J = sqrt((c-1)/c sum (theta_(i) -
+    Dinçer, Macdonald & Ounis (SIGIR 2014): ``theta_(i)`` without topic i, ``SE_J = sqrt((c-1)/c sum (theta_(i) -
     theta_(.))^2)``, ``bias_J = (c-1)(theta_(.) - theta)``, pseudo-values ``c theta - (c-1)
     theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.
@@ -939,7 +983,10 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     """Paired t test of every column (as :func:`bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
     With a baseline this is TRisk (Dinçer et al. 2014); at alpha = 0 it equals
-    ``scipy.stats.ttest_rel``. A column with zero variance gets t = NaN, p = NaN.
+    ``scipy.stats.ttest_rel``. A column whose scores are constant over topics (standard error
+    0 or below the relative floor of :mod:`fastrisk._numerics`) gets t = ±inf and p = 0 (t and
+    p NaN where the mean is 0 too) and a :class:`~fastrisk.ZeroVarianceWarning` naming it, as
+    :func:`fastrisk.risk`; the baseline compared with itself gets NaN without a warning.
     """
     from scipy import stats
 
@@ -947,10 +994,13 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False)
     c = sc.y.shape[-1]
-    mean = sc.y.mean(axis=-1)
-    se = sc.y.std(axis=-1, ddof=1) / math.sqrt(c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.nan)
+    mean, _, t, zero = _numerics.mean_t(sc.y, "the per-topic scores")
+    self_rows = _self_columns(sc)
+    t[:, self_rows] = np.nan
+    _numerics.warn_zero_variance(_numerics.zero_rows(zero.T & ~self_rows[:, None], _column_names(sc)),
+                                 "pair(s) of systems" if pairs else "column(s)" if sc.alpha is None and
+                                 not sc.baselines[0] else "system(s)",
+                                 where=f" against baseline {sc.baselines[0]!r}" if not pairs and sc.baselines[0] else "")
     if alternative == "two-sided":
         p = 2 * stats.t.sf(np.abs(t), c - 1)
     elif alternative == "greater":

@@ -1,6 +1,6 @@
 """URisk, TRisk and exploratory per-topic risk of every system against one baseline.
 
-Formulas (SPEC §1-2): d_i = r_i - b_i; x_i = d_i if d_i >= 0 else (1 + alpha) d_i;
+Formulas: d_i = r_i - b_i; x_i = d_i if d_i >= 0 else (1 + alpha) d_i;
 URisk = mean(x) (Wang, Bennett & Collins-Thompson 2012); TRisk = URisk / SE with
 SE_x = s_x / sqrt(c) and the jackknife SE_J (Dinçer, Macdonald & Ounis, SIGIR 2014);
 p-values from Student's t with c - 1 degrees of freedom. ``convention="minus"`` reports
@@ -10,18 +10,18 @@ URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culp
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 from scipy import special
 
+from fastrisk import _numerics
 from fastrisk._kernels import risk as _k
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
-from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
 CONVENTIONS = ("classic", "minus")
@@ -142,7 +142,7 @@ class RiskResult(_TRiskInference, _ArrowResult):
 
 @dataclass(frozen=True)
 class TopicRiskResult(_ArrowResult):
-    """Exploratory per-topic risk (SPEC §2): arrays (A, S, c) of ``x`` (signed by the
+    """Exploratory per-topic risk (Dinçer, Macdonald & Ounis 2014): arrays (A, S, c) of ``x`` (signed by the
     convention), ``tr`` (TR_i = x_i / s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)),
     ``influence`` ((c-1)(theta - theta_(i))), ``pseudo`` (pseudo-values), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i), and ``bias`` (A, S)."""
@@ -219,8 +219,7 @@ class AdaptiveRiskResult(_ArrowResult):
 
 # ---------------------------------------------------------------------- validation
 def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing):
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix = as_matrix(matrix)
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
@@ -244,7 +243,7 @@ def _sign(convention: str) -> float:
 
 def _standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den; NaN for 0/0 and ±inf for x/0 (a zero standard error)."""
-    return _k.standardise(np.ascontiguousarray(num, dtype=np.float64), np.ascontiguousarray(den, dtype=np.float64))
+    return _numerics.standardise(num, den)
 
 
 # ---------------------------------------------------------------------- public API
@@ -261,6 +260,7 @@ def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, 
             X = _k.linear_scores(R, base.values, vf.alpha)
         else:
             X = _k.value_scores(R, base.values, vf.func)[None]
+    _numerics.check_finite_fast(X, "a risk-reward score (r - b, weighted)")
     return RiskScores(X, R - base.values, matrix.systems, matrix.topics, vf.alpha, vf.loss_weight,
                       base.name, vf.name, base.system)
 
@@ -273,18 +273,19 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha) may be one number or many (default
     alpha = 0, 1, 5, 10); ``value`` is ``"linear"`` (default), ``"smooth"`` or a jitted scalar
     function of the difference. ``baseline``: see :func:`fastrisk.resolve_baseline`.
-    A system with zero standard error gets TRisk ±inf (NaN if URisk is 0 too) and a
-    :class:`ZeroVarianceWarning`, except the baseline itself.
+    A system whose risk-reward scores are constant over topics (a standard error of 0, or
+    below the relative floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding
+    leaves, e.g. a system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if
+    URisk is 0 too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
     with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        if vf.is_linear:
-            freward, frisk, urisk, se, sej = _k.linear_risk(matrix.values, base.values, vf.alpha)
-        else:
-            freward, frisk, urisk, se, sej = _k.value_risk(matrix.values, base.values, vf.func)
-    trisk = _standardise(urisk, se)
-    _warn_zero_se(matrix.systems, se, base.system)
+        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
+    zero = (se == 0).any(axis=1)
+    if zero.sum() > (base.system is not None):
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
+                                     where=f" against baseline {base.name!r}")
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
@@ -294,26 +295,51 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
         critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
         se_param=se, se_jack=sej, trisk=sign * trisk,
         at_risk=trisk < -crit, rewarding=trisk > crit,
-        se_rmse=np.sqrt(np.mean((se - sej) ** 2, axis=0)),
+        se_rmse=se_rmse,
     )
 
 
-def _warn_zero_se(systems, se, baseline_row) -> None:
-    zero = np.flatnonzero((se == 0).any(axis=1))
-    zero = [systems[k] for k in zero if k != baseline_row]
-    if zero:
-        warnings.warn(f"zero standard error for system(s) {', '.join(zero[:10])}: their risk-reward scores are "
-                      "constant over topics, so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning,
-                      stacklevel=3)
+def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
+    """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
+    :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
+    TRisk is then ±inf (NaN where URisk is 0); scores so large that squares overflow, or so
+    small that they underflow, are rescaled by an exact power of two (linear value function)."""
+    c = R.shape[1]
+
+    def run(R, B):
+        if vf.is_linear:
+            return _k.linear_risk(R, B, vf.alpha)
+        return _k.value_risk(R, B, vf.func)
+
+    out = run(R, B)
+    k = 0
+    suspect = _numerics.out_of_range(out[2], out[3])  # URisk (alpha 0 = FReward - FRisk) and SE
+    if vf.is_linear and suspect:
+        k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
+        if k:
+            out = run(np.ldexp(R, k), np.ldexp(B, k))
+    freward, frisk, urisk, se, sej = out
+    se, sej, trisk, _ = _numerics.floor_standardise(urisk, se, c, sej)
+    se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
+    if k:
+        with np.errstate(over="ignore", under="ignore"):  # an overflow is reported just below
+            freward, frisk, urisk, se, sej, se_rmse = (np.ldexp(a, -k)
+                                                       for a in (freward, frisk, urisk, se, sej, se_rmse))
+    if suspect:  # otherwise out_of_range found every result finite
+        _numerics.check_finite((urisk, se, freward, frisk),
+                               ("URisk", "the standard error of URisk", "FReward", "FRisk"))
+    return freward, frisk, urisk, se, sej, trisk, se_rmse
 
 
 def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
                convention: str = "classic", significance: float = 0.05, missing: str = "raise",
                threads: int | None = None) -> TopicRiskResult:
-    """Exploratory per-topic risk TR_i and TJ_i (SPEC §2, Dinçer et al. 2014 eqs. 21-23).
+    """Exploratory per-topic risk TR_i and TJ_i (Dinçer, Macdonald & Ounis, SIGIR 2014, eqs. 21-23).
 
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
-    when TR_i > +t; ``loss``/``win`` keep that meaning in either convention.
+    when TR_i > +t; ``loss``/``win`` keep that meaning in either convention. A system whose
+    scores are constant over topics (as in :func:`risk`) gets TR_i = ±inf (NaN where x_i is 0),
+    TJ_i = NaN and a :class:`ZeroVarianceWarning` naming it.
     """
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
@@ -323,6 +349,15 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
         raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
     with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
+    _, _, _, zero = _numerics.mean_t(scores.x, "a risk-reward score")
+    if zero.any():
+        # constant scores (up to rounding): TR_i = x_i / 0 is ±inf (NaN where x_i is 0); the
+        # influences are 0 up to rounding, so TJ_i = 0 / 0 is NaN
+        z = zero[..., None]
+        tr = np.where(z, _numerics.standardise(scores.x, np.zeros_like(scores.x)), tr)
+        tj = np.where(z, np.nan, tj)
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), scores.systems, scores.baseline_system),
+                                     where=f" against baseline {scores.baseline!r}")
     df = len(scores.topics) - 1
     crit = t_critical(significance, df)
     s = _sign(convention)

@@ -1,4 +1,4 @@
-"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014; SPEC §5).
+"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014).
 
 URisk and TRisk of every system against every other system as the baseline, for many alpha
 in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fastrisk import _numerics
 from fastrisk._kernels import tables as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, _TRiskInference, risk
+from fastrisk.matrix import ScoreMatrix, as_matrix
+from fastrisk.risk import CONVENTIONS, _ArrowResult, _TRiskInference, risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")
@@ -66,7 +67,7 @@ class BaselineTable(_TRiskInference, _ArrowResult):
     rank: np.ndarray
 
     def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
-        """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
+        """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
         Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
         matrix (persistence ``p``, tie treatment ``ties``; best system first). ``alpha``: one
         of the table's alphas (default: the first)."""
@@ -128,8 +129,6 @@ class RankAgreement:
 
 
 def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if ties not in TIES:
@@ -161,6 +160,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
     takes its own pass over topics, as no antisymmetry holds).
     """
+    matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
     c = matrix.n_topics
     if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
@@ -170,13 +170,21 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             names = matrix.systems
             if vf.is_linear:
                 urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+                if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
+                    k = _numerics.power_of_two_scale(_numerics.absmax(matrix.values))
+                    if k:
+                        urisk, se, trisk = _all_pairs(np.ldexp(matrix.values, k), vf.alpha)
+                        with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
+                            urisk, se = np.ldexp(urisk, -k), np.ldexp(se, -k)
             else:
                 sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
+            _numerics.check_finite(urisk, "URisk")
+            _numerics.check_finite(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
         else:
-            names, cols_u, cols_se = [], [], []
+            names, cols_u, cols_se, cols_t = [], [], [], []
             for b in baselines:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ZeroVarianceWarning)
@@ -186,9 +194,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 names.append(r.baseline)
                 cols_u.append(r.urisk)
                 cols_se.append(r.se_param)
+                cols_t.append(r.trisk)
+                self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
+                _numerics.warn_zero_variance(_numerics.zero_rows(r.se_param == 0, r.systems, self_row),
+                                             where=f" against baseline {r.baseline!r}")
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
-            trisk = _standardise(urisk, se)
+            trisk = np.stack(cols_t, axis=1)
         rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
@@ -209,8 +221,5 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
 def _warn_identical(systems, se) -> None:
     zero = np.argwhere((se == 0).any(axis=2))
     zero = zero[zero[:, 0] < zero[:, 1]]
-    if len(zero):
-        pairs = ", ".join(f"{systems[a]}/{systems[b]}" for a, b in zero[:5])
-        warnings.warn(f"zero standard error for {len(zero)} pair(s) of systems ({pairs}"
-                      f"{', ...' if len(zero) > 5 else ''}): their differences are constant over topics, "
-                      "so TRisk is ±inf (NaN where URisk is 0)", ZeroVarianceWarning, stacklevel=3)
+    _numerics.warn_zero_variance([f"{systems[a]}/{systems[b]}" for a, b in zero], f"{len(zero)} pair(s) of systems",
+                                 stacklevel=4)

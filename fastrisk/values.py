@@ -6,8 +6,8 @@
 - any scalar function compiled with ``numba.njit`` (a plain Python function is compiled for
   you): ``fastrisk.risk(m, "base", value=my_value)``.
 
-Risk sensitivity is given either as ``alpha`` (>= 0) or as ``loss_weight`` (alpha_hat >= 1),
-never both; results record both and which one the user gave.
+Risk sensitivity is given either as ``alpha`` (0 <= alpha <= 1e12) or as ``loss_weight``
+(alpha_hat = 1 + alpha), never both; results record both and which one the user gave.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 
 from fastrisk._compile import compile_checked
 from fastrisk._kernels.risk import smooth_value
+from fastrisk._numerics import check_alpha_range
 from fastrisk.errors import InputError
 
 DEFAULT_ALPHAS = (0.0, 1.0, 5.0, 10.0)
@@ -62,11 +63,13 @@ def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
         lw = _as_float_array(loss_weight, "loss_weight")
         if (lw < 1).any():
             raise InputError(f"`loss_weight` must be >= 1 (it is 1 + alpha), got {lw[lw < 1].tolist()}")
+        check_alpha_range(lw, "loss_weight")
         return lw - 1.0, lw, "loss_weight"
     given = "alpha" if alpha is not None else "none"
     a = _as_float_array(default if alpha is None else alpha, "alpha")
     if (a < 0).any():
         raise InputError(f"`alpha` must be >= 0, got {a[a < 0].tolist()}")
+    check_alpha_range(a, "alpha")
     return a, a + 1.0, given
 
 

@@ -1,6 +1,6 @@
 """ZRisk and GeoRisk of every system over the whole matrix (Dinçer, Macdonald & Ounis, SIGIR 2016).
 
-Every system is a baseline of every other (SPEC §3): with system totals S_k, topic totals
+Every system is a baseline of every other: with system totals S_k, topic totals
 T_i and grand total N, the expected cell is e_ik = T_i S_k / N and the standardised cell
 z_ik = (X[i,k] - e_ik) / sqrt(e_ik), taken as 0 where e_ik = 0 (a topic or a system that
 scores 0 everywhere). Then
@@ -10,10 +10,12 @@ scores 0 everywhere). Then
 - minus (Benham, Moffat & Culpepper 2019, loss weight alpha_hat = 1 + alpha):
   ``ZRisk⁻ = -ZRisk`` (larger = riskier) and ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``.
 
-With a value function v (SPEC §4): ``ZRisk⁻_v = -sum_i v(X[i,k] - e_ik) / sqrt(e_ik)`` and the
+With a value function v (Benham, Moffat & Culpepper 2019): ``ZRisk⁻_v = -sum_i v(X[i,k] - e_ik) / sqrt(e_ik)`` and the
 classic ``ZRisk_v`` is its negation. For the linear v this is the formula above, since
 l(x) / sqrt(e) = l(x / sqrt(e)). Scores must be non-negative (they are effectiveness
-values: expected cells are built from totals).
+values: expected cells are built from totals). Scores so large that their totals overflow
+(or so small that they underflow) are rescaled by an exact power of four, under which ZRisk
+scales by the square root.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fastrisk import _numerics
 from fastrisk._kernels import zrisk as _k
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.risk import CONVENTIONS, _ArrowResult, system_alpha_table
 from fastrisk.values import resolve_value
 
@@ -69,8 +72,6 @@ class ZRiskResult(_ArrowResult):
 
 
 def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if matrix.n_topics < 1 or matrix.n_systems < 1:
@@ -96,12 +97,21 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     losses itself, so no alpha). ``convention="minus"`` reports ZRisk⁻ = -ZRisk and
     GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c)). Raises :class:`InputError` on negative scores.
     """
+    matrix = as_matrix(matrix)
     vf = _zrisk_iv(matrix, alpha, loss_weight, value, convention)
     V = matrix.values
     c = matrix.n_topics
     topic_totals = V.sum(axis=0)
     system_totals = V.sum(axis=1)
     grand = float(system_totals.sum())
+    half = 0
+    if vf.is_linear and _numerics.out_of_range(grand):
+        # totals overflow (or underflow): X -> X 4^-j leaves e -> e 4^-j and z -> z 2^-j exactly
+        half = -(_numerics.power_of_two_scale(_numerics.absmax(V) * V.size) // 2)
+        if half:
+            V = np.ldexp(V, -2 * half)
+            topic_totals, system_totals = V.sum(axis=0), V.sum(axis=1)
+            grand = float(system_totals.sum())
     if threads is None and V.size < SERIAL_CELLS:
         threads = 1  # waking the thread pool costs more than the work
     with limit_threads(threads):
@@ -113,6 +123,11 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     if convention == "minus":
         z = -z
     eff = system_totals / c
+    if half:
+        with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
+            z, eff = np.ldexp(z, half), np.ldexp(eff, 2 * half)
+    _numerics.check_finite(z, "ZRisk")
+    _numerics.check_finite(eff, "the mean effectiveness")
     georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c))
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,

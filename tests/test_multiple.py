@@ -34,7 +34,6 @@ def test_adjust_along_an_axis():
 
 
 @pytest.mark.parametrize("p, method, match", [
-    ([0.1, np.nan], "holm", r"`pvalues` must not contain NaN"),
     ([0.1, 1.5], "holm", r"`pvalues` must lie in \[0, 1\]"),
     ([0.1], "fdr", r"`method` must be one of 'holm', 'bonferroni', 'bh', 'none'"),
     (["a"], "holm", r"`pvalues` must be an array of numbers"),
@@ -76,3 +75,54 @@ def test_tukey_errors():
         tukey_hsd(np.ones((1, 5)), replicates=10)
     with pytest.raises(InputError, match=r"`replicates` must be a positive integer, got 0"):
         tukey_hsd(np.ones((3, 5)), replicates=0)
+
+
+# ---------------------------------------------------------------- the family and its size m
+@pytest.mark.parametrize("method", ["holm", "bonferroni", "bh", "none"])
+def test_nan_entries_are_not_members_of_the_family(method):
+    p = [0.01, np.nan, 0.04, 0.03]
+    out = adjust_pvalues(p, method)
+    assert np.isnan(out[1]) and out.m == 3 and out.method == method
+    np.testing.assert_allclose(out[[0, 2, 3]], adjust_pvalues([0.01, 0.04, 0.03], method))
+    grid = adjust_pvalues(np.array([[0.01, np.nan, 0.2], [0.5, 0.02, 0.03]]), method, axis=1)
+    np.testing.assert_array_equal(grid.m, [2, 3])
+    np.testing.assert_allclose(grid[0, [0, 2]], adjust_pvalues([0.01, 0.2], method))
+
+
+def test_baseline_row_excluded_for_every_test():
+    """The baseline against itself is NaN in every test and is not counted: 16 of 17."""
+    import warnings
+
+    from fastrisk import bootstrap, permutation_test, risk, t_test
+
+    rng = np.random.default_rng(4)
+    m = ScoreMatrix(rng.random((17, 12)), [f"s{i}" for i in range(17)], [str(i) for i in range(12)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = {
+            "permutation": permutation_test(m, "s3", alpha=0, replicates=500, rng=1).pvalue,
+            "bootstrap": bootstrap(m, "s3", alpha=0, replicates=500, rng=1, method="percentile").pvalue,
+            "t": t_test(m, "s3", alpha=0).pvalue,
+            "risk": risk(m, "s3", alpha=0).pvalue.T,
+        }
+    for name, p in results.items():
+        assert p.shape == (1, 17), name
+        assert np.isnan(p[0, 3]) and np.isfinite(np.delete(p[0], 3)).all(), name
+        adjusted = adjust_pvalues(p, "holm")
+        assert adjusted.m.tolist() == [16], name
+        assert np.isnan(adjusted[0, 3]), name
+        np.testing.assert_allclose(np.delete(adjusted[0], 3), ref.holm(np.delete(p[0], 3).tolist()), rtol=1e-12)
+
+
+def test_cli_test_records_the_family_size(bench_data, capsys, tmp_path):
+    import pyarrow.parquet as pq
+
+    from fastrisk.cli import main
+
+    out = tmp_path / "t.parquet"
+    path = str(bench_data / "trec-matrices" / "web2012_err20.csv")
+    assert main(["test", path, "--baseline", "run24", "--alpha", "0,5", "--method", "t", "--format", "parquet",
+                 "--out", str(out)]) == 0
+    table = pq.read_table(out)
+    assert table.num_rows == 2 * 47 and set(table.column("family_size").to_pylist()) == {47}
+    assert "run24" not in table.column("system").to_pylist()

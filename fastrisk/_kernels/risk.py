@@ -1,5 +1,6 @@
-"""Risk kernels (SPEC §1-2): URisk/TRisk with parametric and jackknife standard errors, and
-per-topic risk, for every system against one baseline at many alpha in one parallel pass."""
+"""Risk kernels: URisk/TRisk with parametric and jackknife standard errors, and per-topic risk,
+for every system against one baseline at many alpha in one parallel pass (Wang, Bennett &
+Collins-Thompson 2012; Dinçer, Macdonald & Ounis, SIGIR 2014)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
     """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
 
     The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly
-    (SPEC §2), so SE_J is computed independently of SE_x; they agree in exact arithmetic.
+    (Dinçer, Macdonald & Ounis 2014), so SE_J is computed independently of SE_x; they agree in exact arithmetic.
     Two passes: the mean, then the squared deviations of x and of theta_(i) about the mean
     (var_J from the shifted sum, exact for any shift: S - c (theta_(.) - mean)^2).
     """

@@ -1,4 +1,4 @@
-"""All-baseline table kernels (SPEC §5): URisk/TRisk of every system against every other.
+"""All-baseline table kernels (Dinçer, Ounis & Macdonald, ECIR 2014): URisk/TRisk of every system against every other.
 
 With d = r - b, n = min(d, 0) and p = max(d, 0), the risk-reward score at alpha is
 x = d + alpha * n, so

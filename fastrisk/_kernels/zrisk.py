@@ -1,4 +1,5 @@
-"""ZRisk/GeoRisk kernels (SPEC §3-4): standardised cells of every system, one parallel pass.
+"""ZRisk/GeoRisk kernels: standardised cells of every system, one parallel pass (Dinçer,
+Macdonald & Ounis, SIGIR 2016; value functions: Benham, Moffat & Culpepper 2019).
 
 Expected cell e_ik = T_i * S_k / N (topic total, system total, grand total); the standardised
 cell is (X[i,k] - e_ik) / sqrt(e_ik), taken as 0 where e_ik = 0.

@@ -74,6 +74,7 @@ def _cmd_test(args) -> None:
         res = tukey_hsd(load_matrix(args), replicates=args.replicates, rng=args.seed, threads=args.threads)
         table = res.to_arrow()
         table = table.append_column("pvalue_adjusted", pa.array(res.pvalue))  # Tukey HSD is family-wise already
+        table = table.append_column("family_size", pa.array(np.full(len(res.pvalue), len(res.pvalue))))
         table = table.append_column("significant", pa.array(res.pvalue <= args.level))
         write_table(table, args.format, args.out)
         return
@@ -93,11 +94,14 @@ def _cmd_test(args) -> None:
     alphas = table.column("alpha").to_numpy()
     p = table.column("pvalue").to_numpy()
     adjusted = np.full_like(p, np.nan)
+    family = np.zeros(len(p), dtype=np.int64)
     for a in np.unique(alphas) if not np.isnan(alphas).all() else [np.nan]:
         rows = np.isnan(alphas) if np.isnan(a) else alphas == a
-        ok = rows & ~np.isnan(p)
-        adjusted[ok] = adjust_pvalues(p[ok], args.correction)
+        adj = adjust_pvalues(p[rows], args.correction)  # NaN p-values are no members of the family
+        adjusted[rows] = adj
+        family[rows] = adj.m
     table = table.append_column("pvalue_adjusted", pa.array(adjusted))
+    table = table.append_column("family_size", pa.array(family))
     table = table.append_column("significant", pa.array(adjusted <= args.level))
     write_table(_minus(table, args), args.format, args.out)
 
