@@ -15,8 +15,6 @@ but otherwise ignored.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,14 +33,6 @@ _RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".res", ".tsv")
 
 # ---------------------------------------------------------------------------------------
 # file helpers
-
-
-def _open_text(path: Path):
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
 
 
 def _expand_paths(paths) -> list[Path]:
@@ -87,77 +77,6 @@ def _topic_order(topics: Iterable[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------
-# one run file
-
-
-@dataclass
-class _ParsedRun:
-    path: Path
-    tag: str
-    topics: list  # topic id per line
-    docids: list
-    scores: np.ndarray
-
-
-def _parse_run_file(path: Path) -> _ParsedRun:
-    topics: list[str] = []
-    docids: list[str] = []
-    scores: list[float] = []
-    seen: dict[str, set] = {}
-    tag = None
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise InputError(
-                    f"{path}, line {lineno}: a TREC run line has 6 columns "
-                    f"(topic Q0 docid rank score tag), found {len(parts)}"
-                )
-            topic, _q0, doc, rank, score, run_tag = parts
-            try:
-                int(rank)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: rank {rank!r} is not an integer") from None
-            try:
-                value = float(score)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: score {score!r} is not a number") from None
-            if value != value:
-                raise InputError(f"{path}, line {lineno}: score is NaN")
-            docs_t = seen.get(topic)
-            if docs_t is None:
-                docs_t = seen[topic] = set()
-            if doc in docs_t:
-                raise InputError(
-                    f"{path}, line {lineno}: document {doc!r} appears twice for topic {topic}"
-                )
-            docs_t.add(doc)
-            if tag is None:
-                tag = run_tag
-            topics.append(topic)
-            docids.append(doc)
-            scores.append(value)
-    if tag is None:
-        raise InputError(f"{path}: run file is empty")
-    return _ParsedRun(path, tag, topics, docids, np.asarray(scores, dtype=np.float64))
-
-
-def _ordered_rankings(run: _ParsedRun, topic_code: Mapping[str, int]):
-    """(topic index, rank, docid) arrays: per topic by score desc, ties by docid desc."""
-    tc = np.fromiter((topic_code[t] for t in run.topics), dtype=np.int64, count=len(run.topics))
-    docs = np.asarray(run.docids, dtype=object)
-    # np.lexsort on strings needs a fixed-width array; bytes keep memory small.
-    dkey = np.asarray(run.docids, dtype="S") if len(run.docids) else np.zeros(0, "S1")
-    order = np.lexsort((dkey, run.scores, -tc))[::-1]  # topic asc, score desc, docid desc
-    tc = tc[order]
-    docs = docs[order]
-    starts = np.flatnonzero(np.r_[True, tc[1:] != tc[:-1]]) if len(tc) else np.zeros(0, np.int64)
-    rank = np.arange(len(tc), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(tc)]))
-    return tc, rank, docs
-
-
 # ---------------------------------------------------------------------------------------
 # RunSet
 
@@ -350,16 +269,19 @@ def encode_rankings(docs: np.ndarray, lengths: np.ndarray, topics=None):
     return out, offsets, best_rank, ranked_all
 
 
-def read_runs(paths, *, names: Sequence[str] | None = None) -> RunSet:
-    """Read TREC run files (plain or gzip; files and/or directories) into a :class:`RunSet`.
+def read_runs(paths, *, names: Sequence[str] | None = None, threads: int | None = None) -> RunSet:
+    """Read TREC run files (plain, gzip, bz2, xz or zstd; files and/or directories) into a :class:`RunSet`.
 
     Each file must have six whitespace-separated columns ``topic Q0 docid rank score tag``;
     a document listed twice for a topic is an error naming the file and line. The system
     name is the run tag, or the file name (without ``.gz``/``.run``/...) when two files
-    share a tag. ``names`` overrides both.
+    share a tag. ``names`` overrides both. Files are parsed in parallel by a compiled
+    scanner (``threads`` workers; default all cores).
     """
+    from fastrisk import _trec_text
+
     files = _expand_paths(paths)
-    parsed = [_parse_run_file(p) for p in files]
+    parsed = _trec_text.parse_runs(files, threads)
     if names is not None:
         names = [str(n) for n in names]
         if len(names) != len(parsed):
@@ -370,37 +292,9 @@ def read_runs(paths, *, names: Sequence[str] | None = None) -> RunSet:
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise InputError(f"system names collide after using file names: {dup}; pass `names=`")
-    topics = _topic_order(t for r in parsed for t in set(r.topics))
-    code = {t: i for i, t in enumerate(topics)}
-    S, T = len(parsed), len(topics)
-    per_sys = [_ordered_rankings(r, code) for r in parsed]
-    lengths = np.zeros((S, T), dtype=np.int32)
-    for s, (tc, rank, _docs) in enumerate(per_sys):
-        np.add.at(lengths[s], tc, 1)
-    D = int(lengths.max()) if lengths.size else 0
-    docs = np.full((S, T, max(D, 1)), -1, dtype=np.int32)
-    offsets = np.zeros(T + 1, dtype=np.int64)
-    best_parts, vocab = [], []
-    # group every system's (topic, rank, docid) and encode topic by topic
-    all_t = np.concatenate([p[0] for p in per_sys])
-    all_r = np.concatenate([p[1] for p in per_sys])
-    all_s = np.concatenate([np.full(len(p[0]), s, np.int64) for s, p in enumerate(per_sys)])
-    all_d = pa.array(np.concatenate([p[2] for p in per_sys]), type=pa.string())
-    order = np.lexsort((all_s, all_r, all_t))  # topic, then rank, then system: rank-major
-    bounds = np.searchsorted(all_t[order], np.arange(T + 1))
-    for t in range(T):
-        sel = order[bounds[t]:bounds[t + 1]]
-        d_t = all_d.take(pa.array(sel))
-        uniq = pc.unique(d_t)  # first appearance in rank-major order = by best rank
-        ids = pc.index_in(d_t, value_set=uniq).to_numpy(zero_copy_only=False).astype(np.int32)
-        docs[all_s[sel], t, all_r[sel]] = ids
-        best = np.full(len(uniq), np.iinfo(np.int32).max, dtype=np.int64)
-        np.minimum.at(best, ids, all_r[sel])
-        best_parts.append(best.astype(np.int32))
-        vocab.append(uniq)
-        offsets[t + 1] = offsets[t] + len(uniq)
-    best_rank = np.concatenate(best_parts) if best_parts else np.zeros(0, np.int32)
-    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, tuple(vocab),
+    topics = _topic_order(t for r in parsed for t in r.topic_dict.to_pylist())
+    docs, lengths, offsets, best_rank, vocab = _trec_text.build_rankings(parsed, topics)
+    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab,
                   tuple(str(p) for p in files))
 
 
@@ -459,42 +353,28 @@ class Qrels:
 
 
 def read_qrels(path) -> Qrels:
-    """Read a TREC qrels file (``topic iteration docid grade``; plain or gzip).
+    """Read a TREC qrels file (``topic iteration docid grade``; plain or compressed).
 
-    Negative grades count as 0 (judged non-relevant). A document judged twice for a topic
-    with different grades is an error naming the file and line.
+    Negative grades count as 0 (judged non-relevant); grades must lie in -128..127. A
+    document judged twice for a topic with different grades is an error naming the file and
+    line. Blank lines and ``#`` comment lines are skipped, as trec_eval does.
     """
+    from fastrisk import _trec_text
+
     path = Path(path)
     if not path.is_file():
         raise InputError(f"qrels file {str(path)!r} does not exist")
-    judg: dict[str, dict[str, int]] = {}
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise InputError(
-                    f"{path}, line {lineno}: a qrels line has 4 columns (topic iteration docid grade), "
-                    f"found {len(parts)}"
-                )
-            topic, _it, doc, grade = parts
-            try:
-                g = int(grade)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: grade {grade!r} is not an integer") from None
-            docs_t = judg.setdefault(topic, {})
-            prev = docs_t.get(doc)
-            if prev is not None and prev != g:
-                raise InputError(
-                    f"{path}, line {lineno}: document {doc!r} judged twice for topic {topic} "
-                    f"with different grades ({prev} and {g})"
-                )
-            docs_t[doc] = g
-    if not judg:
-        raise InputError(f"{path}: qrels file is empty")
-    q = Qrels.from_dict(judg)
-    return Qrels(q.topics, q.topic_offsets, q.docids, q.grades, q.raw_grades, str(path))
+    topic_dict, topic, docids, raw = _trec_text.parse_qrels(path)
+    names = topic_dict.to_pylist()
+    topics = _topic_order(names)
+    rank = {t: i for i, t in enumerate(topics)}
+    pos = np.array([rank[t] for t in names], np.int64)[topic]
+    order = np.argsort(pos, kind="stable")
+    offsets = np.zeros(len(topics) + 1, np.int64)
+    np.cumsum(np.bincount(pos, minlength=len(topics)), out=offsets[1:])
+    raw = raw[order]
+    return Qrels(tuple(topics), offsets, docids.take(pa.array(order)), np.maximum(raw, 0).astype(np.int8),
+                 raw, str(path))
 
 
 # ---------------------------------------------------------------------------------------

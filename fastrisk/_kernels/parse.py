@@ -1,0 +1,223 @@
+"""Byte scanners for whitespace-separated TREC text (runs and qrels), and the run encoder.
+
+A file is scanned once as a ``uint8`` array. Lines end at ``\\n``, ``\\r\\n`` or a lone
+``\\r`` (Python's universal newlines); fields are separated by runs of ASCII whitespace
+(space, tab, ``\\v``, ``\\f``, ``\\x1c``-``\\x1f``, as ``str.split()`` does for ASCII).
+Blank lines are skipped, and with ``comments`` so are lines whose first field starts
+with ``#``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit
+
+
+@njit
+def _is_space(c):
+    return c == 32 or c == 9 or c == 11 or c == 12 or (28 <= c <= 31)
+
+
+@njit
+def count_lines(data):
+    """Upper bound on the number of records: line breaks + 1."""
+    n = 1
+    for i in range(data.shape[0]):
+        if data[i] == 10 or data[i] == 13:
+            n += 1
+    return n
+
+
+@njit
+def tokenize(data, ncols, comments, starts, ends, lines):
+    """Split ``data`` into records of exactly ``ncols`` fields.
+
+    Fills ``starts[r, c]``/``ends[r, c]`` (byte offsets of field ``c`` of record ``r``) and
+    ``lines[r]`` (1-based line number). Returns ``(n_records, bad_line, bad_count)``; on the
+    first line with a number of fields other than ``ncols`` it stops with ``bad_line`` > 0
+    and ``bad_count`` the number of fields found on that line.
+    """
+    n = data.shape[0]
+    i = 0
+    line = 1
+    r = 0
+    while i < n:
+        # one line: [i, j) without its terminator
+        j = i
+        while j < n and data[j] != 10 and data[j] != 13:
+            j += 1
+        nf = 0
+        k = i
+        skip = False
+        while k < j:
+            while k < j and _is_space(data[k]):
+                k += 1
+            if k >= j:
+                break
+            s = k
+            while k < j and not _is_space(data[k]):
+                k += 1
+            if nf == 0 and comments and data[s] == 35:
+                skip = True
+                break
+            if nf < ncols:
+                starts[r, nf] = s
+                ends[r, nf] = k
+            nf += 1
+        if not skip and nf > 0:
+            if nf != ncols:
+                return r, line, nf
+            lines[r] = line
+            r += 1
+        # past the terminator
+        if j < n and data[j] == 13 and j + 1 < n and data[j + 1] == 10:
+            j += 1
+        i = j + 1
+        line += 1
+    return r, 0, 0
+
+
+@njit
+def gather(data, starts, ends, col, n, offsets, out):
+    """Copy field ``col`` of records ``0..n-1`` into ``out`` (Arrow string layout, ``offsets``)."""
+    pos = 0
+    offsets[0] = 0
+    for r in range(n):
+        s = starts[r, col]
+        e = ends[r, col]
+        for q in range(s, e):
+            out[pos] = data[q]
+            pos += 1
+        offsets[r + 1] = pos
+    return pos
+
+
+@njit
+def field_bytes(starts, ends, col, n):
+    total = 0
+    for r in range(n):
+        total += ends[r, col] - starts[r, col]
+    return total
+
+
+@njit
+def first_bad_integer(data, starts, ends, col, n):
+    """First record whose field ``col`` is not ``[+-]?[0-9]+`` (-1 if none)."""
+    for r in range(n):
+        s = starts[r, col]
+        e = ends[r, col]
+        if data[s] == 43 or data[s] == 45:
+            s += 1
+        if s >= e:
+            return r
+        for q in range(s, e):
+            if data[q] < 48 or data[q] > 57:
+                return r
+    return -1
+
+
+@njit
+def parse_small_int(data, starts, ends, col, n, lo, hi, out):
+    """Parse ``[+-]?[0-9]+`` fields into ``out``; returns the first record outside ``[lo, hi]``
+    or not of that form (-1 if none)."""
+    for r in range(n):
+        s = starts[r, col]
+        e = ends[r, col]
+        neg = False
+        if data[s] == 43 or data[s] == 45:
+            neg = data[s] == 45
+            s += 1
+        if s >= e:
+            return r
+        v = 0
+        for q in range(s, e):
+            c = data[q]
+            if c < 48 or c > 57:
+                return r
+            if v <= hi + 1:
+                v = v * 10 + (c - 48)
+        if neg:
+            v = -v
+        if v < lo or v > hi:
+            return r
+        out[r] = v
+    return -1
+
+
+@njit
+def first_repeat_grouped(topic, doc, n_docs):
+    """First record whose (topic, doc) pair occurred before, when every topic's records are
+    contiguous (checked: returns -2 if a topic reappears after another); -1 if none."""
+    n = topic.shape[0]
+    mark = np.full(n_docs, -1, np.int64)
+    seen = np.zeros(n + 1, np.bool_)
+    seg = -1
+    for r in range(n):
+        if r == 0 or topic[r] != topic[r - 1]:
+            if seen[topic[r]]:
+                return -2
+            seen[topic[r]] = True
+            seg += 1
+        d = doc[r]
+        if mark[d] == seg:
+            return r
+        mark[d] = seg
+    return -1
+
+
+@njit
+def is_ordered(topic, score, dkey):
+    """True if records are by topic ascending, score descending, document key descending."""
+    for r in range(1, topic.shape[0]):
+        if topic[r - 1] < topic[r]:
+            continue
+        if topic[r - 1] > topic[r]:
+            return False
+        if score[r - 1] > score[r]:
+            continue
+        if score[r - 1] < score[r]:
+            return False
+        if dkey[r - 1] <= dkey[r]:
+            return False
+    return True
+
+
+@njit
+def place(order, topic, gdoc, s, out, lengths):
+    """Write system ``s``'s ordered records into ``out[s, t, rank]`` (global document codes)."""
+    for i in range(order.shape[0]):
+        r = order[i]
+        t = topic[r]
+        out[s, t, lengths[s, t]] = gdoc[r]
+        lengths[s, t] += 1
+
+
+@njit
+def encode_dense(docs, lengths, n_global, ranked, best_rank, offsets):
+    """Re-encode global document codes in ``docs`` (in place) to dense per-topic ids.
+
+    Within a topic, ids follow first appearance in rank-major order (rank, then system), i.e.
+    by best rank. ``ranked[offsets[t] + id]`` receives the global code of each id and
+    ``best_rank`` its best (0-based) rank.
+    """
+    S, T, D = docs.shape
+    stamp = np.full(n_global, -1, np.int64)
+    newid = np.zeros(n_global, np.int32)
+    pos = 0
+    offsets[0] = 0
+    for t in range(T):
+        start = pos
+        for r in range(D):
+            for s in range(S):
+                if r < lengths[s, t]:
+                    g = docs[s, t, r]
+                    if stamp[g] != t:
+                        stamp[g] = t
+                        newid[g] = pos - start
+                        ranked[pos] = g
+                        best_rank[pos] = r
+                        pos += 1
+                    docs[s, t, r] = newid[g]
+        offsets[t + 1] = pos
+    return pos
