@@ -188,8 +188,7 @@ class ParsedRun:
     topic: np.ndarray  # int32 index into topic_dict per record
     doc_dict: pa.Array
     doc: np.ndarray  # int32 index into doc_dict per record
-    dkey: np.ndarray  # int32 rank of each record's document name in string order
-    score: np.ndarray
+    order: np.ndarray  # records in rank order within each topic
 
 
 def _column_message_run(found: int) -> str:
@@ -228,9 +227,12 @@ def parse_run(path) -> ParsedRun:
     if n == 0:
         raise InputError(f"{f.path}: run file is empty")
     tag = f.token(0, 5)
-    rank_of = np.empty(len(doc_dict), np.int32)
-    rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
-    return ParsedRun(f.path, tag, topic_dict, topic, doc_dict, doc, rank_of[doc], score)
+    order = np.empty(n, np.int64)
+    if not _kp.rank_order(f.data, f.starts, f.ends, 2, topic, score, len(topic_dict), 64, order):  # by topic, score descending, document name descending
+        rank_of = np.empty(len(doc_dict), np.int32)
+        rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
+        order = np.lexsort((rank_of[doc], score, -topic.astype(np.int64)))[::-1].copy()
+    return ParsedRun(f.path, tag, topic_dict, topic, doc_dict, doc, order)
 
 
 def parse_runs(files, threads=None) -> list[ParsedRun]:
@@ -258,12 +260,8 @@ def build_rankings(parsed: list[ParsedRun], topics: list[str]):
         start += len(p.doc_dict)
         tmap = pc.index_in(p.topic_dict, value_set=topic_arr).to_numpy(zero_copy_only=False).astype(np.int32)
         gt = tmap[p.topic]
-        if _kp.is_ordered(gt, p.score, p.dkey):
-            order = np.arange(len(gt), dtype=np.int64)
-        else:
-            order = np.lexsort((p.dkey, p.score, -gt.astype(np.int64)))[::-1]
-        per.append((gt, gmap[p.doc], order))
-        np.add.at(lengths[len(per) - 1], gt, 1)
+        per.append((gt, gmap[p.doc], p.order))
+        lengths[len(per) - 1] = np.bincount(gt, minlength=T)
     D = max(int(lengths.max()) if lengths.size else 0, 1)
     docs = np.full((S, T, D), -1, np.int32)
     fill = np.zeros((S, T), np.int32)

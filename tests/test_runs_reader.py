@@ -201,3 +201,17 @@ def test_bundled_runs_equal_reference(bench_data):
         _, run = ref.read_run(p)
         for j, t in enumerate(rs.topics):
             assert ranking(rs, s, j) == run.get(t, [])
+
+
+@pytest.mark.parametrize("n_tied", [3, 65, 300])
+def test_long_tie_groups_and_interleaved_topics(tmp_path, n_tied):
+    rnd = random.Random(n_tied)
+    rows = [f"7 Q0 doc{i:04d} {i} 1.5 t" for i in rnd.sample(range(n_tied), n_tied)]
+    rows += [f"3 Q0 x{i} {i} {10 - i} t" for i in range(5)]
+    rows.insert(2, "3 Q0 early 9 0.25 t")  # topic 3 appears before and after topic 7
+    path = tmp_path / "ties.run"
+    path.write_text("\n".join(rows) + "\n")
+    _, want = ref.read_run(path)
+    rs = read_runs(path)
+    for j, t in enumerate(rs.topics):
+        assert ranking(rs, 0, j) == want[t]

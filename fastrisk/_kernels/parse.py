@@ -167,25 +167,60 @@ def first_repeat_grouped(topic, doc, n_docs):
 
 
 @njit
-def is_ordered(topic, score, dkey):
-    """True if records are by topic ascending, score descending, document key descending."""
-    for r in range(1, topic.shape[0]):
-        if topic[r - 1] < topic[r]:
-            continue
-        if topic[r - 1] > topic[r]:
+def _bytes_greater(data, s1, e1, s2, e2):
+    """``data[s1:e1] > data[s2:e2]`` bytewise (UTF-8 byte order is code point order)."""
+    n1 = e1 - s1
+    n2 = e2 - s2
+    for q in range(min(n1, n2)):
+        a = data[s1 + q]
+        b = data[s2 + q]
+        if a != b:
+            return a > b
+    return n1 > n2
+
+
+@njit
+def rank_order(data, starts, ends, doc_col, topic, score, n_topics, max_tie, order):
+    """Records in rank order within topics (score descending, document name descending).
+
+    Fast path for the usual file layout: each topic's records contiguous with scores
+    non-increasing; only groups of tied scores (at most ``max_tie`` records) are sorted, by
+    insertion on the name bytes. Fills ``order`` and returns True, or returns False when the
+    layout does not fit (the caller then sorts everything).
+    """
+    n = topic.shape[0]
+    seen = np.zeros(n_topics, np.bool_)
+    for r in range(n):
+        order[r] = r
+        if r == 0 or topic[r] != topic[r - 1]:
+            if seen[topic[r]]:
+                return False
+            seen[topic[r]] = True
+        elif score[r - 1] < score[r]:
             return False
-        if score[r - 1] > score[r]:
-            continue
-        if score[r - 1] < score[r]:
+    r = 0
+    while r < n:
+        e = r + 1
+        while e < n and topic[e] == topic[r] and score[e] == score[r]:
+            e += 1
+        if e - r > max_tie:
             return False
-        if dkey[r - 1] <= dkey[r]:
-            return False
+        for i in range(r + 1, e):  # insertion sort of order[r:e], names descending
+            x = order[i]
+            j = i - 1
+            while j >= r and _bytes_greater(data, starts[x, doc_col], ends[x, doc_col],
+                                            starts[order[j], doc_col], ends[order[j], doc_col]):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        r = e
     return True
 
 
 @njit
 def place(order, topic, gdoc, s, out, lengths):
-    """Write system ``s``'s ordered records into ``out[s, t, rank]`` (global document codes)."""
+    """Write system ``s``'s records into ``out[s, t, rank]`` (global document codes), taking
+    records in the sequence ``order`` (rank order within each topic)."""
     for i in range(order.shape[0]):
         r = order[i]
         t = topic[r]
