@@ -89,6 +89,8 @@ def random_collection(rnd, ties):
         run[t] = {d: (rnd.choice([1.0, 2.0, 3.5]) if ties else round(rnd.uniform(0, 100), 6))
                   for d in rnd.sample(docs, n)}
         qrels[t] = {d: rnd.choice([-2, 0, 0, 1, 1, 2, 3, 4]) for d in rnd.sample(docs, rnd.randint(1, 25))}
+        if max(qrels[t].values()) < 2:  # pytrec_eval can crash on a topic without a document at rel=2
+            qrels[t][rnd.choice(docs)] = 2
     return {t: r for t, r in run.items() if r}, qrels
 
 
