@@ -235,6 +235,42 @@ def parse_run(path) -> ParsedRun:
     return ParsedRun(f.path, tag, topic_dict, topic, doc_dict, doc, order)
 
 
+def sniff_run(path) -> None:
+    """Raise InputError unless the start of ``path`` reads as a TREC run (UTF-8, six fields
+    on the first non-blank line). Reads at most 64 KiB of the (decompressed) file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(47).decompress(head, 1 << 16)
+        elif head[:3] == b"BZh":
+            head = bz2.BZ2Decompressor().decompress(head, 1 << 16)
+        elif head[:6] == b"\xfd7zXZ\x00":
+            head = lzma.LZMADecompressor().decompress(head, 1 << 16)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise InputError(f"{path}: cannot decompress ({exc})") from None
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        return
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    cut = head.rfind(b"\n")
+    head = head[:cut] if cut > 0 else head
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {head[exc.start]:#04x})") from None
+    for line in text.splitlines():
+        fields = line.split()
+        if fields:
+            if len(fields) != 6:
+                raise InputError(f"{path}, line 1: {_column_message_run(len(fields))}")
+            return
+    raise InputError(f"{path}: run file is empty")
+
+
 def parse_runs(files, threads=None) -> list[ParsedRun]:
     """Parse run files in parallel threads (the scanner and Arrow release the GIL)."""
     workers = min(len(files), threads or os.cpu_count() or 1)
@@ -306,12 +342,19 @@ def parse_qrels(path):
         n = r  # later records are not parsed
     topic, topic_dict = _codes(f.column(0)[:n] if n < f.n else f.column(0))
     doc, doc_dict = _codes(f.column(2)[:n] if n < f.n else f.column(2))
-    grades = grades[:n]
+    return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
+                       lambda r: (f.token(r, 0), f.token(r, 2)), str(f.path), "qrels file")
+
+
+def _qrels_rows(topic, topic_dict, doc, doc_dict, grades, faults, names, label, what):
+    """One row per (topic, document) in order of first appearance; conflicting grades are
+    reported through ``faults`` (``names(r)`` gives record ``r``'s topic and document)."""
+    n = len(topic)
     key = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
     order = np.argsort(key, kind="stable")
     ks = key[order]
-    same = np.r_[False, ks[1:] == ks[:-1]]
-    first_of = np.maximum.accumulate(np.where(same, 0, np.arange(n)))  # sorted position of group head
+    same = np.r_[False, ks[1:] == ks[:-1]] if n else np.zeros(0, bool)
+    first_of = np.maximum.accumulate(np.where(same, 0, np.arange(n))) if n else np.zeros(0, np.int64)
     head = order[first_of]
     conflict = same & (grades[order] != grades[head])
     if conflict.any():
@@ -319,10 +362,74 @@ def parse_qrels(path):
         i = int(np.argmin(rows))
         r = int(rows[i])
         prev = int(grades[head[conflict][i]])
-        faults.add(r, f"document {f.token(r, 2)!r} judged twice for topic {f.token(r, 0)} "
-                      f"with different grades ({prev} and {int(grades[r])})")
+        t, d = names(r)
+        faults.add(r, f"document {d!r} judged twice for topic {t} with different grades ({prev} and {int(grades[r])})")
     faults.raise_first(_column_message_qrels)
     if n == 0:
-        raise InputError(f"{f.path}: qrels file is empty")
-    keep = np.sort(order[~same])  # first appearance of each (topic, doc), in file order
+        raise InputError(f"{label}: {what} is empty")
+    keep = np.sort(order[~same])  # first appearance of each (topic, doc), in record order
     return topic_dict, topic[keep], doc_dict.take(pa.array(doc[keep])), grades[keep]
+
+
+class RowFaults:
+    """Faults of an in-memory source, reported by row (0-based) instead of file line."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.best = None
+
+    def add(self, record: int, message: str) -> None:
+        if record >= 0 and (self.best is None or record < self.best[0]):
+            self.best = (record, message)
+
+    def raise_first(self, _column_message=None) -> None:
+        if self.best is not None:
+            raise InputError(f"{self.label}, row {self.best[0]}: {self.best[1]}")
+
+
+def qrels_from_columns(label, topics: pa.Array, docs: pa.Array, grades: np.ndarray):
+    """:func:`parse_qrels`' result from in-memory columns (same validation, by row)."""
+    faults = RowFaults(label)
+    grades = np.asarray(grades)
+    if grades.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(grades) | (grades != np.round(grades)))
+        if bad.size:
+            faults.add(int(bad[0]), f"grade {grades[bad[0]]!r} is not an integer")
+    elif grades.dtype.kind not in "iub":
+        raise InputError(f"{label}: grades must be integers, got dtype {grades.dtype}")
+    n = len(grades)
+    bad = np.flatnonzero((grades < GRADE_RANGE[0]) | (grades > GRADE_RANGE[1]))
+    if bad.size:
+        faults.add(int(bad[0]), f"grade {grades[bad[0]]} is outside the supported range "
+                                f"{GRADE_RANGE[0]}..{GRADE_RANGE[1]}")
+    faults.raise_first()
+    grades = np.nan_to_num(grades).astype(np.int64)
+    topic, topic_dict = _codes(topics)
+    doc, doc_dict = _codes(docs)
+    return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
+                       lambda r: (topics[r].as_py(), docs[r].as_py()), label, "qrels")
+
+
+def run_from_columns(label, tag, topics: pa.Array, docs: pa.Array, scores: np.ndarray) -> ParsedRun:
+    """A :class:`ParsedRun` from in-memory columns (same validation as a file, by row)."""
+    faults = RowFaults(label)
+    scores = np.asarray(scores, np.float64)
+    nan = np.flatnonzero(np.isnan(scores))
+    if nan.size:
+        faults.add(int(nan[0]), "score is NaN")
+    topic, topic_dict = _codes(topics)
+    doc, doc_dict = _codes(docs)
+    key = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    rep = order[1:][ks[1:] == ks[:-1]]
+    if rep.size:
+        r = int(rep.min())
+        faults.add(r, f"document {docs[r].as_py()!r} appears twice for topic {topics[r].as_py()}")
+    faults.raise_first()
+    if len(scores) == 0:
+        raise InputError(f"{label}: run is empty")
+    rank_of = np.empty(len(doc_dict), np.int32)
+    rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
+    order = np.lexsort((rank_of[doc], scores, -topic.astype(np.int64)))[::-1].copy()
+    return ParsedRun(Path(label), str(tag), topic_dict, topic, doc_dict, doc, order)
