@@ -11,7 +11,7 @@ from fastrisk.agreement import (FriedmanResult, KendallTauMatrix, KendallTauResu
                                 prefix_agreement, ranking_from_scores, rbo, rbo_many, rbo_matrix)
 from fastrisk.baselines import Baseline, resolve_baseline, virtual_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.io import read_matrix, write_matrix
+from fastrisk.io import read_matrix, read_table, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
 from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
@@ -90,6 +90,7 @@ __all__ = [
     "read_matrix",
     "read_qrels",
     "read_runs",
+    "read_table",
     "register_kind",
     "resolve_baseline",
     "resolve_value",

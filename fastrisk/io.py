@@ -75,6 +75,29 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
                                  source=str(p))
 
 
+def read_table(path, *, system: str = "system") -> pa.Table:
+    """Read a one-row-per-system table (CSV/TSV, Parquet or Arrow IPC) as an Arrow table.
+
+    Such tables are what ``fastrisk risk --format csv`` and the other commands write: a system
+    column (``system=``, read as strings) and one column per statistic. Raises
+    :class:`InputError` naming the file when it is missing, unreadable, not a table (trec_eval
+    or ir_measures output) or has no column ``system``.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    fmt = _guess_format(p)
+    if fmt in ("parquet", "ipc"):
+        table = _read_arrow_file(p, fmt)
+    elif fmt == "csv":
+        table = _read_csv(p, system, "topic")
+    else:
+        raise InputError(f"{p}: a one-row-per-system table must be CSV, Parquet or Arrow IPC, not {fmt} output")
+    if system not in table.column_names:
+        raise InputError(f"{p}: no system column {system!r}; the columns are {', '.join(table.column_names)}")
+    return table
+
+
 def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> None:
     """Write ``matrix``: ``parquet``/``ipc`` (native layout, round-trips exactly), ``csv``
     (long form ``system,topic,score``) or ``csv-wide`` (topics as rows)."""

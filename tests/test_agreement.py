@@ -243,7 +243,7 @@ def test_cli_score_matrices_and_prefixes(bench_data, capsys):
     [
         (["--a", "linear"], "--a and --b go together"),
         (["--a", "linear", "--b", "nope"], "no score column 'nope'; the columns are system, linear, smooth"),
-        (["--a", "linear", "--b", "smooth", "--system", "run"], "no system column \\(--system\\) 'run'"),
+        (["--a", "linear", "--b", "smooth", "--system", "run"], "no system column 'run'"),
         (["--a", "linear", "--b", "smooth", "--p", "1"], "--p \\(persistence\\) must be strictly between 0 and 1"),
         (["--a", "linear", "--b", "smooth", "--prefixes", "0"], "--prefixes depths must lie in 1..5"),
         (["--a", "linear", "--b", "smooth", "--prefixes", "x"], "--prefixes must be 'all' or comma-separated"),

@@ -15,27 +15,12 @@ with ``--prefixes`` the RBO over growing prefix depths (Benham et al. 2019, Figu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
-
-
-def _read_table(path: str, system: str) -> pa.Table:
-    from fastrisk.io import _guess_format, _read_arrow_file, _read_csv
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
-    fmt = _guess_format(p)
-    if fmt in ("parquet", "ipc"):
-        return _read_arrow_file(p, fmt)
-    if fmt != "csv":
-        raise InputError(f"{p}: --a/--b/--column need a CSV, Parquet or Arrow table, not {fmt} output")
-    return _read_csv(p, system, "topic")
+from fastrisk.io import read_table
 
 
 def _column_scores(path: str, table: pa.Table, column: str, system: str) -> dict:
@@ -64,7 +49,7 @@ def _column_scores(path: str, table: pa.Table, column: str, system: str) -> dict
 
 
 def _matrix_means(path: str, args) -> dict:
-    from fastrisk.cli.risk import parse_topics
+    from fastrisk.cli._args import parse_topics
     from fastrisk.io import read_matrix
 
     m = read_matrix(path, format=args.input_format, measure=args.measure,
@@ -102,15 +87,15 @@ def _scorings(args):
             raise InputError("--a and --b go together: the two score columns to compare")
         if len(files) != 1 or args.column is not None:
             raise InputError("--a/--b compare two columns of ONE file; for two files use --column")
-        table = _read_table(files[0], args.system)
+        table = read_table(files[0], system=args.system)
         a = _column_scores(files[0], table, args.a, args.system)
         b = _column_scores(files[0], table, args.b, args.system)
         return (args.a, args.b) + _align(a, b, args.a, args.b, args.common)
     if len(files) != 2:
         raise InputError("give two score columns of one file (--a COL --b COL) or two files")
     if args.column is not None:
-        a = _column_scores(files[0], _read_table(files[0], args.system), args.column, args.system)
-        b = _column_scores(files[1], _read_table(files[1], args.system), args.column, args.system)
+        a = _column_scores(files[0], read_table(files[0], system=args.system), args.column, args.system)
+        b = _column_scores(files[1], read_table(files[1], system=args.system), args.column, args.system)
     else:
         a = _matrix_means(files[0], args)
         b = _matrix_means(files[1], args)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.cli.risk import parse_floats
 from fastrisk.errors import InputError
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
+                                load_matrix, load_matrix_and_baseline)
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.cli.risk import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                               load_matrix, load_matrix_and_baseline)
 from fastrisk.errors import InputError
 
 _SWAP = {"less": "greater", "greater": "less", "two-sided": "two-sided"}

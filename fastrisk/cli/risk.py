@@ -1,5 +1,4 @@
-"""``fastrisk demo``, ``fastrisk risk`` and ``fastrisk info``, and the argument helpers that
-every command reading a matrix and a baseline shares."""
+"""``fastrisk demo``, ``fastrisk risk`` and ``fastrisk info``."""
 
 from __future__ import annotations
 
@@ -8,103 +7,9 @@ import sys
 import numpy as np
 import pyarrow as pa
 
+from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
+                                load_matrix, load_matrix_and_baseline)
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.errors import InputError
-
-
-# ---------------------------------------------------------------------- shared helpers
-def parse_floats(text: str, name: str) -> list[float]:
-    """``"0,1,5,10"`` -> [0.0, 1.0, 5.0, 10.0] with a clear error naming the option."""
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InputError(f"{name} must be comma-separated numbers, got {text!r}") from None
-    if not values:
-        raise InputError(f"{name} must list at least one number")
-    return values
-
-
-def parse_names(text: str) -> list[str]:
-    """``"a, b,c"`` -> ["a", "b", "c"]."""
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def parse_topics(text: str | None):
-    """``"151-200"`` or ``"a,b,c"`` -> topic ids (None passes through)."""
-    if text is None:
-        return None
-    if "-" in text and "," not in text:
-        lo, _, hi = text.partition("-")
-        try:
-            return [str(t) for t in range(int(lo), int(hi) + 1)]
-        except ValueError:
-            raise InputError(f"--topics must be FIRST-LAST or a comma-separated list, got {text!r}") from None
-    return parse_names(text)
-
-
-def add_matrix_arguments(parser) -> None:
-    """FILE (one or more) and the options that say how to read it."""
-    parser.add_argument("files", nargs="+", metavar="FILE",
-                        help="score matrix: CSV (long system,topic,score or wide), Parquet, Arrow IPC, "
-                             "trec_eval -q or ir_measures output (several files are combined)")
-    parser.add_argument("--input-format", choices=("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval",
-                                                   "ir_measures"), help="input format (default: guessed)")
-    parser.add_argument("--measure", help="measure to read (trec_eval/ir_measures) or to label the matrix")
-    parser.add_argument("--topics", help="topic ids of a wide CSV's rows, e.g. 151-200 (default: 1..c)")
-    parser.add_argument("--missing", choices=("raise", "drop", "zero"), default="raise",
-                        help="missing (system, topic) scores: raise an error (default), drop the topics, "
-                             "or score 0 as trec_eval -c")
-    parser.add_argument("--threads", type=int, help="numba threads (default: all cores)")
-
-
-def add_baseline_arguments(parser, *, required: bool = True) -> None:
-    parser.add_argument("--baseline", required=required, metavar="NAME|FILE|mean|median|max",
-                        help="a system of the matrix, a per-topic file, or a virtual baseline")
-    parser.add_argument("--baseline-column", metavar="COL", help="column of a baseline file with several")
-    parser.add_argument("--leave-out", action="store_true",
-                        help="with --baseline mean|median|max: build it from the other systems only "
-                             "(an unbiased virtual baseline)")
-
-
-def add_alpha_arguments(parser, default: str = "0,1,5,10") -> None:
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--alpha", help=f"risk sensitivity alpha >= 0, comma-separated (default: {default})")
-    group.add_argument("--loss-weight", help="loss weight 1 + alpha >= 1, comma-separated")
-    parser.add_argument("--value", default="linear", choices=("linear", "smooth"), help="value function")
-    parser.add_argument("--convention", default="classic", choices=("classic", "minus"),
-                        help="classic: larger is better; minus: URisk-, TRisk- (larger is riskier)")
-    parser.set_defaults(alpha_default=default)
-
-
-def alpha_kwargs(args) -> dict:
-    """``alpha``/``loss_weight``/``value`` keyword arguments from the parsed options."""
-    if args.value != "linear":
-        if args.alpha is not None or args.loss_weight is not None:
-            raise InputError(f"--alpha/--loss-weight apply to the linear value function, not --value {args.value}")
-        return {"value": args.value}
-    if args.loss_weight is not None:
-        return {"loss_weight": parse_floats(args.loss_weight, "--loss-weight")}
-    return {"alpha": parse_floats(args.alpha if args.alpha is not None else args.alpha_default, "--alpha")}
-
-
-def load_matrix(args):
-    from fastrisk.io import read_matrix
-
-    return read_matrix(args.files if len(args.files) > 1 else args.files[0], format=args.input_format,
-                       measure=args.measure, topics=parse_topics(args.topics), missing=args.missing)
-
-
-def load_matrix_and_baseline(args):
-    """(matrix, baseline) as ``fastrisk.risk`` accepts them, from the parsed options."""
-    from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
-
-    matrix = load_matrix(args)
-    baseline = args.baseline
-    if getattr(args, "leave_out", False):
-        if baseline.lower() not in VIRTUAL or baseline in matrix.systems:
-            raise InputError(f"--leave-out applies to --baseline mean, median or max, not {baseline!r}")
-        baseline = virtual_baseline(matrix, baseline, leave_out=True)
-    return resolve_baseline(matrix, baseline, missing=args.missing, column=args.baseline_column)
 
 
 # ---------------------------------------------------------------------- commands

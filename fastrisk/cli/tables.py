@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
+                                load_matrix, load_matrix_and_baseline)
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.cli.risk import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                               load_matrix, load_matrix_and_baseline)
 
 TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "p_value", "rank"]
 ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
@@ -59,7 +59,7 @@ def _cmd_pca(args) -> None:
     import sys
 
     from fastrisk.baselines import VIRTUAL, virtual_baseline
-    from fastrisk.cli.risk import parse_names
+    from fastrisk.cli._args import parse_names
     from fastrisk.errors import InputError
     from fastrisk.pca import pca
 
