@@ -145,7 +145,8 @@ def test_cli_evaluate_long_output_and_matrix_file(bench_data, tmp_path, capsys):
     web = bench_data / "trec2012-web"
     out = tmp_path / "m.parquet"
     status = main(["evaluate", str(web / "runs" / "indri-rm-cata-filtered.run.gz"), "--qrels",
-                   str(web / "qrels.adhoc.txt"), "--measure", "ERR@20", "--format", "csv", "--matrix-out", str(out)])
+                   str(web / "qrels.adhoc.txt"), "--measure", "ERR@20", "--format", "csv", "--matrix-out", str(out),
+                   "--per-topic"])
     assert status == 0
     lines = capsys.readouterr().out.replace('"', "").splitlines()
     assert lines[0] == "measure,system,topic,value" and len(lines) == 51
