@@ -14,6 +14,12 @@ import numpy as np
 from fastrisk._kernels._jit import njit
 
 
+#: Byte classes: 0 field byte, 1 field separator, 2 line break.
+_CLASS = np.zeros(256, np.uint8)
+_CLASS[[32, 9, 11, 12, 28, 29, 30, 31]] = 1
+_CLASS[[10, 13]] = 2
+
+
 @njit
 def _is_space(c):
     return c == 32 or c == 9 or c == 11 or c == 12 or (28 <= c <= 31)
@@ -39,24 +45,25 @@ def tokenize(data, ncols, comments, starts, ends, lines):
     and ``bad_count`` the number of fields found on that line.
     """
     n = data.shape[0]
+    cls = _CLASS
     i = 0
     line = 1
     r = 0
     while i < n:
         # one line: [i, j) without its terminator
         j = i
-        while j < n and data[j] != 10 and data[j] != 13:
+        while j < n and cls[data[j]] != 2:
             j += 1
         nf = 0
         k = i
         skip = False
         while k < j:
-            while k < j and _is_space(data[k]):
+            while k < j and cls[data[k]] == 1:
                 k += 1
             if k >= j:
                 break
             s = k
-            while k < j and not _is_space(data[k]):
+            while k < j and cls[data[k]] == 0:
                 k += 1
             if nf == 0 and comments and data[s] == 35:
                 skip = True
