@@ -188,7 +188,7 @@ class ParsedRun:
     topic: np.ndarray  # int32 index into topic_dict per record
     doc_dict: pa.Array
     doc: np.ndarray  # int32 index into doc_dict per record
-    order: np.ndarray  # records in rank order within each topic
+    order: np.ndarray  # records in rank order within each topic (empty: file order)
 
 
 def _column_message_run(found: int) -> str:
@@ -227,11 +227,13 @@ def parse_run(path) -> ParsedRun:
     if n == 0:
         raise InputError(f"{f.path}: run file is empty")
     tag = f.token(0, 5)
-    order = np.empty(n, np.int64)
+    order = np.empty(n, np.int32)
     if not _kp.rank_order(f.data, f.starts, f.ends, 2, topic, score, len(topic_dict), 64, order):  # by topic, score descending, document name descending
         rank_of = np.empty(len(doc_dict), np.int32)
         rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
-        order = np.lexsort((rank_of[doc], score, -topic.astype(np.int64)))[::-1].copy()
+        order = np.lexsort((rank_of[doc], score, -topic.astype(np.int64)))[::-1].astype(np.int32)
+    if _kp.is_identity(order):
+        order = np.zeros(0, np.int32)  # file order is rank order: nothing to keep
     return ParsedRun(f.path, tag, topic_dict, topic, doc_dict, doc, order)
 
 
@@ -431,5 +433,5 @@ def run_from_columns(label, tag, topics: pa.Array, docs: pa.Array, scores: np.nd
         raise InputError(f"{label}: run is empty")
     rank_of = np.empty(len(doc_dict), np.int32)
     rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
-    order = np.lexsort((rank_of[doc], scores, -topic.astype(np.int64)))[::-1].copy()
+    order = np.lexsort((rank_of[doc], scores, -topic.astype(np.int64)))[::-1].astype(np.int32)
     return ParsedRun(Path(label), str(tag), topic_dict, topic, doc_dict, doc, order)

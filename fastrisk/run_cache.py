@@ -101,6 +101,8 @@ def load_runs(path):
     vocab = None
     if meta["has_vocab"]:
         flat = table.column("vocab").chunk(0).values
+        if flat.nbytes < 2**31 - 1:
+            flat = flat.cast(pa.string())  # one copy; qrels alignment hashes against string arrays
         vocab = tuple(flat.slice(int(offsets[t]), int(offsets[t + 1] - offsets[t])) for t in range(T))
     return RunSet(tuple(meta["systems"]), tuple(meta["topics"]), _values(table, "docs").reshape(S, T, D),
                   _values(table, "lengths").reshape(S, T), offsets, _values(table, "best_rank"), vocab,

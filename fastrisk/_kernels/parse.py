@@ -225,11 +225,20 @@ def rank_order(data, starts, ends, doc_col, topic, score, n_topics, max_tie, ord
 
 
 @njit
+def is_identity(order):
+    for i in range(order.shape[0]):
+        if order[i] != i:
+            return False
+    return True
+
+
+@njit
 def place(order, topic, gdoc, s, out, lengths):
     """Write system ``s``'s records into ``out[s, t, rank]`` (global document codes), taking
-    records in the sequence ``order`` (rank order within each topic)."""
-    for i in range(order.shape[0]):
-        r = order[i]
+    records in the sequence ``order`` (rank order within each topic; empty: file order)."""
+    ident = order.shape[0] == 0
+    for i in range(topic.shape[0]):
+        r = i if ident else order[i]
         t = topic[r]
         out[s, t, lengths[s, t]] = gdoc[r]
         lengths[s, t] += 1
