@@ -8,6 +8,9 @@ from fastrisk.cli import main
 from fastrisk.metrics import evaluate
 from fastrisk.risk import risk
 
+# the byte scanner as plain Python (the NUMBA_DISABLE_JIT pass) takes minutes on the bundled runs
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def web(bench_data):

@@ -58,6 +58,7 @@ def check(ev, s, want, names, tol):
     return compared
 
 
+@pytest.mark.slow  # the byte scanner as plain Python takes minutes on the bundled runs
 @pytest.mark.parametrize("run_name", ["indri-ql-catb.run.gz", "indri-rm-cata-filtered.run.gz"])
 def test_trec_eval_measures_on_bundled_runs(bench_data, run_name):
     web = bench_data / "trec2012-web"
@@ -67,6 +68,7 @@ def test_trec_eval_measures_on_bundled_runs(bench_data, run_name):
     assert check(ev, 0, want, TREC_EVAL + ["Judged@10", "Judged@100"], 1e-9) >= 17 * 45
 
 
+@pytest.mark.slow  # the byte scanner as plain Python takes minutes on the bundled runs
 @needs_perl
 def test_gdeval_measures_on_bundled_runs(bench_data, tmp_path):
     web = bench_data / "trec2012-web"

@@ -130,6 +130,7 @@ def test_agrees_with_ir_measures_on_binary_judgments(bench_data, tmp_path):
             assert mat.values[0, i] == pytest.approx(want[(t, name)], abs=1e-6), (name, t)
 
 
+@pytest.mark.slow  # the byte scanner as plain Python takes minutes on the bundled runs
 def test_read_runs_then_evaluate_many(bench_data):
     rs = read_runs(bench_data / "trec2012-web" / "runs")
     q = read_qrels(bench_data / "trec2012-web" / "qrels.adhoc.txt")

@@ -194,6 +194,7 @@ def test_non_utf8_names_file_and_line(tmp_path):
         read_qrels(q)
 
 
+@pytest.mark.slow  # the byte scanner as plain Python takes minutes on the bundled runs
 def test_bundled_runs_equal_reference(bench_data):
     paths = sorted((bench_data / "trec2012-web" / "runs").glob("*.gz"))[:3]
     rs = read_runs(paths)
