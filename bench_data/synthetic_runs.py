@@ -31,6 +31,7 @@ queries x 1,000 = 350 M lines) without holding the set in memory.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 from pathlib import Path
 
@@ -124,10 +125,11 @@ def write_streamed(out_dir, n_systems=110, n_topics=249, depth=1000, *, universe
     family = np.sort(rng.integers(0, n_fam, n_systems))
     quality = rng.uniform(0.2, 1.2, n_systems).astype(np.float32)
     names = [f"sys{s:03d}" for s in range(n_systems)]
-    handles = [gzip.open(out / f"{n}.run.gz", "wb", compresslevel=compresslevel) for n in names]
     ranks = np.arange(1, depth + 1)
     lines = 0
-    try:
+    with contextlib.ExitStack() as stack:
+        handles = [stack.enter_context(gzip.open(out / f"{n}.run.gz", "wb", compresslevel=compresslevel))
+                   for n in names]
         with open(out / "qrels.txt", "w") as qf:
             for t in range(n_topics):
                 topic = str(first_topic + t)
@@ -152,9 +154,6 @@ def write_streamed(out_dir, n_systems=110, n_topics=249, depth=1000, *, universe
                 qf.write("".join(f"{topic} 0 D{topic}-{d} {grades[d]}\n" for d in pool.tolist()))
                 if progress is not None:
                     progress(t + 1, lines)
-    finally:
-        for h in handles:
-            h.close()
     return lines
 
 

@@ -173,11 +173,7 @@ def test_robust_dict_pytrec_eval(benchmark):
     runs, qrels = _robust_files()
 
     def go():
-        q = {}
-        for line in open(qrels):
-            t, _, d, g = line.split()
-            q.setdefault(t, {})[d] = int(g)
-        ev = pytrec_eval.RelevanceEvaluator(q, TREC_EVAL)
+        ev = pytrec_eval.RelevanceEvaluator(_py_qrels(qrels), TREC_EVAL)
         return [ev.evaluate(_py_run(p)) for p in runs]
 
     benchmark.pedantic(go, rounds=1, iterations=1)

@@ -47,7 +47,7 @@ from fastrisk._results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
 
-__all__ = ["Evaluation", "Measure", "TopicWarning", "evaluate", "parse_measure", "GDEVAL"]
+__all__ = ["GDEVAL", "Evaluation", "Measure", "TopicWarning", "evaluate", "parse_measure"]
 
 
 class TopicWarning(UserWarning):

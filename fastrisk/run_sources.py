@@ -34,7 +34,7 @@ def _is_frame(obj) -> bool:
     if isinstance(obj, (pa.Table, pa.RecordBatch)):
         return True
     mod = type(obj).__module__
-    return type(obj).__name__ == "DataFrame" and (mod.startswith("pandas") or mod.startswith("polars"))
+    return type(obj).__name__ == "DataFrame" and mod.startswith(("pandas", "polars"))
 
 
 def _is_ranx(obj, kind: str) -> bool:

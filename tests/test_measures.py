@@ -28,15 +28,13 @@ needs_perl = pytest.mark.skipif(shutil.which("perl") is None, reason="gdeval nee
 def write_run(path, run, tag):
     with open(path, "w") as fh:
         for t, docs in run.items():
-            for i, (d, s) in enumerate(docs.items()):
-                fh.write(f"{t} Q0 {d} {i + 1} {s!r} {tag}\n")
+            fh.writelines(f"{t} Q0 {d} {i + 1} {s!r} {tag}\n" for i, (d, s) in enumerate(docs.items()))
 
 
 def write_qrels(path, qrels):
     with open(path, "w") as fh:
         for t, docs in qrels.items():
-            for d, g in docs.items():
-                fh.write(f"{t} 0 {d} {g}\n")
+            fh.writelines(f"{t} 0 {d} {g}\n" for d, g in docs.items())
 
 
 def ir_values(names, qrels_path, run_path):

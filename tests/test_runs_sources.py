@@ -178,3 +178,22 @@ def test_name_collisions_name_the_files(tmp_path):
     (tmp_path / "y" / "r.run").write_text(RUN_A)
     with pytest.raises(InputError, match=r"collide.*'r': \[.*x/r\.run', .*y/r\.run'\]"):
         read_runs([tmp_path / "x" / "r.run", tmp_path / "y" / "r.run"])
+
+
+def test_streamed_synthetic_set_reads_back(tmp_path, bench_data):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("synthetic_runs", bench_data / "synthetic_runs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    write_streamed = module.write_streamed
+
+    n = write_streamed(tmp_path, 4, 6, 30, seed=3, first_topic=301)
+    assert n == 4 * 6 * 30
+    rs = read_runs(tmp_path, pattern="*.run.gz")
+    q = read_qrels(tmp_path / "qrels.txt")
+    assert rs.systems == ("sys000", "sys001", "sys002", "sys003") and rs.topics == tuple(str(t) for t in range(301, 307))
+    assert (rs.lengths == 30).all() and q.topics == rs.topics
+    # the qrels are the depth-100 (here: whole) pool, so every retrieved document is judged
+    ev = evaluate(rs, q, ["Judged@30"])
+    assert np.allclose(ev.values, 1.0)

@@ -13,7 +13,6 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit
 
-
 #: Byte classes: 0 field byte, 1 field separator, 2 line break.
 _CLASS = np.zeros(256, np.uint8)
 _CLASS[[32, 9, 11, 12, 28, 29, 30, 31]] = 1
