@@ -67,12 +67,14 @@ def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
     data = _decompress(path, raw)
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}, line {line_of(data, exc.start)}: not UTF-8 text "
-                         f"(byte {data[exc.start]:#04x})") from None
-    return path, np.frombuffer(data, dtype=np.uint8), data
+    view = np.frombuffer(data, dtype=np.uint8)
+    if not _kp.all_ascii(view):  # ASCII (the usual case) is UTF-8; check the rest
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}, line {line_of(data, exc.start)}: not UTF-8 text "
+                             f"(byte {data[exc.start]:#04x})") from None
+    return path, view, data
 
 
 @dataclass

@@ -25,6 +25,14 @@ def _is_space(c):
 
 
 @njit
+def all_ascii(data):
+    for i in range(data.shape[0]):
+        if data[i] >= 128:
+            return False
+    return True
+
+
+@njit
 def count_lines(data):
     """Upper bound on the number of records: line breaks + 1."""
     n = 1
