@@ -15,12 +15,11 @@ but otherwise ignored.
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +27,7 @@ import pyarrow.compute as pc
 
 from fastrisk.errors import InputError
 
-__all__ = ["Qrels", "RunSet", "read_qrels", "read_runs"]
+__all__ = ["Qrels", "RunFileWarning", "RunSet", "read_qrels", "read_runs"]
 
 _RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".res", ".tsv")
 
@@ -37,32 +36,34 @@ _RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".res", ".tsv")
 # file helpers
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
-
-
-def _expand_paths(paths) -> list[Path]:
+def _expand_paths(paths, pattern=None) -> tuple[list[Path], list[bool]]:
+    """Files to read, and whether each came from a directory listing without a pattern
+    (such files are skipped, with a warning, when they are not runs)."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    if not isinstance(paths, (list, tuple)):
+        raise InputError(f"`runs` must be run file paths, a directory or an in-memory source, got {type(paths).__name__}")
     out: list[Path] = []
+    optional: list[bool] = []
     for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise InputError(f"`runs` entries must be paths, got {type(p).__name__}")
         p = Path(p)
         if p.is_dir():
-            files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+            files = sorted(q for q in (p.glob(pattern) if pattern else p.iterdir())
+                           if q.is_file() and not q.name.startswith("."))
             if not files:
-                raise InputError(f"run directory {str(p)!r} holds no files")
+                raise InputError(f"run directory {str(p)!r} holds no files" + (f" matching {pattern!r}" if pattern else ""))
             out.extend(files)
+            optional.extend([pattern is None] * len(files))
         elif p.is_file():
             out.append(p)
+            optional.append(False)
         else:
             raise InputError(f"run file {str(p)!r} does not exist")
     if not out:
         raise InputError("`runs` must name at least one run file or directory")
-    return out
+    return out, optional
 
 
 def _stem(path: Path) -> str:
@@ -87,77 +88,6 @@ def _topic_order(topics: Iterable[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------
-# one run file
-
-
-@dataclass
-class _ParsedRun:
-    path: Path
-    tag: str
-    topics: list  # topic id per line
-    docids: list
-    scores: np.ndarray
-
-
-def _parse_run_file(path: Path) -> _ParsedRun:
-    topics: list[str] = []
-    docids: list[str] = []
-    scores: list[float] = []
-    seen: dict[str, set] = {}
-    tag = None
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise InputError(
-                    f"{path}, line {lineno}: a TREC run line has 6 columns "
-                    f"(topic Q0 docid rank score tag), found {len(parts)}"
-                )
-            topic, _q0, doc, rank, score, run_tag = parts
-            try:
-                int(rank)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: rank {rank!r} is not an integer") from None
-            try:
-                value = float(score)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: score {score!r} is not a number") from None
-            if value != value:
-                raise InputError(f"{path}, line {lineno}: score is NaN")
-            docs_t = seen.get(topic)
-            if docs_t is None:
-                docs_t = seen[topic] = set()
-            if doc in docs_t:
-                raise InputError(
-                    f"{path}, line {lineno}: document {doc!r} appears twice for topic {topic}"
-                )
-            docs_t.add(doc)
-            if tag is None:
-                tag = run_tag
-            topics.append(topic)
-            docids.append(doc)
-            scores.append(value)
-    if tag is None:
-        raise InputError(f"{path}: run file is empty")
-    return _ParsedRun(path, tag, topics, docids, np.asarray(scores, dtype=np.float64))
-
-
-def _ordered_rankings(run: _ParsedRun, topic_code: Mapping[str, int]):
-    """(topic index, rank, docid) arrays: per topic by score desc, ties by docid desc."""
-    tc = np.fromiter((topic_code[t] for t in run.topics), dtype=np.int64, count=len(run.topics))
-    docs = np.asarray(run.docids, dtype=object)
-    # np.lexsort on strings needs a fixed-width array; bytes keep memory small.
-    dkey = np.asarray(run.docids, dtype="S") if len(run.docids) else np.zeros(0, "S1")
-    order = np.lexsort((dkey, run.scores, -tc))[::-1]  # topic asc, score desc, docid desc
-    tc = tc[order]
-    docs = docs[order]
-    starts = np.flatnonzero(np.r_[True, tc[1:] != tc[:-1]]) if len(tc) else np.zeros(0, np.int64)
-    rank = np.arange(len(tc), dtype=np.int64) - np.repeat(starts, np.diff(np.r_[starts, len(tc)]))
-    return tc, rank, docs
-
-
 # ---------------------------------------------------------------------------------------
 # RunSet
 
@@ -227,6 +157,16 @@ class RunSet:
                               for t in range(T))
         return cls(systems, topics, out, lengths, offsets, best_rank, new_vocab, tuple(sources))
 
+    def __repr__(self) -> str:
+        return (f"RunSet({self.n_systems} systems x {self.n_topics} topics, depth {self.depth}, "
+                f"{int(self.doc_offsets[-1])} distinct documents)")
+
+    def save(self, path) -> None:
+        """Write to an Arrow IPC file that :func:`read_runs` memory-maps back."""
+        from fastrisk import run_cache
+
+        run_cache.save_runs(self, path)
+
     # -- shape ---------------------------------------------------------------------
 
     @property
@@ -264,7 +204,7 @@ class RunSet:
             return pa.array([str(i) for i in range(n)], type=pa.string())
         return self.vocab[t]
 
-    def select(self, systems=None) -> "RunSet":
+    def select(self, systems=None) -> RunSet:
         """The same encoding restricted to some systems (names or positions)."""
         if systems is None:
             return self
@@ -350,16 +290,76 @@ def encode_rankings(docs: np.ndarray, lengths: np.ndarray, topics=None):
     return out, offsets, best_rank, ranked_all
 
 
-def read_runs(paths, *, names: Sequence[str] | None = None) -> RunSet:
-    """Read TREC run files (plain or gzip; files and/or directories) into a :class:`RunSet`.
+def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None = None,
+              threads: int | None = None, cache=None) -> RunSet:
+    """Read TREC runs into a :class:`RunSet`.
+
+    ``paths``: run files (plain, gzip, bz2, xz or zstd) and/or directories; a RunSet saved
+    with :meth:`RunSet.save`; or an in-memory source (a pandas/polars/Arrow frame or a
+    ``{name: frame}`` mapping with PyTerrier columns ``qid, docno, score``, pytrec_eval-style
+    ``{name: {qid: {docno: score}}}`` dicts, ranx ``Run`` objects): see
+    :func:`fastrisk.run_sources.runs_from`.
 
     Each file must have six whitespace-separated columns ``topic Q0 docid rank score tag``;
     a document listed twice for a topic is an error naming the file and line. The system
     name is the run tag, or the file name (without ``.gz``/``.run``/...) when two files
-    share a tag. ``names`` overrides both.
+    share a tag. ``names`` overrides both. In a directory, only files matching ``pattern``
+    (a glob, e.g. ``"*.gz"``) are read; without a pattern, files that are not runs (binary,
+    or not six columns on their first line) are skipped with a :class:`RunFileWarning`.
+    Files are parsed in parallel by a compiled scanner (``threads`` workers; default all
+    cores). ``cache=True`` (or a directory) keeps the parsed set on disk, keyed by the files'
+    paths, sizes, modification times and a hash of their ends, so the next read of the same
+    files is a memory-mapped load.
     """
-    files = _expand_paths(paths)
-    parsed = [_parse_run_file(p) for p in files]
+    from fastrisk import run_cache, run_sources
+
+    if run_sources.is_in_memory(paths):
+        return run_sources.runs_from(paths, names=names)
+    if run_cache.is_saved(paths):
+        return run_cache.load_runs(paths)
+    files, optional = _expand_paths(paths, pattern)
+    key = None
+    if cache:
+        key = run_cache.key(files, names=names)
+        hit = run_cache.lookup(cache, key)
+        if hit is not None:
+            return hit
+    parsed = _parse_skipping(files, optional, threads)
+    files = [p.path for p in parsed]
+    out = runset_from_parsed(parsed, names, tuple(str(p) for p in files))
+    if key is not None:
+        run_cache.store(cache, key, out)
+    return out
+
+
+class RunFileWarning(UserWarning):
+    """A file in a run directory is not a run and was skipped."""
+
+
+def _parse_skipping(files, optional, threads):
+    from fastrisk import _trec_text
+
+    if not any(optional):
+        return _trec_text.parse_runs(files, threads)
+    keep = []
+    for f, opt in zip(files, optional):
+        if not opt:
+            keep.append(f)
+            continue
+        try:
+            _trec_text.sniff_run(f)
+            keep.append(f)
+        except InputError as exc:
+            warnings.warn(f"skipping {f}: not a TREC run ({exc})", RunFileWarning, stacklevel=4)
+    if not keep:
+        raise InputError(f"no run files among {[str(f) for f in files][:10]}")
+    return _trec_text.parse_runs(keep, threads)
+
+
+def runset_from_parsed(parsed, names=None, sources=()) -> RunSet:
+    """Assemble a RunSet from parsed runs (files or in-memory sources)."""
+    from fastrisk import _trec_text
+
     if names is not None:
         names = [str(n) for n in names]
         if len(names) != len(parsed):
@@ -369,39 +369,11 @@ def read_runs(paths, *, names: Sequence[str] | None = None) -> RunSet:
         names = tags if len(set(tags)) == len(tags) else [_stem(r.path) for r in parsed]
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
-        raise InputError(f"system names collide after using file names: {dup}; pass `names=`")
-    topics = _topic_order(t for r in parsed for t in set(r.topics))
-    code = {t: i for i, t in enumerate(topics)}
-    S, T = len(parsed), len(topics)
-    per_sys = [_ordered_rankings(r, code) for r in parsed]
-    lengths = np.zeros((S, T), dtype=np.int32)
-    for s, (tc, rank, _docs) in enumerate(per_sys):
-        np.add.at(lengths[s], tc, 1)
-    D = int(lengths.max()) if lengths.size else 0
-    docs = np.full((S, T, max(D, 1)), -1, dtype=np.int32)
-    offsets = np.zeros(T + 1, dtype=np.int64)
-    best_parts, vocab = [], []
-    # group every system's (topic, rank, docid) and encode topic by topic
-    all_t = np.concatenate([p[0] for p in per_sys])
-    all_r = np.concatenate([p[1] for p in per_sys])
-    all_s = np.concatenate([np.full(len(p[0]), s, np.int64) for s, p in enumerate(per_sys)])
-    all_d = pa.array(np.concatenate([p[2] for p in per_sys]), type=pa.string())
-    order = np.lexsort((all_s, all_r, all_t))  # topic, then rank, then system: rank-major
-    bounds = np.searchsorted(all_t[order], np.arange(T + 1))
-    for t in range(T):
-        sel = order[bounds[t]:bounds[t + 1]]
-        d_t = all_d.take(pa.array(sel))
-        uniq = pc.unique(d_t)  # first appearance in rank-major order = by best rank
-        ids = pc.index_in(d_t, value_set=uniq).to_numpy(zero_copy_only=False).astype(np.int32)
-        docs[all_s[sel], t, all_r[sel]] = ids
-        best = np.full(len(uniq), np.iinfo(np.int32).max, dtype=np.int64)
-        np.minimum.at(best, ids, all_r[sel])
-        best_parts.append(best.astype(np.int32))
-        vocab.append(uniq)
-        offsets[t + 1] = offsets[t] + len(uniq)
-    best_rank = np.concatenate(best_parts) if best_parts else np.zeros(0, np.int32)
-    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, tuple(vocab),
-                  tuple(str(p) for p in files))
+        files = {n: [str(r.path) for r, m in zip(parsed, names) if m == n] for n in dup}
+        raise InputError(f"system names collide after using file names: {files}; pass `names=`")
+    topics = _topic_order(t for r in parsed for t in r.topic_dict.to_pylist())
+    docs, lengths, offsets, best_rank, vocab = _trec_text.build_rankings(parsed, topics)
+    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
 
 
 # ---------------------------------------------------------------------------------------
@@ -424,7 +396,7 @@ class Qrels:
     source: str = ""
 
     @classmethod
-    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> "Qrels":
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Build from ``{topic: {docid: grade}}``."""
         topics = _topic_order(str(t) for t in judgments)
         lookup = {str(t): v for t, v in judgments.items()}
@@ -435,12 +407,39 @@ class Qrels:
                 grades.append(int(g))
             offsets.append(len(docs))
         raw = np.asarray(grades, dtype=np.int64)
+        if raw.size and (raw.min() < -128 or raw.max() > 127):
+            raise InputError("qrels grades must lie in -128..127, got "
+                             f"{int(raw.min()) if raw.min() < -128 else int(raw.max())}")
         return cls(tuple(topics), np.asarray(offsets, np.int64), pa.array(docs, pa.string()),
                    np.maximum(raw, 0).astype(np.int8), raw)
+
+    @classmethod
+    def from_rows(cls, topic_dict, topic, docids, raw, source="") -> Qrels:
+        """From per-row topic codes (into ``topic_dict``), document names and raw grades."""
+        names = topic_dict.to_pylist()
+        topics = _topic_order(names)
+        rank = {t: i for i, t in enumerate(topics)}
+        pos = np.array([rank[t] for t in names], np.int64)[topic]
+        order = np.argsort(pos, kind="stable")
+        offsets = np.zeros(len(topics) + 1, np.int64)
+        np.cumsum(np.bincount(pos, minlength=len(topics)), out=offsets[1:])
+        raw = np.asarray(raw, np.int64)[order]
+        return cls(tuple(topics), offsets, docids.take(pa.array(order)), np.maximum(raw, 0).astype(np.int8),
+                   raw, str(source))
 
     @property
     def n_topics(self) -> int:
         return len(self.topics)
+
+    def __repr__(self) -> str:
+        src = f", source={self.source!r}" if self.source else ""
+        return f"Qrels({self.n_topics} topics, {len(self.grades)} judgments{src})"
+
+    def save(self, path) -> None:
+        """Write to an Arrow IPC file that :func:`read_qrels` memory-maps back."""
+        from fastrisk import run_cache
+
+        run_cache.save_qrels(self, path)
 
     def topic_slice(self, t: int) -> slice:
         return slice(int(self.topic_offsets[t]), int(self.topic_offsets[t + 1]))
@@ -459,42 +458,29 @@ class Qrels:
 
 
 def read_qrels(path) -> Qrels:
-    """Read a TREC qrels file (``topic iteration docid grade``; plain or gzip).
+    """Read TREC qrels (``topic iteration docid grade``; plain or compressed) into :class:`Qrels`.
 
-    Negative grades count as 0 (judged non-relevant). A document judged twice for a topic
-    with different grades is an error naming the file and line.
+    Negative grades count as 0 (judged non-relevant); grades must lie in -128..127. A
+    document judged twice for a topic with different grades is an error naming the file and
+    line. Blank lines and ``#`` comment lines are skipped, as trec_eval does. ``path`` may
+    also be a saved Qrels (:meth:`Qrels.save`) or an in-memory source (a frame with columns
+    ``qid, docno, label``, ``{qid: {docno: grade}}``, an ir_datasets qrels iterable, a ranx
+    ``Qrels``): see :func:`fastrisk.run_sources.qrels_from`.
     """
+    from fastrisk import _trec_text, run_cache, run_sources
+
+    if isinstance(path, Qrels):
+        return path
+    if run_sources.is_in_memory(path, qrels=True):
+        return run_sources.qrels_from(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"`qrels` must be a path or an in-memory qrels source, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
         raise InputError(f"qrels file {str(path)!r} does not exist")
-    judg: dict[str, dict[str, int]] = {}
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                raise InputError(
-                    f"{path}, line {lineno}: a qrels line has 4 columns (topic iteration docid grade), "
-                    f"found {len(parts)}"
-                )
-            topic, _it, doc, grade = parts
-            try:
-                g = int(grade)
-            except ValueError:
-                raise InputError(f"{path}, line {lineno}: grade {grade!r} is not an integer") from None
-            docs_t = judg.setdefault(topic, {})
-            prev = docs_t.get(doc)
-            if prev is not None and prev != g:
-                raise InputError(
-                    f"{path}, line {lineno}: document {doc!r} judged twice for topic {topic} "
-                    f"with different grades ({prev} and {g})"
-                )
-            docs_t[doc] = g
-    if not judg:
-        raise InputError(f"{path}: qrels file is empty")
-    q = Qrels.from_dict(judg)
-    return Qrels(q.topics, q.topic_offsets, q.docids, q.grades, q.raw_grades, str(path))
+    if run_cache.is_saved(path):
+        return run_cache.load_qrels(path)
+    return Qrels.from_rows(*_trec_text.parse_qrels(path), source=str(path))
 
 
 # ---------------------------------------------------------------------------------------

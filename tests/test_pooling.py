@@ -18,7 +18,7 @@ from fastrisk.pooling import (
 )
 import reference_pooling as ref
 
-FAMILIES = [("P", 5, "P@5"), ("RBP", 6, "RBP(rel=1,p=0.8)@6"), ("nDCG", 4, "nDCG@4"), ("ERR", 5, "ERR@5")]
+FAMILIES = [("P", 5, "P@5"), ("RBP", 6, "RBP(rel=1,p=0.8)@6"), ("nDCG", 4, "nDCG(dcg='exp-log2')@4"), ("ERR", 5, "ERR@5")]
 
 
 @settings(max_examples=30, deadline=None)

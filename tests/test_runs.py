@@ -54,6 +54,7 @@ def test_gzip_directory_and_tag_collision_uses_file_names(tmp_path):
     assert read_runs([tmp_path / "one.run.gz", tmp_path / "two.txt"]).systems == ("alpha", "beta")
 
 
+@pytest.mark.slow  # the byte scanner as plain Python takes minutes on the bundled runs
 def test_bundled_indri_runs_named_from_files(bench_data):
     rs = read_runs(bench_data / "trec2012-web" / "runs")
     assert len(rs.systems) == 8 and "indri-rm-cata-filtered" in rs.systems

@@ -15,7 +15,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_below, stream_state
-from fastrisk._kernels.metrics import NDCG, dcg_sorted, in_pool, measure_value, ranked_grades
+from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
 _ONE = np.uint64(1)
 
@@ -45,8 +45,9 @@ def build_membership(docs, lengths, pool_offsets, depth, member):
 
 
 @njit
-def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids, mask, k, tmp):
-    """Ideal DCG@k from the positive judgments inside the pool ``mask`` of topic ``t``."""
+def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids, mask, k, tmp, code, rel):
+    """The measure's normaliser (ideal DCG@k, or R) from the positive judgments inside the pool
+    ``mask`` of topic ``t``."""
     n = 0
     for j in range(pos_offsets[t], pos_offsets[t + 1]):
         d = pos_ids[j]
@@ -54,7 +55,7 @@ def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_
             tmp[n] = grades[doc_offsets[t] + d]
             n += 1
     srt = np.sort(tmp[:n])[::-1]
-    return dcg_sorted(srt, k)
+    return topic_norm(srt, k, code, rel)
 
 
 @njit
@@ -65,9 +66,9 @@ def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets,
     ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], True, member,
                   pool_offsets[t], npool, mask, mode, k, buf)
     idcg = 0.0
-    if code == NDCG:
+    if needs_norm(code):
         idcg = pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids,
-                            mask, k, tmp)
+                            mask, k, tmp, code, rel)
     return measure_value(buf, k, code, p, rel, maxg, idcg, residual)
 
 

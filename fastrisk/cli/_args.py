@@ -45,7 +45,11 @@ def add_matrix_arguments(parser) -> None:
                              "trec_eval -q or ir_measures output (several files are combined)")
     parser.add_argument("--input-format", choices=("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval",
                                                    "ir_measures"), help="input format (default: guessed)")
-    parser.add_argument("--measure", help="measure to read (trec_eval/ir_measures) or to label the matrix")
+    parser.add_argument("--measure", help="measure to read (trec_eval/ir_measures) or to label the matrix; with "
+                                          "--qrels, the measure to score the runs with (an ir_measures name)")
+    parser.add_argument("--qrels", metavar="QRELS",
+                        help="FILE... are TREC runs (files or directories): score them against this qrels file "
+                             "with --measure (e.g. AP, nDCG@20, ERR@20)")
     parser.add_argument("--topics", help="topic ids of a wide CSV's rows, e.g. 151-200 (default: 1..c)")
     parser.add_argument("--missing", choices=("raise", "drop", "zero"), default="raise",
                         help="missing (system, topic) scores: raise an error (default), drop the topics, "
@@ -84,10 +88,21 @@ def alpha_kwargs(args) -> dict:
 
 
 def load_matrix(args):
+    if getattr(args, "qrels", None):
+        return runs_to_matrix(args.files, args.qrels, args.measure, threads=getattr(args, "threads", None))
     from fastrisk.io import read_matrix
 
     return read_matrix(args.files if len(args.files) > 1 else args.files[0], format=args.input_format,
                        measure=args.measure, topics=parse_topics(args.topics), missing=args.missing)
+
+
+def runs_to_matrix(runs, qrels, measure, *, threads=None):
+    """The ScoreMatrix of TREC runs (paths) scored against ``qrels`` with one measure."""
+    from fastrisk.metrics import evaluate
+
+    if not measure:
+        raise InputError("--qrels needs --measure, e.g. --measure AP or --measure nDCG@20")
+    return evaluate(list(runs), qrels, [measure], threads=threads)[measure]
 
 
 def load_matrix_and_baseline(args):

@@ -1,4 +1,4 @@
-"""``fastrisk evaluate RUN... --qrels Q --measure nDCG@20 --measure ERR@20``: per-topic scores."""
+"""``fastrisk evaluate RUN... --qrels Q --measure AP --measure nDCG@20``: scores of TREC runs."""
 
 from __future__ import annotations
 
@@ -7,16 +7,29 @@ from pathlib import Path
 
 from fastrisk.cli._output import add_format_options, write_table
 
+MEASURE_HELP = (
+    "measure, as ir_measures names it (repeatable; default nDCG@20 and ERR@20): trec_eval's P@k, R@k, "
+    "AP, AP@k, RR, RR@k, Rprec, nDCG, nDCG@k (linear gain); gdeval's nDCG(dcg='exp-log2')@k and ERR@k "
+    "(the TREC Web track's); RBP(rel=1,p=0.8)@k; Judged@k; rel= sets the relevance threshold, e.g. P(rel=2)@10")
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "evaluate", help="per-topic scores of TREC runs (gdeval / ir_measures names)",
-        description="Score TREC run files against a qrels file; long output system, topic, measure, value.")
-    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (plain or .gz) or directories")
+        "evaluate", help="scores of TREC runs against qrels (ir_measures names)",
+        description="Score TREC run files against a qrels file. Prints each system's mean over the scored "
+                    "topics; --per-topic prints the long table measure, system, topic, value. Rankings are "
+                    "by score descending, ties by document id descending (trec_eval, gdeval); a system "
+                    "without results for a topic scores 0 on it (trec_eval -c).")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (plain or compressed) or directories")
     p.add_argument("--qrels", required=True, help="TREC qrels file")
-    p.add_argument("--measure", action="append", metavar="NAME",
-                   help="measure, e.g. nDCG@20, ERR@20, P@10, 'RBP(rel=1,p=0.8)@10' (repeatable; "
-                        "default nDCG@20 and ERR@20)")
+    p.add_argument("--measure", action="append", metavar="NAME", help=MEASURE_HELP)
+    p.add_argument("--gdeval-names", action="store_true",
+                   help="read a bare nDCG@k as gdeval's nDCG(dcg='exp-log2')@k (fastrisk's names before 0.2)")
+    p.add_argument("--no-relevant", choices=("skip", "keep"), default="skip",
+                   help="topics judged without any relevant document: skip them with a warning (default, as "
+                        "gdeval) or score them (as trec_eval)")
+    p.add_argument("--pattern", help="in run directories, read only files matching this glob (e.g. '*.gz')")
+    p.add_argument("--per-topic", action="store_true", help="print every (measure, system, topic) score")
     p.add_argument("--matrix-out", metavar="PATH",
                    help="also write each measure's ScoreMatrix (Parquet/IPC/CSV by suffix); with several "
                         "measures the measure name is added before the suffix")
@@ -34,12 +47,15 @@ def matrix_path(path: str, measure: str, several: bool) -> Path:
 
 
 def run(args) -> None:
-    from fastrisk.metrics import evaluate
+    from fastrisk.metrics import GDEVAL, evaluate
+    from fastrisk.runs import read_runs
 
     measures = args.measure or ["nDCG@20", "ERR@20"]
-    result = evaluate(args.runs, args.qrels, measures, threads=args.threads)
+    runs = read_runs(args.runs, pattern=args.pattern, threads=args.threads)
+    result = evaluate(runs, args.qrels, measures, convention=GDEVAL if args.gdeval_names else None,
+                      no_relevant=args.no_relevant, threads=args.threads)
     if args.matrix_out:
         several = len(result.measures) > 1
         for name in result.measures:
-            result.matrices[name].write(matrix_path(args.matrix_out, name, several))
-    write_table(result.to_arrow(), args.format, args.out)
+            result[name].write(matrix_path(args.matrix_out, name, several))
+    write_table(result.to_arrow() if args.per_topic else result.means(), args.format, args.out)

@@ -1,0 +1,179 @@
+"""Raw TREC runs to per-topic scores: parsing, end to end, and the cached reload.
+
+Groups (each side by side in one run; compare medians):
+
+* parse only, 8 real TREC 2012 Web runs (259k lines, gzip): fastrisk's numba scanner alone,
+  the whole ``read_runs`` (scanner + encoding + ranking), and a bare ``pyarrow.csv`` read of
+  the same files (one-space delimiter; a tokenizer with type conversion, no validation);
+* end to end, runs + qrels -> AP, nDCG@20, P@10, RR per topic: fastrisk vs a dict +
+  ``pytrec_eval`` script, ``ir_measures``, ranx and trectools, all starting from the files;
+* cached reload: ``read_runs(saved.arrow)`` (memory-mapped) + evaluate;
+* Robust size (110 runs x 249 topics x 1,000 = 27 M lines), when ``FASTRISK_ROBUST_DIR``
+  names a directory written by ``bench_data/synthetic_runs.py --streamed`` (one round each).
+
+    PYTHONPATH=$PWD python -m pytest benchmarks/bench_runs.py --benchmark-only -q
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+from fastrisk import _trec_text
+from fastrisk.metrics import evaluate
+from fastrisk.runs import read_qrels, read_runs
+
+BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
+WEB = BENCH_DATA / "trec2012-web"
+FILES = sorted((WEB / "runs").glob("*.gz"))
+QRELS = WEB / "qrels.adhoc.txt"
+MEASURES = ["AP", "nDCG@20", "P@10", "RR"]
+TREC_EVAL = {"map", "ndcg_cut.20", "P.10", "recip_rank"}
+ROBUST = os.environ.get("FASTRISK_ROBUST_DIR")
+
+
+# ---------------------------------------------------------------------------- parse only
+
+def test_parse_fastrisk_read_runs(benchmark):
+    benchmark.group = "parse: 8 real runs (259k lines, gzip)"
+    benchmark(read_runs, FILES)
+
+
+def test_parse_fastrisk_scanner_only(benchmark):
+    benchmark.group = "parse: 8 real runs (259k lines, gzip)"
+    benchmark(lambda: [_trec_text.scan(p, 6, False) for p in FILES])
+
+
+def test_parse_pyarrow_csv(benchmark):
+    csv = pytest.importorskip("pyarrow.csv")
+    benchmark.group = "parse: 8 real runs (259k lines, gzip)"
+    ro = csv.ReadOptions(column_names=["qid", "q0", "docno", "rank", "score", "tag"])
+    po = csv.ParseOptions(delimiter=" ")
+    benchmark(lambda: [csv.read_csv(p, read_options=ro, parse_options=po) for p in FILES])
+
+
+# ---------------------------------------------------------------------------- end to end
+
+def _py_run(path):
+    out = {}
+    with gzip.open(path, "rt") as fh:
+        for line in fh:
+            t, _, d, _, s, _ = line.split()
+            out.setdefault(t, {})[d] = float(s)
+    return out
+
+
+def _py_qrels(path):
+    out = {}
+    with open(path) as fh:
+        for line in fh:
+            t, _, d, g = line.split()
+            out.setdefault(t, {})[d] = int(g)
+    return out
+
+
+def test_e2e_fastrisk(benchmark):
+    benchmark.group = "end to end: 8 real runs + qrels -> AP, nDCG@20, P@10, RR"
+    benchmark(lambda: evaluate(read_runs(FILES), read_qrels(QRELS), MEASURES))
+
+
+def test_e2e_dict_pytrec_eval(benchmark):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    benchmark.group = "end to end: 8 real runs + qrels -> AP, nDCG@20, P@10, RR"
+
+    def go():
+        ev = pytrec_eval.RelevanceEvaluator(_py_qrels(QRELS), TREC_EVAL)
+        return [ev.evaluate(_py_run(p)) for p in FILES]
+
+    benchmark(go)
+
+
+def test_e2e_ir_measures(benchmark):
+    ir_measures = pytest.importorskip("ir_measures")
+    benchmark.group = "end to end: 8 real runs + qrels -> AP, nDCG@20, P@10, RR"
+    ms = [ir_measures.parse_measure(m) for m in MEASURES]
+
+    def go():
+        qrels = list(ir_measures.read_trec_qrels(str(QRELS)))
+        return [list(ir_measures.iter_calc(ms, qrels, ir_measures.read_trec_run(str(p)))) for p in FILES]
+
+    benchmark(go)
+
+
+def test_e2e_ranx(benchmark):
+    ranx = pytest.importorskip("ranx")
+    benchmark.group = "end to end: 8 real runs + qrels -> AP, nDCG@20, P@10, RR"
+
+    def go():
+        q = ranx.Qrels.from_file(str(QRELS), kind="trec")
+        return [ranx.evaluate(q, ranx.Run.from_dict(_py_run(p)), ["map", "ndcg@20", "precision@10", "mrr"],
+                              return_mean=False) for p in FILES]
+
+    benchmark(go)
+
+
+def test_e2e_trectools(benchmark):
+    trectools = pytest.importorskip("trectools")
+    benchmark.group = "end to end: 8 real runs + qrels -> AP, nDCG@20, P@10, RR"
+
+    def go():
+        qrels = trectools.TrecQrel(str(QRELS))
+        out = []
+        for p in FILES:
+            ev = trectools.TrecEval(trectools.TrecRun(str(p)), qrels)
+            out.append((ev.get_map(per_query=True), ev.get_ndcg(depth=20, per_query=True),
+                        ev.get_precision(depth=10, per_query=True), ev.get_reciprocal_rank(per_query=True)))
+        return out
+
+    benchmark.pedantic(go, rounds=3, iterations=1)
+
+
+# ---------------------------------------------------------------------------- cached reload
+
+def test_cached_reload_and_evaluate(benchmark, tmp_path):
+    benchmark.group = "cached: 8 real runs reload + evaluate"
+    read_runs(FILES).save(tmp_path / "set.arrow")
+    read_qrels(QRELS).save(tmp_path / "q.arrow")
+    benchmark(lambda: evaluate(read_runs(tmp_path / "set.arrow"), read_qrels(tmp_path / "q.arrow"), MEASURES))
+
+
+# ---------------------------------------------------------------------------- Robust size
+
+needs_robust = pytest.mark.skipif(not ROBUST, reason="set FASTRISK_ROBUST_DIR to a synthetic Robust-size set")
+
+
+def _robust_files():
+    d = Path(ROBUST)
+    return sorted(d.glob("*.run.gz")), d / "qrels.txt"
+
+
+@needs_robust
+def test_robust_fastrisk_cold(benchmark):
+    benchmark.group = "Robust size: 110 runs x 249 x 1,000 -> 4 measures"
+    runs, qrels = _robust_files()
+    benchmark.pedantic(lambda: evaluate(read_runs(runs), read_qrels(qrels), MEASURES), rounds=2, iterations=1)
+
+
+@needs_robust
+def test_robust_fastrisk_cached(benchmark, tmp_path):
+    benchmark.group = "Robust size: 110 runs x 249 x 1,000 -> 4 measures"
+    runs, qrels = _robust_files()
+    read_runs(runs, cache=tmp_path)
+    q = read_qrels(qrels)
+    benchmark.pedantic(lambda: evaluate(read_runs(runs, cache=tmp_path), q, MEASURES), rounds=3, iterations=1)
+
+
+@needs_robust
+def test_robust_dict_pytrec_eval(benchmark):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    benchmark.group = "Robust size: 110 runs x 249 x 1,000 -> 4 measures"
+    runs, qrels = _robust_files()
+
+    def go():
+        ev = pytrec_eval.RelevanceEvaluator(_py_qrels(qrels), TREC_EVAL)
+        return [ev.evaluate(_py_run(p)) for p in runs]
+
+    benchmark.pedantic(go, rounds=1, iterations=1)

@@ -1,0 +1,439 @@
+"""Compiled readers for TREC run and qrels files: bytes -> columns, without a Python loop per line.
+
+A file is read whole, decompressed (gzip, bz2, xz or zstd, detected from the magic bytes),
+stripped of a UTF-8 byte-order mark and checked to be UTF-8; a numba scanner
+(:mod:`fastrisk._kernels.parse`) finds the fields; string columns become Arrow string arrays,
+dictionary-encoded by Arrow; scores are parsed by Arrow's correctly rounded parser. Every
+malformed input raises :class:`~fastrisk.errors.InputError` naming the file and the line of the
+first fault (the same line a line-by-line reader stops at).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fastrisk._kernels import parse as _kp
+from fastrisk.errors import InputError
+
+#: Judgment grades are stored as int8; anything outside this range is rejected.
+GRADE_RANGE = (-128, 127)
+
+
+# ---------------------------------------------------------------------------------------
+# bytes
+
+
+def _decompress(path: Path, raw: bytes) -> bytes:
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            return gzip.decompress(raw)
+        if raw[:3] == b"BZh":
+            return bz2.decompress(raw)
+        if raw[:6] == b"\xfd7zXZ\x00":
+            return lzma.decompress(raw)
+        if raw[:4] == b"\x28\xb5\x2f\xfd":
+            with pa.CompressedInputStream(pa.BufferReader(raw), "zstd") as fh:
+                return fh.read()
+    except (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: cannot decompress ({type(exc).__name__}: {exc}); "
+                         "the file is truncated or corrupt") from None
+    return raw
+
+
+def line_of(data: bytes, pos: int) -> int:
+    """1-based line number of byte ``pos`` (line breaks ``\\n``, ``\\r\\n``, lone ``\\r``)."""
+    head = data[:pos]
+    return head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+
+
+def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
+    """Decompressed, BOM-free, UTF-8-checked bytes of ``path`` (and a uint8 view of them)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = _decompress(path, raw)
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    view = np.frombuffer(data, dtype=np.uint8)
+    if not _kp.all_ascii(view):  # ASCII (the usual case) is UTF-8; check the rest
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}, line {line_of(data, exc.start)}: not UTF-8 text "
+                             f"(byte {data[exc.start]:#04x})") from None
+    return path, view, data
+
+
+@dataclass
+class _Fields:
+    path: Path
+    data: np.ndarray
+    raw: bytes
+    starts: np.ndarray
+    ends: np.ndarray
+    lines: np.ndarray
+    n: int
+    bad_line: int  # first line with a wrong number of fields (0 = none)
+    bad_count: int
+
+    def column(self, col: int) -> pa.StringArray:
+        total = int(_kp.field_bytes(self.starts, self.ends, col, self.n))
+        large = total >= 2**31 - 1
+        offsets = np.empty(self.n + 1, np.int64 if large else np.int32)
+        out = np.empty(max(total, 1), np.uint8)
+        _kp.gather(self.data, self.starts, self.ends, col, self.n, offsets, out)
+        typ = pa.large_string() if large else pa.string()
+        return pa.Array.from_buffers(typ, self.n, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+
+    def token(self, r: int, col: int) -> str:
+        return self.raw[int(self.starts[r, col]):int(self.ends[r, col])].decode("utf-8")
+
+
+def scan(path, ncols: int, comments: bool) -> _Fields:
+    path, data, raw = read_text_bytes(path)
+    cap = int(_kp.count_lines(data))
+    starts = np.empty((cap, ncols), np.int64)
+    ends = np.empty((cap, ncols), np.int64)
+    lines = np.empty(cap, np.int64)
+    n, bad_line, bad_count = _kp.tokenize(data, ncols, comments, starts, ends, lines)
+    return _Fields(path, data, raw, starts, ends, lines, int(n), int(bad_line), int(bad_count))
+
+
+class _Faults:
+    """The first fault of a file by line (ties: the order checks are added)."""
+
+    def __init__(self, fields: _Fields):
+        self.fields = fields
+        self.best: tuple[int, int, str] | None = None
+        self.k = 0
+        if fields.bad_line:
+            self.add_line(fields.bad_line, None)
+
+    def add_line(self, line: int, message) -> None:
+        key = (line, self.k)
+        self.k += 1
+        if self.best is None or key < self.best[:2]:
+            self.best = (line, key[1], message)
+
+    def add(self, record: int, message: str) -> None:
+        if record >= 0:
+            self.add_line(int(self.fields.lines[record]), message)
+
+    def raise_first(self, column_message) -> None:
+        if self.best is None:
+            return
+        line, _, message = self.best
+        if message is None:
+            message = column_message(self.fields.bad_count)
+        raise InputError(f"{self.fields.path}, line {line}: {message}")
+
+
+def _first_bad_int(f: _Fields, col: int) -> int:
+    """First record whose field is not an integer by Python's ``int()`` (-1 if none)."""
+    start = 0
+    while start < f.n:
+        r = int(_kp.first_bad_integer(f.data, f.starts[start:], f.ends[start:], col, f.n - start))
+        if r < 0:
+            return -1
+        r += start
+        try:
+            int(f.token(r, col))
+        except ValueError:
+            return r
+        start = r + 1
+    return -1
+
+
+def _floats(f: _Fields, col: int) -> tuple[np.ndarray, int]:
+    """Field ``col`` as float64 (Python's ``float()`` semantics) and the first bad record."""
+    strings = f.column(col)
+    try:
+        return pc.cast(strings, pa.float64()).to_numpy(zero_copy_only=False), -1
+    except pa.ArrowInvalid:
+        pass
+    out = np.empty(f.n, np.float64)  # rare path: forms Arrow does not parse (e.g. "1_0")
+    for r, s in enumerate(strings.to_pylist()):
+        try:
+            out[r] = float(s)
+        except ValueError:
+            return out, r
+    return out, -1
+
+
+def _codes(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    enc = pc.dictionary_encode(arr)
+    return enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False), enc.dictionary
+
+
+# ---------------------------------------------------------------------------------------
+# one run file
+
+
+@dataclass
+class ParsedRun:
+    path: Path
+    tag: str
+    topic_dict: pa.Array  # distinct topic ids of the file
+    topic: np.ndarray  # int32 index into topic_dict per record
+    doc_dict: pa.Array
+    doc: np.ndarray  # int32 index into doc_dict per record
+    order: np.ndarray  # records in rank order within each topic (empty: file order)
+
+
+def _column_message_run(found: int) -> str:
+    return f"a TREC run line has 6 columns (topic Q0 docid rank score tag), found {found}"
+
+
+def parse_run(path) -> ParsedRun:
+    """Parse one run file (``topic Q0 docid rank score tag``)."""
+    f = scan(path, 6, False)
+    faults = _Faults(f)
+    n = f.n
+    r = _first_bad_int(f, 3)
+    if r >= 0:
+        faults.add(r, f"rank {f.token(r, 3)!r} is not an integer")
+    score, r = _floats(f, 4)
+    if r >= 0:
+        faults.add(r, f"score {f.token(r, 4)!r} is not a number")
+        n_ok = r
+    else:
+        n_ok = n
+    nan = np.flatnonzero(np.isnan(score[:n_ok]))
+    if nan.size:
+        faults.add(int(nan[0]), "score is NaN")
+    topic, topic_dict = _codes(f.column(0))
+    doc, doc_dict = _codes(f.column(2))
+    r = int(_kp.first_repeat_grouped(topic, doc, len(doc_dict)))
+    if r == -2:
+        key = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        rep = order[1:][ks[1:] == ks[:-1]]
+        r = int(rep.min()) if rep.size else -1
+    if r >= 0:
+        faults.add(r, f"document {f.token(r, 2)!r} appears twice for topic {f.token(r, 0)}")
+    faults.raise_first(_column_message_run)
+    if n == 0:
+        raise InputError(f"{f.path}: run file is empty")
+    tag = f.token(0, 5)
+    order = np.empty(n, np.int32)
+    if not _kp.rank_order(f.data, f.starts, f.ends, 2, topic, score, len(topic_dict), 64, order):  # by topic, score descending, document name descending
+        rank_of = np.empty(len(doc_dict), np.int32)
+        rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
+        order = np.lexsort((rank_of[doc], score, -topic.astype(np.int64)))[::-1].astype(np.int32)
+    if _kp.is_identity(order):
+        order = np.zeros(0, np.int32)  # file order is rank order: nothing to keep
+    return ParsedRun(f.path, tag, topic_dict, topic, doc_dict, doc, order)
+
+
+def sniff_run(path) -> None:
+    """Raise InputError unless the start of ``path`` reads as a TREC run (UTF-8, six fields
+    on the first non-blank line). Reads at most 64 KiB of the (decompressed) file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        if head[:2] == b"\x1f\x8b":
+            head = zlib.decompressobj(47).decompress(head, 1 << 16)
+        elif head[:3] == b"BZh":
+            head = bz2.BZ2Decompressor().decompress(head, 1 << 16)
+        elif head[:6] == b"\xfd7zXZ\x00":
+            head = lzma.LZMADecompressor().decompress(head, 1 << 16)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+        raise InputError(f"{path}: cannot decompress ({exc})") from None
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        return
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    cut = head.rfind(b"\n")
+    head = head[:cut] if cut > 0 else head
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {head[exc.start]:#04x})") from None
+    for line in text.splitlines():
+        fields = line.split()
+        if fields:
+            if len(fields) != 6:
+                raise InputError(f"{path}, line 1: {_column_message_run(len(fields))}")
+            return
+    raise InputError(f"{path}: run file is empty")
+
+
+def parse_runs(files, threads=None) -> list[ParsedRun]:
+    """Parse run files in parallel threads (the scanner and Arrow release the GIL)."""
+    workers = min(len(files), threads or os.cpu_count() or 1)
+    if workers <= 1:
+        return [parse_run(p) for p in files]
+    with ThreadPoolExecutor(workers) as ex:
+        return list(ex.map(parse_run, files))
+
+
+def build_rankings(parsed: list[ParsedRun], topics: list[str]):
+    """``(docs, lengths, doc_offsets, best_rank, vocab)`` of a RunSet from parsed files."""
+    S, T = len(parsed), len(topics)
+    topic_arr = pa.array(topics, pa.string())
+    doc_chunks = [p.doc_dict for p in parsed]
+    enc = pc.dictionary_encode(pa.chunked_array(doc_chunks, pa.string())).combine_chunks()
+    gindex = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    gdict = enc.dictionary
+    lengths = np.zeros((S, T), np.int32)
+    per = []
+    start = 0
+    for p in parsed:
+        gmap = gindex[start:start + len(p.doc_dict)]
+        start += len(p.doc_dict)
+        tmap = pc.index_in(p.topic_dict, value_set=topic_arr).to_numpy(zero_copy_only=False).astype(np.int32)
+        gt = tmap[p.topic]
+        per.append((gt, gmap[p.doc], p.order))
+        lengths[len(per) - 1] = np.bincount(gt, minlength=T)
+    D = max(int(lengths.max()) if lengths.size else 0, 1)
+    docs = np.full((S, T, D), -1, np.int32)
+    fill = np.zeros((S, T), np.int32)
+    for s, (gt, gdoc, order) in enumerate(per):
+        _kp.place(order, gt, gdoc, s, docs, fill)
+    total = int(lengths.sum())
+    ranked = np.empty(total, np.int32)
+    best = np.empty(total, np.int32)
+    offsets = np.zeros(T + 1, np.int64)
+    used = int(_kp.encode_dense(docs, lengths, len(gdict), ranked, best, offsets))
+    vocab = tuple(gdict.take(pa.array(ranked[offsets[t]:offsets[t + 1]])) for t in range(T))
+    return docs, lengths, offsets, best[:used].copy(), vocab
+
+
+# ---------------------------------------------------------------------------------------
+# qrels
+
+
+def _column_message_qrels(found: int) -> str:
+    return f"a qrels line has 4 columns (topic iteration docid grade), found {found}"
+
+
+def parse_qrels(path):
+    """``(topic names, topic codes, doc names per row, raw grades)`` of a qrels file.
+
+    Rows are one per (topic, document), in order of first appearance; ``#`` comment lines
+    and blank lines are skipped (as trec_eval does).
+    """
+    f = scan(path, 4, True)
+    faults = _Faults(f)
+    n = f.n
+    grades = np.zeros(n, np.int64)
+    r = int(_kp.parse_small_int(f.data, f.starts, f.ends, 3, n, GRADE_RANGE[0], GRADE_RANGE[1], grades))
+    if r >= 0:
+        tok = f.token(r, 3)
+        try:
+            int(tok)
+            msg = (f"grade {tok} is outside the supported range {GRADE_RANGE[0]}..{GRADE_RANGE[1]}")
+        except ValueError:
+            msg = f"grade {tok!r} is not an integer"
+        faults.add(r, msg)
+        n = r  # later records are not parsed
+    topic, topic_dict = _codes(f.column(0)[:n] if n < f.n else f.column(0))
+    doc, doc_dict = _codes(f.column(2)[:n] if n < f.n else f.column(2))
+    return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
+                       lambda r: (f.token(r, 0), f.token(r, 2)), str(f.path), "qrels file")
+
+
+def _qrels_rows(topic, topic_dict, doc, doc_dict, grades, faults, names, label, what):
+    """One row per (topic, document) in order of first appearance; conflicting grades are
+    reported through ``faults`` (``names(r)`` gives record ``r``'s topic and document)."""
+    n = len(topic)
+    key = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    same = np.r_[False, ks[1:] == ks[:-1]] if n else np.zeros(0, bool)
+    first_of = np.maximum.accumulate(np.where(same, 0, np.arange(n))) if n else np.zeros(0, np.int64)
+    head = order[first_of]
+    conflict = same & (grades[order] != grades[head])
+    if conflict.any():
+        rows = order[conflict]
+        i = int(np.argmin(rows))
+        r = int(rows[i])
+        prev = int(grades[head[conflict][i]])
+        t, d = names(r)
+        faults.add(r, f"document {d!r} judged twice for topic {t} with different grades ({prev} and {int(grades[r])})")
+    faults.raise_first(_column_message_qrels)
+    if n == 0:
+        raise InputError(f"{label}: {what} is empty")
+    keep = np.sort(order[~same])  # first appearance of each (topic, doc), in record order
+    return topic_dict, topic[keep], doc_dict.take(pa.array(doc[keep])), grades[keep]
+
+
+class RowFaults:
+    """Faults of an in-memory source, reported by row (0-based) instead of file line."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.best = None
+
+    def add(self, record: int, message: str) -> None:
+        if record >= 0 and (self.best is None or record < self.best[0]):
+            self.best = (record, message)
+
+    def raise_first(self, _column_message=None) -> None:
+        if self.best is not None:
+            raise InputError(f"{self.label}, row {self.best[0]}: {self.best[1]}")
+
+
+def qrels_from_columns(label, topics: pa.Array, docs: pa.Array, grades: np.ndarray):
+    """:func:`parse_qrels`' result from in-memory columns (same validation, by row)."""
+    faults = RowFaults(label)
+    grades = np.asarray(grades)
+    if grades.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(grades) | (grades != np.round(grades)))
+        if bad.size:
+            faults.add(int(bad[0]), f"grade {grades[bad[0]]!r} is not an integer")
+    elif grades.dtype.kind not in "iub":
+        raise InputError(f"{label}: grades must be integers, got dtype {grades.dtype}")
+    n = len(grades)
+    bad = np.flatnonzero((grades < GRADE_RANGE[0]) | (grades > GRADE_RANGE[1]))
+    if bad.size:
+        faults.add(int(bad[0]), f"grade {grades[bad[0]]} is outside the supported range "
+                                f"{GRADE_RANGE[0]}..{GRADE_RANGE[1]}")
+    faults.raise_first()
+    grades = np.nan_to_num(grades).astype(np.int64)
+    topic, topic_dict = _codes(topics)
+    doc, doc_dict = _codes(docs)
+    return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
+                       lambda r: (topics[r].as_py(), docs[r].as_py()), label, "qrels")
+
+
+def run_from_columns(label, tag, topics: pa.Array, docs: pa.Array, scores: np.ndarray) -> ParsedRun:
+    """A :class:`ParsedRun` from in-memory columns (same validation as a file, by row)."""
+    faults = RowFaults(label)
+    scores = np.asarray(scores, np.float64)
+    nan = np.flatnonzero(np.isnan(scores))
+    if nan.size:
+        faults.add(int(nan[0]), "score is NaN")
+    topic, topic_dict = _codes(topics)
+    doc, doc_dict = _codes(docs)
+    key = topic.astype(np.int64) * max(len(doc_dict), 1) + doc
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    rep = order[1:][ks[1:] == ks[:-1]]
+    if rep.size:
+        r = int(rep.min())
+        faults.add(r, f"document {docs[r].as_py()!r} appears twice for topic {topics[r].as_py()}")
+    faults.raise_first()
+    if len(scores) == 0:
+        raise InputError(f"{label}: run is empty")
+    rank_of = np.empty(len(doc_dict), np.int32)
+    rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
+    order = np.lexsort((rank_of[doc], scores, -topic.astype(np.int64)))[::-1].astype(np.int32)
+    return ParsedRun(Path(label), str(tag), topic_dict, topic, doc_dict, doc, order)
