@@ -80,7 +80,7 @@ def _loss_fraction(d, dm):
 
 
 @njit
-def query_gradients(scores, labels, gains, inv_max_dcg, sigmoid, truncation, norm,
+def query_gradients(scores, labels, gains, disc, inv_max_dcg, sigmoid, truncation, norm,
                     base_measure, alpha_q, faro, k, inv_idcg_k, grad, hess):
     """LambdaRank gradients of one query into ``grad``/``hess``; returns the query's nDCG@k.
 
@@ -92,6 +92,7 @@ def query_gradients(scores, labels, gains, inv_max_dcg, sigmoid, truncation, nor
     change of the measure (nDCG@k) that lies below the baseline (see fastrisk.ltr.objective).
     ``norm``: every λ and h of the query times log2(1 + S)/S, S = Σ 2σρ|ΔNDCG| of the
     unweighted pairs (so the normalisation leaves the risk weights in place).
+    ``disc[r]`` = D(r) for every rank of the query.
     """
     cnt = scores.shape[0]
     for i in range(cnt):
@@ -103,51 +104,52 @@ def query_gradients(scores, labels, gains, inv_max_dcg, sigmoid, truncation, nor
     if cnt < 2:
         return m
     d = m - base_measure
-    best = scores[order[0]]
-    worst = scores[order[cnt - 1]]
-    scale = norm and best != worst
+    # rank-ordered copies: the pair loop reads and writes contiguous memory
+    ss = scores[order]
+    gs = np.empty(cnt)
+    for r in range(cnt):
+        gs[r] = gains[lab[r]]
+    gr = np.zeros(cnt)
+    hr = np.zeros(cnt)
+    scale = norm and ss[0] != ss[cnt - 1]
     top = min(cnt - 1, truncation) if truncation > 0 else cnt - 1
+    risky = alpha_q != 0.0
     sum_lambdas = 0.0
     for i in range(top):
         for j in range(i + 1, cnt):
-            li = lab[i]
-            lj = lab[j]
-            if li == lj:
+            if lab[i] == lab[j]:
                 continue
-            if li > lj:
+            if lab[i] > lab[j]:
                 rh, rl = i, j
             else:
                 rh, rl = j, i
-            high = order[rh]
-            low = order[rl]
-            gh = gains[labels[high]]
-            gl = gains[labels[low]]
-            ds = scores[high] - scores[low]
-            delta = (gh - gl) * abs(_discount(rh) - _discount(rl)) * inv_max_dcg
+            dg = gs[rh] - gs[rl]
+            ds = ss[rh] - ss[rl]
+            delta = dg * abs(disc[i] - disc[j]) * inv_max_dcg
             if scale:
                 delta /= 0.01 + abs(ds)
             w = 1.0
-            if alpha_q != 0.0:
+            if risky:
                 if faro:
                     w = 1.0 + alpha_q
                 else:
-                    dk_h = _discount(rh) if rh < k else 0.0
-                    dk_l = _discount(rl) if rl < k else 0.0
-                    dm = (gh - gl) * (dk_l - dk_h) * inv_idcg_k
-                    w = 1.0 + alpha_q * _loss_fraction(d, dm)
+                    dk_h = disc[rh] if rh < k else 0.0
+                    dk_l = disc[rl] if rl < k else 0.0
+                    w = 1.0 + alpha_q * _loss_fraction(d, dg * (dk_l - dk_h) * inv_idcg_k)
             rho = 1.0 / (1.0 + np.exp(sigmoid * ds))
             lam = sigmoid * rho * delta
-            h = sigmoid * sigmoid * rho * (1.0 - rho) * delta
-            grad[high] -= lam * w
-            grad[low] += lam * w
-            hess[high] += h * w
-            hess[low] += h * w
+            h = sigmoid * lam * (1.0 - rho)
+            gr[rh] -= lam * w
+            gr[rl] += lam * w
+            hr[rh] += h * w
+            hr[rl] += h * w
             sum_lambdas += 2.0 * lam
+    f = 1.0
     if norm and sum_lambdas > 0.0:
         f = np.log2(1.0 + sum_lambdas) / sum_lambdas
-        for i in range(cnt):
-            grad[i] *= f
-            hess[i] *= f
+    for r in range(cnt):
+        grad[order[r]] = gr[r] * f
+        hess[order[r]] = hr[r] * f
     return m
 
 
@@ -164,8 +166,14 @@ def lambdarank_gradients(scores, labels, boundaries, gains, inv_max_dcg, sigmoid
     grad = np.zeros(n)
     hess = np.zeros(n)
     m = np.empty(nq)
+    longest = 0
+    for q in range(nq):
+        longest = max(longest, boundaries[q + 1] - boundaries[q])
+    disc = np.empty(longest)
+    for r in range(longest):
+        disc[r] = _discount(r)
     for q in prange(nq):
         a, b = boundaries[q], boundaries[q + 1]
-        m[q] = query_gradients(scores[a:b], labels[a:b], gains, inv_max_dcg[q], sigmoid, truncation, norm,
+        m[q] = query_gradients(scores[a:b], labels[a:b], gains, disc, inv_max_dcg[q], sigmoid, truncation, norm,
                                base_measure[q], alpha_q[q], faro, k, inv_idcg_k[q], grad[a:b], hess[a:b])
     return grad, hess, m
