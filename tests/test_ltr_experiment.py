@@ -88,6 +88,7 @@ def test_experiment_rows_and_determinism(tmp_path):
     (dict(rounds=0), "`rounds`"),
     (dict(baseline_feature=301), "`feature`"),
     (dict(params={"objective": "lambdarank"}), "objective"),
+    (dict(threads=0), "`threads`"),
 ])
 def test_experiment_bad_arguments(kwargs, message):
     train, test = lightgbm_example()

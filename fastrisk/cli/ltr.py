@@ -30,7 +30,7 @@ def _cmd_ltr(args) -> None:
             test = read_letor(args.test, query=args.test_query, n_features=width)
     result = ltr_experiment(train, test, baseline_feature=args.baseline_feature,
                             alpha=parse_floats(args.alpha, "--alpha"), kinds=parse_names(args.kinds),
-                            rounds=args.rounds, rng=args.seed,
+                            rounds=args.rounds, rng=args.seed, threads=args.threads,
                             params={"learning_rate": args.learning_rate, "num_leaves": args.num_leaves})
     print(f"# baseline: {result.baseline}; {result.n_train_queries} training and {result.n_test_queries} test "
           f"queries; {result.rounds} rounds; seed {args.seed}", file=sys.stderr)
@@ -60,6 +60,7 @@ def register(sub) -> None:
     p.add_argument("--learning-rate", type=float, default=0.05, help="LightGBM learning rate (default 0.05)")
     p.add_argument("--num-leaves", type=int, default=31, help="LightGBM leaves per tree (default 31)")
     p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--threads", type=int, help="threads of LightGBM and of the gradient kernel (default: LightGBM 1)")
     p.add_argument("--figure", metavar="PATH", help="write the NDCG@10 / losses>20%% vs alpha figure to PATH")
     add_format_options(p)
     p.set_defaults(func=_cmd_ltr)

@@ -113,7 +113,7 @@ def _floats(values, name: str) -> tuple[float, ...]:
     return out
 
 
-def _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params):
+def _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params, threads):
     train, test = _check_data(train), _check_data(test)
     if train.n_features != test.n_features:
         raise InputError(f"train and test must have the same features ({train.n_features} vs {test.n_features})")
@@ -132,12 +132,15 @@ def _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params):
         raise InputError("`params` must be a dict of LightGBM parameters")
     if params and "objective" in params:
         raise InputError("`params` must not set 'objective': the experiment chooses it")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
+                                or threads < 1):
+        raise InputError(f"`threads` must be a positive integer, got {threads!r}")
     return train, test, alphas, kinds, int(rounds)
 
 
 def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha=(1, 5, 10, 20),
                    kinds=RISK_KINDS, rounds: int = 100, params: dict | None = None, measure: str = "nDCG@10",
-                   rng=1) -> LTRExperiment:
+                   rng=1, threads: int | None = None) -> LTRExperiment:
     """Train LambdaRank and every risk-sensitive (kind, α) model and compare them on ``test``.
 
     Parameters
@@ -152,17 +155,21 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha=(1
     rounds, params : boosting rounds and LightGBM parameters (over :data:`DEFAULT_PARAMS`).
     measure : the measure of the risk-sensitive objectives (default nDCG@10).
     rng : seed of LightGBM's randomness (``seed``), recorded in the result.
+    threads : threads of LightGBM (``num_threads``, default 1) and of the gradient kernel.
     """
     try:
         import lightgbm as lgb
     except ImportError:  # pragma: no cover - the optional extra
         raise InputError("the experiment needs LightGBM: pip install 'fastrisk[ltr]'") from None
-    train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params)
+    train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params,
+                                                           threads)
     seed = resolve_seed(rng)
     if baseline_feature is None:
         baseline_feature = best_feature(train)
     base_train = baseline_scores(train, baseline_feature)
     lgb_params = {**DEFAULT_PARAMS, **(params or {}), "seed": seed % (2**31 - 1)}
+    if threads is not None:
+        lgb_params["num_threads"] = threads
 
     def fit(obj):
         data = lgb.Dataset(train.features, train.labels, group=train.group, free_raw_data=True)
@@ -170,13 +177,14 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha=(1
 
     base_name = f"baseline(feature {baseline_feature})"
     predictions = {base_name: baseline_scores(test, baseline_feature),
-                   "lambdarank": fit(objective("lambdarank", measure=measure))}
+                   "lambdarank": fit(objective("lambdarank", measure=measure, threads=threads))}
     model_kinds, model_alphas = ["baseline", "lambdarank"], [0.0, 0.0]
     for kind in kinds:
         for a in alphas:
             if a == 0:
                 continue
-            predictions[f"{kind}(alpha={a:g})"] = fit(objective(kind, alpha=a, baseline=base_train, measure=measure))
+            predictions[f"{kind}(alpha={a:g})"] = fit(objective(kind, alpha=a, baseline=base_train, measure=measure,
+                                                                         threads=threads))
             model_kinds.append(kind)
             model_alphas.append(a)
     m10 = ranking_matrix(test, predictions, measure="nDCG@10")
