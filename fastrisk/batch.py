@@ -58,11 +58,12 @@ class Stack:
         return self.values.shape
 
 
-def stack(data, *, systems: Sequence | None = None, name: str = "data") -> Stack:
+def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True) -> Stack:
     """A :class:`Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 
     One vectorised check for the whole stack: three dimensions, at least 2 topics, finite
-    values (the first bad cell is named by collection, system and topic).
+    values (the first bad cell is named by collection, system and topic). ``check=False``
+    leaves finiteness to the caller (the risk kernels check it in their own pass).
     """
     if isinstance(data, Stack):
         return data
@@ -86,11 +87,8 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data") -> Stack
                 from None
         if values.ndim != 3:
             raise InputError(f"`{name}` must have 3 dimensions (collection, system, topic), got shape {values.shape}")
-        bad = ~np.isfinite(values)
-        if bad.any():
-            k, s, i = (int(j) for j in np.argwhere(bad)[0])
-            raise InputError(f"`{name}`: score of system {s} on topic {i} of collection {k} is {values[k, s, i]}; "
-                             f"scores must be finite ({int(bad.sum())} non-finite cell(s) in all)")
+        if check:
+            _check_finite(values, name)
     K, S, c = values.shape
     if K < 1 or S < 1:
         raise InputError(f"`{name}` must hold at least one collection of one system, got shape {values.shape}")
@@ -102,6 +100,17 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data") -> Stack
     if len(systems) != S:
         raise InputError(f"`systems` names {len(systems)} systems, the stack has {S}")
     return Stack(values, systems, topics)
+
+
+def _check_finite(values: np.ndarray, name: str = "data", rows=None) -> None:
+    """Raise naming the first non-finite cell (of the collections ``rows``, default all)."""
+    sub = values if rows is None else values[rows]
+    bad = ~np.isfinite(sub)
+    if bad.any():
+        k, s, i = (int(j) for j in np.argwhere(bad)[0])
+        kk = k if rows is None else int(np.asarray(rows)[k])
+        raise InputError(f"`{name}`: score of system {s} on topic {i} of collection {kk} is {sub[k, s, i]}; "
+                         f"scores must be finite ({int(bad.sum())} non-finite cell(s) in all)")
 
 
 def _baseline_row(st: Stack, baseline) -> int:
@@ -248,8 +257,8 @@ class BatchPermutationResult(Result):
 
 
 # ====================================================================== risk, t, zrisk
-def _risk_iv(data, baseline, alpha, loss_weight, convention):
-    st = stack(data)
+def _risk_iv(data, baseline, alpha, loss_weight, convention, check=True):
+    st = stack(data, check=check)
     row = _baseline_row(st, baseline)
     a, lw, _ = resolve_alphas(alpha, loss_weight)
     _choice(convention, "convention", CONVENTIONS)
@@ -259,16 +268,10 @@ def _risk_iv(data, baseline, alpha, loss_weight, convention):
 def _risk_arrays(st: Stack, row: int, a: np.ndarray, threads):
     V = st.values
     with limit_threads(threads, V.size * len(a)):
-        freward, frisk, urisk, se, sej = _k.risk_batch(V, row, np.empty((0, V.shape[2])), a)
-    return freward, frisk, urisk.transpose(0, 2, 1), se.transpose(0, 2, 1), sej.transpose(0, 2, 1)
-
-
-def _ratio(num, den):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = num / den
-    zero = den == 0
-    out[zero & (num == 0)] = np.nan
-    return out
+        freward, frisk, urisk, se, sej, trisk, bad = _k.risk_batch(V, row, a)
+    if bad.any():
+        _check_finite(V, rows=np.flatnonzero(bad))
+    return freward, frisk, urisk, se, sej, trisk
 
 
 def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "classic",
@@ -281,9 +284,8 @@ def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "c
     SE. ``convention="minus"`` negates URisk and TRisk (Benham, Moffat & Culpepper 2019).
     Arrays are ``[batch, alpha, system]``.
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, convention)
-    freward, frisk, urisk, se, sej = _risk_arrays(st, row, a, threads)
-    trisk = _ratio(urisk, se)
+    st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, convention, check=False)
+    freward, frisk, urisk, se, sej, trisk = _risk_arrays(st, row, a, threads)
     sign = -1.0 if convention == "minus" else 1.0
     return BatchRiskResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                            convention=convention, df=st.shape[2] - 1, urisk=sign * urisk, se_param=se,
@@ -298,10 +300,10 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight=None, alternative: str = 
     ``scipy.stats.ttest_rel(r, b, axis=-1)``; at alpha > 0 it is TRisk. Zero variance: t = ±inf
     (NaN when the mean is 0 too).
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha if loss_weight is None else None, loss_weight, "classic")
+    st, row, a, lw = _risk_iv(data, baseline, alpha if loss_weight is None else None, loss_weight, "classic",
+                              check=False)
     _choice(alternative, "alternative", ALTERNATIVES)
-    _, _, urisk, se, _ = _risk_arrays(st, row, a, threads)
-    t = _ratio(urisk, se)
+    _, _, urisk, _, _, t = _risk_arrays(st, row, a, threads)
     df = st.shape[2] - 1
     return BatchTTestResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                             alternative=alternative, df=df, statistic=t, pvalue=t_pvalue(t, df, alternative),

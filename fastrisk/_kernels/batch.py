@@ -1,7 +1,7 @@
 """Batched kernels: K independent collections (K x S x c) in one call, ``prange`` over K.
 
-Risk (URisk, SE_x, SE_J; Wang et al. 2012, Dinçer et al. 2014) reuses the serial unit of
-:mod:`fastrisk._kernels.risk`; ZRisk/GeoRisk (Dinçer et al. 2016) is computed per
+Risk (URisk, SE_x, SE_J; Wang et al. 2012, Dinçer et al. 2014) follows the algebra of
+:mod:`fastrisk._kernels.risk` in a branch-free unit indexed in place; ZRisk/GeoRisk (Dinçer et al. 2016) is computed per
 collection from its own totals. The resampling drivers take per-row scores ``Y`` (K x M x c)
 and return tail counts, so nothing of size B is kept per collection.
 
@@ -19,7 +19,6 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
-from fastrisk._kernels.risk import _linear_row
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -50,25 +49,96 @@ def draw_topics(state, c, idx):
 
 
 # --------------------------------------------------------------------------- risk
-@pjit
-def risk_batch(V, base_row, Bext, alphas):
-    """URisk, SE_x, SE_J of every system of every collection against a baseline.
+@njit
+def risk_pair(V, k, s, row, alphas, urisk, se, sej):
+    """URisk, SE_x and SE_J of system ``s`` of collection ``k`` against row ``row`` at every
+    alpha, written to ``urisk[k, a, s]`` etc. (the batch layout, no views): the algebra of
+    :func:`fastrisk._kernels.risk._linear_row` (three centred sums give every alpha), with
+    branch-free losses (min(d, 0)), since a 2 x 50 collection is too small to amortise a
+    mispredicted branch per topic. Returns (FReward, FRisk)."""
+    c = V.shape[2]
+    total = 0.0
+    losses = 0.0
+    for i in range(c):
+        d = V[k, s, i] - V[k, row, i]
+        total += d
+        losses += min(d, 0.0)
+    mean_d = total / c
+    mean_n = losses / c
+    s_ee = 0.0
+    s_ef = 0.0
+    s_ff = 0.0
+    s_e = 0.0
+    s_f = 0.0
+    for i in range(c):
+        d = V[k, s, i] - V[k, row, i]
+        e = d - mean_d
+        f = min(d, 0.0) - mean_n
+        s_ee += e * e
+        s_ef += e * f
+        s_ff += f * f
+        s_e += e
+        s_f += f
+    inv = 1.0 / (c - 1)
+    for a in range(alphas.shape[0]):
+        alpha = alphas[a]
+        urisk[k, a, s] = (total + alpha * losses) / c
+        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
+        se[k, a, s] = math.sqrt(ss * inv / c)
+        shift = -(s_e + alpha * s_f) * inv / c
+        sej[k, a, s] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+    return (total - losses) / c, -losses / c
 
-    ``V`` (K, S, c); the baseline of collection k is ``V[k, base_row]`` when ``base_row >= 0``,
-    else ``Bext[k]`` ((K, c)). Returns freward, frisk (K, S) and urisk, se, se_jack (K, S, A).
+
+@pjit
+def risk_batch(V, row, alphas):
+    """URisk, SE_x, SE_J, TRisk (K, A, S) and FReward, FRisk (K, S) of every system of every
+    collection V (K, S, c) against the system in row ``row`` (the baseline row itself gets 0,
+    TRisk NaN). TRisk = URisk / SE_x, ±inf at zero SE (NaN if URisk is 0 too).
+
+    Validation is fused into the pass: ``bad[k]`` is True when a sum over collection k is not
+    finite (a NaN or infinite score), so the caller needs no separate pass over the stack.
     """
-    K, S, _ = V.shape
+    K, S, c = V.shape
     A = alphas.shape[0]
     freward = np.empty((K, S))
     frisk = np.empty((K, S))
-    urisk = np.empty((K, S, A))
-    se = np.empty((K, S, A))
-    sej = np.empty((K, S, A))
+    urisk = np.empty((K, A, S))
+    se = np.empty((K, A, S))
+    sej = np.empty((K, A, S))
+    trisk = np.empty((K, A, S))
+    bad = np.zeros(K, np.bool_)
     for k in prange(K):
-        b = V[k, base_row] if base_row >= 0 else Bext[k]
+        base = 0.0
+        for i in range(c):
+            base += V[k, row, i]
+        if not math.isfinite(base):
+            bad[k] = True
         for s in range(S):
-            freward[k, s], frisk[k, s] = _linear_row(V[k, s], b, alphas, urisk[k, s], se[k, s], sej[k, s])
-    return freward, frisk, urisk, se, sej
+            if s == row:
+                freward[k, s] = 0.0
+                frisk[k, s] = 0.0
+                for a in range(A):
+                    urisk[k, a, s] = 0.0
+                    se[k, a, s] = 0.0
+                    sej[k, a, s] = 0.0
+                    trisk[k, a, s] = math.nan
+                continue
+            fr, fk = risk_pair(V, k, s, row, alphas, urisk, se, sej)
+            freward[k, s] = fr
+            frisk[k, s] = fk
+            if not (math.isfinite(fr) and math.isfinite(fk)):
+                bad[k] = True
+            for a in range(A):
+                u = urisk[k, a, s]
+                e = se[k, a, s]
+                if e > 0.0:
+                    trisk[k, a, s] = u / e
+                elif u == 0.0:
+                    trisk[k, a, s] = math.nan
+                else:
+                    trisk[k, a, s] = math.copysign(math.inf, u)
+    return freward, frisk, urisk, se, sej, trisk, bad
 
 
 @njit

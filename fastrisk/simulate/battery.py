@@ -93,9 +93,15 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, start):
         raise InputError(f"`trisk_alpha` values must be finite and >= 0, got {ar.tolist()}")
     if correction not in (True, False):
         raise InputError(f"`correction` must be True or False, got {correction!r}")
-    if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
-        raise InputError(f"`start` must be a non-negative integer, got {start!r}")
-    return st, int(replicates), float(min_diff), ar
+    K = st.values.shape[0]
+    if isinstance(start, numbers.Integral) and not isinstance(start, bool) and start >= 0:
+        keys = np.arange(int(start), int(start) + K, dtype=np.int64)
+    else:
+        keys = np.asarray(start) if isinstance(start, (np.ndarray, list, tuple)) else None
+        if keys is None or keys.shape != (K,) or keys.dtype.kind not in "iu" or (keys < 0).any():
+            raise InputError(f"`start` must be a non-negative integer or {K} non-negative integer keys, got {start!r}")
+        keys = keys.astype(np.int64)
+    return st, int(replicates), float(min_diff), ar, keys
 
 
 def test_names(trisk_alpha) -> tuple:
@@ -109,16 +115,17 @@ def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, t
     2-system ScoreMatrix); d = row 1 - row 0. See the module docstring for every test.
 
     ``replicates`` B for the bootstrap and the randomisation tests (0 skips them: NaN);
-    pair k draws from the streams (seed, start + k, b), so chunks of a stack give the same
-    p-values as the whole, with any thread count.
+    pair k draws from the streams (seed, start + k, b) (``start`` may also give one key per
+    pair), so chunks of a stack give the same p-values as the whole, with any thread count.
     """
-    st, B, md, ar = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, start)
+    st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, start)
     V = st.values
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B
     seed = None if (exact or B == 0) else resolve_seed(rng)
     with limit_threads(threads, K * (c * 8 + B * c * 3)):
-        stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, int(start), B, exact, md, ar)
+        stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
+                                                  max(1, min(256, 2**16 // (1 + B))))
     tests = test_names(ar)
     T = len(tests)
     P = np.full((K, T, 3), np.nan)
