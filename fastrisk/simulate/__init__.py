@@ -9,7 +9,12 @@
 """
 
 from fastrisk.simulate.battery import BatteryResult, battery
-from fastrisk.simulate.collections import (CollectionModel, fit_copula, resample_topics, simulate_pairs)
+from fastrisk.simulate.collections import (
+           CollectionModel,
+           fit_copula,
+           resample_topics,
+           simulate_pairs,
+)
 from fastrisk.simulate.margins import Margin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, MEASURES, power, type1, type3
 

@@ -58,7 +58,7 @@ class Margin:
         out /= out[-1]
         return out
 
-    def tilt(self, mean: float) -> "Margin":
+    def tilt(self, mean: float) -> Margin:
         """The margin exponentially tilted to expected value ``mean`` (strictly inside the support)."""
         v, p = self.values, self.probs
         lo, hi = float(v[p > 0].min()), float(v[p > 0].max())
