@@ -188,3 +188,13 @@ def test_bad_battery_arguments_are_named():
         battery(V, trisk_alpha=[-1])
     with pytest.raises(InputError, match="`correction`"):
         battery(V, correction="yes")
+    with pytest.raises(InputError, match="`start`"):
+        battery(V, start=[1])
+
+
+def test_without_risk_tests_the_other_p_values_are_unchanged():
+    V = _pairs(K=5, c=30, seed=20)
+    a = battery(V, replicates=200, rng=3)
+    b = battery(V, replicates=200, rng=3, risk_tests=False)
+    np.testing.assert_array_equal(a.pvalue[:, :7], b.pvalue[:, :7])
+    assert np.isnan(b.pvalue[:, 7:]).all()

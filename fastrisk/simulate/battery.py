@@ -42,7 +42,7 @@ from fastrisk._kernels import battery as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
-from fastrisk.batch import Stack, stack, t_pvalue
+from fastrisk.batch import Stack, stack
 from fastrisk.errors import InputError
 
 TAILS = ("two-sided", "less", "greater")
@@ -77,7 +77,7 @@ class BatteryResult(Result):
         return self.pvalue[:, self.tests.index(test), self.tails.index(tails)]
 
 
-def _battery_iv(data, replicates, min_diff, alphas_risk, correction, start):
+def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests, start):
     st = data if isinstance(data, Stack) else stack(data)
     if st.values.shape[1] != 2:
         raise InputError(f"`data` must hold pairs of runs (K, 2, c), got {st.values.shape[1]} systems per collection")
@@ -93,6 +93,8 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, start):
         raise InputError(f"`trisk_alpha` values must be finite and >= 0, got {ar.tolist()}")
     if correction not in (True, False):
         raise InputError(f"`correction` must be True or False, got {correction!r}")
+    if risk_tests not in (True, False):
+        raise InputError(f"`risk_tests` must be True or False, got {risk_tests!r}")
     K = st.values.shape[0]
     if isinstance(start, numbers.Integral) and not isinstance(start, bool) and start >= 0:
         keys = np.arange(int(start), int(start) + K, dtype=np.int64)
@@ -110,21 +112,25 @@ def test_names(trisk_alpha) -> tuple:
 
 
 def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, trisk_alpha=(1.0, 5.0),
-            correction: bool = False, start: int = 0, threads: int | None = None) -> BatteryResult:
+            correction: bool = False, risk_tests: bool = True, start: int = 0, threads: int | None = None
+            ) -> BatteryResult:
     """Run the whole battery on K pairs of runs ``data`` ((K, 2, c) array, or a sequence of
     2-system ScoreMatrix); d = row 1 - row 0. See the module docstring for every test.
 
     ``replicates`` B for the bootstrap and the randomisation tests (0 skips them: NaN);
+    ``risk_tests=False`` skips the ZRisk/GeoRisk flip tests (NaN p-values; about a third of
+    the cost of the resampling);
     pair k draws from the streams (seed, start + k, b) (``start`` may also give one key per
     pair), so chunks of a stack give the same p-values as the whole, with any thread count.
     """
-    st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, start)
+    st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, risk_tests, start)
     V = st.values
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B
     seed = None if (exact or B == 0) else resolve_seed(rng)
     with limit_threads(threads, K * (c * 8 + B * c * 3)):
         stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
+                                                  bool(risk_tests),
                                                   max(1, min(256, 2**16 // (1 + B))))
     tests = test_names(ar)
     T = len(tests)
@@ -137,7 +143,7 @@ def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, t
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean == 0, np.nan, np.sign(mean) * np.inf))
     S[:, 0] = t
-    P[:, 0] = _tails(lambda alt: t_pvalue(t, df, alt))
+    P[:, 0] = _t_tails(t, df)
     # Wilcoxon
     S[:, 1], P[:, 1] = stats[:, _k.WPLUS], _wilcoxon_p(stats, correction)
     # sign
@@ -151,22 +157,35 @@ def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, t
         P[:, 3, 2] = (counts[:, 0] + 1.0) / (B + 1.0)
         P[:, 3, 1] = (counts[:, 1] + 1.0) / (B + 1.0)
         P[:, 3, 0] = (counts[:, 2] + 1.0) / (B + 1.0)
-        for j, (ge, le) in ((4, (3, 4)), (T - 2, (5, 6)), (T - 1, (7, 8))):
+        for j, (ge, le) in ((4, (3, 4)), (T - 2, (5, 6)), (T - 1, (7, 8)))[:3 if risk_tests else 1]:
             pg = (counts[:, ge] + adj) / (n + adj)
             pl = (counts[:, le] + adj) / (n + adj)
             P[:, j] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
     for a in range(len(ar)):
-        ta = trisk[:, a]
-        S[:, 5 + a] = ta
-        P[:, 5 + a] = np.stack([t_pvalue(ta, df, alt) for alt in TAILS], axis=-1)
+        S[:, 5 + a] = trisk[:, a]
+        P[:, 5 + a] = _t_tails(trisk[:, a], df)
     S[:, T - 2], S[:, T - 1] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
     n_rep = (2 ** c if exact else B)
     return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
 
 
-def _tails(f):
-    return np.stack([f("two-sided"), f("less"), f("greater")], axis=-1)
+def _t_tails(t, df):
+    """(two-sided, less, greater) p-values of Student t statistics from one CDF evaluation
+    each: the smaller tail stdtr(df, -|t|) directly, the larger as its complement."""
+    small = special.stdtr(df, -np.abs(t))
+    big = 1.0 - small
+    neg = t < 0
+    out = np.stack([np.minimum(1.0, 2 * small), np.where(neg, small, big), np.where(neg, big, small)], axis=-1)
+    out[np.isnan(t)] = np.nan
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _binomial_cdf(n_max: int) -> np.ndarray:
+    """P(X <= k) for X ~ Binomial(n, 1/2), n, k = 0..n_max (exact, from scipy's bdtr)."""
+    n, k = np.meshgrid(np.arange(n_max + 1), np.arange(n_max + 1), indexing="ij")
+    return np.where(k >= n, 1.0, special.bdtr(np.minimum(k, n), n, 0.5))
 
 
 def _wilcoxon_p(stats, correction):
@@ -208,10 +227,10 @@ def _sign_p(k, n):
     """Exact binomial p-values (K, 3) of k successes in n fair trials (NaN for n = 0)."""
     k = k.astype(np.int64)
     n = n.astype(np.int64)
-    with np.errstate(invalid="ignore"):
-        p_less = special.bdtr(k, n, 0.5)
-        p_greater = np.where(k > 0, special.bdtrc(k - 1, n, 0.5), 1.0)
-        two = np.minimum(1.0, 2 * np.minimum(p_less, p_greater))
+    cdf = _binomial_cdf(int(n.max()) if n.size else 0)
+    p_less = cdf[n, k]
+    p_greater = cdf[n, n - k]  # P(X >= k) = P(X <= n - k) by symmetry
+    two = np.minimum(1.0, 2 * np.minimum(p_less, p_greater))
     out = np.stack([two, p_less, p_greater], axis=-1)
     out[n == 0] = np.nan
     return out
