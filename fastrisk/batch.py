@@ -58,6 +58,16 @@ class Stack:
         return self.values.shape
 
 
+def is_stack(data) -> bool:
+    """True for what the batched functions take: a 3-D array, a :class:`Stack`, or a non-empty
+    list/tuple of ScoreMatrix (the test the single-collection API uses to dispatch here)."""
+    if isinstance(data, Stack):
+        return True
+    if isinstance(data, np.ndarray):
+        return data.ndim == 3
+    return isinstance(data, (list, tuple)) and len(data) > 0 and all(isinstance(m, ScoreMatrix) for m in data)
+
+
 def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True) -> Stack:
     """A :class:`Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 
@@ -429,6 +439,7 @@ __all__ = [
     "BatchZRiskResult",
     "Stack",
     "bootstrap",
+    "is_stack",
     "permutation_test",
     "risk",
     "stack",

@@ -46,6 +46,13 @@ def test_risk_long_form_has_the_batch_axis_first():
     assert "pvalue" in t.column_names
 
 
+def test_is_stack_recognises_what_the_batch_functions_take():
+    V = _stack(K=2, S=2, c=4)
+    m = fastrisk.ScoreMatrix(V[0], ["a", "b"], list("wxyz"))
+    assert batch.is_stack(V) and batch.is_stack([m, m]) and batch.is_stack(batch.stack(V))
+    assert not batch.is_stack(V[0]) and not batch.is_stack(m) and not batch.is_stack([])
+
+
 def test_a_sequence_of_score_matrices_is_the_same_stack():
     V = _stack(K=3, S=2, c=5)
     ms = [fastrisk.ScoreMatrix(V[k], ["a", "b"], [f"t{i}" for i in range(5)]) for k in range(3)]
@@ -157,6 +164,7 @@ def test_swapping_runs_negates_t_and_more_alpha_never_raises_urisk(x, y):
     (np.zeros((2, 3)), "3 dimensions"),
     (np.full((2, 2, 1), 0.5), "at least 2 topics"),
     (np.array([[[0.1, np.nan], [0.2, 0.3]]]), "system 0 on topic 1 of collection 0"),
+    (np.array([[[0.1, 0.2], [0.2, 0.3]], [[0.1, 0.2], [np.inf, 0.3]]]), "system 1 on topic 0 of collection 1"),
     ("abc", "array of scores"),
 ])
 def test_bad_stacks_are_named(data, match):
