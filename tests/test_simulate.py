@@ -123,6 +123,7 @@ def test_type1_table_has_the_published_design_and_is_the_same_in_any_chunking():
     b = _small(type1, chunk=90)
     assert a.column_names == ["measure", "topics", "test", "tails", "alpha", "rate", "trials", "se"]
     assert a.equals(b)
+    assert set(a.column("measure").to_pylist()) == {"ndcg20"}
     df = a.to_pandas()
     assert set(df.test) >= {"t", "wilcoxon", "sign", "bootstrap", "permutation", "trisk@1", "trisk@5", "zrisk",
                             "georisk"}

@@ -174,7 +174,15 @@ def _run(mode, measure, topics, trials, replicates, deltas, rng, trisk_alpha, mi
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")
-    return _summarise(mode, measure, topics, table)
+    return _summarise(mode, _label(measure, collections), topics, table)
+
+
+def _label(measure, collections) -> str:
+    """The ``measure`` column: the measure name, or that of the given collections' matrices."""
+    if tuple(collections) == MEASURES.get(measure):
+        return measure
+    suffixes = {n.partition("_")[2] for n in collections}
+    return suffixes.pop() if len(suffixes) == 1 else ",".join(collections)
 
 
 def _summarise(mode, measure, topics, table: pa.Table) -> pa.Table:
