@@ -167,7 +167,9 @@ def t_pvalue(t, df, alternative: str):
 @dataclass(frozen=True, repr=False)
 class BatchRiskResult(Result):
     """URisk/TRisk of every system of K collections against a baseline row: arrays
-    ``[batch, alpha, system]``; TRisk's two-sided Student-t ``pvalue`` (df = c - 1)."""
+    ``[batch, alpha, system]``; TRisk's two-sided Student-t ``pvalue`` (df = c - 1);
+    ``at_risk`` / ``rewarding``: significantly worse / better than the baseline at level
+    ``significance`` (|TRisk| beyond ``critical_t``), in either convention."""
 
     systems: tuple
     alpha: np.ndarray
@@ -175,6 +177,8 @@ class BatchRiskResult(Result):
     baseline: str
     convention: str
     df: int
+    significance: float
+    critical_t: float
     urisk: np.ndarray = array("batch", "alpha", "system")
     se_param: np.ndarray = array("batch", "alpha", "system")
     se_jack: np.ndarray = array("batch", "alpha", "system")
@@ -182,7 +186,8 @@ class BatchRiskResult(Result):
     freward: np.ndarray = array("batch", "system")
     frisk: np.ndarray = array("batch", "system")
     _constants: ClassVar[tuple] = ("baseline",)
-    _derived: ClassVar[dict] = {"pvalue": ("batch", "alpha", "system")}
+    _derived: ClassVar[dict] = {"pvalue": ("batch", "alpha", "system"), "at_risk": ("batch", "alpha", "system"),
+                                "rewarding": ("batch", "alpha", "system")}
 
     @property
     def statistic(self) -> np.ndarray:
@@ -195,6 +200,16 @@ class BatchRiskResult(Result):
     @property
     def pvalue(self) -> np.ndarray:
         return t_pvalue(self.trisk, self.df, "two-sided")
+
+    @property
+    def at_risk(self) -> np.ndarray:
+        sign = -1.0 if self.convention == "minus" else 1.0
+        return sign * self.trisk < -self.critical_t
+
+    @property
+    def rewarding(self) -> np.ndarray:
+        sign = -1.0 if self.convention == "minus" else 1.0
+        return sign * self.trisk > self.critical_t
 
 
 @dataclass(frozen=True, repr=False)
@@ -285,7 +300,7 @@ def _risk_arrays(st: Stack, row: int, a: np.ndarray, threads):
 
 
 def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "classic",
-         threads: int | None = None) -> BatchRiskResult:
+         significance: float = 0.05, threads: int | None = None) -> BatchRiskResult:
     """URisk, SE_x, SE_J and TRisk of every system of every collection vs ``baseline``.
 
     ``data``: a (K, S, c) array or a sequence of ScoreMatrix; ``baseline``: the row (or
@@ -295,11 +310,15 @@ def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "c
     Arrays are ``[batch, alpha, system]``.
     """
     st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, convention, check=False)
+    if isinstance(significance, bool) or not (isinstance(significance, numbers.Real) and 0.0 < significance < 1.0):
+        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
     freward, frisk, urisk, se, sej, trisk = _risk_arrays(st, row, a, threads)
     sign = -1.0 if convention == "minus" else 1.0
+    df = st.shape[2] - 1
     return BatchRiskResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                           convention=convention, df=st.shape[2] - 1, urisk=sign * urisk, se_param=se,
-                           se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
+                           convention=convention, df=df, significance=float(significance),
+                           critical_t=float(special.stdtrit(df, 1.0 - significance / 2)), urisk=sign * urisk,
+                           se_param=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
 
 
 def t_test(data, baseline=0, *, alpha=0.0, loss_weight=None, alternative: str = "two-sided",

@@ -36,6 +36,12 @@ def test_risk_matches_the_plain_reference_for_every_collection_system_and_alpha(
     minus = batch.risk(V, "s1", alpha=alphas, convention="minus")
     np.testing.assert_array_equal(minus.urisk, -res.urisk)
     np.testing.assert_array_equal(minus.trisk, -res.trisk)
+    crit = stats.t.ppf(0.975, 8)
+    assert res.critical_t == pytest.approx(crit)
+    np.testing.assert_array_equal(res.at_risk, res.trisk < -crit)
+    np.testing.assert_array_equal(minus.at_risk, res.at_risk)
+    np.testing.assert_array_equal(minus.rewarding, res.rewarding)
+    np.testing.assert_allclose(res.pvalue[:, :, 0], 2 * stats.t.sf(np.abs(res.trisk[:, :, 0]), 8))
 
 
 def test_risk_long_form_has_the_batch_axis_first():
@@ -188,6 +194,8 @@ def test_bad_arguments_are_named():
         batch.zrisk(-V)
     with pytest.raises(InputError, match="`alpha`"):
         batch.risk(V, alpha=-1)
+    with pytest.raises(InputError, match="`significance`"):
+        batch.risk(V, significance=1.5)
     m1 = fastrisk.ScoreMatrix(V[0], ["a", "b"], list("wxyz"))
     m2 = fastrisk.ScoreMatrix(V[0, :, :3], ["a", "b"], list("wxy"))
     with pytest.raises(InputError, match="collection 1 has shape"):

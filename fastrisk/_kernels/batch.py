@@ -1,8 +1,8 @@
 """Batched kernels: K independent collections (K x S x c) in one call, ``prange`` over K.
 
 Risk (URisk, SE_x, SE_J; Wang et al. 2012, Dinçer et al. 2014) follows the algebra of
-:mod:`fastrisk._kernels.risk` in a branch-free unit indexed in place; ZRisk/GeoRisk (Dinçer et al. 2016) is computed per
-collection from its own totals. The resampling drivers take per-row scores ``Y`` (K x M x c)
+:mod:`fastrisk._kernels.risk` in a branch-free unit indexed in place; ZRisk/GeoRisk
+(Dinçer et al. 2016) is computed per collection from its own totals. The resampling drivers take per-row scores ``Y`` (K x M x c)
 and return tail counts, so nothing of size B is kept per collection.
 
 Randomness: replicate ``b`` of collection ``k`` draws from the stream
