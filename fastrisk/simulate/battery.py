@@ -106,7 +106,7 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests,
     return st, int(replicates), float(min_diff), ar, keys
 
 
-def test_names(trisk_alpha) -> tuple:
+def battery_test_names(trisk_alpha) -> tuple:
     """Names of the tests of a battery with TRisk at ``trisk_alpha``."""
     return BASE_TESTS + tuple(f"trisk@{a:g}" for a in np.asarray(trisk_alpha, float).reshape(-1)) + ("zrisk", "georisk")
 
@@ -132,7 +132,7 @@ def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, t
         stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
                                                   bool(risk_tests),
                                                   max(1, min(256, 2**16 // (1 + B))))
-    tests = test_names(ar)
+    tests = battery_test_names(ar)
     T = len(tests)
     P = np.full((K, T, 3), np.nan)
     S = np.empty((K, T))

@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
 from fastrisk.errors import InputError
-from fastrisk.simulate.battery import battery, test_names
+from fastrisk.simulate.battery import battery, battery_test_names
 
 #: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names).
 MEASURES = {
@@ -97,7 +97,7 @@ def _errors_job(matrix, *, collections, collection, study_seed, trials, lo, step
             sel = np.flatnonzero(key == k)
             pairs[sel] = model.simulate_pair(int(run_a[mine[sel[0]]]), int(run_b[mine[sel[0]]]), u[sel],
                                              delta=float(delta))
-    tests = test_names(trisk_alpha)
+    tests = battery_test_names(trisk_alpha)
     lv = np.asarray(alphas, dtype=np.float64)
     pos = np.zeros((len(tests), 3, len(lv)), np.int64)
     neg = np.zeros_like(pos)
