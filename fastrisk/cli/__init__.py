@@ -12,7 +12,7 @@ import sys
 
 from fastrisk.errors import InputError
 
-_COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "ltr")
+_COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,168 @@
+"""Simulation-study workloads: many small collections, the test battery, the type I study.
+
+Batched TRisk (URisk, SE_x, SE_J, TRisk) over K simulated 2 x 50 collections against
+vectorised NumPy (the same four arrays, like ``bench_risk.numpy_risk`` with a leading K axis)
+and against a loop of today's per-collection calls (``ScoreMatrix`` + ``fastrisk.risk``,
+measured on 1,000 collections: compare per-collection times). The battery (t, Wilcoxon,
+sign; 0 resamples) against ``scipy.stats.ttest_rel(axis=-1)`` + ``wilcoxon(axis=-1)`` + a
+vectorised binomial sign test; the resampling tests (bootstrap + permutation at B = 1,000)
+against a per-collection loop of ``fastrisk.bootstrap`` + ``fastrisk.permutation_test``.
+The type I study end to end at a size that fits a benchmark run (per-trial cost reported
+in ``extra_info``; extrapolate linearly: every trial is independent).
+
+Run: ``pytest benchmarks/bench_simulate.py --benchmark-columns=min,median,rounds``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import fastrisk
+from conftest import memory_budget_ok
+from fastrisk import batch
+from fastrisk.simulate import battery, type1
+
+SIZES = {"1e5": 100_000, "1e6": 1_000_000}
+LOOP = 1000
+
+
+def _pairs(K):
+    rng = np.random.default_rng(12)
+    x = rng.beta(0.6, 2.0, size=(K, 1, 50))
+    y = np.clip(x + rng.normal(0, 0.1, size=(K, 1, 50)), 0, 1)
+    return np.ascontiguousarray(np.concatenate([x, y], axis=1))
+
+
+@pytest.fixture(params=list(SIZES), scope="module")
+def stack(request):
+    K = SIZES[request.param]
+    if not memory_budget_ok(K * 100 * 8 * 4):  # the stack and the NumPy peer's temporaries
+        pytest.skip("not enough memory for this size")
+    return request.param, _pairs(K)
+
+
+def numpy_trisk(V, alpha=5.0):
+    """URisk, SE_x, jackknife SE and TRisk of run 1 vs run 0 for every collection."""
+    c = V.shape[-1]
+    d = V[:, 1] - V[:, 0]
+    x = np.where(d < 0, (1 + alpha) * d, d)
+    urisk = x.mean(axis=-1)
+    se = x.std(axis=-1, ddof=1) / np.sqrt(c)
+    loo = (c * urisk[:, None] - x) / (c - 1)
+    se_j = np.sqrt((c - 1) / c * ((loo - loo.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1))
+    return urisk, se, se_j, urisk / se
+
+
+def test_trisk_fastrisk_batch(benchmark, stack):
+    name, V = stack
+    benchmark.group = f"trisk-2x50-{name}"
+    batch.risk(V[:10], alpha=5)
+    res = benchmark(batch.risk, V, alpha=5)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / len(V) * 1e9
+    u, se, sej, t = numpy_trisk(V)
+    np.testing.assert_allclose(res.trisk[:, 0, 1], t, rtol=1e-9)
+    np.testing.assert_allclose(res.se_jack[:, 0, 1], sej, rtol=1e-7)
+
+
+def test_trisk_numpy(benchmark, stack):
+    name, V = stack
+    benchmark.group = f"trisk-2x50-{name}"
+    benchmark(numpy_trisk, V)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / len(V) * 1e9
+
+
+def _loop_risk(V):
+    topics = [str(i) for i in range(V.shape[-1])]
+    for k in range(V.shape[0]):
+        m = fastrisk.ScoreMatrix(V[k], ["base", "run"], topics)
+        fastrisk.risk(m, "base", alpha=5)
+
+
+def test_trisk_per_collection_loop(benchmark):
+    V = _pairs(LOOP)
+    benchmark.group = "trisk-2x50-loop-of-1000"
+    _loop_risk(V[:2])
+    benchmark.pedantic(_loop_risk, args=(V,), rounds=3, iterations=1)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / LOOP * 1e9
+
+
+def test_trisk_batch_on_the_loop_size(benchmark):
+    V = _pairs(LOOP)
+    benchmark.group = "trisk-2x50-loop-of-1000"
+    batch.risk(V[:2], alpha=5)
+    benchmark(batch.risk, V, alpha=5)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / LOOP * 1e9
+
+
+def scipy_battery(V):
+    """t, Wilcoxon and sign test p-values (two-sided) of every collection, vectorised scipy."""
+    d = V[:, 1] - V[:, 0]
+    pt = stats.ttest_rel(V[:, 1], V[:, 0], axis=-1).pvalue
+    pw = stats.wilcoxon(d, axis=-1).pvalue
+    k = (d > 0).sum(axis=-1)
+    n = k + (d < 0).sum(axis=-1)
+    ps = np.minimum(1.0, 2 * np.minimum(special.bdtr(k, n, 0.5), special.bdtrc(k - 1, n, 0.5)))
+    return pt, pw, ps
+
+
+def test_battery_fastrisk(benchmark, stack):
+    name, V = stack
+    benchmark.group = f"battery-t-wilcoxon-sign-{name}"
+    battery(V[:10], replicates=0)
+    res = benchmark.pedantic(battery, args=(V,), kwargs={"replicates": 0}, rounds=3 if len(V) < 10**6 else 1,
+                             iterations=1)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / len(V) * 1e9
+    pt, _, ps = scipy_battery(V[:1000])
+    np.testing.assert_allclose(res.p("t")[:1000], pt, rtol=1e-9)
+    np.testing.assert_allclose(res.p("sign")[:1000], ps, rtol=1e-9)
+
+
+def test_battery_scipy(benchmark, stack):
+    name, V = stack
+    benchmark.group = f"battery-t-wilcoxon-sign-{name}"
+    benchmark.pedantic(scipy_battery, args=(V,), rounds=3 if len(V) < 10**6 else 1, iterations=1)
+    benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / len(V) * 1e9
+
+
+B = 1000
+
+
+def test_resampling_battery_fastrisk(benchmark):
+    V = _pairs(LOOP)
+    benchmark.group = "bootstrap+permutation-B1000-1000-collections"
+    battery(V[:2], replicates=10, rng=1)
+    benchmark.pedantic(battery, args=(V,), kwargs={"replicates": B, "rng": 1}, rounds=3, iterations=1)
+    benchmark.extra_info["us_per_collection"] = benchmark.stats.stats.median / LOOP * 1e6
+
+
+def _loop_resampling(V):
+    topics = [str(i) for i in range(V.shape[-1])]
+    for k in range(V.shape[0]):
+        m = fastrisk.ScoreMatrix(V[k], ["base", "run"], topics)
+        fastrisk.bootstrap(m, "base", alpha=0, replicates=B, method="percentile", rng=k)
+        fastrisk.permutation_test(m, "base", alpha=0, replicates=B, rng=k)
+
+
+def test_resampling_per_collection_loop(benchmark):
+    V = _pairs(100)
+    benchmark.group = "bootstrap+permutation-B1000-1000-collections"
+    _loop_resampling(V[:2])
+    benchmark.pedantic(_loop_resampling, args=(V,), rounds=3, iterations=1)
+    benchmark.extra_info["us_per_collection"] = benchmark.stats.stats.median / 100 * 1e6
+    benchmark.extra_info["note"] = "100 collections; compare us_per_collection"
+
+
+TRIALS, REPS = 2000, 1000
+
+
+def test_type1_study_end_to_end(benchmark):
+    """One measure (ap), 50 topics; first call warms the JIT and the margin/copula caches of
+    the pairs it draws, the measured call uses another seed (new pairs partly fitted anew)."""
+    benchmark.group = "type1-study"
+    type1("ap", topics=50, trials=200, replicates=10, rng=0, progress=False)
+    benchmark.pedantic(type1, args=("ap",), kwargs={"topics": 50, "trials": TRIALS, "replicates": REPS, "rng": 1,
+                                                    "progress": False}, rounds=1, iterations=1)
+    per_trial = benchmark.stats.stats.median / TRIALS
+    benchmark.extra_info["ms_per_trial"] = per_trial * 1e3

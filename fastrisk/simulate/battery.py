@@ -1,0 +1,236 @@
+"""The paired-test battery of Urbano, Lima & Hanjalic (SIGIR 2019), batched over K pairs.
+
+For each pair of runs (x, y) over c topics, d = y - x, one kernel pass gives every test,
+and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
+
+- ``t``: Student's paired t, t = mean(d) / (s_d / sqrt(c)), df = c - 1
+  (``scipy.stats.ttest_rel(y, x)``).
+- ``wilcoxon``: signed-rank test with the zero and tie handling of R's ``wilcox.test`` and
+  ``scipy.stats.wilcoxon(zero_method="wilcox")``: zero differences are dropped (n = number
+  of non-zero d), tied |d| get average ranks, W+ = sum of the ranks of positive d. Exact
+  null distribution when n <= 50 and there are neither ties nor zeros (what both R and
+  scipy do); otherwise the normal approximation z = (W+ - n(n+1)/4) / sigma with
+  sigma^2 = (n(n+1)(2n+1) - sum(t^3 - t)/2) / 24 (tie-corrected), with a continuity
+  correction of 0.5 if ``correction=True`` (scipy's default is False, R's is True). For
+  n <= 13 with ties or zeros scipy switches to a permutation test; the battery keeps the
+  normal approximation there (stated, tested).
+- ``sign``: binomial test of #(d > min_diff) among the pairs with |d| > min_diff (a
+  difference within ``min_diff`` is a tie and dropped; ``scipy.stats.binomtest(k, n, 0.5)``).
+- ``bootstrap``: shift-to-the-null bootstrap of the mean (topics resampled from d - mean(d)),
+  p = (count + 1) / (B + 1); two-sided counts |mean*| >= |mean| (Efron & Tibshirani 1993).
+- ``permutation``: sign-flip randomisation test of the mean, exact over 2^c patterns when
+  2^c <= B (``scipy.stats.permutation_test(permutation_type="samples")``), otherwise
+  (count + 1) / (B + 1); two-sided min(1, 2 min(p_less, p_greater)) (scipy's convention).
+- ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t.
+- ``zrisk``, ``georisk``: sign-flip tests of ZRisk(y) - ZRisk(x) and GeoRisk(y) - GeoRisk(x)
+  within the 2-system collection (Dinçer, Macdonald & Ounis 2016, alpha = 0), with the same
+  sign patterns as ``permutation`` (topic totals are invariant under a flip, so both come
+  from two linear sums).
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy import special
+
+from fastrisk._kernels import battery as _k
+from fastrisk._random import resolve_seed
+from fastrisk._results import Result, array
+from fastrisk._threads import limit_threads
+from fastrisk.batch import Stack, stack
+from fastrisk.errors import InputError
+
+TAILS = ("two-sided", "less", "greater")
+BASE_TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
+#: Largest n with the exact Wilcoxon distribution (as R and scipy).
+WILCOXON_EXACT_MAX = 50
+
+
+@functools.lru_cache(maxsize=1)
+def _wilcoxon_cdf():
+    return _k.wilcoxon_cdf_table(WILCOXON_EXACT_MAX)
+
+
+@dataclass(frozen=True, repr=False)
+class BatteryResult(Result):
+    """Every test of the battery for K pairs: ``statistic`` ``[batch, test]`` and ``pvalue``
+    ``[batch, test, tails]`` (tails: two-sided, less, greater; 'greater' means run y better)."""
+
+    _coords: ClassVar[dict] = {"test": {"test": "tests"}, "tails": {"tails": "tails"}}
+
+    tests: tuple
+    tails: tuple
+    replicates: int
+    seed: int | None
+    min_diff: float
+    correction: bool
+    statistic: np.ndarray = array("batch", "test")
+    pvalue: np.ndarray = array("batch", "test", "tails")
+
+    def p(self, test: str, tails: str = "two-sided") -> np.ndarray:
+        """p-values (K,) of one test and alternative."""
+        return self.pvalue[:, self.tests.index(test), self.tails.index(tails)]
+
+
+def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests, start):
+    st = data if isinstance(data, Stack) else stack(data)
+    if st.values.shape[1] != 2:
+        raise InputError(f"`data` must hold pairs of runs (K, 2, c), got {st.values.shape[1]} systems per collection")
+    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 0:
+        raise InputError(f"`replicates` must be a non-negative integer (0: no resampling tests), got {replicates!r}")
+    if not (isinstance(min_diff, numbers.Real) and min_diff >= 0 and np.isfinite(min_diff)):
+        raise InputError(f"`min_diff` must be a finite number >= 0, got {min_diff!r}")
+    try:
+        ar = np.asarray(alphas_risk, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"`trisk_alpha` must be a sequence of numbers, got {alphas_risk!r}") from None
+    if not np.isfinite(ar).all() or (ar < 0).any():
+        raise InputError(f"`trisk_alpha` values must be finite and >= 0, got {ar.tolist()}")
+    if correction not in (True, False):
+        raise InputError(f"`correction` must be True or False, got {correction!r}")
+    if risk_tests not in (True, False):
+        raise InputError(f"`risk_tests` must be True or False, got {risk_tests!r}")
+    K = st.values.shape[0]
+    if isinstance(start, numbers.Integral) and not isinstance(start, bool) and start >= 0:
+        keys = np.arange(int(start), int(start) + K, dtype=np.int64)
+    else:
+        keys = np.asarray(start) if isinstance(start, (np.ndarray, list, tuple)) else None
+        if keys is None or keys.shape != (K,) or keys.dtype.kind not in "iu" or (keys < 0).any():
+            raise InputError(f"`start` must be a non-negative integer or {K} non-negative integer keys, got {start!r}")
+        keys = keys.astype(np.int64)
+    return st, int(replicates), float(min_diff), ar, keys
+
+
+def battery_test_names(trisk_alpha) -> tuple:
+    """Names of the tests of a battery with TRisk at ``trisk_alpha``."""
+    return BASE_TESTS + tuple(f"trisk@{a:g}" for a in np.asarray(trisk_alpha, float).reshape(-1)) + ("zrisk", "georisk")
+
+
+def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, trisk_alpha=(1.0, 5.0),
+            correction: bool = False, risk_tests: bool = True, start: int = 0, threads: int | None = None
+            ) -> BatteryResult:
+    """Run the whole battery on K pairs of runs ``data`` ((K, 2, c) array, or a sequence of
+    2-system ScoreMatrix); d = row 1 - row 0. See the module docstring for every test.
+
+    ``replicates`` B for the bootstrap and the randomisation tests (0 skips them: NaN);
+    ``risk_tests=False`` skips the ZRisk/GeoRisk flip tests (NaN p-values; about a third of
+    the cost of the resampling);
+    pair k draws from the streams (seed, start + k, b) (``start`` may also give one key per
+    pair), so chunks of a stack give the same p-values as the whole, with any thread count.
+    """
+    st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, risk_tests, start)
+    V = st.values
+    K, _, c = V.shape
+    exact = B > 0 and c < 31 and 2 ** c <= B
+    seed = None if (exact or B == 0) else resolve_seed(rng)
+    with limit_threads(threads, K * (c * 8 + B * c * 3)):
+        stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
+                                                  bool(risk_tests),
+                                                  max(1, min(256, 2**16 // (1 + B))))
+    tests = battery_test_names(ar)
+    T = len(tests)
+    P = np.full((K, T, 3), np.nan)
+    S = np.empty((K, T))
+    df = c - 1
+    # t
+    mean, sd = stats[:, _k.MEAN], stats[:, _k.SD]
+    se = sd / np.sqrt(c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean == 0, np.nan, np.sign(mean) * np.inf))
+    S[:, 0] = t
+    P[:, 0] = _t_tails(t, df)
+    # Wilcoxon
+    S[:, 1], P[:, 1] = stats[:, _k.WPLUS], _wilcoxon_p(stats, correction)
+    # sign
+    kpos, npairs = stats[:, _k.SPOS], stats[:, _k.SPOS] + stats[:, _k.SNEG]
+    S[:, 2], P[:, 2] = kpos, _sign_p(kpos, npairs)
+    # bootstrap and permutation (and the ZRisk / GeoRisk flips)
+    S[:, 3] = S[:, 4] = mean
+    if B > 0:
+        n = 2 ** c if exact else B
+        adj = 0.0 if exact else 1.0
+        P[:, 3, 2] = (counts[:, 0] + 1.0) / (B + 1.0)
+        P[:, 3, 1] = (counts[:, 1] + 1.0) / (B + 1.0)
+        P[:, 3, 0] = (counts[:, 2] + 1.0) / (B + 1.0)
+        for j, (ge, le) in ((4, (3, 4)), (T - 2, (5, 6)), (T - 1, (7, 8)))[:3 if risk_tests else 1]:
+            pg = (counts[:, ge] + adj) / (n + adj)
+            pl = (counts[:, le] + adj) / (n + adj)
+            P[:, j] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
+    for a in range(len(ar)):
+        S[:, 5 + a] = trisk[:, a]
+        P[:, 5 + a] = _t_tails(trisk[:, a], df)
+    S[:, T - 2], S[:, T - 1] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
+    n_rep = (2 ** c if exact else B)
+    return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
+                         correction=bool(correction), statistic=S, pvalue=P)
+
+
+def _t_tails(t, df):
+    """(two-sided, less, greater) p-values of Student t statistics from one CDF evaluation
+    each: the smaller tail stdtr(df, -|t|) directly, the larger as its complement."""
+    small = special.stdtr(df, -np.abs(t))
+    big = 1.0 - small
+    neg = t < 0
+    out = np.stack([np.minimum(1.0, 2 * small), np.where(neg, small, big), np.where(neg, big, small)], axis=-1)
+    out[np.isnan(t)] = np.nan
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _binomial_cdf(n_max: int) -> np.ndarray:
+    """P(X <= k) for X ~ Binomial(n, 1/2), n, k = 0..n_max (exact, from scipy's bdtr)."""
+    n, k = np.meshgrid(np.arange(n_max + 1), np.arange(n_max + 1), indexing="ij")
+    return np.where(k >= n, 1.0, special.bdtr(np.minimum(k, n), n, 0.5))
+
+
+def _wilcoxon_p(stats, correction):
+    """p-values (K, 3) of the signed-rank statistic: exact table or tie-corrected normal."""
+    w, n, ties, nzero = stats[:, _k.WPLUS], stats[:, _k.WN], stats[:, _k.WTIES], stats[:, _k.WZERO]
+    ni = n.astype(np.int64)
+    exact = (ni <= WILCOXON_EXACT_MAX) & (ties == 0) & (nzero == 0) & (ni > 0)
+    out = np.full((len(w), 3), np.nan)
+    if exact.any():
+        table = _wilcoxon_cdf()
+        we, ne = w[exact], ni[exact]
+        lo = np.ceil(we).astype(np.int64)
+        hi = np.floor(we).astype(np.int64)
+        p_less = table[ne, lo]
+        p_greater = np.where(hi > 0, 1.0 - table[ne, np.maximum(hi - 1, 0)], 1.0)
+        out[exact, 1] = p_less
+        out[exact, 2] = p_greater
+        out[exact, 0] = np.clip(2 * np.minimum(p_less, p_greater), 0, 1)
+    approx = ~exact & (ni > 0)
+    if approx.any():
+        na, wa = n[approx], w[approx]
+        mn = na * (na + 1) / 4
+        sigma = np.sqrt((na * (na + 1) * (2 * na + 1) - ties[approx] / 2) / 24)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (wa - mn) / sigma
+            if correction:
+                zg = z - 0.5 / sigma
+                zl = z + 0.5 / sigma
+                z2 = z - np.sign(z) * 0.5 / sigma
+            else:
+                zg = zl = z2 = z
+        out[approx, 2] = special.ndtr(-zg)
+        out[approx, 1] = special.ndtr(zl)
+        out[approx, 0] = np.minimum(1.0, 2 * np.minimum(special.ndtr(-z2), special.ndtr(z2)))
+    return out
+
+
+def _sign_p(k, n):
+    """Exact binomial p-values (K, 3) of k successes in n fair trials (NaN for n = 0)."""
+    k = k.astype(np.int64)
+    n = n.astype(np.int64)
+    cdf = _binomial_cdf(int(n.max()) if n.size else 0)
+    p_less = cdf[n, k]
+    p_greater = cdf[n, n - k]  # P(X >= k) = P(X <= n - k) by symmetry
+    two = np.minimum(1.0, 2 * np.minimum(p_less, p_greater))
+    out = np.stack([two, p_less, p_greater], axis=-1)
+    out[n == 0] = np.nan
+    return out

@@ -1,0 +1,202 @@
+"""Batched risk, t, ZRisk/GeoRisk, bootstrap and permutation tests (fastrisk.batch)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference_batch as ref
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import fastrisk
+from fastrisk import batch
+from fastrisk.errors import InputError
+
+
+def _stack(K=6, S=3, c=9, seed=0):
+    return np.random.default_rng(seed).random((K, S, c))
+
+
+def test_risk_matches_the_plain_reference_for_every_collection_system_and_alpha():
+    V = _stack()
+    alphas = [0.0, 1.0, 5.0]
+    res = batch.risk(V, 1, alpha=alphas)
+    assert res.urisk.shape == (6, 3, 3)
+    for k in range(6):
+        for s in range(3):
+            for a, alpha in enumerate(alphas):
+                m, se, sej = ref.urisk_se(ref.risk_scores(V[k, s], V[k, 1], alpha))
+                assert res.urisk[k, a, s] == pytest.approx(m, abs=1e-14)
+                assert res.se_param[k, a, s] == pytest.approx(se, abs=1e-14)
+                assert res.se_jack[k, a, s] == pytest.approx(sej, abs=1e-12)
+                if s != 1:
+                    assert res.trisk[k, a, s] == pytest.approx(m / se, rel=1e-12)
+    assert np.isnan(res.trisk[:, :, 1]).all()  # the baseline against itself: 0 / 0
+    minus = batch.risk(V, "s1", alpha=alphas, convention="minus")
+    np.testing.assert_array_equal(minus.urisk, -res.urisk)
+    np.testing.assert_array_equal(minus.trisk, -res.trisk)
+    crit = stats.t.ppf(0.975, 8)
+    assert res.critical_t == pytest.approx(crit)
+    np.testing.assert_array_equal(res.at_risk, res.trisk < -crit)
+    np.testing.assert_array_equal(minus.at_risk, res.at_risk)
+    np.testing.assert_array_equal(minus.rewarding, res.rewarding)
+    np.testing.assert_allclose(res.pvalue[:, :, 0], 2 * stats.t.sf(np.abs(res.trisk[:, :, 0]), 8))
+
+
+def test_risk_long_form_has_the_batch_axis_first():
+    res = batch.risk(_stack(K=2, S=2, c=5), 0, alpha=[0, 5])
+    t = res.to_arrow()
+    assert t.column_names[:4] == ["batch", "alpha", "loss_weight", "system"]
+    assert t.num_rows == 2 * 2 * 2
+    assert "pvalue" in t.column_names
+
+
+def test_is_stack_recognises_what_the_batch_functions_take():
+    V = _stack(K=2, S=2, c=4)
+    m = fastrisk.ScoreMatrix(V[0], ["a", "b"], list("wxyz"))
+    assert batch.is_stack(V) and batch.is_stack([m, m]) and batch.is_stack(batch.stack(V))
+    assert not batch.is_stack(V[0]) and not batch.is_stack(m) and not batch.is_stack([])
+
+
+def test_a_sequence_of_score_matrices_is_the_same_stack():
+    V = _stack(K=3, S=2, c=5)
+    ms = [fastrisk.ScoreMatrix(V[k], ["a", "b"], [f"t{i}" for i in range(5)]) for k in range(3)]
+    a = batch.risk(ms, "a", alpha=1)
+    b = batch.risk(V, 0, alpha=1)
+    np.testing.assert_array_equal(a.trisk, b.trisk)
+    assert a.systems == ("a", "b")
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_t_test_is_scipy_ttest_rel(alternative):
+    V = _stack(K=50, S=2, c=12, seed=3)
+    res = batch.t_test(V, 0, alternative=alternative)
+    sp = stats.ttest_rel(V[:, 1], V[:, 0], axis=-1, alternative=alternative)
+    np.testing.assert_allclose(res.statistic[:, 0, 1], sp.statistic, rtol=1e-10)
+    np.testing.assert_allclose(res.pvalue[:, 0, 1], sp.pvalue, rtol=1e-10)
+
+
+def test_zrisk_and_georisk_match_the_reference_per_collection():
+    V = _stack(K=4, S=4, c=6, seed=5)
+    V[0, :, 2] = 0.0  # a topic nobody scores on: e = 0 cells count 0
+    res = batch.zrisk(V, alpha=[0, 1, 5])
+    for k in range(4):
+        for a, alpha in enumerate([0, 1, 5]):
+            expect = ref.zrisk_georisk(V[k].tolist(), 1 + alpha)
+            for s in range(4):
+                assert res.zrisk[k, a, s] == pytest.approx(expect[s][0], rel=1e-12, abs=1e-12)
+                assert res.georisk[k, a, s] == pytest.approx(expect[s][1], rel=1e-12)
+    minus = batch.zrisk(V, alpha=[0, 1, 5], convention="minus")
+    np.testing.assert_allclose(minus.zrisk, -res.zrisk)
+
+
+def test_zrisk_of_one_collection_equals_fastrisk_zrisk():
+    m = fastrisk.datasets.trec_matrix("web2012_err20")
+    one = fastrisk.zrisk(m, alpha=[0, 5])
+    res = batch.zrisk(m.values[None], alpha=[0, 5])
+    expect = np.asarray(one.zrisk)
+    got = res.zrisk[0]
+    np.testing.assert_allclose(got, expect.T if expect.shape == got.T.shape and expect.shape != got.shape else expect,
+                               rtol=1e-10)
+
+
+def test_bootstrap_counts_match_the_reference_streams():
+    V = _stack(K=3, S=2, c=7, seed=7)
+    B, seed = 200, 12345
+    res = batch.bootstrap(V, 0, alpha=[0, 2], replicates=B, rng=seed, alternative="greater")
+    assert res.seed == fastrisk._random.resolve_seed(seed)
+    s = res.seed
+    for k in range(3):
+        for a, alpha in enumerate([0, 2]):
+            x = ref.risk_scores(V[k, 1], V[k, 0], alpha)
+            ge, _, _ = ref.bootstrap_counts(x, s, k, B)
+            assert res.pvalue[k, a, 1] == pytest.approx((ge + 1) / (B + 1))
+    two = batch.bootstrap(V, 0, alpha=[0, 2], replicates=B, rng=seed)
+    x = ref.risk_scores(V[2, 1], V[2, 0], 2)
+    assert two.pvalue[2, 1, 1] == pytest.approx((ref.bootstrap_counts(x, s, 2, B)[2] + 1) / (B + 1))
+    assert two.standard_error[2, 1, 1] > 0
+
+
+def test_resampling_is_identical_across_threads_and_chunks():
+    V = _stack(K=9, S=2, c=8, seed=9)
+    full = batch.bootstrap(V, 0, replicates=300, rng=4, threads=2)
+    one = batch.bootstrap(V, 0, replicates=300, rng=4, threads=1)
+    tail = batch.bootstrap(V[5:], 0, replicates=300, rng=4, start=5)
+    np.testing.assert_array_equal(full.pvalue, one.pvalue)
+    np.testing.assert_array_equal(full.standard_error, one.standard_error)
+    np.testing.assert_array_equal(full.pvalue[5:], tail.pvalue)
+    V = _stack(K=9, S=2, c=40, seed=9)
+    p1 = batch.permutation_test(V, 0, replicates=300, rng=4, threads=2)
+    p2 = batch.permutation_test(V[4:], 0, replicates=300, rng=4, start=4, threads=1)
+    np.testing.assert_array_equal(p1.pvalue[4:], p2.pvalue)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_exact_permutation_test_is_scipys(alternative):
+    V = _stack(K=4, S=2, c=7, seed=11)
+    res = batch.permutation_test(V, 0, alpha=[0, 5], replicates=1000, alternative=alternative)
+    assert res.exact and res.replicates == 128
+    for k in range(4):
+        d = V[k, 1] - V[k, 0]
+        sp = stats.permutation_test((d,), np.mean, permutation_type="samples", alternative=alternative,
+                                    n_resamples=np.inf)
+        assert res.pvalue[k, 0, 1] == pytest.approx(sp.pvalue, rel=1e-12)
+        assert res.pvalue[k, 1, 1] == res.pvalue[k, 0, 1]  # the same test at every alpha
+
+
+def test_random_permutation_counts_match_the_reference():
+    V = _stack(K=2, S=2, c=70, seed=13)
+    B = 150
+    res = batch.permutation_test(V, 0, alpha=0, replicates=B, rng=3, alternative="less")
+    for k in range(2):
+        _, le = ref.sign_flip_counts(list(V[k, 1] - V[k, 0]), res.seed, k, B, exact=False)
+        assert res.pvalue[k, 0, 1] == pytest.approx((le + 1) / (B + 1))
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.lists(st.floats(0, 1), min_size=6, max_size=6), st.lists(st.floats(0, 1), min_size=6, max_size=6))
+def test_swapping_runs_negates_t_and_more_alpha_never_raises_urisk(x, y):
+    V = np.array([[x, y]])
+    r = batch.risk(V, 0, alpha=[0, 1, 5])
+    assert r.urisk[0, 0, 1] >= r.urisk[0, 1, 1] - 1e-15 >= r.urisk[0, 2, 1] - 2e-15
+    t1 = batch.t_test(V, 0).statistic[0, 0, 1]
+    t2 = batch.t_test(V[:, ::-1], 0).statistic[0, 0, 1]
+    if np.isfinite(t1):
+        assert t2 == pytest.approx(-t1, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("data, match", [
+    (np.zeros((2, 3)), "3 dimensions"),
+    (np.full((2, 2, 1), 0.5), "at least 2 topics"),
+    (np.array([[[0.1, np.nan], [0.2, 0.3]]]), "system 0 on topic 1 of collection 0"),
+    (np.array([[[0.1, 0.2], [0.2, 0.3]], [[0.1, 0.2], [np.inf, 0.3]]]), "system 1 on topic 0 of collection 1"),
+    ("abc", "array of scores"),
+])
+def test_bad_stacks_are_named(data, match):
+    with pytest.raises(InputError, match=match):
+        batch.risk(data)
+
+
+def test_bad_arguments_are_named():
+    V = _stack(K=2, S=2, c=4)
+    with pytest.raises(InputError, match="`baseline`"):
+        batch.risk(V, 2)
+    with pytest.raises(InputError, match="`baseline` 'zz'"):
+        batch.risk(V, "zz")
+    with pytest.raises(InputError, match="`replicates`"):
+        batch.bootstrap(V, replicates=0)
+    with pytest.raises(InputError, match="`alternative`"):
+        batch.permutation_test(V, alternative="both")
+    with pytest.raises(InputError, match="`start`"):
+        batch.bootstrap(V, start=-1)
+    with pytest.raises(InputError, match="non-negative"):
+        batch.zrisk(-V)
+    with pytest.raises(InputError, match="`alpha`"):
+        batch.risk(V, alpha=-1)
+    with pytest.raises(InputError, match="`significance`"):
+        batch.risk(V, significance=1.5)
+    m1 = fastrisk.ScoreMatrix(V[0], ["a", "b"], list("wxyz"))
+    m2 = fastrisk.ScoreMatrix(V[0, :, :3], ["a", "b"], list("wxy"))
+    with pytest.raises(InputError, match="collection 1 has shape"):
+        batch.stack([m1, m2])

@@ -1,0 +1,200 @@
+"""The paired-test battery against scipy, the plain reference and its own invariants."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import reference_batch as ref
+from scipy import stats
+
+from fastrisk.errors import InputError
+from fastrisk.simulate import battery
+
+TAILS = ("two-sided", "less", "greater")
+
+
+def _pairs(K=40, c=15, seed=0):
+    return np.random.default_rng(seed).random((K, 2, c))
+
+
+@pytest.fixture(scope="module")
+def untied():
+    V = _pairs()
+    return V, battery(V, replicates=0)
+
+
+@pytest.mark.parametrize("tails", TAILS)
+def test_t_is_ttest_rel(untied, tails):
+    V, res = untied
+    sp = stats.ttest_rel(V[:, 1], V[:, 0], axis=-1, alternative=tails)
+    np.testing.assert_allclose(res.p("t", tails), sp.pvalue, rtol=1e-10)
+    np.testing.assert_allclose(res.statistic[:, 0], sp.statistic, rtol=1e-10)
+
+
+@pytest.mark.parametrize("tails", TAILS)
+def test_wilcoxon_is_scipys_exact_test_without_ties(untied, tails):
+    V, res = untied
+    d = V[:, 1] - V[:, 0]
+    sp = stats.wilcoxon(d, axis=-1, alternative=tails, method="exact")
+    np.testing.assert_allclose(res.p("wilcoxon", tails), sp.pvalue, rtol=1e-12)
+
+
+@pytest.mark.parametrize("correction", [False, True])
+@pytest.mark.parametrize("tails", TAILS)
+def test_wilcoxon_with_zeros_and_ties_is_scipys_tie_corrected_normal_approximation(tails, correction):
+    rng = np.random.default_rng(4)
+    V = rng.integers(0, 9, size=(60, 2, 20)) / 8  # exact binary fractions: many ties and zeros
+    d = V[:, 1] - V[:, 0]
+    res = battery(V, replicates=0, correction=correction)
+    for k in range(60):
+        if not (d[k] != 0).any():
+            assert np.isnan(res.p("wilcoxon", tails)[k])
+            continue
+        sp = stats.wilcoxon(d[k], alternative=tails, method="asymptotic", zero_method="wilcox",
+                            correction=correction)
+        assert res.p("wilcoxon", tails)[k] == pytest.approx(sp.pvalue, rel=1e-9)
+        w, n, _ = ref.signed_rank(list(d[k]))
+        assert res.statistic[k, 1] == pytest.approx(w)
+        assert n == int((d[k] != 0).sum())
+
+
+def test_wilcoxon_uses_the_exact_distribution_only_without_ties_or_zeros():
+    x = np.arange(1.0, 11.0) / 20
+    y = x + np.array([0.01, -0.02, 0.03, 0.04, -0.05, 0.06, 0.07, 0.08, -0.09, 0.1])
+    V = np.stack([np.stack([x, y])])
+    exact = battery(V, replicates=0).p("wilcoxon")[0]
+    assert exact == pytest.approx(stats.wilcoxon(y - x, method="exact").pvalue, rel=1e-12)
+    y2 = y.copy()
+    y2[0] = x[0]  # one zero difference -> normal approximation, as R and scipy(n > 13)
+    approx = battery(np.stack([np.stack([x, y2])]), replicates=0).p("wilcoxon")[0]
+    assert approx == pytest.approx(stats.wilcoxon(y2 - x, method="asymptotic").pvalue, rel=1e-12)
+
+
+@pytest.mark.parametrize("tails", TAILS)
+@pytest.mark.parametrize("min_diff", [0.0, 0.05])
+def test_sign_test_is_binomtest_with_small_differences_as_ties(tails, min_diff):
+    V = _pairs(K=30, c=25, seed=6)
+    res = battery(V, replicates=0, min_diff=min_diff)
+    d = V[:, 1] - V[:, 0]
+    for k in range(30):
+        pos = int((d[k] > min_diff).sum())
+        n = pos + int((d[k] < -min_diff).sum())
+        assert res.p("sign", tails)[k] == pytest.approx(stats.binomtest(pos, n, 0.5, alternative=tails).pvalue,
+                                                        rel=1e-12)
+
+
+@pytest.mark.parametrize("tails", TAILS)
+def test_exact_permutation_is_scipys_permutation_test(tails):
+    V = _pairs(K=5, c=8, seed=8)
+    res = battery(V, replicates=1000)
+    assert res.replicates == 256
+    for k in range(5):
+        sp = stats.permutation_test((V[k, 1] - V[k, 0],), np.mean, permutation_type="samples",
+                                    alternative=tails, n_resamples=np.inf)
+        assert res.p("permutation", tails)[k] == pytest.approx(sp.pvalue, rel=1e-12)
+
+
+def test_random_bootstrap_and_permutation_counts_match_the_reference():
+    V = _pairs(K=3, c=40, seed=10)
+    B = 120
+    res = battery(V, replicates=B, rng=77)
+    for k in range(3):
+        d = list(V[k, 1] - V[k, 0])
+        ge, le, ab = ref.bootstrap_counts(d, res.seed, k, B)
+        np.testing.assert_allclose(res.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
+        ge, le = ref.sign_flip_counts([v / 2 for v in d], res.seed, k, B, exact=False)
+        pg, pl = (ge + 1) / (B + 1), (le + 1) / (B + 1)
+        np.testing.assert_allclose(res.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
+
+
+def test_trisk_zrisk_and_georisk_statistics_match_the_reference():
+    V = _pairs(K=4, c=12, seed=12)
+    res = battery(V, replicates=64, rng=1, trisk_alpha=[1, 5])
+    assert res.tests[5:] == ("trisk@1", "trisk@5", "zrisk", "georisk")
+    for k in range(4):
+        for j, alpha in ((5, 1), (6, 5)):
+            m, se, _ = ref.urisk_se(ref.risk_scores(V[k, 1], V[k, 0], alpha))
+            assert res.statistic[k, j] == pytest.approx(m / se, rel=1e-12)
+            assert res.p(f"trisk@{alpha}")[k] == pytest.approx(2 * stats.t.sf(abs(m / se), 11), rel=1e-9)
+        z, g = ref.zrisk_georisk_diff(V[k, 0], V[k, 1])
+        assert res.statistic[k, 7] == pytest.approx(z, rel=1e-10, abs=1e-12)
+        assert res.statistic[k, 8] == pytest.approx(g, rel=1e-10, abs=1e-12)
+
+
+def test_zrisk_and_georisk_flip_tests_are_exact_small_sample_tests():
+    V = _pairs(K=3, c=6, seed=14)
+    res = battery(V, replicates=64)  # 2^6 = 64: all patterns
+    import itertools
+    for k in range(3):
+        x, y = V[k]
+        zo, go = ref.zrisk_georisk_diff(x, y)
+        zs, gs = [], []
+        for s in itertools.product((False, True), repeat=6):
+            xs = np.where(s, y, x)
+            ys = np.where(s, x, y)
+            z, g = ref.zrisk_georisk_diff(xs, ys)
+            zs.append(z)
+            gs.append(g)
+        zs, gs = np.array(zs), np.array(gs)
+        pg = np.mean(gs >= go - 1e-12)
+        pl = np.mean(gs <= go + 1e-12)
+        assert res.p("georisk", "greater")[k] == pytest.approx(pg)
+        assert res.p("georisk")[k] == pytest.approx(min(1, 2 * min(pg, pl)))
+        assert res.p("zrisk", "less")[k] == pytest.approx(np.mean(zs <= zo + 1e-12))
+
+
+def test_battery_is_identical_across_threads_and_chunks():
+    V = _pairs(K=12, c=30, seed=16)
+    a = battery(V, replicates=500, rng=5, threads=2)
+    b = battery(V, replicates=500, rng=5, threads=1)
+    c = battery(V[7:], replicates=500, rng=5, start=7)
+    np.testing.assert_array_equal(a.pvalue, b.pvalue)
+    np.testing.assert_array_equal(a.pvalue[7:], c.pvalue)
+
+
+def test_t_test_type_one_error_on_normal_data_is_nominal_within_monte_carlo_error():
+    rng = np.random.default_rng(18)
+    K = 20000
+    V = rng.normal(size=(K, 2, 20))
+    res = battery(V, replicates=0)
+    for level in (0.01, 0.05, 0.1):
+        for tails in TAILS:
+            rate = np.mean(res.p("t", tails) <= level)
+            assert abs(rate - level) < 4 * np.sqrt(level * (1 - level) / K)
+
+
+def test_all_zero_differences_give_nan_rank_and_sign_p_values():
+    x = np.linspace(0.1, 0.9, 10)
+    res = battery(np.stack([np.stack([x, x])]), replicates=0)
+    assert np.isnan(res.p("wilcoxon")[0]) and np.isnan(res.p("sign")[0]) and np.isnan(res.p("t")[0])
+
+
+def test_long_form_has_test_and_tails_columns():
+    res = battery(_pairs(K=2, c=6), replicates=10, rng=1)
+    t = res.to_arrow()
+    assert t.column_names == ["batch", "test", "tails", "statistic", "pvalue"]
+    assert t.num_rows == 2 * len(res.tests) * 3
+
+
+def test_bad_battery_arguments_are_named():
+    V = _pairs(K=2, c=5)
+    with pytest.raises(InputError, match="pairs of runs"):
+        battery(np.random.default_rng(0).random((2, 3, 5)))
+    with pytest.raises(InputError, match="`replicates`"):
+        battery(V, replicates=-1)
+    with pytest.raises(InputError, match="`min_diff`"):
+        battery(V, min_diff=-0.1)
+    with pytest.raises(InputError, match="`trisk_alpha`"):
+        battery(V, trisk_alpha=[-1])
+    with pytest.raises(InputError, match="`correction`"):
+        battery(V, correction="yes")
+    with pytest.raises(InputError, match="`start`"):
+        battery(V, start=[1])
+
+
+def test_without_risk_tests_the_other_p_values_are_unchanged():
+    V = _pairs(K=5, c=30, seed=20)
+    a = battery(V, replicates=200, rng=3)
+    b = battery(V, replicates=200, rng=3, risk_tests=False)
+    np.testing.assert_array_equal(a.pvalue[:, :7], b.pvalue[:, :7])
+    assert np.isnan(b.pvalue[:, 7:]).all()

@@ -1,0 +1,175 @@
+"""Simulated collections (margins, copulas, topic resampling) and the error-rate studies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import fastrisk
+from fastrisk.cli import main
+from fastrisk.errors import InputError
+from fastrisk.simulate import (
+    CollectionModel,
+    fit_margin,
+    power,
+    resample_topics,
+    simulate_pairs,
+    type1,
+    type3,
+)
+from fastrisk.simulate.margins import BINS
+
+
+def _sample(margin, n, seed=0):
+    from fastrisk._kernels.simulate import quantiles
+
+    u = np.random.default_rng(seed).random(n)
+    out = np.empty(n)
+    quantiles(margin.cdf, margin.values, margin.continuous, u, out)
+    return out
+
+
+@pytest.mark.parametrize("name", ["web2012_err20", "adhoc8_ap"])
+def test_continuous_margins_keep_each_systems_mean_and_quantiles_within_sampling_error(name):
+    m = fastrisk.datasets.trec_matrix(name)
+    for s in range(0, m.n_systems, max(1, m.n_systems // 6)):
+        x = m.values[s]
+        c = len(x)
+        fit = fit_margin(x)
+        assert fit.continuous and len(fit.values) == BINS + 2
+        sim = _sample(fit, 40000, seed=s)
+        assert abs(sim.mean() - x.mean()) < 3 * x.std(ddof=1) / np.sqrt(c) + 1e-3
+        # DKW: the empirical CDF of c scores is within 1.63 / sqrt(c) of the truth with 99% probability
+        for q in np.quantile(x, [0.25, 0.5, 0.75]):
+            assert abs(np.mean(sim <= q) - np.mean(x <= q)) < 1.63 / np.sqrt(c)
+        assert np.mean(sim == 0) == pytest.approx(np.mean(x == 0), abs=0.01)  # the atom at 0 is kept
+
+
+def test_discrete_margins_stay_on_the_support():
+    p10 = fastrisk.datasets.trec_matrix("adhoc8_p10").values[3]
+    fit = fit_margin(p10)
+    assert not fit.continuous and fit.family in ("betabinom", "empirical")
+    sim = _sample(fit, 5000)
+    np.testing.assert_allclose(sim * 10, np.rint(sim * 10), atol=1e-12)
+    rr = fastrisk.datasets.trec_matrix("adhoc8_rr").values[3]
+    fit = fit_margin(rr)
+    assert not fit.continuous
+    assert set(np.unique(_sample(fit, 5000))) <= set(np.unique(rr))
+
+
+def test_tilting_moves_the_mean_exactly_and_keeps_the_support():
+    fit = fit_margin(fastrisk.datasets.trec_matrix("web2012_ndcg20").values[5])
+    for target in (fit.mean - 0.05, fit.mean + 0.1):
+        t = fit.tilt(target)
+        assert t.mean == pytest.approx(target, abs=1e-9)
+        np.testing.assert_array_equal(t.values, fit.values)
+        assert ((t.probs > 0) == (fit.probs > 0)).all()
+    with pytest.raises(InputError, match="outside its support"):
+        fit.tilt(1.5)
+
+
+def test_the_copula_keeps_kendall_tau_between_runs():
+    m = fastrisk.datasets.trec_matrix("adhoc8_ap")
+    model = CollectionModel(m)
+    for a, b in ((1, 2), (10, 40)):
+        cop = model.copula(a, b)
+        real_tau = stats.kendalltau(m.values[a], m.values[b])[0]
+        # itau: the fitted copula's tau is the sample tau (up to the random breaking of ties)
+        assert cop.tau == pytest.approx(real_tau, abs=0.05) or cop.family.name == "indep"
+        sim = simulate_pairs(m, a, b, 50, 400, rng=1, model=model)
+        sim_tau = stats.kendalltau(sim[:, 0].ravel(), sim[:, 1].ravel())[0]
+        assert sim_tau == pytest.approx(cop.tau, abs=0.03)
+
+
+def test_h0_pairs_share_a_margin_and_h1_pairs_differ_by_delta():
+    m = fastrisk.datasets.trec_matrix("web2012_ndcg20")
+    model = CollectionModel(m)
+    h0 = simulate_pairs(m, 4, 9, 50, 2000, rng=3, model=model)
+    d = (h0[:, 1] - h0[:, 0]).ravel()
+    assert abs(d.mean()) < 4 * d.std() / np.sqrt(d.size)
+    h1 = simulate_pairs(m, 4, 9, 50, 2000, rng=3, model=model, delta=0.03)
+    d = (h1[:, 1] - h1[:, 0]).ravel()
+    assert d.mean() == pytest.approx(0.03, abs=4 * d.std() / np.sqrt(d.size))
+    assert ((h1 >= 0) & (h1 <= 1)).all()
+
+
+def test_simulation_is_the_same_in_chunks():
+    m = fastrisk.datasets.trec_matrix("web2012_ndcg20")
+    model = CollectionModel(m)
+    whole = simulate_pairs(m, 1, 2, 20, 30, rng=5, model=model)
+    tail = simulate_pairs(m, 1, 2, 20, 10, rng=5, model=model, start=20)
+    np.testing.assert_array_equal(whole[20:], tail)
+
+
+def test_resample_topics_draws_whole_topics():
+    m = fastrisk.datasets.trec_matrix("web2012_err20")
+    boot = resample_topics(m, 30, 5, rng=1)
+    assert boot.shape == (5, m.n_systems, 30)
+    cols = {tuple(col) for col in m.values.T}
+    assert all(tuple(boot[k, :, i]) in cols for k in range(5) for i in range(30))
+    sub = resample_topics(m, 50, 3, replace=False, rng=1)
+    assert all(len({tuple(sub[k, :, i]) for i in range(50)}) == len(cols) for k in range(3))
+    with pytest.raises(InputError, match="`n_topics`"):
+        resample_topics(m, 51, 2, replace=False)
+
+
+def _small(fn, **kw):
+    return fn(collections=["web2012_ndcg20"], topics=15, trials=90, replicates=40, rng=11, progress=False, **kw)
+
+
+def test_type1_table_has_the_published_design_and_is_the_same_in_any_chunking():
+    a = _small(type1, chunk=45)
+    b = _small(type1, chunk=90)
+    assert a.column_names == ["measure", "topics", "test", "tails", "alpha", "rate", "trials", "se"]
+    assert a.equals(b)
+    assert set(a.column("measure").to_pylist()) == {"ndcg20"}
+    df = a.to_pandas()
+    assert set(df.test) >= {"t", "wilcoxon", "sign", "bootstrap", "permutation", "trisk@1", "trisk@5", "zrisk",
+                            "georisk"}
+    assert (df.trials == 90).all() and len(df.alpha.unique()) == 19
+    # rejection rates grow with alpha
+    for _, g in df.groupby(["test", "tails"]):
+        assert (np.diff(g.sort_values("alpha").rate.to_numpy()) >= 0).all()
+
+
+def test_power_and_type3_come_from_the_same_simulations():
+    p = _small(power, delta=[0.05]).to_pandas()
+    t3 = _small(type3, delta=[0.05]).to_pandas()
+    assert set(p.tails) == {"two-sided", "greater"} and set(t3.tails) == {"two-sided"}
+    two = p[(p.tails == "two-sided") & (p.alpha == 0.1)].set_index("test").rate
+    wrong = t3[t3.alpha == 0.1].set_index("test").rate
+    assert (two + wrong <= 1).all()
+    assert two["t"] > wrong["t"]
+
+
+def test_cli_simulate_writes_the_table(tmp_path):
+    out = tmp_path / "t1.csv"
+    status = main(["simulate", "type1", "--collections", "web2012_ndcg20", "--topics", "15", "--trials", "90",
+                   "--replicates", "40", "--seed", "11", "--format", "csv", "--out", str(out), "--quiet"])
+    assert status == 0
+    import pyarrow.csv as pacsv
+
+    t = pacsv.read_csv(out)
+    assert t.column_names == ["measure", "topics", "test", "tails", "alpha", "rate", "trials", "se"]
+    assert t.num_rows == 9 * 3 * 19
+
+
+def test_bad_study_arguments_are_named():
+    with pytest.raises(InputError, match="`measure`"):
+        type1("map")
+    with pytest.raises(InputError, match="`topics`"):
+        type1("ap", topics=1)
+    with pytest.raises(InputError, match="no bundled file"):
+        type1(collections=["nope"])
+    with pytest.raises(InputError, match="`kind`"):
+        fit_margin([0.1, 0.2, 0.3], kind="weird")
+    with pytest.raises(InputError, match="in \\[0, 1\\]"):
+        fit_margin([0.1, 2.0, 0.3])
+
+
+@pytest.mark.slow
+def test_t_test_type1_rate_is_nominal_on_simulated_ap_collections():
+    t = type1("ap", topics=50, trials=4000, replicates=0, rng=2, progress=False).to_pandas()
+    r = t[(t.test == "t") & (t.tails == "two-sided") & (t.alpha == 0.05)].iloc[0]
+    assert abs(r.rate - 0.05) < 4 * np.sqrt(0.05 * 0.95 / r.trials) + 0.01
