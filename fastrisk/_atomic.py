@@ -70,9 +70,12 @@ def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newlin
             mode_bits = 0o666 & ~_umask()
         os.chmod(tmp, mode_bits)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError) and exc.errno is not None:
+            raise OSError(exc.errno, f"cannot write {target}: {exc.strerror or exc} (the previous file, if any, "
+                                     "is unchanged)", str(target)) from None
         raise
     _fsync_dir(directory)
 

@@ -11,10 +11,17 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from fastrisk.sweep import CheckpointWarning, Experiment, Grid, local_client, register_kind, sweep
+from fastrisk.sweep import (
+    CheckpointWarning,
+    Experiment,
+    Grid,
+    local_client,
+    register_kind,
+    sweep,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sweep import GRID, N_JOBS, identical  # noqa: E402
+from test_sweep import identical
 
 
 def _kill_once_risk(matrix, *, marker, kill_baseline, baseline, **params):

@@ -47,7 +47,7 @@ def _cmd_sweep(args) -> int:
     executor, close = _executor(args)
     try:
         result = sweep(grid, executor=executor, out=out, resume=args.resume, retry_errors=args.retry_errors,
-                       progress=False if args.quiet else True, batch_seconds=args.batch_seconds)
+                       progress=False if args.quiet else None, batch_seconds=args.batch_seconds)
     except KeyboardInterrupt:
         print(f"fastrisk sweep: interrupted; finished batches are kept in {out}.parts: "
               f"rerun with --resume to compute only the rest", file=sys.stderr)
@@ -88,5 +88,6 @@ def register(sub) -> None:
     p.add_argument("--retry-errors", action="store_true", help="with --resume, also recompute failed jobs")
     p.add_argument("--batch-seconds", type=float, default=0.2, metavar="S",
                    help="target seconds of work per task (default 0.2)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar or summary (the bar is shown only when stderr is a terminal)")
     p.set_defaults(func=_cmd_sweep)
