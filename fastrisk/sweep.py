@@ -534,20 +534,36 @@ def local_client(n_workers: int | None = None, **kwargs):
     return Client(**options)
 
 
-def _init_worker(env: dict) -> None:
+def _init_worker(env: dict, parent: int | None = None) -> None:
     os.environ.update(env)
+    if parent is not None:
+        _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """A daemon thread that ends this worker process as soon as its parent ``parent`` is gone
+    (killed with SIGKILL, say), so that no pool worker outlives the sweep that started it."""
+    def watch():
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fastrisk-exit-with-parent", daemon=True).start()
 
 
 def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
-    :func:`worker_env` set before fastrisk is imported there."""
+    :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
+    second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
     import multiprocessing
 
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
                                 or workers < 1):
         raise InputError(f"`workers` must be a positive integer, got {workers!r}")
     ctx = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(worker_env(),))
+    return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                  initargs=(worker_env(), os.getpid()))
 
 
 # ====================================================================== backends

@@ -44,8 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point; errors go to stderr as one line with exit status 2 and no traceback."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting (imports can take a second)
+        print("fastrisk: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     command = args.command
     with _one_line_warnings(command):
         try:
