@@ -106,8 +106,8 @@ class TukeyHSDResult:
         return self.to_arrow().to_pandas()
 
 
-#: Element-operations per kernel call: about 0.1 s on one core, so that Ctrl-C is seen soon.
-CHUNK_WORK = 20_000_000
+#: Element-operations per kernel call: about a quarter of a second, so that Ctrl-C is seen within a second.
+CHUNK_WORK = 50_000_000
 
 
 def _chunk(work_per_replicate: int) -> int:
@@ -138,7 +138,7 @@ def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = 
     scores_t = np.ascontiguousarray(V.T)
     step = _chunk(S * c)
     with limit_threads(threads):
-        # chunks of about a tenth of a second, so that Ctrl-C is seen between them
+        # chunks of about a quarter of a second, so that Ctrl-C is seen between them
         for start in range(0, B, step):
             _k.tukey_range_null(scores_t, seed, start, null[start:start + step])
     means = V.mean(axis=1)
