@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
+from fastrisk._resources import check_memory
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
@@ -138,9 +139,22 @@ class TukeyHSDResult:
         return self.to_arrow().to_pandas()
 
 
+#: Element-operations per kernel call: about a quarter of a second, so that Ctrl-C is seen within a second.
+CHUNK_WORK = 50_000_000
+
+
+def _chunk(work_per_replicate: int) -> int:
+    import numba
+
+    return max(1, CHUNK_WORK * numba.get_num_threads() // max(1, work_per_replicate))
+
+
 def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = None) -> TukeyHSDResult:
     """Randomised Tukey HSD test of every pair of systems (rows of ``data``: a ScoreMatrix
-    or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads``."""
+    or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads`` (and
+    whatever the chunks the replicates are drawn in; Ctrl-C interrupts between chunks).
+    A replicate count whose null distribution would not fit in memory is refused with a
+    :class:`~fastrisk.errors.ResourceError`."""
     B = _positive_int(replicates, "replicates")
     if is_frame(data):
         data = as_matrix(data, "data")
@@ -152,10 +166,16 @@ def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = 
     S, c = V.shape
     if S < 2:
         raise InputError(f"Tukey HSD needs at least 2 systems, got {S}")
+    check_memory(16.0 * B, f"Tukey HSD with {B} replicates (the null distribution and its sorted copy)",
+                 "use fewer replicates (10**5 give p-values to within about 0.003)")
     seed = resolve_seed(rng)
     null = np.empty(B)
+    scores_t = np.ascontiguousarray(V.T)
+    step = _chunk(S * c)
     with limit_threads(threads):
-        _k.tukey_range_null(np.ascontiguousarray(V.T), seed, null)
+        # chunks of about a quarter of a second, so that Ctrl-C is seen between them
+        for start in range(0, B, step):
+            _k.tukey_range_null(scores_t, seed, start, null[start:start + step])
     means = V.mean(axis=1)
     I, J = np.triu_indices(S, 1)
     diff = means[I] - means[J]

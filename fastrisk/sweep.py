@@ -30,6 +30,7 @@ lost with its worker stays missing, so a resume recomputes it.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import fnmatch
 import functools
 import itertools
@@ -533,20 +534,36 @@ def local_client(n_workers: int | None = None, **kwargs):
     return Client(**options)
 
 
-def _init_worker(env: dict) -> None:
+def _init_worker(env: dict, parent: int | None = None) -> None:
     os.environ.update(env)
+    if parent is not None:
+        _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """A daemon thread that ends this worker process as soon as its parent ``parent`` is gone
+    (killed with SIGKILL, say), so that no pool worker outlives the sweep that started it."""
+    def watch():
+        while True:
+            time.sleep(every)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="fastrisk-exit-with-parent", daemon=True).start()
 
 
 def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
-    :func:`worker_env` set before fastrisk is imported there."""
+    :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
+    second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
     import multiprocessing
 
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
                                 or workers < 1):
         raise InputError(f"`workers` must be a positive integer, got {workers!r}")
     ctx = multiprocessing.get_context("spawn")
-    return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(worker_env(),))
+    return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                  initargs=(worker_env(), os.getpid()))
 
 
 # ====================================================================== backends
@@ -559,8 +576,12 @@ class _Backend:
         self.executor = executor
         self.workers = getattr(executor, "_max_workers", None) or os.cpu_count() or 1
 
-    def put(self, label: str, spec, what: str):
+    def put(self, label: str, spec, what: str, again: bool = False):
         return _Source(spec, what) if isinstance(spec, str) else spec
+
+    def alive(self, handle) -> bool:
+        """Whether a data handle from :meth:`put` still holds its data."""
+        return True
 
     def submit(self, fn, *args, key: str):
         return self.executor.submit(fn, *args)
@@ -594,7 +615,10 @@ class _InProcess(_Backend):
 
 
 class _Dask(_Backend):
-    """A ``distributed.Client``: data scattered once, batches submitted with distinct keys."""
+    """A ``distributed.Client``: batches submitted with distinct keys; data scattered once and
+    replicated on every worker (``broadcast=True``), so a dead worker loses no data the
+    others do not hold; if every copy is lost the data is scattered again for the resubmission.
+    """
 
     def __init__(self, client):
         self.client = client
@@ -603,11 +627,14 @@ class _Dask(_Backend):
         self.token = uuid.uuid4().hex[:12]
         self._scattered = {}
 
-    def put(self, label, spec, what):
-        if label not in self._scattered:
+    def put(self, label, spec, what, again: bool = False):
+        if again or label not in self._scattered or not self.alive(self._scattered[label]):
             obj = _load_cached(spec, what) if isinstance(spec, str) else spec
-            self._scattered[label] = self.client.scatter(obj, hash=False)
+            self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True)
         return self._scattered[label]
+
+    def alive(self, handle) -> bool:
+        return getattr(handle, "status", "finished") == "finished"
 
     def submit(self, fn, *args, key: str):
         return self.client.submit(fn, *args, key=f"fastrisk-sweep-{self.token}-{key}", pure=False)
@@ -615,7 +642,13 @@ class _Dask(_Backend):
     def wait(self, pending):
         from distributed import wait
 
-        return wait(list(pending), return_when="FIRST_COMPLETED").done
+        try:
+            return wait(list(pending), return_when="FIRST_COMPLETED").done
+        except Exception:  # noqa: BLE001 - CancelledError: a future lost its data with a worker
+            done = [f for f in pending if f.done()]
+            if not done:
+                time.sleep(0.05)
+            return done
 
     def cancel(self, pending) -> None:
         if pending:
@@ -717,8 +750,24 @@ def _concat(tables: list[pa.Table]) -> pa.Table:
 
 
 # ====================================================================== checkpoints
+class CheckpointWarning(RuntimeWarning):
+    """A checkpoint part failed its checksum or could not be read: its jobs are recomputed."""
+
+
+def _sha256(data) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 class _Checkpoint:
-    """Finished batches as Parquet files in ``OUT.parts/``, flushed every few seconds."""
+    """Finished batches as Parquet files in ``OUT.parts/``, flushed every few seconds.
+
+    Each part is written atomically (a temporary file renamed when complete) with Parquet page
+    checksums and a ``.sha256`` sidecar, written before the part appears. On resume a part is
+    reused only if its SHA-256 matches and it reads back with its page checksums verified; any
+    other part is reported by name, moved aside (``.corrupt``) and its jobs are recomputed.
+    """
 
     def __init__(self, out: Path | None, meta: dict, every: float):
         self.out = out
@@ -728,30 +777,67 @@ class _Checkpoint:
         self.buffer: list[pa.Table] = []
         self.last = time.monotonic()
         self.count = 0
+        self._loaded: list[pa.Table] | None = None
 
-    def existing(self) -> list[pa.Table]:
+    # ------------------------------------------------------------ reading, verified
+    def _parts(self) -> list[Path]:
+        return sorted(self.dir.glob("part-*.parquet")) if self.dir is not None and self.dir.exists() else []
+
+    @staticmethod
+    def _read_verified(data: bytes) -> pa.Table:
         import pyarrow.parquet as pq
 
+        return pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+
+    def _check_part(self, p: Path) -> pa.Table:
+        """The part's table, or an exception whose message says why it cannot be trusted."""
+        sidecar = p.with_name(p.name + ".sha256")
+        data = p.read_bytes()
+        try:
+            expected = sidecar.read_text(encoding="ascii").split()[0]
+        except (OSError, UnicodeDecodeError, IndexError):
+            raise ValueError(f"its checksum file {sidecar.name} is missing or unreadable") from None
+        if _sha256(data) != expected:
+            raise ValueError(f"its SHA-256 does not match {sidecar.name} (size {len(data)} bytes)")
+        return self._read_verified(data)
+
+    def _quarantine(self, p: Path, why: str) -> None:
+        warnings.warn(f"checkpoint part {p} is corrupt ({why}); it is not reused and its jobs are "
+                      f"recomputed (moved to {p.name}.corrupt)", CheckpointWarning, stacklevel=4)
+        for q in (p, p.with_name(p.name + ".sha256")):
+            with contextlib.suppress(OSError):
+                os.replace(q, q.with_name(q.name + ".corrupt"))
+
+    def existing(self) -> list[pa.Table]:
+        """The verified tables of the finished result file and the parts (read once)."""
+        if self._loaded is not None:
+            return self._loaded
         tables = []
-        for p in ([self.out] if self.out is not None and self.out.exists() else []) + \
-                (sorted(self.dir.glob("part-*.parquet")) if self.dir is not None and self.dir.exists() else []):
+        if self.out is not None and self.out.exists():
             try:
-                tables.append(pq.read_table(p))
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise InputError(f"cannot read the checkpoint {p}: {exc}") from None
+                tables.append(self._read_verified(self.out.read_bytes()))
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                warnings.warn(f"the previous result {self.out} cannot be read back intact ({_reason(exc)}); "
+                              "it is not reused and will be replaced", CheckpointWarning, stacklevel=3)
+        for p in self._parts():
+            try:
+                tables.append(self._check_part(p))
+            except (pa.ArrowException, OSError, ValueError, EOFError) as exc:
+                self._quarantine(p, _reason(exc))
+        self._loaded = tables
         return tables
 
     def read_meta(self) -> dict | None:
-        import pyarrow.parquet as pq
-
-        paths = ([self.out] if self.out is not None and self.out.exists() else []) + \
-            (sorted(self.dir.glob("part-*.parquet")) if self.dir is not None and self.dir.exists() else [])
-        for p in paths:
-            md = pq.read_schema(p).metadata or {}
+        for t in self.existing():
+            md = t.schema.metadata or {}
             if _META_KEY in md:
-                return json.loads(md[_META_KEY])
+                try:
+                    return json.loads(md[_META_KEY])
+                except ValueError:
+                    continue
         return None
 
+    # ------------------------------------------------------------ writing, atomic
     def add(self, table: pa.Table) -> None:
         if self.dir is None:
             return
@@ -759,33 +845,42 @@ class _Checkpoint:
         if time.monotonic() - self.last >= self.every:
             self.flush()
 
+    def _serialise(self, table: pa.Table) -> bytes:
+        import pyarrow.parquet as pq
+
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **self.meta})
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, write_page_checksum=True)
+        return sink.getvalue().to_pybytes()
+
     def flush(self) -> None:
         if self.dir is None or not self.buffer:
             return
-        import pyarrow.parquet as pq
+        from fastrisk._atomic import write_bytes
 
         self.dir.mkdir(parents=True, exist_ok=True)
-        table = _concat(self.buffer)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **self.meta})
+        data = self._serialise(_concat(self.buffer))
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}.parquet"
-        tmp = self.dir / (name + ".tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.dir / name)
+        # the sidecar first: a part never exists without the checksum that vouches for it
+        write_bytes(self.dir / (name + ".sha256"), f"{_sha256(data)}  {name}\n".encode("ascii"))
+        write_bytes(self.dir / name, data)
         self.buffer.clear()
         self.last = time.monotonic()
 
     def finish(self, table: pa.Table) -> None:
         if self.out is None:
             return
-        import pyarrow.parquet as pq
+        from fastrisk._atomic import write_bytes
 
         self.buffer.clear()
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **self.meta})
-        tmp = self.out.with_name(self.out.name + ".tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, self.out)
+        write_bytes(self.out, self._serialise(table))
         if self.dir.exists():
             shutil.rmtree(self.dir)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 # ====================================================================== progress
@@ -832,7 +927,8 @@ class SweepResult:
     """The gathered table (one block of rows per job, in job order) and what happened.
 
     ``n_computed`` jobs ran now, ``n_reused`` came from the checkpoint, ``n_failed`` raised
-    (``status == "error"``), ``n_missing`` were lost with their workers (rerun with resume).
+    (``status == "error"``), ``n_missing`` were lost with their workers after every retry
+    (rerun with resume); ``n_retried`` counts the jobs of resubmitted batches.
     """
 
     table: pa.Table
@@ -843,6 +939,7 @@ class SweepResult:
     n_failed: int
     n_missing: int
     path: str | None
+    n_retried: int = 0
 
     @property
     def complete(self) -> bool:
@@ -864,12 +961,14 @@ class SweepResult:
         return t.select(["job", "experiment", "kind", "data", "params", "error"])
 
 
-def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume):
+def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries):
     for name, v in (("batch_seconds", batch_seconds), ("checkpoint_seconds", checkpoint_seconds)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
             raise InputError(f"`{name}` must be a non-negative number of seconds, got {v!r}")
     if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
         raise InputError(f"`max_batch` must be a positive integer, got {max_batch!r}")
+    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
+        raise InputError(f"`retries` must be a non-negative integer, got {retries!r}")
     if resume and out is None:
         raise InputError("`resume` needs `out`, the Parquet file the sweep checkpoints to")
     return _backend(executor)
@@ -937,7 +1036,7 @@ class _Sizer:
 
 def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: bool = False,
           progress: bool | None = None, batch_seconds: float = 0.2, max_batch: int = 1000,
-          checkpoint_seconds: float = 2.0) -> SweepResult:
+          checkpoint_seconds: float = 2.0, retries: int = 2) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
     ``grid``: a :class:`Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
@@ -947,7 +1046,10 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     checkpointed next to it (``OUT.parts/``) at most every ``checkpoint_seconds``, and the
     full table is written there at the end. ``resume``: reuse the checkpoint and compute only
     the jobs missing from it (with ``retry_errors`` also the jobs that failed). A job that
-    raises is recorded with ``status="error"``; the sweep goes on.
+    raises is recorded with ``status="error"``; the sweep goes on. A batch lost with its
+    worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
+    recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
+    its checksum is reported (:class:`CheckpointWarning`) and its jobs are recomputed.
 
     The table has the columns :data:`JOB_COLUMNS` (``seed``: the job's seed, spawned from
     the grid's root seed and the job's position), ``param_<name>`` per parameter, then the
@@ -955,7 +1057,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     """
     grid = load_grid(grid)
     out = None if out is None else Path(out)
-    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume)
+    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries)
     ck = _Checkpoint(out, {}, float(checkpoint_seconds))
     if not resume and ck.dir is not None and ck.dir.exists():
         raise InputError(f"{ck.dir} holds the checkpoint of an unfinished sweep: resume it "
@@ -975,7 +1077,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     bar = _Progress(len(jobs), len(done), progress)
     new_tables: list[pa.Table] = []
     pending: dict = {}
-    lost = failed = computed = 0
+    lost = failed = computed = resubmitted = 0
     handles: dict = {}
     limit = 2 * backend.workers
     batch_no = itertools.count()
@@ -989,16 +1091,21 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
             batch, queue[gi] = items[:n], (group, items[n:])
             if not queue[gi][1]:
                 gi += 1
-            kind = KINDS[grid.experiments[group[0]].kind]
-            if group not in handles:
-                handles[group] = backend.put(group[1], grid.source(group[1]), kind.data)
-            key = next(batch_no)
-            try:
-                f = backend.submit(_run_batch, kind, handles[group], batch, types, backend.threads, key=str(key))
-            except cf.BrokenExecutor as exc:
-                broken(len(batch), exc)
+            if not submit(group, batch, 0):
                 return
-            pending[f] = (group, batch)
+
+    def submit(group, batch, attempt) -> bool:
+        kind = KINDS[grid.experiments[group[0]].kind]
+        if group not in handles or (attempt and not backend.alive(handles[group])):
+            handles[group] = backend.put(group[1], grid.source(group[1]), kind.data, again=group in handles)
+        key = next(batch_no)
+        try:
+            f = backend.submit(_run_batch, kind, handles[group], batch, types, backend.threads, key=str(key))
+        except cf.BrokenExecutor as exc:
+            broken(len(batch), exc)
+            return False
+        pending[f] = (group, batch, attempt)
+        return True
 
     def broken(n, exc):
         nonlocal gi, lost
@@ -1011,14 +1118,19 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
         fill()
         while pending:
             for f in backend.wait(list(pending)):
-                group, batch = pending.pop(f)
+                group, batch, attempt = pending.pop(f)
                 try:
                     table, seconds, n_failed = f.result()
-                except Exception as exc:  # noqa: BLE001 - a lost worker: the jobs stay missing
+                except (Exception, cf.CancelledError) as exc:  # noqa: BLE001 - a lost worker or its data
+                    # a job's own exception is caught in the worker: this is the infrastructure
+                    if attempt < retries and not isinstance(exc, cf.BrokenExecutor):
+                        resubmitted += len(batch)
+                        submit(group, batch, attempt + 1)
+                        continue
                     lost += len(batch)
-                    warnings.warn(f"a batch of {len(batch)} job(s) was lost ({type(exc).__name__}: {exc}); "
-                                  "they are missing from the results: resume the sweep to compute them",
-                                  RuntimeWarning, stacklevel=2)
+                    warnings.warn(f"a batch of {len(batch)} job(s) was lost ({_reason(exc)}) after "
+                                  f"{attempt + 1} attempt(s); they are missing from the results: resume the "
+                                  "sweep to compute them", RuntimeWarning, stacklevel=2)
                     continue
                 sizer.record(group, seconds)
                 failed += n_failed
@@ -1038,7 +1150,8 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     if lost == 0:
         ck.finish(table)
     n_failed = failed + (_count_errors(kept) if kept else 0)
-    return SweepResult(table, root, len(jobs), computed, len(done), n_failed, lost, None if out is None else str(out))
+    return SweepResult(table, root, len(jobs), computed, len(done), n_failed, lost, None if out is None else str(out),
+                       resubmitted)
 
 
 def _count_errors(tables: list[pa.Table]) -> int:

@@ -210,7 +210,7 @@ def test_lost_batches_stay_missing_and_resume_computes_only_them(tmp_path, refer
     out = tmp_path / "res.parquet"
     with pytest.warns(RuntimeWarning, match="was lost"):
         first = sweep(GRID, executor=_Flaky(lose={3, 8}), out=out, progress=False, max_batch=1,
-                      checkpoint_seconds=0)
+                      checkpoint_seconds=0, retries=0)
     assert (first.n_computed, first.n_missing) == (N_JOBS - 2, 2) and not first.complete
     assert not out.exists() and (tmp_path / "res.parquet.parts").is_dir()
     assert sorted(set(first.table.column("job").to_pylist())) == [j for j in range(N_JOBS) if j not in (2, 7)]
@@ -222,12 +222,26 @@ def test_lost_batches_stay_missing_and_resume_computes_only_them(tmp_path, refer
     assert identical(pq.read_table(out), reference)
 
 
+def test_lost_batches_are_resubmitted_a_bounded_number_of_times(tmp_path, reference):
+    flaky = _Flaky(lose={3, 8})
+    result = sweep(GRID, executor=flaky, out=tmp_path / "r.parquet", progress=False, max_batch=1)
+    assert result.complete and result.n_retried == 2 and result.n_computed == N_JOBS
+    assert identical(result.table, reference)
+    # a batch that is lost at every attempt is given up after `retries` resubmissions
+    always = _Flaky(lose=set(range(1, 1000)))
+    with pytest.warns(RuntimeWarning, match=r"lost \(RuntimeError: worker killed\) after 3 attempt"):
+        gone = sweep(GRID, executor=always, out=tmp_path / "g.parquet", progress=False, retries=2)
+    assert gone.n_missing == N_JOBS and always.n == 3 * N_JOBS  # one-job batches (no cost measured), 3 attempts
+    with pytest.raises(InputError, match="`retries` must be a non-negative integer"):
+        sweep(GRID, retries=-1)
+
+
 def test_interrupted_sweep_resumes_without_losing_or_repeating_work(tmp_path, reference):
     out = tmp_path / "res.parquet"
     with pytest.raises(KeyboardInterrupt):
         sweep(GRID, executor=_Flaky(interrupt=5), out=out, progress=False, max_batch=1, checkpoint_seconds=60)
     # the buffered batches were flushed on the way out
-    parts = pq.read_table(tmp_path / "res.parquet.parts")
+    parts = pa.concat_tables(pq.read_table(p) for p in sorted((tmp_path / "res.parquet.parts").glob("*.parquet")))
     assert sorted(set(parts.column("job").to_pylist())) == [0, 1, 2, 3]
     with pytest.raises(InputError, match="holds the checkpoint of an unfinished sweep"):
         sweep(GRID, out=out, progress=False)
@@ -241,7 +255,8 @@ def test_interrupted_sweep_resumes_without_losing_or_repeating_work(tmp_path, re
 def test_resume_refuses_a_different_grid(tmp_path):
     out = tmp_path / "res.parquet"
     with pytest.warns(RuntimeWarning, match="was lost"):
-        sweep(GRID, executor=_Flaky(lose={2}), out=out, progress=False, max_batch=1, checkpoint_seconds=0)
+        sweep(GRID, executor=_Flaky(lose={2}), out=out, progress=False, max_batch=1, checkpoint_seconds=0,
+              retries=0)
     other = json.loads(json.dumps(GRID))
     other["experiment"][0]["params"]["alpha"] = [0, 2]
     with pytest.raises(InputError, match="written by a different grid"):
@@ -257,7 +272,8 @@ def test_unseeded_grid_draws_a_root_seed_and_resume_reuses_it(tmp_path):
     del spec["sweep"]
     out = tmp_path / "res.parquet"
     with pytest.warns(RuntimeWarning):
-        first = sweep(spec, executor=_Flaky(lose={9}), out=out, progress=False, max_batch=1, checkpoint_seconds=0)
+        first = sweep(spec, executor=_Flaky(lose={9}), out=out, progress=False, max_batch=1, checkpoint_seconds=0,
+                      retries=0)
     second = sweep(spec, out=out, resume=True, progress=False)
     assert second.seed == first.seed and second.n_computed == 1
     assert identical(second.table, sweep({**spec, "sweep": {"seed": first.seed}}, progress=False).table)

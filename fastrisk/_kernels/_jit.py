@@ -1,15 +1,112 @@
-"""The single numba configuration point: every kernel is cached, none uses fastmath."""
+"""The single numba configuration point: every kernel is cached, none uses fastmath.
+
+Two guards live here, so that no kernel module needs to know about them:
+
+- A corrupt on-disk cache (a truncated or overwritten ``__pycache__/*.nbi`` index or
+  ``*.nbc`` data file) is treated as a cache miss: the index is reset, the kernel compiled
+  again and the cache rewritten, instead of an ``UnpicklingError`` on every run.
+- numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP is available)
+  aborts the process when two Python threads enter parallel kernels at once. Parallel
+  kernels are therefore called through a thin wrapper that, under that layer only,
+  serialises the calls with one lock.
+"""
 
 from __future__ import annotations
 
 import functools
+import threading
+import warnings
 
 import numba
-
-#: Serial kernel: one unit of work.
-njit = functools.partial(numba.njit, cache=True, fastmath=False, nogil=True)
-
-#: Parallel driver: ``prange`` over the outermost independent axis.
-pjit = functools.partial(numba.njit, cache=True, fastmath=False, nogil=True, parallel=True)
+from numba.core.caching import FunctionCache
 
 prange = numba.prange
+
+_OPTIONS = {"cache": True, "fastmath": False, "nogil": True}
+
+
+class _RebuildingCache(FunctionCache):
+    """numba's function cache, except that an unreadable cache entry is a miss and is reset."""
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as exc:  # noqa: BLE001 - pickle/EOF/value errors from a damaged file
+            warnings.warn(f"numba cache of {self._name} in {self.cache_path} was unreadable "
+                          f"({type(exc).__name__}); it is rebuilt", RuntimeWarning, stacklevel=2)
+            try:
+                self.flush()  # a fresh, empty index; the data files are overwritten on save
+            except OSError:
+                self.disable()
+            return None
+
+
+def _safe_cache(dispatcher):
+    if isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+        dispatcher._cache = _RebuildingCache(dispatcher.py_func)
+    return dispatcher
+
+
+def _decorator(options):
+    def jit(*args, **kwargs):
+        opts = {**options, **kwargs}
+        if len(args) == 1 and callable(args[0]) and not kwargs:
+            return _finish(numba.njit(**opts)(args[0]), opts)
+        inner = numba.njit(*args, **opts)
+        return lambda func: _finish(inner(func), opts)
+
+    return jit
+
+
+def _finish(dispatcher, opts):
+    dispatcher = _safe_cache(dispatcher)
+    return _Serialised(dispatcher) if opts.get("parallel") else dispatcher
+
+
+# ---------------------------------------------------------------------- workqueue guard
+_WORKQUEUE_LOCK = threading.RLock()
+_layer: str | None = None
+
+
+def threading_layer() -> str:
+    """The threading layer numba uses for parallel kernels (launching its threads if needed)."""
+    global _layer
+    if _layer is None:
+        from numba.np.ufunc import parallel
+
+        parallel._launch_threads()
+        _layer = numba.threading_layer()
+    return _layer
+
+
+class _Serialised:
+    """A parallel dispatcher, called under a process-wide lock when the layer is ``workqueue``.
+
+    Attribute access (``py_func``, ``signatures``, numba's own ``_numba_type_``) goes to the
+    dispatcher, so kernels calling it from compiled code type it as the dispatcher itself.
+    """
+
+    __slots__ = ("__dict__", "__wrapped__", "_dispatcher")
+
+    def __init__(self, dispatcher):
+        self._dispatcher = dispatcher
+        functools.update_wrapper(self, dispatcher.py_func)
+
+    def __call__(self, *args, **kwargs):
+        if (_layer or threading_layer()) == "workqueue":
+            with _WORKQUEUE_LOCK:
+                return self._dispatcher(*args, **kwargs)
+        return self._dispatcher(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._dispatcher, name)
+
+    def __repr__(self) -> str:
+        return repr(self._dispatcher)
+
+
+#: Serial kernel: one unit of work.
+njit = _decorator(_OPTIONS)
+
+#: Parallel driver: ``prange`` over the outermost independent axis.
+pjit = _decorator({**_OPTIONS, "parallel": True})

@@ -154,14 +154,15 @@ def mean_statistic(x):
 
 
 @pjit
-def tukey_range_null(scores_t, seed, out):
+def tukey_range_null(scores_t, seed, start, out):
     """Randomised Tukey HSD null: per trial, permute systems within every topic independently.
 
-    ``scores_t`` is (c topics x S systems); ``out[b]`` = max - min of the S permuted means.
+    ``scores_t`` is (c topics x S systems); ``out[b]`` = max - min of the S permuted means of
+    trial ``start + b`` (its own random stream, so the chunking never changes a number).
     """
     c, S = scores_t.shape
     for b in prange(out.shape[0]):
-        state = stream_state(seed, b)
+        state = stream_state(seed, start + b)
         sums = np.zeros(S)
         perm = np.empty(S, np.int64)
         for i in range(c):

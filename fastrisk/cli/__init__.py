@@ -2,17 +2,29 @@
 
 A module in ``_COMMANDS`` defines ``register(subparsers)``, which adds its parser and sets
 ``func`` (called with the parsed namespace; returns an exit status or None).
+
+No traceback ever reaches the user: :func:`main` turns every exception into one line on
+standard error, ``fastrisk COMMAND: error: ...``, with exit status 2 (130 after Ctrl-C;
+141, as for SIGPIPE, when the reader of standard output goes away, e.g. ``| head``).
+Warnings print as one line, ``fastrisk COMMAND: warning: ...``. Set ``FASTRISK_DEBUG=1``
+to see the traceback of an unexpected error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import warnings
 
-from fastrisk.errors import InputError
+from fastrisk.errors import InputError, ResourceError
 
 _COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
+
+#: Exit statuses.
+EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,15 +43,95 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Entry point; errors go to stderr with exit status 2 and no traceback."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point; errors go to stderr as one line with exit status 2 and no traceback."""
     try:
-        status = args.func(args)
-    except (InputError, OSError) as exc:
-        print(f"fastrisk {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"fastrisk {args.command}: interrupted", file=sys.stderr)
-        return 130
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting (imports can take a second)
+        print("fastrisk: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    command = args.command
+    with _one_line_warnings(command):
+        try:
+            status = args.func(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        except KeyboardInterrupt:
+            print(f"fastrisk {command}: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_BROKEN_PIPE
+        except Exception as exc:
+            if os.environ.get("FASTRISK_DEBUG"):
+                raise
+            print(f"fastrisk {command}: error: {describe_error(exc, _input_files(args))}", file=sys.stderr)
+            return EXIT_ERROR
     return 0 if status is None else int(status)
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str):
+    """Warnings as ``fastrisk COMMAND: warning: message`` (no source line, no file name);
+    recording (``warnings.catch_warnings(record=True)``, pytest) is unaffected."""
+    def formatwarning(message, category, filename, lineno, line=None):
+        text = " ".join(str(message).split())
+        return f"fastrisk {command}: warning: {text}\n"
+
+    previous = warnings.formatwarning
+    warnings.formatwarning = formatwarning
+    try:
+        yield
+    finally:
+        warnings.formatwarning = previous
+
+
+def _input_files(args) -> list[str]:
+    """The existing files named on the command line (not the output), to name in messages."""
+    found = []
+    for name, value in vars(args).items():
+        if name in ("out", "func") or value is None:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, (str, os.PathLike)) and os.path.isfile(v):
+                found.append(os.fspath(v))
+    return list(dict.fromkeys(found))
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def describe_error(exc: BaseException, files=()) -> str:
+    """One line for ``exc``: fastrisk's own errors as they are, the others translated and, for
+    errors of reading, the input file(s) named."""
+    import pickle
+    import zlib
+
+    where = ", ".join(files) if files else "the input"
+    if isinstance(exc, (InputError, ResourceError)):
+        return _first_line(exc) if isinstance(exc, ResourceError) else str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"{where}: not {exc.encoding.upper()} text (byte 0x{exc.object[exc.start]:02x} at offset "
+                f"{exc.start}); is it binary, or in another encoding? Convert it to UTF-8")
+    if isinstance(exc, (EOFError, zlib.error)) or type(exc).__name__ in ("BadGzipFile", "LZMAError", "ZstdError"):
+        return f"{where}: truncated or corrupt compressed data ({_first_line(exc)})"
+    if isinstance(exc, MemoryError):
+        return (f"not enough memory ({_first_line(exc)}); reduce the problem (fewer replicates, systems or "
+                "topics; summaries instead of per-topic or per-replicate output)")
+    if isinstance(exc, OSError):
+        return str(exc) if exc.filename or not files else f"{where}: {exc}"
+    if isinstance(exc, pickle.UnpicklingError):
+        return f"a cache or checkpoint file is corrupt ({_first_line(exc)}); delete it and rerun"
+    if type(exc).__module__.startswith("pyarrow"):
+        return f"{where}: {_first_line(exc)}"
+    if isinstance(exc, RecursionError):
+        return f"{where}: nested too deeply to process ({_first_line(exc)})"
+    return (f"unexpected {type(exc).__name__}: {_first_line(exc)} (while processing {where}; this is a bug in "
+            "fastrisk, please report it; FASTRISK_DEBUG=1 shows the traceback)")

@@ -1,4 +1,8 @@
-"""Writing result tables: an aligned text table, CSV, JSON lines or Parquet."""
+"""Writing result tables: an aligned text table, CSV, JSON lines or Parquet.
+
+A file given with ``--out`` is written atomically (:mod:`fastrisk._atomic`): a failure,
+a full disk included, leaves the previous file as it was.
+"""
 
 from __future__ import annotations
 
@@ -52,7 +56,9 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None) -> 
             sys.stdout.buffer.write(buf.getvalue())
             sys.stdout.flush()
         else:
-            pq.write_table(table, out)
+            from fastrisk._atomic import write_parquet
+
+            write_parquet(table, out)
         return
     if fmt == "table":
         text = format_text(table)
@@ -69,8 +75,9 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None) -> 
     if out is None:
         sys.stdout.write(text)
     else:
-        with open(out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        from fastrisk._atomic import write_text
+
+        write_text(out, text)
 
 
 def _jsonable(row: dict) -> dict:

@@ -47,7 +47,8 @@ def _cmd_sweep(args) -> int:
     executor, close = _executor(args)
     try:
         result = sweep(grid, executor=executor, out=out, resume=args.resume, retry_errors=args.retry_errors,
-                       progress=False if args.quiet else True, batch_seconds=args.batch_seconds)
+                       progress=False if args.quiet else None, batch_seconds=args.batch_seconds,
+                       retries=args.retries)
     except KeyboardInterrupt:
         print(f"fastrisk sweep: interrupted; finished batches are kept in {out}.parts: "
               f"rerun with --resume to compute only the rest", file=sys.stderr)
@@ -64,7 +65,8 @@ def _cmd_sweep(args) -> int:
             print(f"  ... and {errors.num_rows - 10} more (status == 'error' in {out})", file=sys.stderr)
     if not args.quiet or not result.complete:
         print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}): {result.n_computed} computed, "
-              f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing; "
+              f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing"
+              + (f" ({result.n_retried} resubmitted after a lost worker)" if result.n_retried else "") + "; "
               + (f"results in {out}" if result.complete else f"checkpoint in {out}.parts: rerun with --resume"),
               file=sys.stderr)
     return 0 if result.complete and result.n_failed == 0 else 1
@@ -88,5 +90,9 @@ def register(sub) -> None:
     p.add_argument("--retry-errors", action="store_true", help="with --resume, also recompute failed jobs")
     p.add_argument("--batch-seconds", type=float, default=0.2, metavar="S",
                    help="target seconds of work per task (default 0.2)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--retries", type=int, default=2, metavar="N",
+                   help="resubmit a batch lost with its worker up to N times, then record it as missing "
+                        "(default 2)")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar or summary (the bar is shown only when stderr is a terminal)")
     p.set_defaults(func=_cmd_sweep)

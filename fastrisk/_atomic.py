@@ -1,0 +1,114 @@
+"""Atomic file writes: a temporary file in the target's directory, renamed over it on success.
+
+A failure at any point (a full disk, an exception while formatting, Ctrl-C) removes the
+temporary file and leaves the previous file, if any, exactly as it was. The rename is
+``os.replace`` (atomic on POSIX and Windows within one file system); the data is fsynced
+first, so a crash never leaves a renamed but empty file. Targets that are not regular files
+(``/dev/stdout``, a FIFO) are written directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["atomic_open", "write_bytes", "write_parquet", "write_text"]
+
+_UMASK_LOCK = threading.Lock()
+_UMASK: int | None = None
+
+
+def _umask() -> int:
+    global _UMASK
+    if _UMASK is None:
+        with _UMASK_LOCK:
+            if _UMASK is None:
+                current = os.umask(0o022)
+                os.umask(current)
+                _UMASK = current
+    return _UMASK
+
+
+def _target(path) -> Path:
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        return not stat.S_ISREG(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None):
+    """``open(path, mode)`` that writes a temporary file and renames it to ``path`` only when
+    the block ends without an exception. ``mode`` is ``"w"`` (text) or ``"wb"``."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open mode must be 'w' or 'wb', got {mode!r}")
+    target = _target(path)
+    kwargs = {} if "b" in mode else {"encoding": encoding, "newline": newline}
+    if _is_special(target):
+        with open(target, mode, **kwargs) as fh:
+            yield fh
+        return
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            mode_bits = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode_bits = 0o666 & ~_umask()
+        os.chmod(tmp, mode_bits)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, BrokenPipeError) and exc.errno is not None:
+            raise OSError(exc.errno, f"cannot write {target}: {exc.strerror or exc} (the previous file, if any, "
+                                     "is unchanged)", str(target)) from None
+        raise
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable (best effort: not every platform can open a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_bytes(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_open(path, "wb") as fh:
+        fh.write(data)
+
+
+def write_text(path, text: str, *, encoding: str = "utf-8") -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_open(path, "w", encoding=encoding, newline="") as fh:
+        fh.write(text)
+
+
+def write_parquet(table, path, **kwargs) -> None:
+    """``pyarrow.parquet.write_table(table, path, **kwargs)``, atomically."""
+    import pyarrow.parquet as pq
+
+    with atomic_open(path, "wb") as fh:
+        pq.write_table(table, fh, **kwargs)

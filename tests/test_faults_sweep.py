@@ -1,0 +1,191 @@
+"""Fault suite, sweeps: a real Dask worker killed mid-sweep, corrupted checkpoint parts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import warnings
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from fastrisk.sweep import (
+    CheckpointWarning,
+    Experiment,
+    Grid,
+    local_client,
+    register_kind,
+    sweep,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_sweep import identical
+
+
+def _kill_once_risk(matrix, *, marker, kill_baseline, baseline, **params):
+    """The ``risk`` job, except that the first job on ``kill_baseline`` SIGKILLs its own worker
+    process (once: the marker file records that it happened)."""
+    from fastrisk.sweep import _risk_job
+
+    if baseline == kill_baseline:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            pass
+        else:
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGKILL)
+    return _risk_job(matrix, baseline=baseline, **params)
+
+
+def _killing_grid(marker) -> Grid:
+    return Grid([Experiment("kill_once_risk", ["trec:web2012_err20", "trec:web2013_err20"],
+                            {"alpha": [0, 1, 5], "marker": str(marker), "kill_baseline": "run3"},
+                            {"baseline": ["mean", "max", "run1", "run2", "run3", "run4"]})], seed=4)
+
+
+@pytest.fixture(scope="module")
+def killing_kind():
+    cloudpickle = pytest.importorskip("cloudpickle")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    register_kind("kill_once_risk", _kill_once_risk, replace=True)
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_a_sweep_survives_a_killed_dask_worker(killing_kind, tmp_path):
+    pytest.importorskip("distributed")
+    marker = tmp_path / "killed"
+    marker.touch()
+    reference = sweep(_killing_grid(marker), progress=False)  # the marker exists: nobody is killed
+    assert reference.complete and reference.n_failed == 0
+    marker.unlink()
+    with local_client(2, silence_logs=50) as client:
+        before = set(client.run(os.getpid).values())
+        result = sweep(_killing_grid(marker), executor=client, out=tmp_path / "r.parquet", progress=False,
+                       batch_seconds=0, max_batch=1)
+        after = set(client.run(os.getpid).values())
+    assert marker.exists() and before - after, "a worker process was really killed"
+    assert result.complete and result.n_failed == 0 and result.n_computed == 12
+    assert identical(result.table, reference.table)
+    assert identical(pq.read_table(tmp_path / "r.parquet"), reference.table)
+
+
+# ---------------------------------------------------------------------- corrupted checkpoints
+SMALL = {"sweep": {"seed": 5},
+         "experiment": [{"kind": "risk", "data": ["trec:web2012_err20", "trec:web2013_err20"],
+                         "params": {"alpha": [0, 5]}, "grid": {"baseline": ["mean", "max", "run1"]}}]}
+
+
+class _Counting:
+    """An in-process executor that counts the jobs it runs and can lose chosen submissions."""
+
+    def __init__(self, lose=()):
+        import concurrent.futures as cf
+
+        self.cf, self.n, self.jobs, self.lose = cf, 0, 0, set(lose)
+
+    def submit(self, fn, *args):
+        self.n += 1
+        f = self.cf.Future()
+        if self.n in self.lose:
+            f.set_exception(RuntimeError("worker killed"))
+        else:
+            f.set_result(fn(*args))
+            self.jobs += len(args[2])
+        return f
+
+
+@pytest.fixture(scope="module")
+def small_reference():
+    return sweep(SMALL, progress=False).table
+
+
+def _checkpointed(tmp_path):
+    """An unfinished sweep: one part per job, job 5 lost; returns (out, parts)."""
+    import concurrent.futures as cf
+
+    class Lossy(_Counting, cf.Executor):
+        pass
+
+    out = tmp_path / "r.parquet"
+    with pytest.warns(RuntimeWarning, match="was lost"):
+        first = sweep(SMALL, executor=Lossy(lose={6}), out=out, progress=False, max_batch=1, checkpoint_seconds=0,
+                      retries=0)
+    assert first.n_missing == 1
+    parts = sorted((tmp_path / "r.parquet.parts").glob("part-*.parquet"))
+    assert len(parts) == 5 and all(p.with_name(p.name + ".sha256").exists() for p in parts)
+    return out, parts
+
+
+def _resume(out, small_reference, victim):
+    import concurrent.futures as cf
+
+    class Counter(_Counting, cf.Executor):
+        pass
+
+    counter = Counter()
+    with pytest.warns(CheckpointWarning, match=f"checkpoint part {victim} is corrupt") as rec:
+        result = sweep(SMALL, executor=counter, out=out, resume=True, progress=False)
+    assert len([w for w in rec if issubclass(w.category, CheckpointWarning)]) == 1
+    assert counter.jobs == 2 and (result.n_reused, result.n_computed) == (4, 2)  # the lost job and the corrupt one
+    assert result.complete and identical(result.table, small_reference)
+    assert identical(pq.read_table(out), small_reference)
+    assert not victim.exists()
+
+
+FLIPS = [0, 4, 0.2, 0.35, 0.5, 0.65, 0.8, -40, -12, -8, -4]
+
+
+@pytest.mark.parametrize("where", FLIPS)
+def test_flipped_bytes_in_a_part_are_detected_and_recomputed(tmp_path, small_reference, where):
+    out, parts = _checkpointed(tmp_path)
+    victim = parts[2]
+    data = bytearray(victim.read_bytes())
+    at = int(where * len(data)) if isinstance(where, float) else where % len(data)
+    at = min(at, len(data) - 8)
+    for i in range(at, at + 8):
+        data[i] ^= 0x5A
+    victim.write_bytes(bytes(data))
+    _resume(out, small_reference, victim)
+
+
+@pytest.mark.parametrize("damage", ["empty", "half", "minus-one", "garbage-tail", "no-sidecar", "bad-sidecar"])
+def test_truncated_or_unvouched_parts_are_detected_and_recomputed(tmp_path, small_reference, damage):
+    out, parts = _checkpointed(tmp_path)
+    victim = parts[0]
+    data = victim.read_bytes()
+    sidecar = victim.with_name(victim.name + ".sha256")
+    if damage == "empty":
+        victim.write_bytes(b"")
+    elif damage == "half":
+        victim.write_bytes(data[: len(data) // 2])
+    elif damage == "minus-one":
+        victim.write_bytes(data[:-1])
+    elif damage == "garbage-tail":
+        victim.write_bytes(data + os.urandom(64))
+    elif damage == "no-sidecar":
+        sidecar.unlink()
+    else:
+        sidecar.write_bytes(b"\xff\xfe not a hash")
+    _resume(out, small_reference, victim)
+    assert victim.with_name(victim.name + ".corrupt").exists() or not (tmp_path / "r.parquet.parts").exists()
+
+
+def test_a_corrupt_finished_result_is_not_reused(tmp_path, small_reference):
+    out = tmp_path / "r.parquet"
+    sweep(SMALL, out=out, progress=False)
+    data = bytearray(out.read_bytes())
+    for i in range(len(data) // 3, len(data) // 3 + 8):  # inside the first column chunks' pages
+        data[i] ^= 0xFF
+    out.write_bytes(bytes(data))
+    with pytest.warns(CheckpointWarning, match="cannot be read back intact"):
+        result = sweep(SMALL, out=out, resume=True, progress=False)
+    assert result.n_reused == 0 and identical(result.table, small_reference)
+    assert identical(pq.read_table(out), small_reference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = sweep(SMALL, out=out, resume=True, progress=False)  # intact now: all reused, no warning
+    assert again.n_reused == again.n_jobs
