@@ -296,7 +296,7 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
     else:
         delimiter = "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
     try:
-        return pacsv.read_csv(
+        table = pacsv.read_csv(
             path,
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
@@ -309,6 +309,11 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
         raise InputError(f"{path}: malformed CSV ({_arrow_reason(exc)})") from None
     except (pa.ArrowException, OSError, EOFError) as exc:
         raise InputError(f"{path}: cannot be read as CSV ({_arrow_reason(exc)})") from None
+    try:
+        table.column_names  # Arrow checks cell text but decodes the header names lazily
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: the header is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return table
 
 
 def _arrow_reason(exc: Exception) -> str:

@@ -1,9 +1,6 @@
 """Fault suite, readers: arbitrary bytes, byte-order marks, other encodings and truncated
 compression give an InputError naming the file (the API) or one line with exit 2 (the CLI),
 never another exception or a silently different result.
-
-Cases marked xfail(strict=True) are fixed in the readers by other helpers of issue 15 (named
-in the reason); flip them when their branches are merged.
 """
 
 from __future__ import annotations
@@ -59,8 +56,7 @@ def test_a_byte_order_mark_changes_nothing_in_a_matrix(tmp_path, text):
     assert (a.systems, a.topics) == (b.systems, b.topics) and (a.values == b.values).all()
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", pytest.param("cp1252-binary", marks=pytest.mark.xfail(
-    strict=True, reason="helper `fix`: a non-UTF-8 .csv header raises UnicodeDecodeError"))])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "cp1252-binary"])
 def test_a_matrix_in_another_encoding_is_an_input_error(tmp_path, encoding):
     path = tmp_path / "m.csv"
     path.write_bytes(WIDE.encode(encoding) if encoding != "cp1252-binary" else b"topic,\xe9A\x00,B\n1,\xff,0\n")
@@ -68,7 +64,6 @@ def test_a_matrix_in_another_encoding_is_an_input_error(tmp_path, encoding):
         read_matrix(path)
 
 
-@pytest.mark.xfail(strict=True, reason="helper `fix`: read_matrix lets UnicodeDecodeError/OSError/EOFError escape")
 @SETTINGS
 @given(data=st.binary(max_size=400), suffix=st.sampled_from(SUFFIXES))
 def test_matrix_reader_gives_input_errors_on_arbitrary_bytes(tmp_path, data, suffix):
@@ -77,7 +72,6 @@ def test_matrix_reader_gives_input_errors_on_arbitrary_bytes(tmp_path, data, suf
     _clean_or_input_error(read_matrix, path)
 
 
-@pytest.mark.xfail(strict=True, reason="helper `fix`: a truncated .gz matrix raises OSError, not InputError")
 @pytest.mark.parametrize("keep", [10, 30, 60])
 def test_a_truncated_gzip_matrix_is_an_input_error(tmp_path, keep):
     path = tmp_path / "m.csv.gz"
@@ -87,7 +81,6 @@ def test_a_truncated_gzip_matrix_is_an_input_error(tmp_path, keep):
 
 
 # ---------------------------------------------------------------------- runs and qrels
-@pytest.mark.xfail(strict=True, reason="helper `runs`: UnicodeDecodeError/EOFError escape the run and qrels readers")
 @SETTINGS
 @given(data=st.binary(max_size=300).filter(lambda b: b"\n" not in b or b.count(b"\n") < 20))
 def test_run_and_qrels_readers_give_input_errors_on_arbitrary_bytes(tmp_path, data):
@@ -97,7 +90,6 @@ def test_run_and_qrels_readers_give_input_errors_on_arbitrary_bytes(tmp_path, da
     _clean_or_input_error(read_qrels, path)
 
 
-@pytest.mark.xfail(strict=True, reason="helper `runs`: a BOM makes the first topic '\\ufeff151'")
 def test_a_byte_order_mark_changes_nothing_in_runs_and_qrels(tmp_path):
     for text, read in ((RUN, lambda p: read_runs([p])), (QRELS, read_qrels)):
         plain, marked = tmp_path / "plain", tmp_path / "marked"
@@ -106,7 +98,6 @@ def test_a_byte_order_mark_changes_nothing_in_runs_and_qrels(tmp_path):
         assert read(plain).topics == read(marked).topics
 
 
-@pytest.mark.xfail(strict=True, reason="helper `runs`: a truncated .gz qrels raises EOFError, not InputError")
 def test_truncated_gzip_runs_and_qrels_are_input_errors(tmp_path):
     for text, read in ((RUN, lambda p: read_runs([p])), (QRELS, read_qrels)):
         path = tmp_path / "input.gz"
