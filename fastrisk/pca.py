@@ -17,30 +17,39 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._results import Result, array
 from fastrisk.baselines import Baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import _ArrowResult
 
 
-@dataclass(frozen=True)
-class PCAResult(_ArrowResult):
-    """``scores`` (S, m): the systems' coordinates on the first m components; ``components``
-    (m, c): unit loadings over topics; ``explained_variance`` and ``explained_variance_ratio``
-    (m,) (variance with S - 1 degrees of freedom; ratios over the total variance);
-    ``mean`` (c,): the topic means used for centring; ``extra_scores`` (k, m) for the points
-    named ``extra_names``."""
+@dataclass(frozen=True, repr=False)
+class PCAResult(Result):
+    """``scores`` ``[system, component]``: the systems' coordinates on the first m components;
+    ``components`` ``[component, topic]``: unit loadings over topics; ``explained_variance``
+    and ``explained_variance_ratio`` ``[component]`` (variance with S - 1 degrees of freedom;
+    ratios over the total variance); ``mean`` ``[topic]``: the topic means used for centring;
+    ``extra_scores`` ``[extra, component]`` for the points named ``extra_names``.
+
+    Long form (one row per system, component): ``system``, ``component`` (0-based),
+    ``score``, ``explained_variance``, ``explained_variance_ratio``, ``singular_value``;
+    ``to_arrow(("extra", "component"))`` gives the extra points' ``extra_score``;
+    :meth:`coordinates` the wide map table (one row per point, ``pc1`` .. ``pcm``).
+    """
+
+    _coords = {"extra": {"extra": "extra_names"}}
+    _table = ("system", "component")
 
     systems: tuple
     topics: tuple
-    scores: np.ndarray
-    components: np.ndarray
-    explained_variance: np.ndarray
-    explained_variance_ratio: np.ndarray
-    singular_values: np.ndarray
-    mean: np.ndarray
     extra_names: tuple
-    extra_scores: np.ndarray
+    scores: np.ndarray = array("system", "component", column="score")
+    components: np.ndarray = array("component", "topic", column="loading")
+    explained_variance: np.ndarray = array("component")
+    explained_variance_ratio: np.ndarray = array("component")
+    singular_values: np.ndarray = array("component", column="singular_value")
+    mean: np.ndarray = array("topic")
+    extra_scores: np.ndarray = array("extra", "component", column="extra_score")
 
     def transform(self, points) -> np.ndarray:
         """Project (k, c) points (or one (c,) point) into the component space."""
@@ -51,8 +60,8 @@ class PCAResult(_ArrowResult):
             raise InputError(f"points must have one score per topic ({len(self.topics)}), got shape {pts.shape}")
         return (pts - self.mean) @ self.components.T
 
-    def to_arrow(self) -> pa.Table:
-        """One row per point (systems, then extra points): name, kind, pc1 ... pcm."""
+    def coordinates(self) -> pa.Table:
+        """The PCA map: one row per point (systems, then extra points): name, kind, pc1 ... pcm."""
         names = list(self.systems) + list(self.extra_names)
         kinds = ["system"] * len(self.systems) + ["extra"] * len(self.extra_names)
         coords = np.vstack([self.scores, self.extra_scores])

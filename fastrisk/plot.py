@@ -209,7 +209,7 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     few = len(x) <= 12
     for k, name in zip(rows, names):
         st = styles[name]
-        (line,) = ax.plot(x, values[k], color=st["color"], linestyle=st["linestyle"],
+        (line,) = ax.plot(x, values[:, k], color=st["color"], linestyle=st["linestyle"],
                           marker=st["marker"] if few else None, markersize=3.5, linewidth=1.2, label=name)
         line.set_gid(f"system:{name}")
     ax.set_xlabel(xlabel)
@@ -488,12 +488,12 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     square = tuple(table.baselines) == tuple(table.systems)
     cols = rows if square else list(range(len(table.baselines)))
     if order == "mean":
-        mean = np.nanmean(table.urisk[rows][:, cols, col], axis=1)
+        mean = np.nanmean(table.urisk[col][np.ix_(rows, cols)], axis=1)
         perm = np.argsort(-mean, kind="stable")
         rows = [rows[i] for i in perm]
         cols = rows if square else cols
-    V = getattr(table, statistic)[np.ix_(rows, cols, [col])][..., 0]
-    T = table.trisk[np.ix_(rows, cols, [col])][..., 0]
+    V = getattr(table, statistic)[col][np.ix_(rows, cols)]
+    T = table.trisk[col][np.ix_(rows, cols)]
     crit = float(stats.t.isf(significance / 2, table.df))
     nS, nB = V.shape
     big = max(nS, nB) > 12

@@ -169,9 +169,9 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     for k in rows_h:
         for j in range(A):
             a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
-            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[k, j], res.se_param[k, j],
-                         res.trisk[k, j], res.pvalue[k, j]])
-            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
+            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.se_param[j, k],
+                         res.trisk[j, k], res.pvalue[j, k]])
+            flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
             classes.append(["", "", "", "", flag, flag])
     sec.tables.append(("Risk against the baseline", html_table(headers, rows, classes=classes,
                                                                numeric=[False, True, True, True, True, True])))
@@ -229,8 +229,8 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     for k in np.argsort(-means, kind="stable"):
         row, cls = [res.systems[k], means[k]], ["", ""]
         for j in range(A):
-            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
-            row += [res.urisk[k, j], res.trisk[k, j], res.pvalue[k, j]]
+            flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
+            row += [res.urisk[j, k], res.trisk[j, k], res.pvalue[j, k]]
             cls += ["", flag, flag]
         rows.append(row)
         classes.append(cls)

@@ -19,13 +19,14 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from fastrisk._inference import CONVENTIONS, TRiskInference, standardise
 from fastrisk._kernels import tables as _k
+from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, _standardise, _TRiskInference, risk
+from fastrisk.risk import risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")
@@ -39,16 +40,23 @@ SERIAL_CELLS = 1_000_000
 RANK_BLOCK = 16
 
 
-@dataclass(frozen=True)
-class BaselineTable(_TRiskInference, _ArrowResult):
-    """URisk/TRisk of every system (axis 0) against every baseline (axis 1) at every alpha
-    (axis 2): ``urisk``, ``standard_error``, ``trisk``, ``pvalue`` (two-sided, Student t with
-    ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc).
-    ``urisk``/``trisk`` are negated in the ``minus`` convention. With every system as
-    baseline, ``baselines == systems`` and the diagonal has URisk 0 and TRisk NaN (0/0).
-    There the standard error comes from sufficient sums (a one-pass variance), so its
-    relative error grows like eps * (URisk / SD)^2: negligible unless a pair's differences
-    are nearly constant over topics (|TRisk| in the thousands)."""
+@dataclass(frozen=True, repr=False)
+class BaselineTable(TRiskInference, Result):
+    """URisk/TRisk of every system against every baseline at every alpha.
+
+    Arrays ``[alpha, system, baseline]``: ``urisk``, ``standard_error``, ``trisk`` (also
+    ``statistic``), ``pvalue`` (two-sided, Student t with ``df`` = c - 1; computed on first
+    access) and ``rank`` (see the module doc). ``urisk``/``trisk`` are negated in the
+    ``minus`` convention. With every system as baseline, ``baselines == systems`` and the
+    diagonal has URisk 0 and TRisk NaN (0/0).
+
+    Long form (one row per alpha, system, baseline): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``trisk``,
+    ``rank``, ``pvalue``.
+    """
+
+    _constants = ("convention", "value")
+    _derived = {"pvalue": ("alpha", "system", "baseline")}
 
     systems: tuple
     baselines: tuple
@@ -60,10 +68,10 @@ class BaselineTable(_TRiskInference, _ArrowResult):
     ties: str
     n_topics: int
     df: int
-    urisk: np.ndarray
-    standard_error: np.ndarray
-    trisk: np.ndarray
-    rank: np.ndarray
+    urisk: np.ndarray = array("alpha", "system", "baseline")
+    standard_error: np.ndarray = array("alpha", "system", "baseline")
+    trisk: np.ndarray = array("alpha", "system", "baseline")
+    rank: np.ndarray = array("alpha", "system", "baseline")
 
     def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
         """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
@@ -80,7 +88,7 @@ class BaselineTable(_TRiskInference, _ArrowResult):
                 raise InputError(f"`alpha` {alpha!r} is not in the table; it has {self.alpha.tolist()}")
             a = int(hits[0])
         sign = -1.0 if self.convention == "minus" else 1.0
-        scores = np.ascontiguousarray((sign * self.urisk[:, :, a]).T)  # (B, S): larger is better
+        scores = np.ascontiguousarray((sign * self.urisk[a]).T)  # (B, S): larger is better
         if len(self.baselines) < 2:
             raise InputError("rank agreement needs at least two baselines")
         return RankAgreement(
@@ -89,28 +97,6 @@ class BaselineTable(_TRiskInference, _ArrowResult):
             kendall=kendall_tau_matrix(scores, labels=self.baselines),
             rbo=rbo_matrix(scores, p=p, ties=ties, labels=self.baselines),
         )
-
-    def to_arrow(self) -> pa.Table:
-        """Long form: one row per (system, baseline, alpha)."""
-        S, B, A = self.urisk.shape
-        n = S * B * A
-        idx = np.arange(n)
-        sys_idx = idx // (B * A)
-        base_idx = (idx // A) % B
-        systems = pa.array(list(self.systems), pa.string())
-        baselines = pa.array(list(self.baselines), pa.string())
-        return pa.table({
-            "system": systems.take(pa.array(sys_idx)),
-            "baseline": baselines.take(pa.array(base_idx)),
-            "alpha": np.tile(self.alpha, S * B),
-            "loss_weight": np.tile(self.loss_weight, S * B),
-            "urisk": self.urisk.reshape(-1),
-            "trisk": self.trisk.reshape(-1),
-            "p_value": self.pvalue.reshape(-1),
-            "rank": self.rank.reshape(-1),
-            "convention": pa.array([self.convention], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
-            "value": pa.array([self.value], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
-        })
 
 
 @dataclass(frozen=True)
@@ -184,13 +170,15 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 if r.systems != matrix.systems:
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
-                cols_u.append(r.urisk)
-                cols_se.append(r.se_param)
+                cols_u.append(r.urisk.T)
+                cols_se.append(r.se_param.T)
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
-            trisk = _standardise(urisk, se)
+            trisk = standardise(urisk, se)
         rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
+    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline]
+    urisk, se, trisk, rank = (np.ascontiguousarray(np.moveaxis(v, 2, 0)) for v in (urisk, se, trisk, rank))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          ties=ties,

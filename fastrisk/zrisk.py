@@ -21,25 +21,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
+from fastrisk._inference import CONVENTIONS
 from fastrisk._kernels import zrisk as _k
+from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, system_alpha_table
 from fastrisk.values import resolve_value
 
 SERIAL_CELLS = 100_000
 
 
-@dataclass(frozen=True)
-class ZRiskResult(_ArrowResult):
-    """ZRisk and GeoRisk (S, A) of every system at every alpha, in ``convention``.
+@dataclass(frozen=True, repr=False)
+class ZRiskResult(Result):
+    """ZRisk and GeoRisk ``[alpha, system]`` of every system at every alpha, in ``convention``.
 
-    ``alpha`` and ``loss_weight`` (A,) are NaN for a non-linear value function (A = 1);
-    ``given`` says which of them the user gave. ``effectiveness`` (S,) is mean_i X[i,k].
+    ``alpha`` and ``loss_weight`` are NaN for a non-linear value function (A = 1); ``given``
+    says which of them the user gave. ``effectiveness`` ``[system]`` is mean_i X[i,k].
+    ``statistic`` is ZRisk.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``convention``, ``value``, ``zrisk``, ``georisk``, ``effectiveness``.
     """
+
+    _constants = ("convention", "value")
 
     systems: tuple
     alpha: np.ndarray
@@ -48,9 +54,9 @@ class ZRiskResult(_ArrowResult):
     convention: str
     value: str
     n_topics: int
-    effectiveness: np.ndarray
-    zrisk: np.ndarray
-    georisk: np.ndarray
+    zrisk: np.ndarray = array("alpha", "system")
+    georisk: np.ndarray = array("alpha", "system")
+    effectiveness: np.ndarray = array("system")
 
     @property
     def statistic(self) -> np.ndarray:
@@ -59,13 +65,7 @@ class ZRiskResult(_ArrowResult):
     def row(self, system: str) -> dict:
         """ZRisk and GeoRisk of one system, arrays over alpha."""
         k = self.systems.index(system)
-        return {"zrisk": self.zrisk[k], "georisk": self.georisk[k]}
-
-    def to_arrow(self) -> pa.Table:
-        table = system_alpha_table(self.systems, self.alpha, self.loss_weight,
-                                   {"zrisk": self.zrisk, "georisk": self.georisk},
-                                   convention=self.convention, value=self.value)
-        return table.select(["system", "alpha", "loss_weight", "convention", "value", "zrisk", "georisk"])
+        return {"zrisk": self.zrisk[:, k], "georisk": self.georisk[:, k]}
 
 
 def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
@@ -114,6 +114,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
         z = -z
     eff = system_totals / c
     georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c))
+    z, georisk = np.ascontiguousarray(z.T), np.ascontiguousarray(georisk.T)  # [alpha, system]
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,
                        zrisk=z, georisk=georisk)

@@ -45,7 +45,7 @@ def test_table_all_and_named(capsys, web49):
     status, out, _ = run(capsys, "table", web49, "--alpha", "0,10", "--format", "csv")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "system,baseline,alpha,urisk,trisk,p_value,rank"
+    assert lines[0] == "system,baseline,alpha,urisk,trisk,pvalue,rank"
     assert len(lines) == 1 + 49 * 49 * 2
     status, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--format", "json")
     rows = {r["system"]: r for r in map(json.loads, out.splitlines())}

@@ -296,11 +296,11 @@ def test_matrix_and_baseline_give_urisk(trec):
     matrix, base = trec
     res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
     rk = risk(matrix, base, alpha=[0, 1])
-    np.testing.assert_allclose(res.statistic, rk.urisk.T, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.statistic, rk.urisk, rtol=1e-12, atol=1e-15)
     assert res.systems == matrix.systems and res.baselines[0] == "baseline"
     assert res.standard_error.shape == (2, matrix.n_systems)
     # the bootstrap SE of a mean is about sqrt((c-1)/c) times the parametric SE
-    np.testing.assert_allclose(res.standard_error, rk.se_param.T, rtol=0.1)
+    np.testing.assert_allclose(res.standard_error, rk.se_param, rtol=0.1)
     table = res.to_arrow()
     assert table.num_rows == 2 * matrix.n_systems
     assert set(table.column_names) >= {"system", "alpha", "statistic", "ci_low", "ci_high", "pvalue"}
@@ -480,7 +480,7 @@ def test_smooth_value_function_bootstrap_and_exact_permutation():
     V = rng.random((3, 9))
     m = ScoreMatrix(V, ["a", "b", "c"], [str(i) for i in range(9)])
     res = bootstrap(m, "c", value="smooth", replicates=300, rng=1)
-    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[0], rtol=1e-12)
     perm = permutation_test(m, "c", value="smooth", replicates=1000)
     assert perm.exact and res.value == perm.value == "smooth"
 

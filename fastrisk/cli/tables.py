@@ -6,7 +6,7 @@ from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add
                                 load_matrix, load_matrix_and_baseline)
 from fastrisk.cli._output import add_format_options, write_table
 
-TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "p_value", "rank"]
+TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
 ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
 
 
@@ -71,7 +71,7 @@ def _cmd_pca(args) -> None:
     result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None)
     ratios = ", ".join(f"PC{j + 1} {100 * r:.1f}%" for j, r in enumerate(result.explained_variance_ratio))
     print(f"fastrisk pca: explained variance {ratios}", file=sys.stderr)
-    write_table(result.to_arrow(), args.format, args.out)
+    write_table(result.coordinates(), args.format, args.out)
 
 
 def register(sub) -> None:
