@@ -119,11 +119,12 @@ class Result:
         if cols:
             col = column or next(iter(cols))
             value = getattr(self, cols[col], None)
-            if value is not None:
-                out = np.asarray(value if not isinstance(value, tuple) else list(value))
-                if out.ndim == 0:
-                    out = np.full(n, out.item())
-                return out
+            if value is None:  # a parameter that does not apply (e.g. alpha of a plain array)
+                return np.full(n, np.nan)
+            out = np.asarray(value if not isinstance(value, tuple) else list(value))
+            if out.ndim == 0:
+                out = np.full(n, out.item())
+            return out
         return np.arange(n)
 
     # ------------------------------------------------------------------ long form

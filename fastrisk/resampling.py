@@ -30,12 +30,12 @@ import sys
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from scipy import special
 
 from fastrisk._kernels import resampling as _k
 from fastrisk._kernels import risk as _kr
 from fastrisk._random import resolve_seed
+from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk._compile import compile_checked
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
@@ -71,94 +71,79 @@ TESTS = ("shift", "t")
 
 
 # ====================================================================== results
-class _ArrowResult:
-    def to_pandas(self):
-        """The long-form table of :meth:`to_arrow` as a pandas DataFrame."""
-        return self.to_arrow().to_pandas()
+@dataclass(frozen=True, repr=False)
+class QQData(Result):
+    """Replicates against the normal: ``theoretical`` N(0, 1) quantiles ``[quantile]`` at
+    plotting positions ``probabilities``, ``sample`` the standardised replicate quantiles
+    ``[alpha, system, quantile]``.
 
+    Long form (one row per alpha, system, quantile): ``alpha``, ``loss_weight``, ``system``,
+    ``quantile``, ``sample``, ``probability``, ``theoretical``.
+    """
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """Lower and upper bounds, each of shape (A, K)."""
-
-    low: np.ndarray
-    high: np.ndarray
-
-
-@dataclass(frozen=True)
-class QQData:
-    """Replicates against the normal: ``theoretical`` N(0, 1) quantiles (Q,) at plotting
-    positions ``probabilities``, ``sample`` the standardised replicate quantiles (A, K, Q)."""
-
-    probabilities: np.ndarray
-    theoretical: np.ndarray
-    sample: np.ndarray
     systems: tuple
     alpha: np.ndarray | None
-
-    def to_arrow(self) -> pa.Table:
-        A, K, Q = self.sample.shape
-        alpha = np.full(A, np.nan) if self.alpha is None else self.alpha
-        return pa.table({
-            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), Q), A), pa.string()),
-            "alpha": np.repeat(alpha, K * Q),
-            "probability": np.tile(self.probabilities, A * K),
-            "theoretical": np.tile(self.theoretical, A * K),
-            "sample": self.sample.reshape(-1),
-        })
+    loss_weight: np.ndarray | None = None
+    probabilities: np.ndarray = array("quantile", column="probability", default=None)
+    theoretical: np.ndarray = array("quantile", default=None)
+    sample: np.ndarray = array("alpha", "system", "quantile", default=None)
 
 
-@dataclass(frozen=True)
-class _Labelled(_ArrowResult):
-    """What every result of the many-columns procedures shares: the estimate (A, K) and the
-    labels of its columns (system, baseline) and rows (alpha / loss weight, value function)."""
+@dataclass(frozen=True, repr=False)
+class _Labelled(Result):
+    """What every result of the many-columns procedures shares: the estimate ``[alpha, system]``
+    and the labels of its columns (system and baseline, or the two systems of a pair) and rows
+    (alpha / loss weight, value function). Long forms have one row per (alpha, column)."""
 
-    statistic: np.ndarray
+    _coords = {"system": {"system": "systems", "baseline": "baselines"}}
+    _table = ("alpha", "system")
+
     systems: tuple
     baselines: tuple
     alpha: np.ndarray | None
     loss_weight: np.ndarray | None
     value: str | None
-
-    def _table(self, **columns) -> pa.Table:
-        """Long form: one row per (alpha, column), the labels then ``columns`` (each (A, K))."""
-        A, K = self.statistic.shape
-        alpha = np.full(A, np.nan) if self.alpha is None else np.asarray(self.alpha, dtype=float)
-        lw = np.full(A, np.nan) if self.loss_weight is None else np.asarray(self.loss_weight, dtype=float)
-        cols = {
-            "system": pa.array(np.tile(np.asarray(self.systems, dtype=object), A), pa.string()),
-            "baseline": pa.array(np.tile(np.asarray(self.baselines, dtype=object), A), pa.string()),
-            "alpha": np.repeat(alpha, K),
-            "loss_weight": np.repeat(lw, K),
-            "statistic": self.statistic.reshape(-1),
-        }
-        cols.update({name: np.asarray(v).reshape(-1) for name, v in columns.items()})
-        return pa.table(cols)
+    statistic: np.ndarray = array("alpha", "system")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BootstrapResult(_Labelled):
     """Bootstrap over topics of every column (system vs baseline, or pair) and alpha.
 
-    Arrays are (A, K): A alphas (1 for value functions and plain arrays), K systems or pairs.
-    ``statistic`` is the estimate on the original topics, ``bias`` mean(replicates) minus it,
-    ``pvalue`` the paired bootstrap test of "statistic = 0" (replicates shifted to the null;
-    ``test="t"`` studentises them as Sakai 2006 / Urbano et al. 2019). ``bootstrap_distribution``
-    (A, K, B) is kept when asked for (or small enough), else None.
+    Arrays ``[alpha, system]``: A alphas (1 for value functions and plain arrays), K systems
+    or pairs. ``statistic`` is the estimate on the original topics, ``bias`` mean(replicates)
+    minus it, ``pvalue`` the paired bootstrap test of "statistic = 0" (replicates shifted to
+    the null; ``test="t"`` studentises them as Sakai 2006 / Urbano et al. 2019),
+    ``confidence_interval`` a ``(low, high)`` named tuple. ``bootstrap_distribution``
+    ``[alpha, system, replicate]`` is kept when asked for (or small enough), else None.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``standard_error``, ``pvalue``, ``bias``, ``ci_low``,
+    ``ci_high``.
     """
 
-    standard_error: np.ndarray
-    confidence_interval: ConfidenceInterval
-    pvalue: np.ndarray
-    bias: np.ndarray
-    bootstrap_distribution: np.ndarray | None
-    method: str
-    confidence_level: float
-    alternative: str
-    test: str
-    replicates: int
-    seed: int
+    _derived = {"ci_low": ("alpha", "system"), "ci_high": ("alpha", "system")}
+
+    standard_error: np.ndarray = array("alpha", "system", default=None)
+    confidence_interval: ConfidenceInterval | None = None
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    bias: np.ndarray = array("alpha", "system", default=None)
+    bootstrap_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None)
+    method: str = "percentile"
+    confidence_level: float = 0.95
+    alternative: str = "two-sided"
+    test: str = "shift"
+    replicates: int = 0
+    seed: int = 0
     path: str = "linear"
+
+    @property
+    def ci_low(self) -> np.ndarray:
+        return self.confidence_interval.low
+
+    @property
+    def ci_high(self) -> np.ndarray:
+        return self.confidence_interval.high
 
     def qq(self, points: int | None = None) -> QQData:
         """Q-Q data of the standardised replicates against the normal (Benham et al. 2019, Fig. 3).
@@ -178,45 +163,44 @@ class BootstrapResult(_Labelled):
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (reps - mean) / sd
         sample = np.sort(z, axis=-1) if Q == B else np.moveaxis(np.quantile(z, p, axis=-1), 0, -1)
-        return QQData(p, special.ndtri(p), sample, self.systems, self.alpha)
-
-    def to_arrow(self) -> pa.Table:
-        return self._table(standard_error=self.standard_error, ci_low=self.confidence_interval.low,
-                           ci_high=self.confidence_interval.high, pvalue=self.pvalue, bias=self.bias)
+        return QQData(systems=self.systems, alpha=self.alpha, loss_weight=self.loss_weight, probabilities=p,
+                      theoretical=special.ndtri(p), sample=sample)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PermutationResult(_Labelled):
-    """Paired randomisation (sign-flip) test of every column and alpha; arrays (A, K).
+    """Paired randomisation (sign-flip) test of every column and alpha; arrays ``[alpha, system]``.
 
     ``exact`` says whether all ``2^c`` sign patterns were enumerated (then ``replicates`` is
     ``2^c`` and the p-value is exact) or ``replicates`` random ones were drawn (p-value
-    ``(count + 1) / (B + 1)``).
+    ``(count + 1) / (B + 1)``). ``null_distribution`` ``[alpha, system, replicate]`` or None.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``pvalue``.
     """
 
-    pvalue: np.ndarray
-    null_distribution: np.ndarray | None
-    alternative: str
-    replicates: int
-    exact: bool
-    seed: int | None
-
-    def to_arrow(self) -> pa.Table:
-        return self._table(pvalue=self.pvalue)
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    null_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None)
+    alternative: str = "two-sided"
+    replicates: int = 0
+    exact: bool = False
+    seed: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JackknifeResult(_Labelled):
-    """Leave-one-topic-out jackknife (SPEC §2): arrays (A, K) and, per topic, (A, K, c)."""
+    """Leave-one-topic-out jackknife (Efron 1982; Dinçer et al. 2014): ``standard_error`` and
+    ``bias`` ``[alpha, system]``; ``leave_one_out`` and ``pseudo_values`` ``[alpha, system, topic]``.
 
-    standard_error: np.ndarray
-    bias: np.ndarray
-    leave_one_out: np.ndarray
-    pseudo_values: np.ndarray
-    topics: tuple
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``standard_error``, ``bias``.
+    """
 
-    def to_arrow(self) -> pa.Table:
-        return self._table(standard_error=self.standard_error, bias=self.bias)
+    topics: tuple = ()
+    standard_error: np.ndarray = array("alpha", "system", default=None)
+    bias: np.ndarray = array("alpha", "system", default=None)
+    leave_one_out: np.ndarray = array("alpha", "system", "topic", default=None)
+    pseudo_values: np.ndarray = array("alpha", "system", "topic", default=None)
 
 
 # ====================================================================== per-topic scores
@@ -920,18 +904,19 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
 
 # ====================================================================== paired t test
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TTestResult(_Labelled):
     """Paired t test of mean per-topic score = 0 (TRisk/TGain with Student's t, df = c - 1);
-    arrays (A, K): ``statistic`` the mean (URisk), ``t``, ``pvalue``."""
+    arrays ``[alpha, system]``: ``statistic`` the mean (URisk), ``t``, ``pvalue``.
 
-    t: np.ndarray
-    pvalue: np.ndarray
-    df: int
-    alternative: str
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``t``, ``pvalue``.
+    """
 
-    def to_arrow(self) -> pa.Table:
-        return self._table(t=self.t, pvalue=self.pvalue)
+    t: np.ndarray = array("alpha", "system", default=None)
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    df: int = 0
+    alternative: str = "two-sided"
 
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,

@@ -440,7 +440,7 @@ def test_cli_bootstrap(matrix_file, capsys):
     assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0,1", "--replicates", "500",
                  "--seed", "1", "--format", "csv", "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].replace('"', "").startswith("system,baseline,alpha") and len(out) == 1 + 2 * 2  # s0 vs s0 dropped
+    assert out[0].replace('"', "").startswith("alpha,loss_weight,system,baseline") and len(out) == 1 + 2 * 2  # s0 vs s0 dropped
     assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0", "--replicates", "500",
                  "--seed", "1", "--format", "csv", "--no-progress"]) == 0
     again = capsys.readouterr().out.splitlines()
