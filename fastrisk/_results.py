@@ -108,6 +108,8 @@ class Result:
             if value is None:
                 continue
             shape = np.shape(value)
+            if not shape:  # a scalar stands for a length-1 array along its dims
+                shape = (1,) * len(dims)
             for d, n in zip(dims, shape):
                 out.setdefault(d, n)
         return out
@@ -162,7 +164,8 @@ class Result:
                 continue
             value = np.asarray(value)
             view = [sizes[d] if d in adims else 1 for d in dims]
-            columns[self._column_name(name)] = np.broadcast_to(value.reshape(view), shape).reshape(-1)
+            value = value if value.ndim == 0 else value.reshape(view)  # a scalar broadcasts to every row
+            columns[self._column_name(name)] = np.broadcast_to(value, shape).reshape(-1)
         meta = {"fastrisk": json.dumps({"result": type(self).__name__, "dims": list(dims), **self.parameters()})}
         return pa.table(columns).replace_schema_metadata(meta)
 

@@ -123,7 +123,9 @@ def test_prefix_agreement_matches_rbo_of_prefixes():
         assert res.res[k] == pytest.approx(want.res, abs=1e-14)
     assert list(res.length_a[:4]) == [1, 2, 4, 4]
     t = res.to_arrow()
-    assert t.num_rows == 7 and t.column_names[:3] == ["depth", "length_a", "length_b"]
+    assert t.num_rows == 7 and t.column_names == ["depth", "p", "ties", "length_a", "length_b", "ext", "min",
+                                                  "max", "res"]
+    assert t.column("length_a").to_pylist()[:4] == [1, 2, 4, 4] and t.column("ext").to_pylist()[6] == res.ext[6]
     sub = prefix_agreement(a, b, depths=[2, 7], p=0.8)
     np.testing.assert_allclose(sub.ext, res.ext[[1, 6]])
 
