@@ -131,7 +131,7 @@ def _pool_bias_job(data, **params) -> pa.Table:
     from fastrisk.pooling import pooling_experiment
 
     runs, qrels = data
-    return pooling_experiment(runs, qrels, **params).to_arrow()
+    return pooling_experiment(runs, qrels, **params).mae_long()
 
 
 def _bootstrap_job(matrix, *, baseline=None, **params) -> pa.Table:
@@ -164,7 +164,7 @@ register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
 register_kind("bootstrap", _bootstrap_job, seed="rng")
 register_kind("permutation", _permutation_job, seed="rng")
-register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
+register_kind("pool_bias", _pool_bias_job, data="runs", seed="rng")
 register_kind("zrisk", _zrisk_job)
 register_kind("table", _table_job)
 
