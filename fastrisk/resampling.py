@@ -78,7 +78,7 @@ class QQData(Result):
     ``[alpha, system, quantile]``.
 
     Long form (one row per alpha, system, quantile): ``alpha``, ``loss_weight``, ``system``,
-    ``quantile``, ``sample``, ``probability``, ``theoretical``.
+    ``quantile``, ``probability``, ``theoretical``, ``sample``.
     """
 
     systems: tuple
