@@ -392,15 +392,19 @@ class PoolingExperiment(Result):
     def mae_long(self) -> pa.Table:
         """Long MAE table: ``width, n, estimator, mae`` (n null for estimators not using it)."""
         rows = {"width": [], "n": [], "estimator": [], "mae": []}
+
+        def add(width, n, estimator, mae):
+            for key, value in zip(rows, (width, n, estimator, float(mae))):
+                rows[key].append(value)
+
         unadj = np.abs(self.bias).mean(axis=1)
         loo = np.abs(self.true - (self.unpooled + self.loo_adjustment)).mean(axis=1)
         for wi, w in enumerate(self.widths):
-            for est, val in (("unadjusted", unadj[wi]), ("leave-one-out", loo[wi])):
-                rows["width"].append(w); rows["n"].append(None); rows["estimator"].append(est); rows["mae"].append(float(val))
+            add(w, None, "unadjusted", unadj[wi])
+            add(w, None, "leave-one-out", loo[wi])
             for ni, n in enumerate(self.common_topics):
-                for est, arr in (("mixed", self.mixed_abs), ("adjusted", self.adjusted_abs)):
-                    rows["width"].append(w); rows["n"].append(n); rows["estimator"].append(est)
-                    rows["mae"].append(float(arr[wi, :, ni].mean()))
+                add(w, n, "mixed", self.mixed_abs[wi, :, ni].mean())
+                add(w, n, "adjusted", self.adjusted_abs[wi, :, ni].mean())
         return pa.table({"width": pa.array(rows["width"], pa.int64()), "n": pa.array(rows["n"], pa.int64()),
                          "estimator": pa.array(rows["estimator"], pa.string()),
                          "mae": pa.array(rows["mae"], pa.float64())})

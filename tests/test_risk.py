@@ -13,7 +13,6 @@ from scipy import stats
 
 import fastrisk
 from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
-from fastrisk.datasets import trec2012_web
 from reference import smooth_ref, topic_risk_ref, urisk_ref
 
 # SPEC §2, Dinçer, Macdonald & Ounis (SIGIR 2014), Tables 1 and 2.
@@ -27,11 +26,6 @@ PUBLISHED = [
     ("qutwb", 1, -0.1342, 0.0791, -1.6956, 0.096),
     ("qutwb", 10, -1.0832, 0.3969, -2.7295, 0.009),
 ]
-
-
-@pytest.fixture(scope="module")
-def trec():
-    return trec2012_web("err20")
 
 
 @pytest.fixture(scope="module")

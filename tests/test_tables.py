@@ -20,11 +20,6 @@ _matrix = ref.matrix_of
 
 
 @pytest.fixture(scope="module")
-def web2012():
-    return ref.web2012_49()
-
-
-@pytest.fixture(scope="module")
 def web_table(web2012):
     with pytest.warns(ZeroVarianceWarning, match="2 pair"):  # run5 = run31 and run6 = run32
         return baseline_table(web2012, alpha=[0, 1, 5, 10])
