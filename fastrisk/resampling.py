@@ -24,6 +24,7 @@ the same rows, which holds for a given BLAS library and build; the tests check i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import sys
@@ -37,6 +38,7 @@ from fastrisk._kernels import risk as _kr
 from fastrisk._random import resolve_seed
 from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk._compile import compile_checked
+from fastrisk._inference import CONVENTIONS
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -93,7 +95,12 @@ class QQData(Result):
 class _Labelled(Result):
     """What every result of the many-columns procedures shares: the estimate ``[alpha, system]``
     and the labels of its columns (system and baseline, or the two systems of a pair) and rows
-    (alpha / loss weight, value function). Long forms have one row per (alpha, column)."""
+    (alpha / loss weight, value function). Long forms have one row per (alpha, column).
+
+    ``convention="minus"`` (Benham, Moffat & Culpepper 2019: larger is riskier) reports the
+    negated estimate -theta: statistics, biases, replicates and t negated, intervals mirrored
+    (-high, -low), and the test run with the alternative swapped, so that ``alternative``
+    refers to the reported (negated) statistic and p-values keep their meaning."""
 
     _coords = {"system": {"system": "systems", "baseline": "baselines"}}
     _table = ("alpha", "system")
@@ -104,6 +111,7 @@ class _Labelled(Result):
     loss_weight: np.ndarray | None
     value: str | None
     statistic: np.ndarray = array("alpha", "system")
+    convention: str = "classic"
 
 
 @dataclass(frozen=True, repr=False)
@@ -220,6 +228,31 @@ class _Scores:
                     loss_weight=self.loss_weight, value=self.value)
 
 
+_SWAPPED = {"less": "greater", "greater": "less", "two-sided": "two-sided"}
+
+
+def _oriented(alternative: str, convention: str) -> str:
+    """The alternative to test on the classic statistic theta for one stated on the reported one."""
+    return _SWAPPED[alternative] if convention == "minus" else alternative
+
+
+def _in_convention(res, convention: str, alternative: str | None = None):
+    """``res`` (computed on theta) reported in ``convention``: see :class:`_Labelled`."""
+    changes = {"convention": convention}
+    if alternative is not None:
+        changes["alternative"] = alternative
+    if convention == "minus":
+        for name in ("statistic", "bias", "t", "bootstrap_distribution", "null_distribution", "leave_one_out",
+                     "pseudo_values"):
+            value = getattr(res, name, None)
+            if value is not None:
+                changes[name] = -value
+        ci = getattr(res, "confidence_interval", None)
+        if ci is not None:
+            changes["confidence_interval"] = ConfidenceInterval(-ci.high, -ci.low)
+    return dataclasses.replace(res, **changes)
+
+
 def _as_scores_array(data, name="data") -> np.ndarray:
     try:
         arr = np.array(data, dtype=np.float64)
@@ -254,13 +287,15 @@ def _value_pair(R, Bv, vf, flipped: bool):
     return y, scores(full, R)
 
 
-def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flipped) -> _Scores:
+def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flipped, exclude_self=False) -> _Scores:
     """Resolve the public inputs into per-topic scores (validation included)."""
     from fastrisk.baselines import resolve_baseline
     from fastrisk.values import resolve_value
 
     if not isinstance(pairs, bool):
         raise InputError(f"`pairs` must be True or False, got {pairs!r}")
+    if not isinstance(exclude_self, bool):
+        raise InputError(f"`exclude_self` must be True or False, got {exclude_self!r}")
     if pairs:
         if baseline is not None:
             raise InputError("`baseline` must be None with pairs=True (every system is compared with every other)")
@@ -286,7 +321,12 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         if matrix.n_topics < 2:
             raise InputError(f"resampling needs at least 2 topics, got {matrix.n_topics}")
         y, fl = _value_pair(matrix.values, base.values, vf, flipped)
-        return _Scores(y, fl, matrix.systems, (base.name,) * matrix.n_systems, matrix.topics,
+        systems = matrix.systems
+        if exclude_self and base.system is not None:  # the baseline against itself: zero differences
+            keep = np.arange(matrix.n_systems) != base.system
+            y, fl = y[:, keep], (fl[:, keep] if fl is not None else None)
+            systems = tuple(s for k, s in enumerate(systems) if keep[k])
+        return _Scores(y, fl, systems, (base.name,) * len(systems), matrix.topics,
                        vf.alpha if vf.is_linear else None, vf.loss_weight if vf.is_linear else None, vf.name)
     if baseline is not None or alpha is not None or loss_weight is not None or value is not None:
         raise InputError("`baseline`, `alpha`, `loss_weight` and `value` apply to a ScoreMatrix or to pairs=True; "
@@ -728,6 +768,7 @@ def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_ha
 
 
 def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+              convention: str = "classic", exclude_self: bool = False,
               statistic=None, replicates: int = 10000, method: str = "bca", confidence_level: float = 0.95,
               alternative: str = "two-sided", test: str = "shift", rng=None, keep_replicates: bool | None = None,
               missing: str = "raise", chunk_size: int | None = None, threads: int | None = None,
@@ -750,10 +791,17 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     ``keep_replicates``: keep the (A, K, B) replicates (default: when they fit in 256 MB);
     without them, summaries are streamed and exact. Same ``rng`` -> bit-identical results
     whatever ``threads`` and ``chunk_size``.
+
+    ``convention="minus"`` reports URisk⁻ = -URisk (larger is riskier; see
+    :class:`BootstrapResult`); ``exclude_self=True`` leaves out the baseline compared with
+    itself when the baseline is a system of the matrix (as every resampling procedure).
     """
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
     B, stat = _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     seed = resolve_seed(rng)
     A, K, c = sc.y.shape
     M = A * K
@@ -816,15 +864,17 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     dist = None
     if reps is not None:
         dist = reps.reshape(A, K, B)
-    return BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
+    res = BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
                            confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
                            pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
                            method=method, confidence_level=float(confidence_level), alternative=alternative,
                            test=test, replicates=B, seed=seed, path=path, **sc.labels())
+    return _in_convention(res, convention, given_alternative)
 
 
 # ====================================================================== permutation test
 def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+                     convention: str = "classic", exclude_self: bool = False,
                      replicates: int = 10000, alternative: str = "two-sided", rng=None,
                      keep_replicates: bool | None = None, missing: str = "raise", chunk_size: int | None = None,
                      threads: int | None = None, progress: bool | None = None) -> PermutationResult:
@@ -837,12 +887,14 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     as scipy); otherwise ``replicates`` random patterns give ``(count + 1) / (B + 1)``.
     Two-sided p-values are ``2 min(p_less, p_greater)`` (scipy's convention).
     """
-    B = _positive_int(replicates, "replicates")
+    _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
+    B = _positive_int(replicates, "replicates")
     if keep_replicates not in (None, True, False):
         raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=True)
+                 missing=missing, flipped=True, exclude_self=exclude_self)
     A, K, c = sc.y.shape
     M = A * K
     y = sc.y.reshape(M, c)
@@ -866,12 +918,14 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     if reps is not None:
         reps += base[:, None]
         dist = reps.reshape(A, K, n)
-    return PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
+    res = PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
                              alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
+    return _in_convention(res, convention, given_alternative)
 
 
 # ====================================================================== jackknife
 def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+              convention: str = "classic", exclude_self: bool = False,
               statistic=None, missing: str = "raise", threads: int | None = None) -> JackknifeResult:
     """Leave-one-topic-out jackknife of ``statistic`` (default: the mean, in closed form).
 
@@ -880,9 +934,10 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.
     """
+    _choice(convention, "convention", CONVENTIONS)
     stat = _statistic_iv(statistic)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     A, K, c = sc.y.shape
     y = np.ascontiguousarray(sc.y.reshape(A * K, c))
     if stat is None:
@@ -898,9 +953,10 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     se = np.sqrt((c - 1) / c * ((loo - dot[:, None]) ** 2).sum(axis=1))
     bias = (c - 1) * (dot - theta)
     pseudo = c * theta[:, None] - (c - 1) * loo
-    return JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
+    res = JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
                            leave_one_out=loo.reshape(A, K, c), pseudo_values=pseudo.reshape(A, K, c),
                            topics=sc.topics, **sc.labels())
+    return _in_convention(res, convention)
 
 
 # ====================================================================== paired t test
@@ -920,17 +976,20 @@ class TTestResult(_Labelled):
 
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+           convention: str = "classic", exclude_self: bool = False,
            alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
     """Paired t test of every column (as :func:`bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
     With a baseline this is TRisk (Dinçer et al. 2014); at alpha = 0 it equals
     ``scipy.stats.ttest_rel``. A column with zero variance gets t = NaN, p = NaN.
     """
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
     from scipy import stats
 
-    _choice(alternative, "alternative", ALTERNATIVES)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     c = sc.y.shape[-1]
     mean = sc.y.mean(axis=-1)
     se = sc.y.std(axis=-1, ddof=1) / math.sqrt(c)
@@ -942,4 +1001,5 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
         p = stats.t.sf(t, c - 1)
     else:
         p = stats.t.cdf(t, c - 1)
-    return TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    res = TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    return _in_convention(res, convention, given_alternative)

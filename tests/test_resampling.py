@@ -13,7 +13,7 @@ import reference_resampling as ref
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test
+from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test, t_test
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -511,3 +511,48 @@ def test_large_bootstrap_bit_identical_whatever_the_thread_count():
         np.testing.assert_array_equal(one.replicates, other.replicates)
         np.testing.assert_array_equal(one.confidence_interval.low, other.confidence_interval.low)
         np.testing.assert_array_equal(one.bias, other.bias)
+
+
+def test_minus_convention_negates_mirrors_and_swaps_the_alternative(trec):
+    matrix, base = trec
+    kw = dict(alpha=[0, 5], replicates=400, rng=3)
+    for alternative in ("less", "greater", "two-sided"):
+        classic = bootstrap(matrix, base, method="percentile", alternative=alternative, **kw)
+        swapped = {"less": "greater", "greater": "less"}.get(alternative, alternative)
+        minus = bootstrap(matrix, base, method="percentile", alternative=swapped, convention="minus", **kw)
+        np.testing.assert_array_equal(minus.statistic, -classic.statistic)
+        np.testing.assert_array_equal(minus.bias, -classic.bias)
+        np.testing.assert_array_equal(minus.standard_error, classic.standard_error)
+        low, high = minus.confidence_interval
+        np.testing.assert_array_equal(low, -classic.confidence_interval.high)
+        np.testing.assert_array_equal(high, -classic.confidence_interval.low)
+        np.testing.assert_array_equal(minus.pvalue, classic.pvalue)
+        assert minus.alternative == swapped and minus.convention == "minus"
+        assert minus.to_arrow().schema.metadata[b"fastrisk"].find(b'"convention": "minus"') >= 0
+    perm = permutation_test(matrix, base, alternative="less", replicates=300, rng=1)
+    perm_minus = permutation_test(matrix, base, alternative="greater", replicates=300, rng=1, convention="minus")
+    np.testing.assert_array_equal(perm_minus.pvalue, perm.pvalue)
+    np.testing.assert_array_equal(perm_minus.statistic, -perm.statistic)
+    t = t_test(matrix, base, alternative="greater")
+    t_minus = t_test(matrix, base, alternative="less", convention="minus")
+    np.testing.assert_array_equal(t_minus.t, -t.t)
+    np.testing.assert_array_equal(t_minus.pvalue, t.pvalue)
+    jk, jk_minus = jackknife(matrix, base), jackknife(matrix, base, convention="minus")
+    np.testing.assert_array_equal(jk_minus.pseudo_values, -jk.pseudo_values)
+    np.testing.assert_array_equal(jk_minus.standard_error, jk.standard_error)
+    with pytest.raises(InputError, match="`convention` must be one of"):
+        t_test(matrix, base, convention="plus")
+
+
+def test_exclude_self_drops_the_baseline_against_itself():
+    V = np.random.default_rng(5).random((4, 10))
+    m = ScoreMatrix(V, ["a", "b", "c", "d"], [str(i) for i in range(10)])
+    full = t_test(m, "b")
+    res = t_test(m, "b", exclude_self=True)
+    assert res.systems == ("a", "c", "d") and res.baselines == ("b",) * 3
+    np.testing.assert_array_equal(res.t, full.t[:, [0, 2, 3]])
+    boot = bootstrap(m, "b", exclude_self=True, replicates=100, rng=1)
+    assert boot.to_arrow().column("system").to_pylist()[:4] == ["a", "c", "d", "a"]  # alpha outermost
+    assert bootstrap(m, "mean", exclude_self=True, replicates=100, rng=1).systems == m.systems  # virtual: no self
+    with pytest.raises(InputError, match="`exclude_self` must be True or False"):
+        jackknife(m, "b", exclude_self=1)
