@@ -8,8 +8,20 @@ import numbers
 from fastrisk.errors import InputError
 
 
-#: Below this many element-operations a parallel launch costs more than it saves.
+#: Below this many element-operations a parallel launch costs more than it saves (measured on
+#: 2 shared cores). The one threshold of the package: callers give their work in these units.
 SMALL_WORK = 200_000
+#: Element-operations that one multiply-add of a BLAS product counts for: BLAS threads pay off
+#: only for products of about 5e8 multiply-adds.
+BLAS_FLOP_WORK = 1 / 2500
+#: Element-operations that one pair-topic cell of the blocked all-pairs pass counts for (four
+#: fused sums over cache-resident tiles): serial below about 1e6 cells.
+PAIR_CELL_WORK = 1 / 5
+
+
+def parallel(work: float) -> bool:
+    """True when ``work`` element-operations are worth a parallel launch."""
+    return work >= SMALL_WORK
 
 
 @contextlib.contextmanager
@@ -21,7 +33,7 @@ def limit_threads(n: int | None, work: int | None = None):
     such a job. Results never depend on the thread count.
     """
     if n is None:
-        if work is None or work >= SMALL_WORK:
+        if work is None or parallel(work):
             yield
             return
         n = 1

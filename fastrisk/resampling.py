@@ -39,7 +39,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk._compile import compile_checked
 from fastrisk._inference import CONVENTIONS
-from fastrisk._threads import limit_threads
+from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 
@@ -55,13 +55,6 @@ _WINDOW_BYTES = 128 * 2**20
 _PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
-#: Fewer random draws than this in a chunk are generated serially. Parallel launches pay off only
-#: for work well above the scheduling jitter of a busy machine (measured on 2 shared cores).
-_PARALLEL_MIN_DRAWS = 200_000
-#: Summary passes over fewer replicate values than this run serially.
-_PARALLEL_MIN_VALUES = 200_000
-#: Matrix products with fewer multiply-adds than this run on one BLAS thread.
-_PARALLEL_MIN_FLOPS = 500_000_000
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -478,7 +471,7 @@ class _Stream:
             self.set_windows(lo, hi, cap)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
-        kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
+        kernel = _k.stream_pass1_serial if not parallel(values.size) else _k.stream_pass1
         kernel(values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
                self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
 
@@ -527,7 +520,7 @@ class _Stream:
     def histogram_pass(self, values: np.ndarray) -> None:
         if not hasattr(self, "hist"):
             self.hist = np.zeros((self.M, self.nbins + 2), np.int64)
-        kernel = _k.stream_histogram_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_histogram
+        kernel = _k.stream_histogram_serial if not parallel(values.size) else _k.stream_histogram
         kernel(values, self.lo, self.scale, self.nbins, self.hist)
 
     def prepare(self, probs: np.ndarray) -> None:
@@ -551,7 +544,7 @@ class _Stream:
         self.P = P
 
     def pass2(self, values: np.ndarray) -> None:
-        kernel = _k.stream_pass2_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass2
+        kernel = _k.stream_pass2_serial if not parallel(values.size) else _k.stream_pass2
         kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
 
     def quantiles(self) -> np.ndarray:
@@ -590,7 +583,7 @@ def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
         out = np.empty((Z.shape[0], n))
     workers = numba.get_num_threads()
     with _one_blas_thread():
-        if workers < 2 or Z.shape[0] * Z.shape[1] * n < _PARALLEL_MIN_FLOPS or n < 2 * _SPLIT_ALIGN:
+        if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
             np.matmul(Z, W.T, out=out)
             return out
         step = -(-n // workers)
@@ -624,7 +617,7 @@ class _LinearSource:
 
     def chunk(self, start: int, stop: int, out=None):
         W = np.empty((stop - start, self.c))
-        serial = W.size < _PARALLEL_MIN_DRAWS
+        serial = not parallel(W.size)
         if self.kind == "multinomial":
             (_k.multinomial_counts_serial if serial else _k.multinomial_counts)(self.seed, start, W)
         elif self.kind == "signs":

@@ -23,7 +23,7 @@ import numpy as np
 from fastrisk._inference import CONVENTIONS, TRiskInference, standardise
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import PAIR_CELL_WORK, limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.risk import risk
@@ -33,9 +33,6 @@ TIES = ("average", "ordinal")
 #: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
 BLOCK = 128
 TOPIC_BLOCK = 64
-#: Below this many pair-topic cells the table runs on one thread (waking a thread pool costs
-#: more than the work; results do not depend on the thread count).
-SERIAL_CELLS = 1_000_000
 #: Baselines ranked together (one contiguous gather of the table's rows).
 RANK_BLOCK = 16
 
@@ -149,9 +146,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     """
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
     c = matrix.n_topics
-    if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
-        threads = 1
-    with limit_threads(threads):
+    with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
         if baselines is None:
             names = matrix.systems
             if vf.is_linear:

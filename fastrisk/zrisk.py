@@ -30,9 +30,6 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.values import resolve_value
 
-SERIAL_CELLS = 100_000
-
-
 @dataclass(frozen=True, repr=False)
 class ZRiskResult(Result):
     """ZRisk and GeoRisk ``[alpha, system]`` of every system at every alpha, in ``convention``.
@@ -102,9 +99,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     topic_totals = V.sum(axis=0)
     system_totals = V.sum(axis=1)
     grand = float(system_totals.sum())
-    if threads is None and V.size < SERIAL_CELLS:
-        threads = 1  # waking the thread pool costs more than the work
-    with limit_threads(threads):
+    with limit_threads(threads, 2 * V.size):  # two sums per cell
         if vf.is_linear:
             pos, neg = _k.zrisk_parts(V, topic_totals, system_totals, grand)
             z = pos[:, None] + vf.loss_weight[None, :] * neg[:, None]
