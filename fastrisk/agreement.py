@@ -308,7 +308,7 @@ def _rbo_many_iv(xs, ys, p, ties):
     return xs, ys, np.ascontiguousarray(pv), ties
 
 
-def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
+def rbo_many(xs, ys, *, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
     """RBO of each pair ``(xs[i], ys[i])`` in one parallel call; ``p`` scalar or per pair."""
     xs, ys, pv, ties = _rbo_many_iv(xs, ys, p, ties)
     n = len(xs)
@@ -324,7 +324,7 @@ def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOR
                      p=pv if np.ndim(p) else float(p), ties=ties)
 
 
-def rbo(x, y, p: float = 0.9, ties: str = "a") -> RBOResult:
+def rbo(x, y, *, p: float = 0.9, ties: str = "a") -> RBOResult:
     """Rank-biased overlap of two rankings (lists of items, tuples/sets for ties, or strings).
 
     ``p`` is the persistence (expected depth 1/(1-p)); ``ties`` is ``"w"``, ``"a"`` or
@@ -371,7 +371,7 @@ def _rankings_of(table: np.ndarray):
     return ids, top, bot
 
 
-def rbo_matrix(scores, p: float = 0.9, ties: str = "a", labels: Sequence | None = None,
+def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | None = None,
                threads: int | None = None) -> RBOMatrix:
     """RBO between the orderings induced by each pair of rows of ``scores`` (K x n).
 
@@ -443,7 +443,7 @@ def _prefix_agreement_iv(a, b, depths, p, ties):
     return a, b, np.ascontiguousarray(d), _check_p(p), _check_ties(ties)
 
 
-def prefix_agreement(a, b, depths=None, p: float = 0.9, ties: str = "a",
+def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
                      threads: int | None = None) -> PrefixAgreement:
     """How the orderings induced by two score vectors agree at prefix depths 1..n.
 
@@ -518,7 +518,7 @@ class KendallTauMatrix(Result):
     pvalue: np.ndarray = array("a", "b")
 
 
-def kendall_tau_matrix(scores, labels: Sequence | None = None,
+def kendall_tau_matrix(scores, *, labels: Sequence | None = None,
                        threads: int | None = None) -> KendallTauMatrix:
     """Kendall's tau-b between the rows of ``scores`` (K rankings x n items), in parallel.
 
@@ -561,7 +561,7 @@ class FriedmanResult(Result):
     kendall_w: float = array()
 
 
-def friedman(scores, items: Sequence | None = None, threads: int | None = None) -> FriedmanResult:
+def friedman(scores, *, items: Sequence | None = None, threads: int | None = None) -> FriedmanResult:
     """Friedman's chi-square test that K rankings (rows of ``scores``) of n items agree.
 
     For an all-baseline table, row k holds every system's risk under baseline k.

@@ -9,8 +9,8 @@ grow with the number of alphas.
 Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
 against baseline ``b`` at alpha ``a`` (1 = best, i.e. largest classic URisk, whatever the
 convention; the baseline itself takes part with URisk 0). Ties get the average rank
-(``ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
-(``ties="ordinal"``).
+(``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
+(``rank_ties="ordinal"``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class BaselineTable(TRiskInference, Result):
     given: str
     value: str
     convention: str
-    ties: str
+    rank_ties: str
     n_topics: int
     df: int
     urisk: np.ndarray = array("alpha", "system", "baseline")
@@ -70,10 +70,10 @@ class BaselineTable(TRiskInference, Result):
     trisk: np.ndarray = array("alpha", "system", "baseline")
     rank: np.ndarray = array("alpha", "system", "baseline")
 
-    def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
+    def agreement(self, alpha=None, *, p: float = 0.9, rbo_ties: str = "a") -> "RankAgreement":
         """How the system rankings change across baselines at one alpha (ECIR 2014, SPEC §5):
         Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
-        matrix (persistence ``p``, tie treatment ``ties``; best system first). ``alpha``: one
+        matrix (persistence ``p``, tie treatment ``rbo_ties``; best system first). ``alpha``: one
         of the table's alphas (default: the first)."""
         from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 
@@ -92,7 +92,7 @@ class BaselineTable(TRiskInference, Result):
             alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
             friedman=friedman(scores, items=self.systems),
             kendall=kendall_tau_matrix(scores, labels=self.baselines),
-            rbo=rbo_matrix(scores, p=p, ties=ties, labels=self.baselines),
+            rbo=rbo_matrix(scores, p=p, ties=rbo_ties, labels=self.baselines),
         )
 
 
@@ -110,13 +110,13 @@ class RankAgreement:
     rbo: object
 
 
-def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties):
     if not isinstance(matrix, ScoreMatrix):
         raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if ties not in TIES:
-        raise InputError(f"`ties` must be 'average' or 'ordinal', got {ties!r}")
+    if rank_ties not in TIES:
+        raise InputError(f"`rank_ties` must be 'average' or 'ordinal', got {rank_ties!r}")
     if matrix.n_topics < 2:
         raise InputError(f"a baseline table needs at least 2 topics to estimate a standard error; "
                          f"the matrix has {matrix.n_topics}")
@@ -132,8 +132,8 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
 
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
-                   convention: str = "classic", ties: str = "average",
-                   threads: int | None = None) -> BaselineTable:
+                   convention: str = "classic", rank_ties: str = "average",
+                   threads: int | None = None, ties: str | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
     ``baseline="all"`` (default) uses every system of the matrix as a baseline (the blocked
@@ -144,7 +144,11 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
     takes its own pass over topics, as no antisymmetry holds).
     """
-    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
+    if ties is not None:
+        warnings.warn("baseline_table(ties=) is deprecated; pass rank_ties= (RBO's tie treatment is rbo_ties=)",
+                      DeprecationWarning, stacklevel=2)
+        rank_ties = ties
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties)
     c = matrix.n_topics
     with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
         if baselines is None:
@@ -170,13 +174,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = standardise(urisk, se)
-        rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
+        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
     # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline]
     urisk, se, trisk, rank = (np.ascontiguousarray(np.moveaxis(v, 2, 0)) for v in (urisk, se, trisk, rank))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
-                         ties=ties,
+                         rank_ties=rank_ties,
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
                          trisk=sign * trisk if sign < 0 else trisk, rank=rank)
 

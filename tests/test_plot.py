@@ -171,7 +171,7 @@ def test_topic_risk_bars_structure(topic_result):
 def test_topic_risk_bars_tj_subset_and_sort(topic_result):
     res = topic_result
     k = res.systems.index("qutwb")
-    ax = plot.topic_risk_bars(res, "qutwb", alphas=[10], statistic="tj", sort=True, ax=_axes())
+    ax = plot.topic_risk_bars(res, "qutwb", alpha=[10], statistic="tj", sort=True, ax=_axes())
     bars = [p for p in ax.patches if p.get_gid() == "bar:0"]
     h = np.array([p.get_height() for p in bars])
     np.testing.assert_allclose(h, np.sort(res.tj[2, k])[::-1])
@@ -181,7 +181,9 @@ def test_topic_risk_bars_tj_subset_and_sort(topic_result):
 
 def test_topic_risk_bars_errors(topic_result):
     with pytest.raises(InputError, match="alpha=3 was not computed"):
-        plot.topic_risk_bars(topic_result, "qutwb", alphas=[3], ax=_axes())
+        plot.topic_risk_bars(topic_result, "qutwb", alpha=[3], ax=_axes())
+    with pytest.warns(DeprecationWarning, match="alpha="):
+        plot.topic_risk_bars(topic_result, "qutwb", alphas=[topic_result.alpha[0]], ax=_axes())
     with pytest.raises(InputError, match="`statistic` must be 'tr', 'tj' or 'both'"):
         plot.topic_risk_bars(topic_result, "qutwb", statistic="z", ax=_axes())
     with pytest.raises(InputError, match="unknown system"):

@@ -92,7 +92,7 @@ def test_alpha_zero_is_antisymmetric(V):
 def test_ranks_match_reference(V, ties):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
-        t = baseline_table(_matrix(V), alpha=[0.0, 3.0], ties=ties)
+        t = baseline_table(_matrix(V), alpha=[0.0, 3.0], rank_ties=ties)
     S = V.shape[0]
     for b in range(S):
         for a in range(2):
@@ -150,8 +150,12 @@ def test_smooth_and_custom_value_functions(web2012):
 
 
 def test_errors(web2012):
-    with pytest.raises(InputError, match="`ties` must be 'average' or 'ordinal'"):
-        baseline_table(web2012, ties="dense")
+    with pytest.raises(InputError, match="`rank_ties` must be 'average' or 'ordinal'"):
+        baseline_table(web2012, rank_ties="dense")
+    small = web2012.select(systems=web2012.systems[:4])
+    with pytest.warns(DeprecationWarning, match="rank_ties="):
+        old = baseline_table(small, ties="ordinal")
+    assert old.rank_ties == "ordinal"
     with pytest.raises(InputError, match="`convention` must be 'classic' or 'minus'"):
         baseline_table(web2012, convention="x")
     with pytest.raises(InputError, match="non-empty list"):

@@ -18,7 +18,7 @@ def _cmd_table(args) -> None:
         matrix, baseline = load_matrix(args), "all"
     else:
         matrix, baseline = load_matrix_and_baseline(args)
-    result = baseline_table(matrix, baseline, convention=args.convention, ties=args.ties, threads=args.threads,
+    result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties, threads=args.threads,
                             **kwargs)
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
