@@ -186,11 +186,50 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
 
 
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK):
-    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention)."""
+    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention).
+
+    The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
+    differences are nearly constant (|TRisk| large): its relative error is about eps * (sum
+    x^2) / (sum (x - mean)^2). Cells where that ratio exceeds :data:`REFINE_RATIO` (|TRisk|
+    beyond about 10 sqrt(c - 1)) are recomputed by the two-pass formula over their topics, so
+    every SE keeps at least 13 significant digits.
+    """
     VT = np.ascontiguousarray(values.T)
     sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
-    return _k.table_moments(sd, sn, sn2, sd2, np.ascontiguousarray(alphas, dtype=np.float64),
-                            values.shape[1])
+    alphas = np.ascontiguousarray(alphas, dtype=np.float64)
+    c = values.shape[1]
+    urisk, se, trisk = _k.table_moments(sd, sn, sn2, sd2, alphas, c)
+    _refine_cancelled(values, alphas, sd, sn, sn2, sd2, urisk, se, trisk)
+    return urisk, se, trisk
+
+
+#: One-pass sums are replaced by the two-pass variance where sum x^2 exceeds this many times
+#: sum (x - mean)^2 (two or more digits of the one-pass difference cancelled).
+REFINE_RATIO = 100.0
+#: Cells refined per vectorised batch (bounds the (cells x topics) scratch array).
+_REFINE_BATCH = 4096
+
+
+def _refine_cancelled(values, alphas, sd, sn, sn2, sd2, urisk, se, trisk) -> None:
+    """Two-pass SE and TRisk, in place, for the off-diagonal cells whose one-pass sums cancel."""
+    c = values.shape[1]
+    for k, al in enumerate(alphas):
+        sx = sd + al * sn
+        sx2 = sd2 + (2.0 * al + al * al) * sn2
+        ss = sx2 - sx * sx / c
+        flagged = np.argwhere(REFINE_RATIO * ss <= sx2)
+        flagged = flagged[flagged[:, 0] != flagged[:, 1]]
+        for lo in range(0, len(flagged), _REFINE_BATCH):
+            a, b = flagged[lo:lo + _REFINE_BATCH].T
+            d = values[a] - values[b]
+            x = d + al * np.minimum(d, 0.0)
+            u = x.mean(axis=1)
+            s = np.sqrt(((x - u[:, None]) ** 2).sum(axis=1) / (c - 1) / c)
+            s[np.ptp(x, axis=1) == 0] = 0.0  # exactly constant: no rounding residue of the mean
+            se[a, b, k] = s
+            with np.errstate(divide="ignore", invalid="ignore"):
+                trisk[a, b, k] = np.where(s > 0, u / np.where(s > 0, s, 1.0),
+                                          np.where(urisk[a, b, k] == 0, np.nan, np.copysign(np.inf, u)))
 
 
 def _warn_identical(systems, se) -> None:

@@ -202,3 +202,20 @@ def test_rank_agreement_across_baselines_matches_scipy():
     np.testing.assert_allclose(minus.rbo.ext, agree.rbo.ext)  # same orderings whatever the sign
     with pytest.raises(fastrisk.InputError, match="not in the table"):
         t.agreement(alpha=3)
+
+
+def test_near_constant_differences_keep_their_digits():
+    """The one-pass SE cancels when differences are nearly constant (|TRisk| in the thousands);
+    those cells are recomputed two-pass and agree with the plain two-pass reference to 1e-11
+    (the one-pass sums alone are off by 5e-6 here)."""
+    rng = np.random.default_rng(11)
+    base = rng.random(40)
+    V = np.vstack([base, base + 0.3 + 1e-6 * rng.standard_normal(40), base - 0.2 + 1e-4 * rng.random(40),
+                   rng.random(40)])
+    alphas = [0.0, 1.0, 5.0]
+    U, E, T = (np.asarray(v) for v in ref.table(V.tolist(), alphas))
+    u, se, t = _all_pairs(V, np.asarray(alphas))
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_allclose(se[off], E[off], rtol=1e-11)
+    np.testing.assert_allclose(t[off], T[off], rtol=1e-11)
+    assert np.abs(t[1, 0, 0]) > 1e5  # the case that lost digits before
