@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import numbers
 
-from fastrisk.errors import InputError
+from fastrisk._validation import positive_int
 
 
 #: Below this many element-operations a parallel launch costs more than it saves (measured on
@@ -39,9 +38,7 @@ def limit_threads(n: int | None, work: int | None = None):
         n = 1
     import numba
 
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise InputError(f"`threads` must be a positive integer, got {n!r}")
-    n = min(int(n), numba.config.NUMBA_NUM_THREADS)
+    n = min(positive_int(n, "threads"), numba.config.NUMBA_NUM_THREADS)
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
     try:

@@ -16,7 +16,6 @@ result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -26,6 +25,7 @@ import numpy as np
 from fastrisk._kernels import agreement as _k
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._validation import open_unit
 from fastrisk.errors import InputError
 
 
@@ -205,9 +205,7 @@ def _hashable(item) -> bool:
 
 
 def _check_p(p) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 < float(p) < 1.0):
-        raise InputError(f"`p` (persistence) must be a number strictly between 0 and 1, got {p!r}")
-    return float(p)
+    return open_unit(p, "p", "a persistence")
 
 
 def _check_ties(ties) -> str:

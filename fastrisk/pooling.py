@@ -31,6 +31,7 @@ from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.metrics import Measure, _as_qrels, _as_runs, parse_measure, score_matrix_values
 from fastrisk.runs import RunSet, align
@@ -85,9 +86,7 @@ class Pool:
 
 
 def _depth_iv(depth) -> int:
-    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
-        raise InputError(f"`depth` must be a positive integer, got {depth!r}")
-    return int(depth)
+    return positive_int(depth, "depth")
 
 
 def build_pool(runs: RunSet, depth: int = 10) -> Pool:
@@ -445,10 +444,7 @@ def _int_list_iv(values, name: str, lo: int, hi: int | None = None) -> tuple:
     return out
 
 
-def _count_iv(v, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise InputError(f"`{name}` must be a positive integer, got {v!r}")
-    return int(v)
+_count_iv = positive_int
 
 
 def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,

@@ -39,6 +39,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk._compile import compile_checked
 from fastrisk._inference import CONVENTIONS
+from fastrisk._validation import choice, flag, positive_int
 from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -285,10 +286,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
     from fastrisk.baselines import resolve_baseline
     from fastrisk.values import resolve_value
 
-    if not isinstance(pairs, bool):
-        raise InputError(f"`pairs` must be True or False, got {pairs!r}")
-    if not isinstance(exclude_self, bool):
-        raise InputError(f"`exclude_self` must be True or False, got {exclude_self!r}")
+    flag(pairs, "pairs")
+    flag(exclude_self, "exclude_self")
     if pairs:
         if baseline is not None:
             raise InputError("`baseline` must be None with pairs=True (every system is compared with every other)")
@@ -332,16 +331,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
 
 
 # ====================================================================== validation helpers
-def _positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
-        raise InputError(f"`{name}` must be a positive integer, got {x!r}")
-    return int(x)
-
-
-def _choice(x, name: str, options) -> str:
-    if x not in options:
-        raise InputError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {x!r}")
-    return x
+_positive_int = positive_int
+_choice = choice
 
 
 def _statistic_iv(statistic):

@@ -19,6 +19,7 @@ from fastrisk._inference import CONVENTIONS, TRiskInference, standardise, t_crit
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
 from fastrisk._results import Result, array
+from fastrisk._validation import choice, level
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
@@ -167,10 +168,8 @@ class AdaptiveRiskResult(Result):
 def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing):
     if not isinstance(matrix, ScoreMatrix):
         raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
-        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    choice(convention, "convention", CONVENTIONS)
+    level(significance, "significance")
     vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)
     if matrix.n_topics < 2:
@@ -248,10 +247,8 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
     when TR_i > +t; ``loss``/``win`` keep that meaning in either convention.
     """
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
-        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    choice(convention, "convention", CONVENTIONS)
+    level(significance, "significance")
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
@@ -277,8 +274,7 @@ def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None
     """
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    choice(convention, "convention", CONVENTIONS)
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
         tr = _k.topic_risk(scores.x)[0]

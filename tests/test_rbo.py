@@ -196,7 +196,7 @@ def test_rbo_many_result_table():
 
 @pytest.mark.parametrize("p", [0, 1, 1.5, -0.1, True, "0.9", math.nan])
 def test_p_must_be_in_open_unit_interval(p):
-    with pytest.raises(InputError, match=r"`p` \(persistence\) must be a number strictly between 0 and 1"):
+    with pytest.raises(InputError, match=r"`p` must be a persistence strictly between 0 and 1"):
         rbo("a b", "b a", p=p)
 
 

@@ -261,7 +261,7 @@ def test_zero_standard_error_warns_and_gives_inf():
     ({"alpha": []}, r"`alpha` must not be empty"),
     ({"alpha": "x"}, r"`alpha` must be a number"),
     ({"alpha": float("nan")}, r"`alpha` must be finite"),
-    ({"convention": "plus"}, r"`convention` must be 'classic' or 'minus'"),
+    ({"convention": "plus"}, r"`convention` must be one of 'classic', 'minus'"),
     ({"significance": 1.5}, r"`significance` must be a level in \(0, 1\)"),
     ({"value": "cubic"}, r"`value` must be 'linear', 'smooth' or a function"),
     ({"value": "smooth", "alpha": 1}, r"apply to the linear value function only"),
