@@ -158,7 +158,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             else:
                 sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
                 zeros = np.zeros_like(sx)
-                urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
+                urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _warn_identical(matrix.systems, se)
         else:
             names, cols_u, cols_se = [], [], []
@@ -198,8 +198,8 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
-    urisk, se, trisk = _k.table_moments(sd, sn, sn2, sd2, alphas, c)
-    _refine_cancelled(values, alphas, sd, sn, sn2, sd2, urisk, se, trisk)
+    urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
     return urisk, se, trisk
 
 
@@ -210,14 +210,13 @@ REFINE_RATIO = 100.0
 _REFINE_BATCH = 4096
 
 
-def _refine_cancelled(values, alphas, sd, sn, sn2, sd2, urisk, se, trisk) -> None:
+def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
     """Two-pass SE and TRisk, in place, for the off-diagonal cells whose one-pass sums cancel."""
     c = values.shape[1]
+    if not cancelled.any():
+        return
     for k, al in enumerate(alphas):
-        sx = sd + al * sn
-        sx2 = sd2 + (2.0 * al + al * al) * sn2
-        ss = sx2 - sx * sx / c
-        flagged = np.argwhere(REFINE_RATIO * ss <= sx2)
+        flagged = np.argwhere(cancelled[:, :, k])
         flagged = flagged[flagged[:, 0] != flagged[:, 1]]
         for lo in range(0, len(flagged), _REFINE_BATCH):
             a, b = flagged[lo:lo + _REFINE_BATCH].T
