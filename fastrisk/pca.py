@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk._results import Result, array
+from fastrisk._validation import flag
 from fastrisk.baselines import Baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -43,6 +44,7 @@ class PCAResult(Result):
     systems: tuple
     topics: tuple
     extra_names: tuple
+    center: bool
     scores: np.ndarray = array("system", "component", column="score")
     components: np.ndarray = array("component", "topic", column="loading")
     explained_variance: np.ndarray = array("component")
@@ -107,8 +109,13 @@ def _extra_points(extra, extra_names, n_topics):
     return tuple(names), np.vstack(rows) if rows else np.empty((0, n_topics))
 
 
-def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, extra_names=None) -> PCAResult:
+def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, extra_names=None,
+        center: bool = True) -> PCAResult:
     """PCA of ``matrix`` with topics as variables (centred, not scaled).
+
+    ``center=False`` decomposes the raw matrix (no topic means subtracted; ``mean`` is 0 and
+    the ratios are s_j^2 / sum s^2): the uncentred decomposition whose percentages Dinçer,
+    Ounis & Macdonald (ECIR 2014) report.
 
     ``n_components``: how many to keep (default: all, min(S, c)). ``extra``: points projected
     into the same space: a (k, c) array (named by ``extra_names``), a mapping name -> (c,)
@@ -126,9 +133,10 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
             or not 1 <= n_components <= full:
         raise InputError(f"`n_components` must be an integer in [1, {full}] (min of systems and topics), "
                          f"got {n_components!r}")
+    flag(center, "center")
     names, points = _extra_points(extra, extra_names, c)
     X = matrix.values
-    mean = X.mean(axis=0)
+    mean = X.mean(axis=0) if center else np.zeros(c)
     centred = X - mean
     U, s, Vt = np.linalg.svd(centred, full_matrices=False)
     signs = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
@@ -139,6 +147,6 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     ratio = var / total if total > 0 else np.zeros_like(var)
     m = int(n_components)
     comps = np.ascontiguousarray(Vt[:m])
-    return PCAResult(systems=matrix.systems, topics=matrix.topics, scores=centred @ comps.T, components=comps,
+    return PCAResult(systems=matrix.systems, topics=matrix.topics, center=bool(center), scores=centred @ comps.T, components=comps,
                      explained_variance=var[:m], explained_variance_ratio=ratio[:m], singular_values=s[:m],
                      mean=mean, extra_names=names, extra_scores=(points - mean) @ comps.T)

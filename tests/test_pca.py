@@ -88,3 +88,18 @@ def test_long_form_columns():
     assert row["system"] == m.systems[3] and row["score"] == r.scores[3, 1]
     e = r.to_arrow(("extra", "component"))
     assert e.column("extra").to_pylist() == ["MEAN", "MEAN"] and "extra_score" in e.column_names
+
+
+def test_uncentred_decomposition():
+    """center=False: the SVD of the raw matrix (Dinçer, Ounis & Macdonald 2014's percentages)."""
+    m = _matrix([[0.1, 0.2, 0.3], [0.3, 0.1, 0.0], [0.5, 0.5, 0.4], [0.2, 0.0, 0.1]])
+    r = pca(m, center=False)
+    s = np.linalg.svd(m.values, compute_uv=False)
+    np.testing.assert_allclose(r.explained_variance_ratio, s ** 2 / (s ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(r.mean, 0.0)
+    np.testing.assert_allclose(np.abs(r.scores), np.abs(m.values @ r.components.T), rtol=1e-12)
+    assert r.to_arrow().schema.metadata[b"fastrisk"].find(b'"center": false') >= 0
+    centred = pca(m)
+    assert centred.center and not np.allclose(centred.explained_variance_ratio, r.explained_variance_ratio)
+    with pytest.raises(InputError, match="`center` must be True or False"):
+        pca(m, center="no")

@@ -68,7 +68,8 @@ def _cmd_pca(args) -> None:
     unknown = [k for k in kinds if k.lower() not in VIRTUAL]
     if unknown:
         raise InputError(f"--baselines takes {', '.join(VIRTUAL)}; got {', '.join(unknown)}")
-    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None)
+    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None,
+                 center=not args.uncentred)
     ratios = ", ".join(f"PC{j + 1} {100 * r:.1f}%" for j, r in enumerate(result.explained_variance_ratio))
     print(f"fastrisk pca: explained variance {ratios}", file=sys.stderr)
     write_table(result.coordinates(), args.format, args.out)
@@ -98,6 +99,8 @@ def register(sub) -> None:
                                    "coordinates pc1..pcN. The explained variance goes to stderr.")
     add_matrix_arguments(p)
     p.add_argument("--components", type=int, default=2, help="components to keep (default 2)")
+    p.add_argument("--uncentred", action="store_true",
+                   help="decompose the raw matrix, as Dinçer, Ounis & Macdonald (ECIR 2014) report it")
     p.add_argument("--baselines", metavar="mean,median,max", help="virtual baselines to project as extra points")
     add_format_options(p)
     p.set_defaults(func=_cmd_pca)
