@@ -25,7 +25,7 @@ import numpy as np
 from fastrisk._kernels import agreement as _k
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
-from fastrisk._validation import open_unit
+from fastrisk._validation import choice, open_unit
 from fastrisk.errors import InputError
 
 
@@ -544,6 +544,8 @@ class FriedmanResult(Result):
     ``statistic`` and ``pvalue`` equal ``scipy.stats.friedmanchisquare(*scores.T)``;
     ``kendall_w = statistic / (K (n - 1))`` is Kendall's coefficient of concordance;
     ``mean_ranks[j]`` (``[item]``) is item j's mean rank across the K rankings, 1 = highest.
+    ``blocks`` says which axis of the input held the blocks (the rankings): the items ranked
+    within a block are the treatments.
 
     Long form (one row per item): ``item``, ``mean_rank``, ``statistic``, ``pvalue``,
     ``kendall_w`` (the test repeated on every row).
@@ -553,19 +555,29 @@ class FriedmanResult(Result):
 
     items: tuple
     n_rankings: int
+    blocks: str
     mean_ranks: np.ndarray = array("item", column="mean_rank")
     statistic: float = array()
     pvalue: float = array()
     kendall_w: float = array()
 
 
-def friedman(scores, *, items: Sequence | None = None, threads: int | None = None) -> FriedmanResult:
-    """Friedman's chi-square test that K rankings (rows of ``scores``) of n items agree.
+def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
+             threads: int | None = None) -> FriedmanResult:
+    """Friedman's chi-square test that K rankings of n items agree.
 
-    For an all-baseline table, row k holds every system's risk under baseline k.
+    The blocks are the rankings and the treatments the items ranked within each block.
+    ``blocks="rows"`` (default): each row of ``scores`` (K x n) is a block, a ranking of the n
+    columns, as ``scipy.stats.friedmanchisquare(*scores.T)``; for an all-baseline table, row k
+    holds every system's risk under baseline k (blocks: baselines, treatments: systems).
+    ``blocks="columns"``: each column is a block (``scores.T`` with rows as blocks). The
+    result records the orientation in ``blocks``.
     """
     from scipy.stats import chi2
 
+    choice(blocks, "blocks", ("rows", "columns"))
+    if blocks == "columns":
+        scores = np.asarray(scores).T
     table = _score_table(scores, "scores", 2, 3)
     k, n = table.shape
     items = _row_labels(items, n, "items", "items")
@@ -582,4 +594,4 @@ def friedman(scores, *, items: Sequence | None = None, threads: int | None = Non
         stat = (12.0 / (n * k * (n + 1.0)) * np.sum(sums**2) - 3.0 * k * (n + 1.0)) / c
         pvalue = float(chi2.sf(stat, n - 1))
     return FriedmanResult(statistic=float(stat), pvalue=pvalue, kendall_w=float(stat) / (k * (n - 1)),
-                          mean_ranks=(n + 1.0) - sums / k, items=items, n_rankings=k)
+                          mean_ranks=(n + 1.0) - sums / k, items=items, n_rankings=k, blocks=blocks)

@@ -272,3 +272,18 @@ def test_cli_systems_must_match_unless_common(tmp_path, capsys):
     bad.write_text("system,s\nA,1\nA,2\nC,3\n")
     status, _, err = _run(["agree", str(bad), str(two), "--column", "s"], capsys)
     assert status == 2 and "system 'A' appears more than once (data row 2)" in err
+
+
+def test_friedman_orientation():
+    """blocks="rows": rows are the rankings (scipy's friedmanchisquare(*scores.T)); blocks="columns":
+    columns are, as scipy's friedmanchisquare(*scores)."""
+    scores = np.random.default_rng(4).random((5, 7))
+    rows = friedman(scores)
+    cols = friedman(scores, blocks="columns")
+    assert rows.blocks == "rows" and cols.blocks == "columns"
+    assert rows.statistic == pytest.approx(scipy.stats.friedmanchisquare(*scores.T).statistic, rel=1e-12)
+    assert cols.statistic == pytest.approx(scipy.stats.friedmanchisquare(*scores).statistic, rel=1e-12)
+    assert cols.n_rankings == 7 and len(cols.items) == 5
+    assert cols.to_arrow().num_rows == 5
+    with pytest.raises(InputError, match="`blocks` must be one of 'rows', 'columns'"):
+        friedman(scores, blocks="both")
