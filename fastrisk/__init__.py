@@ -10,7 +10,9 @@ from fastrisk.agreement import (FriedmanResult, KendallTauMatrix, KendallTauResu
                                 RBOResult, format_ranking, friedman, kendall_tau, kendall_tau_matrix, parse_ranking,
                                 prefix_agreement, ranking_from_scores, rbo, rbo_many, rbo_matrix)
 from fastrisk.baselines import Baseline, resolve_baseline, virtual_baseline
-from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk import batch
+from fastrisk.errors import (AlphaInvariantWarning, InputError, ResourceError, RunFileWarning, TopicMismatchWarning,
+                             ZeroVarianceWarning)
 from fastrisk.io import read_matrix, read_table, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
@@ -29,6 +31,11 @@ from fastrisk.values import ValueFunction, resolve_value
 from fastrisk.zrisk import ZRiskResult, zrisk
 
 __all__ = [
+    "AlphaInvariantWarning",
+    "ResourceError",
+    "RunFileWarning",
+    "TopicMismatchWarning",
+    "batch",
     "AdaptiveRiskResult",
     "Baseline",
     "BaselineTable",

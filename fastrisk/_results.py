@@ -108,6 +108,8 @@ class Result:
             if value is None:
                 continue
             shape = np.shape(value)
+            if not shape:  # a scalar stands for a length-1 array along its dims
+                shape = (1,) * len(dims)
             for d, n in zip(dims, shape):
                 out.setdefault(d, n)
         return out
@@ -119,11 +121,12 @@ class Result:
         if cols:
             col = column or next(iter(cols))
             value = getattr(self, cols[col], None)
-            if value is not None:
-                out = np.asarray(value if not isinstance(value, tuple) else list(value))
-                if out.ndim == 0:
-                    out = np.full(n, out.item())
-                return out
+            if value is None:  # a parameter that does not apply (e.g. alpha of a plain array)
+                return np.full(n, np.nan)
+            out = np.asarray(value if not isinstance(value, tuple) else list(value))
+            if out.ndim == 0:
+                out = np.full(n, out.item())
+            return out
         return np.arange(n)
 
     # ------------------------------------------------------------------ long form
@@ -161,7 +164,8 @@ class Result:
                 continue
             value = np.asarray(value)
             view = [sizes[d] if d in adims else 1 for d in dims]
-            columns[self._column_name(name)] = np.broadcast_to(value.reshape(view), shape).reshape(-1)
+            value = value if value.ndim == 0 else value.reshape(view)  # a scalar broadcasts to every row
+            columns[self._column_name(name)] = np.broadcast_to(value, shape).reshape(-1)
         meta = {"fastrisk": json.dumps({"result": type(self).__name__, "dims": list(dims), **self.parameters()})}
         return pa.table(columns).replace_schema_metadata(meta)
 

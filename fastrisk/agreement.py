@@ -16,18 +16,17 @@ result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-import pyarrow as pa
 
 from fastrisk._kernels import agreement as _k
-from fastrisk.errors import InputError
-
+from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._validation import choice, open_unit
+from fastrisk.errors import InputError
 
 
 __all__ = [
@@ -53,10 +52,6 @@ TIES = ("w", "a", "b")
 _TIES_CODE = {"w": _k.TIES_W, "a": _k.TIES_A, "b": _k.TIES_B}
 _GROUP_TYPES = (tuple, list, set, frozenset)
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
-
-def _to_pandas(table: pa.Table):
-    return table.to_pandas()
 
 
 # ---------------------------------------------------------------------------- rankings
@@ -210,9 +205,7 @@ def _hashable(item) -> bool:
 
 
 def _check_p(p) -> float:
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not (0.0 < float(p) < 1.0):
-        raise InputError(f"`p` (persistence) must be a number strictly between 0 and 1, got {p!r}")
-    return float(p)
+    return open_unit(p, "p", "a persistence")
 
 
 def _check_ties(ties) -> str:
@@ -273,48 +266,25 @@ def _mirror(values: np.ndarray, first, second, k: int) -> np.ndarray:
     return out
 
 
-def _pairs_table(labels, first_name, second_name, columns: dict) -> pa.Table:
-    k = len(labels)
-    a = np.repeat(np.arange(k), k)
-    b = np.tile(np.arange(k), k)
-    lab = np.array(labels, dtype=object)
-    data = {first_name: pa.array(lab[a].tolist(), pa.string()),
-            second_name: pa.array(lab[b].tolist(), pa.string())}
-    for key, value in columns.items():
-        data[key] = pa.array(np.asarray(value).reshape(-1))
-    return pa.table(data)
-
-
 # ---------------------------------------------------------------------------- RBO
 
 
-@dataclass(frozen=True)
-class RBOResult:
-    """RBO of one pair (floats) or of many pairs (arrays, one entry per pair)."""
+@dataclass(frozen=True, repr=False)
+class RBOResult(Result):
+    """RBO of one pair (floats) or of many pairs (arrays ``[pair]``, one entry per pair).
 
-    ext: float | np.ndarray
-    min: float | np.ndarray
-    max: float | np.ndarray
-    res: float | np.ndarray
-    p: float | np.ndarray
+    Long form (one row per pair): ``pair`` (0-based), ``ties``, ``ext``, ``min``, ``max``,
+    ``res``, ``p``.
+    """
+
+    _constants = ("ties",)
+
     ties: str
-
-    def to_arrow(self) -> pa.Table:
-        """One row per pair: ``pair, p, ties, ext, min, max, res``."""
-        ext = np.atleast_1d(np.asarray(self.ext, dtype=np.float64))
-        n = ext.size
-        return pa.table({
-            "pair": pa.array(np.arange(n, dtype=np.int64)),
-            "p": pa.array(np.broadcast_to(np.asarray(self.p, np.float64), (n,)).copy()),
-            "ties": pa.array([self.ties] * n, pa.string()),
-            "ext": pa.array(ext),
-            "min": pa.array(np.atleast_1d(np.asarray(self.min, np.float64))),
-            "max": pa.array(np.atleast_1d(np.asarray(self.max, np.float64))),
-            "res": pa.array(np.atleast_1d(np.asarray(self.res, np.float64))),
-        })
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    ext: float | np.ndarray = array("pair")
+    min: float | np.ndarray = array("pair")
+    max: float | np.ndarray = array("pair")
+    res: float | np.ndarray = array("pair")
+    p: float | np.ndarray = array("pair")
 
 
 def _rbo_many_iv(xs, ys, p, ties):
@@ -336,7 +306,7 @@ def _rbo_many_iv(xs, ys, p, ties):
     return xs, ys, np.ascontiguousarray(pv), ties
 
 
-def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
+def rbo_many(xs, ys, *, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
     """RBO of each pair ``(xs[i], ys[i])`` in one parallel call; ``p`` scalar or per pair."""
     xs, ys, pv, ties = _rbo_many_iv(xs, ys, p, ties)
     n = len(xs)
@@ -352,7 +322,7 @@ def rbo_many(xs, ys, p=0.9, ties: str = "a", threads: int | None = None) -> RBOR
                      p=pv if np.ndim(p) else float(p), ties=ties)
 
 
-def rbo(x, y, p: float = 0.9, ties: str = "a") -> RBOResult:
+def rbo(x, y, *, p: float = 0.9, ties: str = "a") -> RBOResult:
     """Rank-biased overlap of two rankings (lists of items, tuples/sets for ties, or strings).
 
     ``p`` is the persistence (expected depth 1/(1-p)); ``ties`` is ``"w"``, ``"a"`` or
@@ -370,28 +340,24 @@ def rbo(x, y, p: float = 0.9, ties: str = "a") -> RBOResult:
                      res=float(out[3]), p=p, ties=ties)
 
 
-@dataclass(frozen=True)
-class RBOMatrix:
-    """RBO between every pair of the K rankings induced by K score vectors: (K, K) arrays."""
+@dataclass(frozen=True, repr=False)
+class RBOMatrix(Result):
+    """RBO between every pair of the K rankings induced by K score vectors: arrays ``[a, b]``.
 
-    ext: np.ndarray
-    min: np.ndarray
-    max: np.ndarray
-    res: np.ndarray
+    Long form (one row per ordered pair, diagonal included): ``a``, ``b`` (the rankings'
+    labels), ``p``, ``ties``, ``ext``, ``min``, ``max``, ``res``.
+    """
+
+    _coords = {"a": {"a": "labels"}, "b": {"b": "labels"}}
+    _constants = ("p", "ties")
+
     labels: tuple
     p: float
     ties: str
-
-    def to_arrow(self) -> pa.Table:
-        """One row per ordered pair (diagonal included): ``a, b, p, ties, ext, min, max, res``."""
-        k = len(self.labels)
-        t = _pairs_table(self.labels, "a", "b",
-                         {"p": np.full(k * k, self.p), "ext": self.ext, "min": self.min,
-                          "max": self.max, "res": self.res})
-        return t.add_column(3, "ties", pa.array([self.ties] * (k * k), pa.string()))
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    ext: np.ndarray = array("a", "b")
+    min: np.ndarray = array("a", "b")
+    max: np.ndarray = array("a", "b")
+    res: np.ndarray = array("a", "b")
 
 
 def _rankings_of(table: np.ndarray):
@@ -403,7 +369,7 @@ def _rankings_of(table: np.ndarray):
     return ids, top, bot
 
 
-def rbo_matrix(scores, p: float = 0.9, ties: str = "a", labels: Sequence | None = None,
+def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | None = None,
                threads: int | None = None) -> RBOMatrix:
     """RBO between the orderings induced by each pair of rows of ``scores`` (K x n).
 
@@ -431,41 +397,29 @@ def rbo_matrix(scores, p: float = 0.9, ties: str = "a", labels: Sequence | None 
 # ---------------------------------------------------------------------------- prefixes
 
 
-@dataclass(frozen=True)
-class PrefixAgreement:
+@dataclass(frozen=True, repr=False)
+class PrefixAgreement(Result):
     """RBO of the orderings two score vectors induce, over growing prefix depths.
 
     ``length_a``/``length_b`` are the prefix lengths actually compared: a tie group that
-    straddles the depth is kept whole.
+    straddles the depth is kept whole. Arrays ``[depth]``.
+
+    Long form (one row per depth): ``depth``, ``p``, ``ties``, ``length_a``, ``length_b``,
+    ``ext``, ``min``, ``max``, ``res``.
     """
 
+    _coords = {"depth": {"depth": "depth"}}
+    _constants = ("p", "ties")
+
     depth: np.ndarray
-    length_a: np.ndarray
-    length_b: np.ndarray
-    ext: np.ndarray
-    min: np.ndarray
-    max: np.ndarray
-    res: np.ndarray
     p: float
     ties: str
-
-    def to_arrow(self) -> pa.Table:
-        """One row per depth: ``depth, length_a, length_b, p, ties, ext, min, max, res``."""
-        n = self.depth.size
-        return pa.table({
-            "depth": pa.array(self.depth),
-            "length_a": pa.array(self.length_a),
-            "length_b": pa.array(self.length_b),
-            "p": pa.array(np.full(n, self.p)),
-            "ties": pa.array([self.ties] * n, pa.string()),
-            "ext": pa.array(self.ext),
-            "min": pa.array(self.min),
-            "max": pa.array(self.max),
-            "res": pa.array(self.res),
-        })
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    length_a: np.ndarray = array("depth")
+    length_b: np.ndarray = array("depth")
+    ext: np.ndarray = array("depth")
+    min: np.ndarray = array("depth")
+    max: np.ndarray = array("depth")
+    res: np.ndarray = array("depth")
 
 
 def _prefix_agreement_iv(a, b, depths, p, ties):
@@ -487,7 +441,7 @@ def _prefix_agreement_iv(a, b, depths, p, ties):
     return a, b, np.ascontiguousarray(d), _check_p(p), _check_ties(ties)
 
 
-def prefix_agreement(a, b, depths=None, p: float = 0.9, ties: str = "a",
+def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
                      threads: int | None = None) -> PrefixAgreement:
     """How the orderings induced by two score vectors agree at prefix depths 1..n.
 
@@ -511,18 +465,15 @@ def prefix_agreement(a, b, depths=None, p: float = 0.9, ties: str = "a",
 # ---------------------------------------------------------------------------- Kendall
 
 
-@dataclass(frozen=True)
-class KendallTauResult:
-    """Kendall's tau-b and its two-sided p-value (as scipy.stats.kendalltau, method='auto')."""
+@dataclass(frozen=True, repr=False)
+class KendallTauResult(Result):
+    """Kendall's tau-b and its two-sided p-value (as scipy.stats.kendalltau, method='auto').
 
-    statistic: float
-    pvalue: float
+    Long form: one row, ``statistic``, ``pvalue``.
+    """
 
-    def to_arrow(self) -> pa.Table:
-        return pa.table({"statistic": [self.statistic], "pvalue": [self.pvalue]})
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    statistic: float = array()
+    pvalue: float = array()
 
 
 def _dense(table: np.ndarray) -> np.ndarray:
@@ -550,24 +501,22 @@ def kendall_tau(x, y) -> KendallTauResult:
     return KendallTauResult(statistic=float(out[0]), pvalue=float(out[1]))
 
 
-@dataclass(frozen=True)
-class KendallTauMatrix:
-    """Kendall's tau-b (and p-values) between every pair of K rankings: (K, K) arrays."""
+@dataclass(frozen=True, repr=False)
+class KendallTauMatrix(Result):
+    """Kendall's tau-b (and p-values) between every pair of K rankings: arrays ``[a, b]``.
 
-    statistic: np.ndarray
-    pvalue: np.ndarray
+    Long form (one row per ordered pair, diagonal included): ``a``, ``b``, ``statistic``,
+    ``pvalue``.
+    """
+
+    _coords = {"a": {"a": "labels"}, "b": {"b": "labels"}}
+
     labels: tuple
-
-    def to_arrow(self) -> pa.Table:
-        """One row per ordered pair (diagonal included): ``a, b, statistic, pvalue``."""
-        return _pairs_table(self.labels, "a", "b",
-                            {"statistic": self.statistic, "pvalue": self.pvalue})
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    statistic: np.ndarray = array("a", "b")
+    pvalue: np.ndarray = array("a", "b")
 
 
-def kendall_tau_matrix(scores, labels: Sequence | None = None,
+def kendall_tau_matrix(scores, *, labels: Sequence | None = None,
                        threads: int | None = None) -> KendallTauMatrix:
     """Kendall's tau-b between the rows of ``scores`` (K rankings x n items), in parallel.
 
@@ -588,44 +537,47 @@ def kendall_tau_matrix(scores, labels: Sequence | None = None,
 # ---------------------------------------------------------------------------- Friedman
 
 
-@dataclass(frozen=True)
-class FriedmanResult:
+@dataclass(frozen=True, repr=False)
+class FriedmanResult(Result):
     """Friedman test of K rankings (blocks) of n items (treatments).
 
     ``statistic`` and ``pvalue`` equal ``scipy.stats.friedmanchisquare(*scores.T)``;
     ``kendall_w = statistic / (K (n - 1))`` is Kendall's coefficient of concordance;
-    ``mean_ranks[j]`` is item j's mean rank across the K rankings, 1 = highest score.
+    ``mean_ranks[j]`` (``[item]``) is item j's mean rank across the K rankings, 1 = highest.
+    ``blocks`` says which axis of the input held the blocks (the rankings): the items ranked
+    within a block are the treatments.
+
+    Long form (one row per item): ``item``, ``mean_rank``, ``statistic``, ``pvalue``,
+    ``kendall_w`` (the test repeated on every row).
     """
 
-    statistic: float
-    pvalue: float
-    kendall_w: float
-    mean_ranks: np.ndarray
+    _coords = {"item": {"item": "items"}}
+
     items: tuple
     n_rankings: int
-
-    def to_arrow(self) -> pa.Table:
-        """One row per item: ``item, mean_rank`` with the test repeated on every row."""
-        n = len(self.items)
-        return pa.table({
-            "item": pa.array(list(self.items), pa.string()),
-            "mean_rank": pa.array(self.mean_ranks),
-            "statistic": pa.array(np.full(n, self.statistic)),
-            "pvalue": pa.array(np.full(n, self.pvalue)),
-            "kendall_w": pa.array(np.full(n, self.kendall_w)),
-        })
-
-    def to_pandas(self):
-        return _to_pandas(self.to_arrow())
+    blocks: str
+    mean_ranks: np.ndarray = array("item", column="mean_rank")
+    statistic: float = array()
+    pvalue: float = array()
+    kendall_w: float = array()
 
 
-def friedman(scores, items: Sequence | None = None, threads: int | None = None) -> FriedmanResult:
-    """Friedman's chi-square test that K rankings (rows of ``scores``) of n items agree.
+def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
+             threads: int | None = None) -> FriedmanResult:
+    """Friedman's chi-square test that K rankings of n items agree.
 
-    For an all-baseline table, row k holds every system's risk under baseline k.
+    The blocks are the rankings and the treatments the items ranked within each block.
+    ``blocks="rows"`` (default): each row of ``scores`` (K x n) is a block, a ranking of the n
+    columns, as ``scipy.stats.friedmanchisquare(*scores.T)``; for an all-baseline table, row k
+    holds every system's risk under baseline k (blocks: baselines, treatments: systems).
+    ``blocks="columns"``: each column is a block (``scores.T`` with rows as blocks). The
+    result records the orientation in ``blocks``.
     """
     from scipy.stats import chi2
 
+    choice(blocks, "blocks", ("rows", "columns"))
+    if blocks == "columns":
+        scores = np.asarray(scores).T
     table = _score_table(scores, "scores", 2, 3)
     k, n = table.shape
     items = _row_labels(items, n, "items", "items")
@@ -642,4 +594,4 @@ def friedman(scores, items: Sequence | None = None, threads: int | None = None) 
         stat = (12.0 / (n * k * (n + 1.0)) * np.sum(sums**2) - 3.0 * k * (n + 1.0)) / c
         pvalue = float(chi2.sf(stat, n - 1))
     return FriedmanResult(statistic=float(stat), pvalue=pvalue, kendall_w=float(stat) / (k * (n - 1)),
-                          mean_ranks=(n + 1.0) - sums / k, items=items, n_rankings=k)
+                          mean_ranks=(n + 1.0) - sums / k, items=items, n_rankings=k, blocks=blocks)

@@ -68,6 +68,15 @@ def is_stack(data) -> bool:
     return isinstance(data, (list, tuple)) and len(data) > 0 and all(isinstance(m, ScoreMatrix) for m in data)
 
 
+def refuse_options(fn: str, **options) -> None:
+    """Refuse, by name, an option of the single-collection ``fn`` that a stack does not take
+    (``options``: name -> (given value, allowed values)); the stack path is :mod:`fastrisk.batch`."""
+    for name, (given, allowed) in options.items():
+        if not any(given is a or (isinstance(a, str) and given == a) for a in allowed):
+            raise InputError(f"{fn}() of a stack of collections (fastrisk.batch) takes no `{name}={given!r}`; "
+                             f"allowed: {', '.join(map(repr, allowed))}")
+
+
 def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True) -> Stack:
     """A :class:`Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 

@@ -12,6 +12,8 @@ from fastrisk.matrix import ScoreMatrix
 TREC2012_WEB_RUNS = {"run24": "uogTrA44xi", "run22": "srchvrs12c09", "run21": "qutwb"}
 _MATRICES = {"web2010": range(51, 101), "web2011": range(101, 151), "web2012": range(151, 201),
              "web2013": range(201, 251)}
+#: File suffix of a bundled matrix -> its measure as ir_measures writes it.
+MEASURES = {"err20": "ERR@20", "ndcg20": "nDCG@20", "ap": "AP", "p10": "P@10", "rr": "RR"}
 
 
 def path(name: str) -> Path:
@@ -35,7 +37,7 @@ def trec_matrix(name: str) -> ScoreMatrix:
     collection, _, measure = name.partition("_")
     topics = _MATRICES.get(collection)
     p = path(f"trec-matrices/{name}.csv")
-    m = ScoreMatrix.read(p, measure=measure.upper() if measure else None)
+    m = ScoreMatrix.read(p, measure=MEASURES.get(measure, measure.upper()) if measure else None)
     if topics is not None and len(topics) == m.n_topics:
         m = ScoreMatrix(m.values, m.systems, list(topics), m.measure)
     return m
@@ -44,12 +46,16 @@ def trec_matrix(name: str) -> ScoreMatrix:
 def trec2012_web(measure: str = "err20", *, rename: bool = True):
     """TREC 2012 Web track: the 48 runs' matrix and the official risk baseline indriCASP.
 
+    ``measure``: ``"ERR@20"`` or ``"nDCG@20"`` (``"err20"``/``"ndcg20"`` also accepted); the
+    matrix's ``measure`` is written as ir_measures writes it.
+
     Returns ``(matrix, baseline)`` where ``baseline`` maps topic id -> score of indriCASP
     (the official gdeval output). With ``rename`` the three runs of the published tables get
     their real names (uogTrA44xi, srchvrs12c09, qutwb).
     """
+    measure = {"ERR@20": "err20", "nDCG@20": "ndcg20"}.get(measure, measure)
     if measure not in ("err20", "ndcg20"):
-        raise InputError(f"`measure` must be 'err20' or 'ndcg20', got {measure!r}")
+        raise InputError(f"`measure` must be 'ERR@20' or 'nDCG@20' (or 'err20', 'ndcg20'), got {measure!r}")
     m = trec_matrix(f"web2012_{measure}")
     if rename:
         m = ScoreMatrix(m.values, [TREC2012_WEB_RUNS.get(s, s) for s in m.systems], m.topics, m.measure)

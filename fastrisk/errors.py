@@ -22,5 +22,9 @@ class AlphaInvariantWarning(UserWarning):
 
 
 class TopicMismatchWarning(UserWarning):
-    """Two inputs (a matrix and its baseline) share only some of their topics; the message
-    lists the topics dropped, zero-filled or ignored."""
+    """Two inputs (a matrix and its baseline, or runs and qrels) share only some of their
+    topics, or some topics are left out of the scores; the message lists them."""
+
+
+class RunFileWarning(UserWarning):
+    """A file in a run directory is not a run and was skipped."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from fastrisk import _atomic
 from fastrisk.errors import InputError
 from fastrisk.matrix import (
     ALIASES,
@@ -134,13 +135,12 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
     if fmt not in WRITE_FORMATS:
         raise InputError(f"`format` must be one of {', '.join(WRITE_FORMATS)}; got {fmt!r}")
     if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pq.write_table(matrix.to_arrow(), path)
+        _atomic.write_parquet(matrix.to_arrow(), path)
     elif fmt == "ipc":
         from pyarrow import feather
 
-        feather.write_feather(matrix.to_arrow(), path, compression="uncompressed")
+        with _atomic.atomic_open(path, "wb") as fh:
+            feather.write_feather(matrix.to_arrow(), fh, compression="uncompressed")
     else:
         if fmt == "csv":
             table = matrix.to_long()
@@ -167,8 +167,7 @@ def write_csv(table: pa.Table, sink) -> None:
     if hasattr(sink, "write"):
         sink.write(data)
     else:
-        with open(sink, "wb") as fh:
-            fh.write(data)
+        _atomic.write_bytes(sink, data)
 
 
 # ---------------------------------------------------------------------- helpers

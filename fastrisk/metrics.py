@@ -24,7 +24,7 @@ name                       definition (rankings by score descending, ties by doc
 R is the number of documents judged with grade >= ``rel`` (``rel=`` thresholds: default 1,
 e.g. ``P(rel=2)@10``); negative grades count as 0. A system that returned nothing for a
 topic scores 0 there (trec_eval's ``-c``). Topics whose judgments hold no relevant document
-are left out with a :class:`TopicWarning` (as gdeval does); ``no_relevant="keep"`` scores
+are left out with a :class:`TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
 them (0 for every measure but Judged), as trec_eval does.
 
 ``convention="gdeval"`` reads the bare ``nDCG@k`` as gdeval's ``nDCG(dcg='exp-log2')@k``,
@@ -44,14 +44,10 @@ import numpy as np
 
 from fastrisk._kernels import metrics as _km
 from fastrisk._results import Result, array
-from fastrisk.errors import InputError
+from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
 
-__all__ = ["GDEVAL", "Evaluation", "Measure", "TopicWarning", "evaluate", "parse_measure"]
-
-
-class TopicWarning(UserWarning):
-    """Topics of the runs and the qrels do not match, or some are left out of the scores."""
+__all__ = ["GDEVAL", "Evaluation", "Measure", "TopicMismatchWarning", "evaluate", "parse_measure"]
 
 
 _FAMILIES = {"p": "P", "r": "R", "recall": "R", "ap": "AP", "map": "AP", "rr": "RR", "mrr": "RR",
@@ -295,7 +291,7 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
         warnings.warn(f"topics do not match between runs and qrels: {len(only_runs)} only in the runs "
                       f"{only_runs[:20]}, {len(only_qrels)} only in the qrels {only_qrels[:20]}; "
                       "topics only in the runs are not scored, topics only in the qrels are left out",
-                      TopicWarning, stacklevel=3)
+                      TopicMismatchWarning, stacklevel=3)
     judged = np.array([t in qrel_topics for t in runs.topics])
     if no_relevant == "keep":
         return np.flatnonzero(judged)
@@ -303,7 +299,7 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     if empty.any():
         names = [runs.topics[i] for i in np.flatnonzero(empty)]
         warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: {names[:20]} "
-                      "(no_relevant='keep' scores them, as trec_eval does)", TopicWarning, stacklevel=3)
+                      "(no_relevant='keep' scores them, as trec_eval does)", TopicMismatchWarning, stacklevel=3)
     keep = np.flatnonzero(j.has_relevant)
     if keep.size == 0:
         raise InputError("no topic of the runs has a positive judgment in the qrels")

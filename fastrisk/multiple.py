@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
+from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
@@ -101,23 +101,30 @@ def _adjust_1d(p: np.ndarray, method: str) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class TukeyHSDResult:
-    """Randomised Tukey HSD over all pairs ``(i, j)``, ``i < j`` (arrays of length P).
+@dataclass(frozen=True, repr=False)
+class TukeyHSDResult(Result):
+    """Randomised Tukey HSD over all pairs ``(i, j)``, ``i < j`` (arrays ``[pair]``).
 
     ``statistic`` is mean_i - mean_j; ``pvalue`` ``(#{range_b >= |diff|} + 1) / (B + 1)``;
-    ``null_distribution`` the (B,) ranges; ``pvalue_matrix()`` the symmetric S x S table.
+    ``means`` ``[system]``; ``null_distribution`` the ``[replicate]`` ranges;
+    ``pvalue_matrix()`` the symmetric S x S table.
+
+    Long form (one row per pair): ``system``, ``baseline`` (the pair's first and second
+    system), ``statistic``, ``pvalue``.
     """
 
-    statistic: np.ndarray
-    pvalue: np.ndarray
+    _coords = {"pair": {"system": "system_a", "baseline": "system_b"}}
+    _table = ("pair",)
+
     system_a: tuple
     system_b: tuple
     systems: tuple
-    means: np.ndarray
-    null_distribution: np.ndarray
     replicates: int
     seed: int
+    statistic: np.ndarray = array("pair")
+    pvalue: np.ndarray = array("pair")
+    means: np.ndarray = array("system")
+    null_distribution: np.ndarray = array("replicate")
 
     def pvalue_matrix(self) -> np.ndarray:
         S = len(self.systems)
@@ -126,17 +133,6 @@ class TukeyHSDResult:
         out[I, J] = self.pvalue
         out[J, I] = self.pvalue
         return out
-
-    def to_arrow(self) -> pa.Table:
-        return pa.table({
-            "system": pa.array(self.system_a, pa.string()),
-            "baseline": pa.array(self.system_b, pa.string()),
-            "statistic": self.statistic,
-            "pvalue": self.pvalue,
-        })
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
 
 
 #: Element-operations per kernel call: about a quarter of a second, so that Ctrl-C is seen within a second.
@@ -184,5 +180,6 @@ def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = 
     tol = obs * np.finfo(np.float64).eps * 100
     count = B - np.searchsorted(srt, obs - tol, side="left")
     pvalue = (count + 1) / (B + 1)
-    return TukeyHSDResult(diff, pvalue, tuple(names[i] for i in I), tuple(names[j] for j in J), tuple(names),
-                          means, null, B, seed)
+    return TukeyHSDResult(system_a=tuple(names[i] for i in I), system_b=tuple(names[j] for j in J),
+                          systems=tuple(names), replicates=B, seed=seed, statistic=diff, pvalue=pvalue, means=means,
+                          null_distribution=null)

@@ -17,30 +17,41 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._results import Result, array
+from fastrisk._validation import flag
 from fastrisk.baselines import Baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.risk import _ArrowResult
 
 
-@dataclass(frozen=True)
-class PCAResult(_ArrowResult):
-    """``scores`` (S, m): the systems' coordinates on the first m components; ``components``
-    (m, c): unit loadings over topics; ``explained_variance`` and ``explained_variance_ratio``
-    (m,) (variance with S - 1 degrees of freedom; ratios over the total variance);
-    ``mean`` (c,): the topic means used for centring; ``extra_scores`` (k, m) for the points
-    named ``extra_names``."""
+@dataclass(frozen=True, repr=False)
+class PCAResult(Result):
+    """``scores`` ``[system, component]``: the systems' coordinates on the first m components;
+    ``components`` ``[component, topic]``: unit loadings over topics; ``explained_variance``
+    and ``explained_variance_ratio`` ``[component]`` (variance with S - 1 degrees of freedom;
+    ratios over the total variance); ``mean`` ``[topic]``: the topic means used for centring;
+    ``extra_scores`` ``[extra, component]`` for the points named ``extra_names``.
+
+    Long form (one row per system, component): ``system``, ``component`` (0-based),
+    ``score``, ``explained_variance``, ``explained_variance_ratio``, ``singular_value``;
+    ``to_arrow(("extra", "component"))`` gives the extra points' ``extra_score``;
+    :meth:`coordinates` the wide map table (one row per point, ``pc1`` .. ``pcm``).
+    """
+
+    _coords = {"extra": {"extra": "extra_names"}}
+    _table = ("system", "component")
 
     systems: tuple
     topics: tuple
-    scores: np.ndarray
-    components: np.ndarray
-    explained_variance: np.ndarray
-    explained_variance_ratio: np.ndarray
-    singular_values: np.ndarray
-    mean: np.ndarray
     extra_names: tuple
-    extra_scores: np.ndarray
+    center: bool
+    scores: np.ndarray = array("system", "component", column="score")
+    components: np.ndarray = array("component", "topic", column="loading")
+    explained_variance: np.ndarray = array("component")
+    explained_variance_ratio: np.ndarray = array("component")
+    singular_values: np.ndarray = array("component", column="singular_value")
+    mean: np.ndarray = array("topic")
+    extra_scores: np.ndarray = array("extra", "component", column="extra_score")
 
     def transform(self, points) -> np.ndarray:
         """Project (k, c) points (or one (c,) point) into the component space."""
@@ -51,8 +62,8 @@ class PCAResult(_ArrowResult):
             raise InputError(f"points must have one score per topic ({len(self.topics)}), got shape {pts.shape}")
         return (pts - self.mean) @ self.components.T
 
-    def to_arrow(self) -> pa.Table:
-        """One row per point (systems, then extra points): name, kind, pc1 ... pcm."""
+    def coordinates(self) -> pa.Table:
+        """The PCA map: one row per point (systems, then extra points): name, kind, pc1 ... pcm."""
         names = list(self.systems) + list(self.extra_names)
         kinds = ["system"] * len(self.systems) + ["extra"] * len(self.extra_names)
         coords = np.vstack([self.scores, self.extra_scores])
@@ -98,8 +109,13 @@ def _extra_points(extra, extra_names, n_topics):
     return tuple(names), np.vstack(rows) if rows else np.empty((0, n_topics))
 
 
-def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, extra_names=None) -> PCAResult:
+def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, extra_names=None,
+        center: bool = True) -> PCAResult:
     """PCA of ``matrix`` with topics as variables (centred, not scaled).
+
+    ``center=False`` decomposes the raw matrix (no topic means subtracted; ``mean`` is 0 and
+    the ratios are s_j^2 / sum s^2): the uncentred decomposition whose percentages Dinçer,
+    Ounis & Macdonald (ECIR 2014) report.
 
     ``n_components``: how many to keep (default: all, min(S, c)). ``extra``: points projected
     into the same space: a (k, c) array (named by ``extra_names``), a mapping name -> (c,)
@@ -117,9 +133,10 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
             or not 1 <= n_components <= full:
         raise InputError(f"`n_components` must be an integer in [1, {full}] (min of systems and topics), "
                          f"got {n_components!r}")
+    flag(center, "center")
     names, points = _extra_points(extra, extra_names, c)
     X = matrix.values
-    mean = X.mean(axis=0)
+    mean = X.mean(axis=0) if center else np.zeros(c)
     centred = X - mean
     U, s, Vt = np.linalg.svd(centred, full_matrices=False)
     signs = np.sign(Vt[np.arange(Vt.shape[0]), np.argmax(np.abs(Vt), axis=1)])
@@ -130,6 +147,6 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     ratio = var / total if total > 0 else np.zeros_like(var)
     m = int(n_components)
     comps = np.ascontiguousarray(Vt[:m])
-    return PCAResult(systems=matrix.systems, topics=matrix.topics, scores=centred @ comps.T, components=comps,
+    return PCAResult(systems=matrix.systems, topics=matrix.topics, center=bool(center), scores=centred @ comps.T, components=comps,
                      explained_variance=var[:m], explained_variance_ratio=ratio[:m], singular_values=s[:m],
                      mean=mean, extra_names=names, extra_scores=(points - mean) @ comps.T)

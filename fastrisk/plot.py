@@ -136,7 +136,7 @@ def _pick_alphas(alpha: np.ndarray, wanted) -> list[int]:
     for a in wanted:
         hit = np.flatnonzero(np.isclose(alpha, float(a)))
         if hit.size == 0:
-            raise InputError(f"`alphas`: alpha={a:g} was not computed; the result has alpha = "
+            raise InputError(f"`alpha`: alpha={a:g} was not computed; the result has alpha = "
                              + ", ".join(f"{v:g}" for v in alpha))
         out.append(int(hit[0]))
     return out
@@ -209,7 +209,7 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     few = len(x) <= 12
     for k, name in zip(rows, names):
         st = styles[name]
-        (line,) = ax.plot(x, values[k], color=st["color"], linestyle=st["linestyle"],
+        (line,) = ax.plot(x, values[:, k], color=st["color"], linestyle=st["linestyle"],
                           marker=st["marker"] if few else None, markersize=3.5, linewidth=1.2, label=name)
         line.set_gid(f"system:{name}")
     ax.set_xlabel(xlabel)
@@ -219,19 +219,28 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     return _finish(ax, created)
 
 
-def topic_risk_bars(result, system: str, *, alphas=None, statistic: str = "tr", sort: bool = False, ax=None):
+def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None,
+                    alphas=None):
     """Per-topic TR_i (or TJ_i) bars of one system at several α, the ±t lines and the
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
     Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2. ``result`` is a
     :class:`fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
     bars with TJ_i as black ticks on them, to show that the two agree). ``sort`` orders topics
-    by the score at the first α.
+    by the score at the first α. ``alpha``: the α values to draw (default: all; ``alphas`` is
+    its deprecated old name).
     """
+    if alphas is not None:
+        import warnings
+
+        warnings.warn("topic_risk_bars(alphas=) is deprecated; pass alpha=", DeprecationWarning, stacklevel=2)
+        if alpha is not None:
+            raise InputError("pass `alpha` only (`alphas` is its deprecated old name)")
+        alpha = alphas
     if statistic not in ("tr", "tj", "both"):
         raise InputError(f"`statistic` must be 'tr', 'tj' or 'both', got {statistic!r}")
     (row,) = _pick_systems(result.systems, [system], "system")
-    cols = _pick_alphas(result.alpha, alphas)
+    cols = _pick_alphas(result.alpha, alpha)
     bars_of = result.tj if statistic == "tj" else result.tr
     values = bars_of[cols, row]  # (A', c)
     c = values.shape[1]
@@ -488,12 +497,12 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     square = tuple(table.baselines) == tuple(table.systems)
     cols = rows if square else list(range(len(table.baselines)))
     if order == "mean":
-        mean = np.nanmean(table.urisk[rows][:, cols, col], axis=1)
+        mean = np.nanmean(table.urisk[col][np.ix_(rows, cols)], axis=1)
         perm = np.argsort(-mean, kind="stable")
         rows = [rows[i] for i in perm]
         cols = rows if square else cols
-    V = getattr(table, statistic)[np.ix_(rows, cols, [col])][..., 0]
-    T = table.trisk[np.ix_(rows, cols, [col])][..., 0]
+    V = getattr(table, statistic)[col][np.ix_(rows, cols)]
+    T = table.trisk[col][np.ix_(rows, cols)]
     crit = float(stats.t.isf(significance / 2, table.df))
     nS, nB = V.shape
     big = max(nS, nB) > 12

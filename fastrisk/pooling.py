@@ -21,6 +21,7 @@ adjusted estimator's variance ``(N - n)/(n N) * sigma_a^2``.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,8 @@ import pyarrow as pa
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
+from fastrisk._results import Result, array
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.metrics import Measure, _as_qrels, _as_runs, parse_measure, score_matrix_values
 from fastrisk.runs import RunSet, align
@@ -83,9 +86,7 @@ class Pool:
 
 
 def _depth_iv(depth) -> int:
-    if isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1:
-        raise InputError(f"`depth` must be a positive integer, got {depth!r}")
-    return int(depth)
+    return positive_int(depth, "depth")
 
 
 def build_pool(runs: RunSet, depth: int = 10) -> Pool:
@@ -199,28 +200,26 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
                        measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode})")
 
 
-@dataclass(frozen=True)
-class LeaveOneOut:
+@dataclass(frozen=True, repr=False)
+class LeaveOneOut(Result):
     """Each system's mean score against all judgments (``true``) and against the pool of the
-    other systems (``unpooled``); ``bias = true - unpooled``."""
+    other systems (``unpooled``); ``bias = true - unpooled``; arrays ``[system]``.
+
+    Long form (one row per system): ``system``, ``true``, ``unpooled``, ``bias``.
+    """
+
+    _derived = {"bias": ("system",)}
 
     systems: tuple
-    true: np.ndarray
-    unpooled: np.ndarray
     measure: str
     depth: int
     mode: str
+    true: np.ndarray = array("system")
+    unpooled: np.ndarray = array("system")
 
     @property
     def bias(self) -> np.ndarray:
         return self.true - self.unpooled
-
-    def to_arrow(self) -> pa.Table:
-        return pa.table({"system": list(self.systems), "true": self.true, "unpooled": self.unpooled,
-                         "bias": self.bias})
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
 
 
 def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
@@ -241,19 +240,24 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     with limit_threads(threads):
         unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask())
     true = ctx.true_scores[idx][:, ctx.topic_idx].mean(axis=1)
-    return LeaveOneOut(tuple(ctx.runs.systems[i] for i in idx), true, unpooled, ctx.measure.name,
-                       ctx.pool.depth, mode)
+    return LeaveOneOut(systems=tuple(ctx.runs.systems[i] for i in idx), measure=ctx.measure.name,
+                       depth=ctx.pool.depth, mode=mode, true=true, unpooled=unpooled)
 
 
 # ---------------------------------------------------------------------------------------
 # Algorithm 1 and Algorithm 2
 
 
-@dataclass(frozen=True)
-class LooAdjustment:
+@dataclass(frozen=True, repr=False)
+class LooAdjustment(Result):
     """Algorithm 1: ``estimate = unpooled + adjustment``, the adjustment being the mean over
     pooled systems ``s`` of (score on the full pool - score on the pool with ``s`` replaced by
-    the new run). ``deltas[i]`` belongs to ``pooled[i]``."""
+    the new run). ``deltas[i]`` (``[system]``) belongs to ``pooled[i]``.
+
+    Long form (one row per pooled system): ``system``, ``delta``.
+    """
+
+    _coords = {"system": {"system": "pooled"}}
 
     new: str
     pooled: tuple
@@ -261,10 +265,7 @@ class LooAdjustment:
     adjustment: float
     estimate: float
     true: float
-    deltas: np.ndarray
-
-    def to_arrow(self) -> pa.Table:
-        return pa.table({"system": list(self.pooled), "delta": self.deltas})
+    deltas: np.ndarray = array("system", column="delta")
 
 
 def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, depth=10,
@@ -285,8 +286,9 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     unpooled = _kp.mean_pooled(r, ctx.topic_idx, *ctx.data(), mask, *tail, buf, tmp, scratch)
     a = _kp.loo_adjustment(pooled_idx, r, ctx.topic_idx, *ctx.data(), mask, *tail, buf, tmp, scratch, deltas)
     true = float(ctx.true_scores[r, ctx.topic_idx].mean())
-    return LooAdjustment(ctx.runs.systems[r], tuple(ctx.runs.systems[i] for i in pooled_idx),
-                         float(unpooled), float(a), float(unpooled + a), true, deltas)
+    return LooAdjustment(new=ctx.runs.systems[r], pooled=tuple(ctx.runs.systems[i] for i in pooled_idx),
+                         unpooled=float(unpooled), adjustment=float(a), estimate=float(unpooled + a), true=true,
+                         deltas=deltas)
 
 
 @dataclass(frozen=True)
@@ -340,15 +342,25 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
 # Algorithm 3: the resampling experiment
 
 
-@dataclass(frozen=True)
-class PoolingExperiment:
+@dataclass(frozen=True, repr=False)
+class PoolingExperiment(Result):
     """Result of :func:`pooling_experiment`.
 
-    Arrays are indexed (width, repeat[, n]): ``systems`` (r then the pooled ones, -1 padded),
-    ``true``/``unpooled`` r's mean scores, ``loo_adjustment`` Algorithm 1's ``a``,
-    ``adjusted_abs``/``mixed_abs``/``adjusted_err``/``adjusted_sq``/``variance_estimate``
-    the means over the J topic draws, ``accurate`` eq. 6 (population values).
+    Arrays ``[width, repeat]``: ``true``/``unpooled`` r's mean scores, ``loo_adjustment``
+    Algorithm 1's ``a``, ``bias``; ``[width, repeat, n]`` (n: common-topic size):
+    ``adjusted_abs``/``mixed_abs``/``adjusted_err``/``adjusted_sq``/``variance_estimate`` the
+    means over the J topic draws, ``accurate`` eq. 6 (population values); ``systems``
+    ``[width, repeat, member]``: r then the pooled ones (indices into ``system_names``, -1 padded).
+
+    Long form (one row per width, repeat, n): ``width``, ``repeat``, ``n``, ``true``,
+    ``unpooled``, ``loo_adjustment``, ``adjusted_abs``, ``mixed_abs``, ``adjusted_err``,
+    ``adjusted_sq``, ``variance_estimate``, ``accurate``, ``bias``. :meth:`mae_long` and
+    :meth:`mae_table` summarise it as the paper's tables.
     """
+
+    _coords = {"width": {"width": "widths"}, "n": {"n": "common_topics"}}
+    _derived = {"bias": ("width", "repeat")}
+    _table = ("width", "repeat", "n")
 
     widths: tuple
     common_topics: tuple
@@ -360,40 +372,41 @@ class PoolingExperiment:
     mode: str
     seed: int
     system_names: tuple
-    systems: np.ndarray
-    true: np.ndarray
-    unpooled: np.ndarray
-    loo_adjustment: np.ndarray
-    adjusted_abs: np.ndarray
-    mixed_abs: np.ndarray
-    adjusted_err: np.ndarray
-    adjusted_sq: np.ndarray
-    variance_estimate: np.ndarray
-    accurate: np.ndarray
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
+    true: np.ndarray = array("width", "repeat")
+    unpooled: np.ndarray = array("width", "repeat")
+    loo_adjustment: np.ndarray = array("width", "repeat")
+    adjusted_abs: np.ndarray = array("width", "repeat", "n")
+    mixed_abs: np.ndarray = array("width", "repeat", "n")
+    adjusted_err: np.ndarray = array("width", "repeat", "n")
+    adjusted_sq: np.ndarray = array("width", "repeat", "n")
+    variance_estimate: np.ndarray = array("width", "repeat", "n")
+    accurate: np.ndarray = array("width", "repeat", "n")
 
     @property
     def bias(self) -> np.ndarray:
         """(width, repeat) unpooled bias ``true - unpooled`` of the sampled run."""
         return self.true - self.unpooled
 
-    def to_arrow(self) -> pa.Table:
+    def mae_long(self) -> pa.Table:
         """Long MAE table: ``width, n, estimator, mae`` (n null for estimators not using it)."""
         rows = {"width": [], "n": [], "estimator": [], "mae": []}
+
+        def add(width, n, estimator, mae):
+            for key, value in zip(rows, (width, n, estimator, float(mae))):
+                rows[key].append(value)
+
         unadj = np.abs(self.bias).mean(axis=1)
         loo = np.abs(self.true - (self.unpooled + self.loo_adjustment)).mean(axis=1)
         for wi, w in enumerate(self.widths):
-            for est, val in (("unadjusted", unadj[wi]), ("leave-one-out", loo[wi])):
-                rows["width"].append(w); rows["n"].append(None); rows["estimator"].append(est); rows["mae"].append(float(val))
+            add(w, None, "unadjusted", unadj[wi])
+            add(w, None, "leave-one-out", loo[wi])
             for ni, n in enumerate(self.common_topics):
-                for est, arr in (("mixed", self.mixed_abs), ("adjusted", self.adjusted_abs)):
-                    rows["width"].append(w); rows["n"].append(n); rows["estimator"].append(est)
-                    rows["mae"].append(float(arr[wi, :, ni].mean()))
+                add(w, n, "mixed", self.mixed_abs[wi, :, ni].mean())
+                add(w, n, "adjusted", self.adjusted_abs[wi, :, ni].mean())
         return pa.table({"width": pa.array(rows["width"], pa.int64()), "n": pa.array(rows["n"], pa.int64()),
                          "estimator": pa.array(rows["estimator"], pa.string()),
                          "mae": pa.array(rows["mae"], pa.float64())})
-
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
 
     def mae_table(self) -> pa.Table:
         """The paper's Tables 1-4 layout: one row per pool width; columns ``unadjusted``,
@@ -431,25 +444,28 @@ def _int_list_iv(values, name: str, lo: int, hi: int | None = None) -> tuple:
     return out
 
 
-def _count_iv(v, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise InputError(f"`{name}` must be a positive integer, got {v!r}")
-    return int(v)
+_count_iv = positive_int
 
 
 def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,
                        repeats=100, common_topics=None, topic_repeats=200, mode="assumed",
-                       seed=None, threads=None) -> PoolingExperiment:
+                       rng=None, threads=None, seed=None) -> PoolingExperiment:
     """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
     pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
     and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
     adjusted mean scores; common topics are ``topic_repeats`` random draws of each size in
-    ``common_topics``. Parallel over (width, repeat); the same ``seed`` gives the same numbers
-    whatever the thread count. Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
+    ``common_topics``. Parallel over (width, repeat); the same ``rng`` gives the same numbers
+    whatever the thread count (``seed=`` is its deprecated old name). Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
     20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
     """
     from fastrisk._threads import limit_threads
 
+    if seed is not None:
+        warnings.warn("pooling_experiment(seed=) is deprecated; pass rng= (as every random procedure)",
+                      DeprecationWarning, stacklevel=2)
+        if rng is not None:
+            raise InputError("pass `rng` only (`seed` is its deprecated old name)")
+        rng = seed
     ctx = _context(runs, qrels, measure, depth, mode)
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:
@@ -465,7 +481,7 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
         raise InputError(f"`common_topics` up to {max(common)} exceed the {N} judged topics")
     repeats = _count_iv(repeats, "repeats")
     topic_repeats = _count_iv(topic_repeats, "topic_repeats")
-    seed = resolve_seed(seed, name="seed")
+    seed = resolve_seed(rng)
     W, C = len(widths), len(common)
     out_sys = np.full((W, repeats, 1 + max(widths)), -1, dtype=np.int64)
     out_true = np.empty((W, repeats))
@@ -479,7 +495,9 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
                        *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
                        out_stats, out_cond)
     out_stats /= topic_repeats
-    return PoolingExperiment(widths, common, repeats, topic_repeats, N, ctx.measure.name, ctx.pool.depth,
-                             mode, seed, ctx.runs.systems, out_sys, out_true, out_unp, out_loo,
-                             out_stats[..., 0], out_stats[..., 1], out_stats[..., 2], out_stats[..., 3],
-                             out_stats[..., 4], out_cond)
+    return PoolingExperiment(
+        widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,
+        measure=ctx.measure.name, depth=ctx.pool.depth, mode=mode, seed=seed, system_names=ctx.runs.systems,
+        systems=out_sys, true=out_true, unpooled=out_unp, loo_adjustment=out_loo, adjusted_abs=out_stats[..., 0],
+        mixed_abs=out_stats[..., 1], adjusted_err=out_stats[..., 2], adjusted_sq=out_stats[..., 3],
+        variance_estimate=out_stats[..., 4], accurate=out_cond)

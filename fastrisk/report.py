@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk import _atomic
 from fastrisk.errors import InputError, ZeroVarianceWarning
 
 IMAGE_FORMATS = ("svg", "png")
@@ -169,9 +170,9 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     for k in rows_h:
         for j in range(A):
             a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
-            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[k, j], res.se_param[k, j],
-                         res.trisk[k, j], res.pvalue[k, j]])
-            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
+            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.se_param[j, k],
+                         res.trisk[j, k], res.pvalue[j, k]])
+            flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
             classes.append(["", "", "", "", flag, flag])
     sec.tables.append(("Risk against the baseline", html_table(headers, rows, classes=classes,
                                                                numeric=[False, True, True, True, True, True])))
@@ -229,8 +230,8 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     for k in np.argsort(-means, kind="stable"):
         row, cls = [res.systems[k], means[k]], ["", ""]
         for j in range(A):
-            flag = "risk" if res.at_risk[k, j] else "reward" if res.rewarding[k, j] else ""
-            row += [res.urisk[k, j], res.trisk[k, j], res.pvalue[k, j]]
+            flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
+            row += [res.urisk[j, k], res.trisk[j, k], res.pvalue[j, k]]
             cls += ["", flag, flag]
         rows.append(row)
         classes.append(cls)
@@ -371,7 +372,7 @@ def _write_pdf(path: Path, sections, params, title: str) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
 
-    with PdfPages(path, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
+    with _atomic.atomic_open(path, "wb") as fh, PdfPages(fh, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
         cover = Figure(figsize=(8.27, 11.69))
         cover.text(0.08, 0.94, title, fontsize=16, weight="bold", va="top")
         lines = [f"{k}: {html.unescape(re.sub('<[^>]+>', '', v))}" for k, v in params]
@@ -435,5 +436,5 @@ def write_report(path, matrix, baseline, *, format: str | None = None, image_for
     if format == "pdf":
         _write_pdf(path, sections, params, title)
     else:
-        path.write_text(render_html(sections, params, title=title, image_format=image_format), encoding="utf-8")
+        _atomic.write_text(path, render_html(sections, params, title=title, image_format=image_format))
     return path

@@ -24,6 +24,7 @@ the same rows, which holds for a given BLAS library and build; the tests check i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import sys
@@ -31,15 +32,18 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from scipy import special
 
 from fastrisk import _numerics
 from fastrisk._kernels import resampling as _k
 from fastrisk._kernels import risk as _kr
 from fastrisk._random import resolve_seed
+from fastrisk._results import ConfidenceInterval, Result, array
+from fastrisk import batch as _batch
 from fastrisk._compile import compile_checked
-from fastrisk._threads import limit_threads
+from fastrisk._inference import CONVENTIONS
+from fastrisk._validation import choice, flag, positive_int
+from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
 from fastrisk.errors import AlphaInvariantWarning, InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 
@@ -55,13 +59,6 @@ _WINDOW_BYTES = 128 * 2**20
 _PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
-#: Fewer random draws than this in a chunk are generated serially. Parallel launches pay off only
-#: for work well above the scheduling jitter of a busy machine (measured on 2 shared cores).
-_PARALLEL_MIN_DRAWS = 200_000
-#: Summary passes over fewer replicate values than this run serially.
-_PARALLEL_MIN_VALUES = 200_000
-#: Matrix products with fewer multiply-adds than this run on one BLAS thread.
-_PARALLEL_MIN_FLOPS = 500_000_000
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -73,94 +70,85 @@ TESTS = ("shift", "t")
 
 
 # ====================================================================== results
-class _ArrowResult:
-    def to_pandas(self):
-        """The long-form table of :meth:`to_arrow` as a pandas DataFrame."""
-        return self.to_arrow().to_pandas()
+@dataclass(frozen=True, repr=False)
+class QQData(Result):
+    """Replicates against the normal: ``theoretical`` N(0, 1) quantiles ``[quantile]`` at
+    plotting positions ``probabilities``, ``sample`` the standardised replicate quantiles
+    ``[alpha, system, quantile]``.
 
+    Long form (one row per alpha, system, quantile): ``alpha``, ``loss_weight``, ``system``,
+    ``quantile``, ``probability``, ``theoretical``, ``sample``.
+    """
 
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """Lower and upper bounds, each of shape (A, K)."""
-
-    low: np.ndarray
-    high: np.ndarray
-
-
-@dataclass(frozen=True)
-class QQData:
-    """Replicates against the normal: ``theoretical`` N(0, 1) quantiles (Q,) at plotting
-    positions ``probabilities``, ``sample`` the standardised replicate quantiles (A, K, Q)."""
-
-    probabilities: np.ndarray
-    theoretical: np.ndarray
-    sample: np.ndarray
     systems: tuple
     alpha: np.ndarray | None
-
-    def to_arrow(self) -> pa.Table:
-        A, K, Q = self.sample.shape
-        alpha = np.full(A, np.nan) if self.alpha is None else self.alpha
-        return pa.table({
-            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), Q), A), pa.string()),
-            "alpha": np.repeat(alpha, K * Q),
-            "probability": np.tile(self.probabilities, A * K),
-            "theoretical": np.tile(self.theoretical, A * K),
-            "sample": self.sample.reshape(-1),
-        })
+    loss_weight: np.ndarray | None = None
+    probabilities: np.ndarray = array("quantile", column="probability", default=None)
+    theoretical: np.ndarray = array("quantile", default=None)
+    sample: np.ndarray = array("alpha", "system", "quantile", default=None)
 
 
-@dataclass(frozen=True)
-class _Labelled(_ArrowResult):
-    """What every result of the many-columns procedures shares: the estimate (A, K) and the
-    labels of its columns (system, baseline) and rows (alpha / loss weight, value function)."""
+@dataclass(frozen=True, repr=False)
+class _Labelled(Result):
+    """What every result of the many-columns procedures shares: the estimate ``[alpha, system]``
+    and the labels of its columns (system and baseline, or the two systems of a pair) and rows
+    (alpha / loss weight, value function). Long forms have one row per (alpha, column).
 
-    statistic: np.ndarray
+    ``convention="minus"`` (Benham, Moffat & Culpepper 2019: larger is riskier) reports the
+    negated estimate -theta: statistics, biases, replicates and t negated, intervals mirrored
+    (-high, -low), and the test run with the alternative swapped, so that ``alternative``
+    refers to the reported (negated) statistic and p-values keep their meaning."""
+
+    _coords = {"system": {"system": "systems", "baseline": "baselines"}}
+    _table = ("alpha", "system")
+
     systems: tuple
     baselines: tuple
     alpha: np.ndarray | None
     loss_weight: np.ndarray | None
     value: str | None
-
-    def _table(self, **columns) -> pa.Table:
-        """Long form: one row per (alpha, column), the labels then ``columns`` (each (A, K))."""
-        A, K = self.statistic.shape
-        alpha = np.full(A, np.nan) if self.alpha is None else np.asarray(self.alpha, dtype=float)
-        lw = np.full(A, np.nan) if self.loss_weight is None else np.asarray(self.loss_weight, dtype=float)
-        cols = {
-            "system": pa.array(np.tile(np.asarray(self.systems, dtype=object), A), pa.string()),
-            "baseline": pa.array(np.tile(np.asarray(self.baselines, dtype=object), A), pa.string()),
-            "alpha": np.repeat(alpha, K),
-            "loss_weight": np.repeat(lw, K),
-            "statistic": self.statistic.reshape(-1),
-        }
-        cols.update({name: np.asarray(v).reshape(-1) for name, v in columns.items()})
-        return pa.table(cols)
+    statistic: np.ndarray = array("alpha", "system")
+    convention: str = "classic"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BootstrapResult(_Labelled):
     """Bootstrap over topics of every column (system vs baseline, or pair) and alpha.
 
-    Arrays are (A, K): A alphas (1 for value functions and plain arrays), K systems or pairs.
-    ``statistic`` is the estimate on the original topics, ``bias`` mean(replicates) minus it,
-    ``pvalue`` the paired bootstrap test of "statistic = 0" (replicates shifted to the null;
-    ``test="t"`` studentises them as Sakai 2006 / Urbano et al. 2019). ``bootstrap_distribution``
-    (A, K, B) is kept when asked for (or small enough), else None.
+    Arrays ``[alpha, system]``: A alphas (1 for value functions and plain arrays), K systems
+    or pairs. ``statistic`` is the estimate on the original topics, ``bias`` mean(replicates)
+    minus it, ``pvalue`` the paired bootstrap test of "statistic = 0" (replicates shifted to
+    the null; ``test="t"`` studentises them as Sakai 2006 / Urbano et al. 2019),
+    ``confidence_interval`` a ``(low, high)`` named tuple. ``bootstrap_distribution``
+    ``[alpha, system, replicate]`` is kept when asked for (or small enough), else None.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``standard_error``, ``pvalue``, ``bias``, ``ci_low``,
+    ``ci_high``.
     """
 
-    standard_error: np.ndarray
-    confidence_interval: ConfidenceInterval
-    pvalue: np.ndarray
-    bias: np.ndarray
-    bootstrap_distribution: np.ndarray | None
-    method: str
-    confidence_level: float
-    alternative: str
-    test: str
-    replicates: int
-    seed: int
+    _derived = {"ci_low": ("alpha", "system"), "ci_high": ("alpha", "system")}
+
+    standard_error: np.ndarray = array("alpha", "system", default=None)
+    confidence_interval: ConfidenceInterval | None = None
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    bias: np.ndarray = array("alpha", "system", default=None)
+    bootstrap_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None)
+    method: str = "percentile"
+    confidence_level: float = 0.95
+    alternative: str = "two-sided"
+    test: str = "shift"
+    replicates: int = 0
+    seed: int = 0
     path: str = "linear"
+
+    @property
+    def ci_low(self) -> np.ndarray:
+        return self.confidence_interval.low
+
+    @property
+    def ci_high(self) -> np.ndarray:
+        return self.confidence_interval.high
 
     def qq(self, points: int | None = None) -> QQData:
         """Q-Q data of the standardised replicates against the normal (Benham et al. 2019, Fig. 3).
@@ -180,50 +168,49 @@ class BootstrapResult(_Labelled):
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (reps - mean) / sd
         sample = np.sort(z, axis=-1) if Q == B else np.moveaxis(np.quantile(z, p, axis=-1), 0, -1)
-        return QQData(p, special.ndtri(p), sample, self.systems, self.alpha)
-
-    def to_arrow(self) -> pa.Table:
-        return self._table(standard_error=self.standard_error, ci_low=self.confidence_interval.low,
-                           ci_high=self.confidence_interval.high, pvalue=self.pvalue, bias=self.bias)
+        return QQData(systems=self.systems, alpha=self.alpha, loss_weight=self.loss_weight, probabilities=p,
+                      theoretical=special.ndtri(p), sample=sample)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PermutationResult(_Labelled):
-    """Paired randomisation (sign-flip) test of every column and alpha; arrays (A, K).
+    """Paired randomisation (sign-flip) test of every column and alpha; arrays ``[alpha, system]``.
 
     ``exact`` says whether all ``2^c`` sign patterns were enumerated (then ``replicates`` is
     ``2^c`` and the p-value is exact) or ``replicates`` random ones were drawn (p-value
-    ``(count + 1) / (B + 1)``). ``null_hypothesis`` says what the p-value tests: symmetry of
-    the per-topic differences about 0, the same for every alpha (see
-    :func:`permutation_test`); the baseline's own column has p-value NaN.
+    ``(count + 1) / (B + 1)``). ``null_distribution`` ``[alpha, system, replicate]`` or None.
+    ``null_hypothesis`` says what the p-value tests: symmetry of the per-topic differences
+    about 0, the same for every alpha (see :func:`permutation_test`); the baseline's own column
+    has p-value NaN.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``pvalue``.
     """
 
-    pvalue: np.ndarray
-    null_distribution: np.ndarray | None
-    alternative: str
-    replicates: int
-    exact: bool
-    seed: int | None
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    null_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None)
+    alternative: str = "two-sided"
+    replicates: int = 0
+    exact: bool = False
+    seed: int | None = None
     null_hypothesis: str = ("the per-topic differences are symmetric about 0 (system and baseline exchangeable); "
                             "the same p-value for every alpha")
 
-    def to_arrow(self) -> pa.Table:
-        return self._table(pvalue=self.pvalue)
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class JackknifeResult(_Labelled):
-    """Leave-one-topic-out jackknife (Dinçer, Macdonald & Ounis, SIGIR 2014): arrays (A, K) and,
-    per topic, (A, K, c)."""
+    """Leave-one-topic-out jackknife (Efron 1982; Dinçer et al. 2014): ``standard_error`` and
+    ``bias`` ``[alpha, system]``; ``leave_one_out`` and ``pseudo_values`` ``[alpha, system, topic]``.
 
-    standard_error: np.ndarray
-    bias: np.ndarray
-    leave_one_out: np.ndarray
-    pseudo_values: np.ndarray
-    topics: tuple
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``standard_error``, ``bias``.
+    """
 
-    def to_arrow(self) -> pa.Table:
-        return self._table(standard_error=self.standard_error, bias=self.bias)
+    topics: tuple = ()
+    standard_error: np.ndarray = array("alpha", "system", default=None)
+    bias: np.ndarray = array("alpha", "system", default=None)
+    leave_one_out: np.ndarray = array("alpha", "system", "topic", default=None)
+    pseudo_values: np.ndarray = array("alpha", "system", "topic", default=None)
 
 
 # ====================================================================== per-topic scores
@@ -241,6 +228,31 @@ class _Scores:
     def labels(self) -> dict:
         return dict(systems=self.systems, baselines=self.baselines, alpha=self.alpha,
                     loss_weight=self.loss_weight, value=self.value)
+
+
+_SWAPPED = {"less": "greater", "greater": "less", "two-sided": "two-sided"}
+
+
+def _oriented(alternative: str, convention: str) -> str:
+    """The alternative to test on the classic statistic theta for one stated on the reported one."""
+    return _SWAPPED[alternative] if convention == "minus" else alternative
+
+
+def _in_convention(res, convention: str, alternative: str | None = None):
+    """``res`` (computed on theta) reported in ``convention``: see :class:`_Labelled`."""
+    changes = {"convention": convention}
+    if alternative is not None:
+        changes["alternative"] = alternative
+    if convention == "minus":
+        for name in ("statistic", "bias", "t", "bootstrap_distribution", "null_distribution", "leave_one_out",
+                     "pseudo_values"):
+            value = getattr(res, name, None)
+            if value is not None:
+                changes[name] = -value
+        ci = getattr(res, "confidence_interval", None)
+        if ci is not None:
+            changes["confidence_interval"] = ConfidenceInterval(-ci.high, -ci.low)
+    return dataclasses.replace(res, **changes)
 
 
 def _as_scores_array(data, name="data") -> np.ndarray:
@@ -290,13 +302,13 @@ def _column_names(sc: _Scores) -> list:
     return [f"{s}/{b}" for s, b in zip(sc.systems, sc.baselines)]
 
 
-def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flipped) -> _Scores:
+def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flipped, exclude_self=False) -> _Scores:
     """Resolve the public inputs into per-topic scores (validation included)."""
     from fastrisk.baselines import resolve_baseline
     from fastrisk.values import resolve_value
 
-    if not isinstance(pairs, bool):
-        raise InputError(f"`pairs` must be True or False, got {pairs!r}")
+    flag(pairs, "pairs")
+    flag(exclude_self, "exclude_self")
     if is_frame(data):
         data = as_matrix(data, "data")
     if pairs:
@@ -324,7 +336,12 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         if matrix.n_topics < 2:
             raise InputError(f"resampling needs at least 2 topics, got {matrix.n_topics}")
         y, fl = _value_pair(matrix.values, base.values, vf, flipped)
-        return _Scores(y, fl, matrix.systems, (base.name,) * matrix.n_systems, matrix.topics,
+        systems = matrix.systems
+        if exclude_self and base.system is not None:  # the baseline against itself: zero differences
+            keep = np.arange(matrix.n_systems) != base.system
+            y, fl = y[:, keep], (fl[:, keep] if fl is not None else None)
+            systems = tuple(s for k, s in enumerate(systems) if keep[k])
+        return _Scores(y, fl, systems, (base.name,) * len(systems), matrix.topics,
                        vf.alpha if vf.is_linear else None, vf.loss_weight if vf.is_linear else None, vf.name)
     if baseline is not None or alpha is not None or loss_weight is not None or value is not None:
         raise InputError("`baseline`, `alpha`, `loss_weight` and `value` apply to a ScoreMatrix or to pairs=True; "
@@ -337,16 +354,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
 
 
 # ====================================================================== validation helpers
-def _positive_int(x, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
-        raise InputError(f"`{name}` must be a positive integer, got {x!r}")
-    return int(x)
-
-
-def _choice(x, name: str, options) -> str:
-    if x not in options:
-        raise InputError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {x!r}")
-    return x
+_positive_int = positive_int
+_choice = choice
 
 
 def _statistic_iv(statistic):
@@ -476,7 +485,7 @@ class _Stream:
             self.set_windows(lo, hi, cap)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
-        kernel = _k.stream_pass1_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass1
+        kernel = _k.stream_pass1_serial if not parallel(values.size) else _k.stream_pass1
         kernel(values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
                self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
 
@@ -525,7 +534,7 @@ class _Stream:
     def histogram_pass(self, values: np.ndarray) -> None:
         if not hasattr(self, "hist"):
             self.hist = np.zeros((self.M, self.nbins + 2), np.int64)
-        kernel = _k.stream_histogram_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_histogram
+        kernel = _k.stream_histogram_serial if not parallel(values.size) else _k.stream_histogram
         kernel(values, self.lo, self.scale, self.nbins, self.hist)
 
     def prepare(self, probs: np.ndarray) -> None:
@@ -549,7 +558,7 @@ class _Stream:
         self.P = P
 
     def pass2(self, values: np.ndarray) -> None:
-        kernel = _k.stream_pass2_serial if values.size < _PARALLEL_MIN_VALUES else _k.stream_pass2
+        kernel = _k.stream_pass2_serial if not parallel(values.size) else _k.stream_pass2
         kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
 
     def quantiles(self) -> np.ndarray:
@@ -588,7 +597,7 @@ def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
         out = np.empty((Z.shape[0], n))
     workers = numba.get_num_threads()
     with _one_blas_thread():
-        if workers < 2 or Z.shape[0] * Z.shape[1] * n < _PARALLEL_MIN_FLOPS or n < 2 * _SPLIT_ALIGN:
+        if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
             np.matmul(Z, W.T, out=out)
             return out
         step = -(-n // workers)
@@ -622,7 +631,7 @@ class _LinearSource:
 
     def chunk(self, start: int, stop: int, out=None):
         W = np.empty((stop - start, self.c))
-        serial = W.size < _PARALLEL_MIN_DRAWS
+        serial = not parallel(W.size)
         if self.kind == "multinomial":
             (_k.multinomial_counts_serial if serial else _k.multinomial_counts)(self.seed, start, W)
         elif self.kind == "signs":
@@ -766,6 +775,7 @@ def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_ha
 
 
 def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+              convention: str = "classic", exclude_self: bool = False,
               statistic=None, replicates: int = 10000, method: str = "bca", confidence_level: float = 0.95,
               alternative: str = "two-sided", test: str = "shift", rng=None, keep_replicates: bool | None = None,
               missing: str = "raise", chunk_size: int | None = None, threads: int | None = None,
@@ -788,10 +798,23 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     ``keep_replicates``: keep the (A, K, B) replicates (default: when they fit in 256 MB);
     without them, summaries are streamed and exact. Same ``rng`` -> bit-identical results
     whatever ``threads`` and ``chunk_size``.
+
+    ``convention="minus"`` reports URisk⁻ = -URisk (larger is riskier; see
+    :class:`BootstrapResult`); ``exclude_self=True`` leaves out the baseline compared with
+    itself when the baseline is a system of the matrix (as every resampling procedure).
     """
+    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
+        _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
+                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)),
+                              statistic=(statistic, (None,)), test=(test, ("shift",)))
+        return _batch.bootstrap(data, 0 if baseline is None else baseline, alpha=alpha, loss_weight=loss_weight,
+                                replicates=replicates, alternative=alternative, rng=rng, threads=threads)
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
     B, stat = _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     seed = resolve_seed(rng)
     A, K, c = sc.y.shape
     M = A * K
@@ -855,15 +878,17 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     dist = None
     if reps is not None:
         dist = reps.reshape(A, K, B)
-    return BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
+    res = BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
                            confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
                            pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
                            method=method, confidence_level=float(confidence_level), alternative=alternative,
                            test=test, replicates=B, seed=seed, path=path, **sc.labels())
+    return _in_convention(res, convention, given_alternative)
 
 
 # ====================================================================== permutation test
 def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+                     convention: str = "classic", exclude_self: bool = False,
                      replicates: int = 10000, alternative: str = "two-sided", rng=None,
                      keep_replicates: bool | None = None, missing: str = "raise", chunk_size: int | None = None,
                      threads: int | None = None, progress: bool | None = None) -> PermutationResult:
@@ -886,12 +911,20 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     TRisk (:func:`fastrisk.risk`, :func:`t_test`). The baseline compared with itself gets
     p-value NaN (it is no member of the family; see :func:`fastrisk.adjust_pvalues`).
     """
-    B = _positive_int(replicates, "replicates")
+    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
+        _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
+                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)))
+        return _batch.permutation_test(data, 0 if baseline is None else baseline, alpha=alpha,
+                                       loss_weight=loss_weight, replicates=replicates, alternative=alternative,
+                                       rng=rng, threads=threads)
+    _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
+    B = _positive_int(replicates, "replicates")
     if keep_replicates not in (None, True, False):
         raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=True)
+                 missing=missing, flipped=True, exclude_self=exclude_self)
     A, K, c = sc.y.shape
     if sc.alpha is not None and (sc.alpha > 0).any():
         warnings.warn(
@@ -926,12 +959,14 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     if reps is not None:
         reps += centre.mean(axis=1)[:, None]
         dist = reps.reshape(A, K, n)
-    return PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue, null_distribution=dist,
+    res = PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
                              alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
+    return _in_convention(res, convention, given_alternative)
 
 
 # ====================================================================== jackknife
 def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+              convention: str = "classic", exclude_self: bool = False,
               statistic=None, missing: str = "raise", threads: int | None = None) -> JackknifeResult:
     """Leave-one-topic-out jackknife of ``statistic`` (default: the mean, in closed form).
 
@@ -940,9 +975,10 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.
     """
+    _choice(convention, "convention", CONVENTIONS)
     stat = _statistic_iv(statistic)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     A, K, c = sc.y.shape
     y = np.ascontiguousarray(sc.y.reshape(A * K, c))
     if stat is None:
@@ -958,27 +994,30 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     se = np.sqrt((c - 1) / c * ((loo - dot[:, None]) ** 2).sum(axis=1))
     bias = (c - 1) * (dot - theta)
     pseudo = c * theta[:, None] - (c - 1) * loo
-    return JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
+    res = JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
                            leave_one_out=loo.reshape(A, K, c), pseudo_values=pseudo.reshape(A, K, c),
                            topics=sc.topics, **sc.labels())
+    return _in_convention(res, convention)
 
 
 # ====================================================================== paired t test
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TTestResult(_Labelled):
     """Paired t test of mean per-topic score = 0 (TRisk/TGain with Student's t, df = c - 1);
-    arrays (A, K): ``statistic`` the mean (URisk), ``t``, ``pvalue``."""
+    arrays ``[alpha, system]``: ``statistic`` the mean (URisk), ``t``, ``pvalue``.
 
-    t: np.ndarray
-    pvalue: np.ndarray
-    df: int
-    alternative: str
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``statistic``, ``t``, ``pvalue``.
+    """
 
-    def to_arrow(self) -> pa.Table:
-        return self._table(t=self.t, pvalue=self.pvalue)
+    t: np.ndarray = array("alpha", "system", default=None)
+    pvalue: np.ndarray = array("alpha", "system", default=None)
+    df: int = 0
+    alternative: str = "two-sided"
 
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
+           convention: str = "classic", exclude_self: bool = False,
            alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
     """Paired t test of every column (as :func:`bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
@@ -988,11 +1027,19 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     p NaN where the mean is 0 too) and a :class:`~fastrisk.ZeroVarianceWarning` naming it, as
     :func:`fastrisk.risk`; the baseline compared with itself gets NaN without a warning.
     """
+    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
+        _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
+                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)))
+        given = {} if alpha is None else {"alpha": alpha}
+        return _batch.t_test(data, 0 if baseline is None else baseline, loss_weight=loss_weight,
+                             alternative=alternative, **given)
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    given_alternative, alternative = alternative, _oriented(alternative, convention)
     from scipy import stats
 
-    _choice(alternative, "alternative", ALTERNATIVES)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
-                 missing=missing, flipped=False)
+                 missing=missing, flipped=False, exclude_self=exclude_self)
     c = sc.y.shape[-1]
     mean, _, t, zero = _numerics.mean_t(sc.y, "the per-topic scores")
     self_rows = _self_columns(sc)
@@ -1007,4 +1054,5 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
         p = stats.t.sf(t, c - 1)
     else:
         p = stats.t.cdf(t, c - 1)
-    return TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    res = TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    return _in_convention(res, convention, given_alternative)

@@ -9,65 +9,34 @@ URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culp
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from scipy import special
 
 from fastrisk import _numerics
+from fastrisk import batch as _batch
+from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
+from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
+from fastrisk._results import Result, array
+from fastrisk._validation import choice, level
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
-CONVENTIONS = ("classic", "minus")
+@dataclass(frozen=True, repr=False)
+class RiskScores(Result):
+    """Per-topic risk-reward scores of every system against a baseline.
 
+    Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
+    ``topic``, ``baseline``, ``x`` (x_i, classic convention) and ``d`` (d_i = r_i - b_i).
+    """
 
-class _ArrowResult:
-    """``to_pandas()`` for results that define ``to_arrow()``."""
+    _constants = ("baseline",)
 
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
-
-
-def system_alpha_table(systems, alpha, loss_weight, columns: dict, **constants) -> pa.Table:
-    """Long form of (S, A) summaries: one row per (system, alpha), with ``system``, ``alpha``,
-    ``loss_weight``, the given ``columns`` (each (S, A) or already flat) and string constants."""
-    S, A = len(systems), len(alpha)
-    n = S * A
-    table = {
-        "system": pa.array(np.repeat(np.asarray(systems, dtype=object), A), pa.string()),
-        "alpha": np.tile(alpha, S),
-        "loss_weight": np.tile(loss_weight, S),
-    }
-    table.update({name: np.asarray(col).reshape(-1) for name, col in columns.items()})
-    table.update({name: pa.array([str(v)] * n, pa.string()) for name, v in constants.items()})
-    return pa.table(table)
-
-
-class _TRiskInference:
-    """``statistic`` (TRisk, scipy's name) and its two-sided Student-t ``pvalue`` with ``df``
-    = c - 1 degrees of freedom, computed on first use, for results with ``trisk`` and ``df``."""
-
-    @property
-    def statistic(self) -> np.ndarray:
-        return self.trisk
-
-    @functools.cached_property
-    def pvalue(self) -> np.ndarray:
-        return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))
-
-
-@dataclass(frozen=True)
-class RiskScores(_ArrowResult):
-    """Per-topic risk-reward scores ``x`` (A, S, c) of every system against a baseline."""
-
-    x: np.ndarray
-    d: np.ndarray
     systems: tuple
     topics: tuple
     alpha: np.ndarray
@@ -75,28 +44,29 @@ class RiskScores(_ArrowResult):
     baseline: str
     value: str
     baseline_system: int | None
-
-    def to_arrow(self) -> pa.Table:
-        A, S, c = self.x.shape
-        return pa.table({
-            "system": np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A),
-            "topic": np.tile(np.asarray(self.topics, dtype=object), A * S),
-            "alpha": np.repeat(self.alpha, S * c),
-            "x": self.x.reshape(-1),
-        })
+    x: np.ndarray = array("alpha", "system", "topic")
+    d: np.ndarray = array("system", "topic")
 
 
-@dataclass(frozen=True)
-class RiskResult(_TRiskInference, _ArrowResult):
-    """URisk/TRisk of every system (rows) at every alpha (columns) against one baseline.
+@dataclass(frozen=True, repr=False)
+class RiskResult(TRiskInference, Result):
+    """URisk/TRisk of every system at every alpha against one baseline.
 
-    Arrays of shape (S, A): ``urisk``, ``se_param`` (SE_x), ``se_jack`` (SE_J), ``trisk``,
-    ``pvalue`` (two-sided, Student t, ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk
-    beyond ∓ ``critical_t`` at level ``significance``). Shape (S,): ``freward``, ``frisk``,
-    ``ugain``. ``se_rmse`` (A,): RMSE between SE_x and SE_J over systems (the agreement
-    diagnostic). In the ``minus`` convention ``urisk``/``trisk`` are negated; ``at_risk``
-    always means significantly worse than the baseline.
+    Arrays ``[alpha, system]``: ``urisk``, ``se_param`` (SE_x, also ``standard_error``),
+    ``se_jack`` (SE_J), ``trisk`` (also ``statistic``), ``pvalue`` (two-sided, Student t,
+    ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk beyond ∓ ``critical_t`` at level
+    ``significance``). ``[system]``: ``freward``, ``frisk``, ``ugain``. ``[alpha]``:
+    ``se_rmse``, the RMSE between SE_x and SE_J over systems (the agreement diagnostic). In
+    the ``minus`` convention ``urisk``/``trisk`` are negated; ``at_risk`` always means
+    significantly worse than the baseline.
+
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``se_param``, ``se_jack``, ``trisk``,
+    ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``.
     """
+
+    _constants = ("baseline", "convention", "value")
+    _derived = {"pvalue": ("alpha", "system")}
 
     systems: tuple
     baseline: str
@@ -109,16 +79,16 @@ class RiskResult(_TRiskInference, _ArrowResult):
     df: int
     significance: float
     critical_t: float
-    freward: np.ndarray
-    frisk: np.ndarray
-    ugain: np.ndarray
-    urisk: np.ndarray
-    se_param: np.ndarray
-    se_jack: np.ndarray
-    trisk: np.ndarray
-    at_risk: np.ndarray
-    rewarding: np.ndarray
-    se_rmse: np.ndarray
+    urisk: np.ndarray = array("alpha", "system")
+    se_param: np.ndarray = array("alpha", "system")
+    se_jack: np.ndarray = array("alpha", "system")
+    trisk: np.ndarray = array("alpha", "system")
+    at_risk: np.ndarray = array("alpha", "system")
+    rewarding: np.ndarray = array("alpha", "system")
+    freward: np.ndarray = array("system")
+    frisk: np.ndarray = array("system")
+    ugain: np.ndarray = array("system")
+    se_rmse: np.ndarray = array("alpha")
 
     @property
     def standard_error(self) -> np.ndarray:
@@ -127,25 +97,25 @@ class RiskResult(_TRiskInference, _ArrowResult):
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
         k = self.systems.index(system)
-        return {name: getattr(self, name)[k] for name in
+        return {name: getattr(self, name)[:, k] for name in
                 ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
-    def to_arrow(self) -> pa.Table:
-        A = self.urisk.shape[1]
-        return system_alpha_table(self.systems, self.alpha, self.loss_weight, {
-            "urisk": self.urisk, "se_param": self.se_param, "se_jack": self.se_jack, "trisk": self.trisk,
-            "p_value": self.pvalue, "at_risk": self.at_risk, "rewarding": self.rewarding,
-            "freward": np.repeat(self.freward, A), "frisk": np.repeat(self.frisk, A),
-            "ugain": np.repeat(self.ugain, A),
-        }, convention=self.convention, value=self.value, baseline=self.baseline)
 
+@dataclass(frozen=True, repr=False)
+class TopicRiskResult(Result):
+    """Exploratory per-topic risk (Dinçer, Macdonald & Ounis 2014, eqs. 21-23).
 
-@dataclass(frozen=True)
-class TopicRiskResult(_ArrowResult):
-    """Exploratory per-topic risk (Dinçer, Macdonald & Ounis 2014): arrays (A, S, c) of ``x`` (signed by the
-    convention), ``tr`` (TR_i = x_i / s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)),
-    ``influence`` ((c-1)(theta - theta_(i))), ``pseudo`` (pseudo-values), significance flags
-    ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i), and ``bias`` (A, S)."""
+    Arrays ``[alpha, system, topic]``: ``x`` (signed by the convention), ``tr`` (TR_i = x_i /
+    s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
+    theta_(i))), ``pseudo`` (pseudo-values; column ``pseudo_value``), significance flags
+    ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
+
+    Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
+    ``topic``, ``baseline``, ``convention``, ``x``, ``tr``, ``tj``, ``influence``,
+    ``pseudo_value``, ``bias``, ``loss``, ``win``.
+    """
+
+    _constants = ("baseline", "convention")
 
     systems: tuple
     topics: tuple
@@ -157,42 +127,31 @@ class TopicRiskResult(_ArrowResult):
     df: int
     significance: float
     critical_t: float
-    x: np.ndarray
-    tr: np.ndarray
-    tj: np.ndarray
-    influence: np.ndarray
-    pseudo: np.ndarray
-    bias: np.ndarray
-    loss: np.ndarray
-    win: np.ndarray
-
-    def to_arrow(self) -> pa.Table:
-        A, S, c = self.x.shape
-        n = A * S * c
-        return pa.table({
-            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A), pa.string()),
-            "topic": pa.array(np.tile(np.asarray(self.topics, dtype=object), A * S), pa.string()),
-            "alpha": np.repeat(self.alpha, S * c),
-            "loss_weight": np.repeat(self.loss_weight, S * c),
-            "x": self.x.reshape(-1),
-            "tr": self.tr.reshape(-1),
-            "tj": self.tj.reshape(-1),
-            "influence": self.influence.reshape(-1),
-            "pseudo_value": self.pseudo.reshape(-1),
-            "loss": self.loss.reshape(-1),
-            "win": self.win.reshape(-1),
-            "convention": pa.array([self.convention] * n, pa.string()),
-        })
+    x: np.ndarray = array("alpha", "system", "topic")
+    tr: np.ndarray = array("alpha", "system", "topic")
+    tj: np.ndarray = array("alpha", "system", "topic")
+    influence: np.ndarray = array("alpha", "system", "topic")
+    pseudo: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
+    bias: np.ndarray = array("alpha", "system")
+    loss: np.ndarray = array("alpha", "system", "topic")
+    win: np.ndarray = array("alpha", "system", "topic")
 
 
-@dataclass(frozen=True)
-class AdaptiveRiskResult(_ArrowResult):
+@dataclass(frozen=True, repr=False)
+class AdaptiveRiskResult(Result):
     """Adaptive risk weights (Dinçer et al. 2014): alpha'_i = [1 - Φ(TR_i)] alpha.
 
-    ``weights`` (A, S, c) are the per-topic multipliers 1 + alpha'_i that ``method`` applies
-    (SARO: losses only, 1 elsewhere; FARO: every topic); ``urisk`` (S, A) is the adaptive
-    URisk mean(weight_i * d_i), signed by the convention.
+    ``adaptive_alpha`` and ``weights`` ``[alpha, system, topic]`` (column ``weight``): the
+    per-topic multipliers 1 + alpha'_i that ``method`` applies (SARO: losses only, 1
+    elsewhere; FARO: every topic); ``urisk`` ``[alpha, system]``: the adaptive URisk
+    mean(weight_i * d_i), signed by the convention.
+
+    Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
+    ``topic``, ``baseline``, ``method``, ``convention``, ``adaptive_alpha``, ``weight``,
+    ``urisk``.
     """
+
+    _constants = ("baseline", "method", "convention")
 
     systems: tuple
     topics: tuple
@@ -201,49 +160,22 @@ class AdaptiveRiskResult(_ArrowResult):
     alpha: np.ndarray
     loss_weight: np.ndarray
     convention: str
-    adaptive_alpha: np.ndarray
-    weights: np.ndarray
-    urisk: np.ndarray
-
-    def to_arrow(self) -> pa.Table:
-        A, S, c = self.weights.shape
-        return pa.table({
-            "system": pa.array(np.tile(np.repeat(np.asarray(self.systems, dtype=object), c), A), pa.string()),
-            "topic": pa.array(np.tile(np.asarray(self.topics, dtype=object), A * S), pa.string()),
-            "alpha": np.repeat(self.alpha, S * c),
-            "adaptive_alpha": self.adaptive_alpha.reshape(-1),
-            "weight": self.weights.reshape(-1),
-            "method": pa.array([self.method] * (A * S * c), pa.string()),
-        })
+    adaptive_alpha: np.ndarray = array("alpha", "system", "topic")
+    weights: np.ndarray = array("alpha", "system", "topic", column="weight")
+    urisk: np.ndarray = array("alpha", "system")
 
 
 # ---------------------------------------------------------------------- validation
 def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing):
     matrix = as_matrix(matrix)
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
-        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    choice(convention, "convention", CONVENTIONS)
+    level(significance, "significance")
     vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)
     if matrix.n_topics < 2:
         raise InputError(f"risk needs at least 2 topics to estimate a standard error; the matrix has "
                          f"{matrix.n_topics} ({', '.join(matrix.topics)})")
     return matrix, base, vf
-
-
-def t_critical(significance: float, df: int) -> float:
-    """The two-sided critical value t(significance/2, df) of Student's t."""
-    return float(special.stdtrit(df, 1.0 - significance / 2))
-
-
-def _sign(convention: str) -> float:
-    return -1.0 if convention == "minus" else 1.0
-
-
-def _standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den; NaN for 0/0 and ±inf for x/0 (a zero standard error)."""
-    return _numerics.standardise(num, den)
 
 
 # ---------------------------------------------------------------------- public API
@@ -261,8 +193,8 @@ def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, 
         else:
             X = _k.value_scores(R, base.values, vf.func)[None]
     _numerics.check_finite_fast(X, "a risk-reward score (r - b, weighted)")
-    return RiskScores(X, R - base.values, matrix.systems, matrix.topics, vf.alpha, vf.loss_weight,
-                      base.name, vf.name, base.system)
+    return RiskScores(systems=matrix.systems, topics=matrix.topics, alpha=vf.alpha, loss_weight=vf.loss_weight,
+                      baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=R - base.values)
 
 
 def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
@@ -278,6 +210,10 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     leaves, e.g. a system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if
     URisk is 0 too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
     """
+    if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
+        _batch.refuse_options("risk", value=(value, (None, "linear")), missing=(missing, ("raise",)))
+        return _batch.risk(matrix, baseline, alpha=alpha, loss_weight=loss_weight, convention=convention,
+                           significance=significance, threads=threads)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
     with limit_threads(threads, matrix.values.size * len(vf.alpha)):
@@ -286,6 +222,7 @@ def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=N
     if zero.sum() > (base.system is not None):
         _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
                                      where=f" against baseline {base.name!r}")
+    urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
@@ -341,12 +278,10 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
     scores are constant over topics (as in :func:`risk`) gets TR_i = ±inf (NaN where x_i is 0),
     TJ_i = NaN and a :class:`ZeroVarianceWarning` naming it.
     """
+    choice(convention, "convention", CONVENTIONS)
+    level(significance, "significance")
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
-        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
     with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
     _, _, _, zero = _numerics.mean_t(scores.x, "a risk-reward score")
@@ -379,8 +314,7 @@ def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None
     """
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
-    if convention not in CONVENTIONS:
-        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    choice(convention, "convention", CONVENTIONS)
     scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
         tr = _k.topic_risk(scores.x)[0]
@@ -388,7 +322,7 @@ def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None
     adaptive = (1.0 - special.ndtr(tr)) * scores.alpha[:, None, None]
     d = scores.d[None]
     weights = 1.0 + adaptive if method == "faro" else np.where(d < 0, 1.0 + adaptive, 1.0)
-    urisk = (weights * d).mean(axis=-1).T
+    urisk = (weights * d).mean(axis=-1)
     return AdaptiveRiskResult(
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, method=method,
         alpha=scores.alpha, loss_weight=scores.loss_weight, convention=convention,

@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastrisk.errors import InputError
+from fastrisk.errors import InputError, RunFileWarning
 
 __all__ = ["Qrels", "RunFileWarning", "RunSet", "read_qrels", "read_runs"]
 
@@ -330,10 +330,6 @@ def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None 
     if key is not None:
         run_cache.store(cache, key, out)
     return out
-
-
-class RunFileWarning(UserWarning):
-    """A file in a run directory is not a run and was skipped."""
 
 
 def _parse_skipping(files, optional, threads):

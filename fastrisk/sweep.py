@@ -33,6 +33,7 @@ import concurrent.futures as cf
 import contextlib
 import fnmatch
 import functools
+import importlib
 import itertools
 import json
 import math
@@ -93,6 +94,10 @@ class JobKind:
 KINDS: dict[str, JobKind] = {}
 
 
+#: Job kinds registered by optional modules when a grid first names them (kind -> module).
+PLUGIN_KINDS = {"simulate_errors": "fastrisk.simulate"}
+
+
 def register_kind(name: str, func: Callable, *, data: str = "matrix", seed: str | None = None,
                   threads: bool = True, replace: bool = False) -> JobKind:
     """Add a job kind: ``func(data, **params)`` returning a pyarrow Table (or a result with
@@ -132,7 +137,7 @@ def _pool_bias_job(data, **params) -> pa.Table:
     from fastrisk.pooling import pooling_experiment
 
     runs, qrels = data
-    return pooling_experiment(runs, qrels, **params).to_arrow()
+    return pooling_experiment(runs, qrels, **params).mae_long()
 
 
 def _bootstrap_job(matrix, *, baseline=None, **params) -> pa.Table:
@@ -165,7 +170,7 @@ register_kind("risk", _risk_job)
 register_kind("topic_risk", _topic_risk_job)
 register_kind("bootstrap", _bootstrap_job, seed="rng")
 register_kind("permutation", _permutation_job, seed="rng")
-register_kind("pool_bias", _pool_bias_job, data="runs", seed="seed")
+register_kind("pool_bias", _pool_bias_job, data="runs", seed="rng")
 register_kind("zrisk", _zrisk_job)
 register_kind("table", _table_job)
 
@@ -373,6 +378,8 @@ class Grid:
     def _expand(self, e: int, x: Experiment):
         name = x.name or f"{x.kind}-{e + 1}"
         where = f"experiment {name!r}"
+        if x.kind not in KINDS and x.kind in PLUGIN_KINDS:
+            importlib.import_module(PLUGIN_KINDS[x.kind])  # registers the kind
         if x.kind not in KINDS:
             raise InputError(f"{where}: unknown job kind {x.kind!r}; known: {', '.join(sorted(KINDS))}")
         if not isinstance(x.params, Mapping) or not isinstance(x.grid, Mapping):
@@ -614,6 +621,10 @@ class _InProcess(_Backend):
         return f
 
 
+#: Broadcasts of a data source tried while workers die under it.
+_SCATTER_TRIES = 6
+
+
 class _Dask(_Backend):
     """A ``distributed.Client``: batches submitted with distinct keys; data scattered once and
     replicated on every worker (``broadcast=True``), so a dead worker loses no data the
@@ -630,7 +641,14 @@ class _Dask(_Backend):
     def put(self, label, spec, what, again: bool = False):
         if again or label not in self._scattered or not self.alive(self._scattered[label]):
             obj = _load_cached(spec, what) if isinstance(spec, str) else spec
-            self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True)
+            for attempt in range(_SCATTER_TRIES):
+                try:
+                    self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True)
+                    break
+                except OSError:  # CommClosedError: a worker died during the broadcast; the scheduler drops it
+                    if attempt == _SCATTER_TRIES - 1:
+                        raise
+                    time.sleep(0.25 * (attempt + 1))
         return self._scattered[label]
 
     def alive(self, handle) -> bool:

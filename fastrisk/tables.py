@@ -9,8 +9,8 @@ grow with the number of alphas.
 Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
 against baseline ``b`` at alpha ``a`` (1 = best, i.e. largest classic URisk, whatever the
 convention; the baseline itself takes part with URisk 0). Ties get the average rank
-(``ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
-(``ties="ordinal"``).
+(``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
+(``rank_ties="ordinal"``).
 """
 
 from __future__ import annotations
@@ -19,37 +19,42 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from fastrisk import _numerics
+from fastrisk._inference import CONVENTIONS, TRiskInference
 from fastrisk._kernels import tables as _k
-from fastrisk._threads import limit_threads
+from fastrisk._results import Result, array
+from fastrisk._threads import PAIR_CELL_WORK, limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, _TRiskInference, risk
+from fastrisk.risk import risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")
 #: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
 BLOCK = 128
 TOPIC_BLOCK = 64
-#: Below this many pair-topic cells the table runs on one thread (waking a thread pool costs
-#: more than the work; results do not depend on the thread count).
-SERIAL_CELLS = 1_000_000
 #: Baselines ranked together (one contiguous gather of the table's rows).
 RANK_BLOCK = 16
 
 
-@dataclass(frozen=True)
-class BaselineTable(_TRiskInference, _ArrowResult):
-    """URisk/TRisk of every system (axis 0) against every baseline (axis 1) at every alpha
-    (axis 2): ``urisk``, ``standard_error``, ``trisk``, ``pvalue`` (two-sided, Student t with
-    ``df`` = c - 1; computed on first access) and ``rank`` (see the module doc).
-    ``urisk``/``trisk`` are negated in the ``minus`` convention. With every system as
-    baseline, ``baselines == systems`` and the diagonal has URisk 0 and TRisk NaN (0/0).
-    There the standard error comes from sufficient sums (a one-pass variance), so its
-    relative error grows like eps * (URisk / SD)^2: negligible unless a pair's differences
-    are nearly constant over topics (|TRisk| in the thousands)."""
+@dataclass(frozen=True, repr=False)
+class BaselineTable(TRiskInference, Result):
+    """URisk/TRisk of every system against every baseline at every alpha.
+
+    Arrays ``[alpha, system, baseline]``: ``urisk``, ``standard_error``, ``trisk`` (also
+    ``statistic``), ``pvalue`` (two-sided, Student t with ``df`` = c - 1; computed on first
+    access) and ``rank`` (see the module doc). ``urisk``/``trisk`` are negated in the
+    ``minus`` convention. With every system as baseline, ``baselines == systems`` and the
+    diagonal has URisk 0 and TRisk NaN (0/0).
+
+    Long form (one row per alpha, system, baseline): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``trisk``,
+    ``rank``, ``pvalue``.
+    """
+
+    _constants = ("convention", "value")
+    _derived = {"pvalue": ("alpha", "system", "baseline")}
 
     systems: tuple
     baselines: tuple
@@ -58,18 +63,18 @@ class BaselineTable(_TRiskInference, _ArrowResult):
     given: str
     value: str
     convention: str
-    ties: str
+    rank_ties: str
     n_topics: int
     df: int
-    urisk: np.ndarray
-    standard_error: np.ndarray
-    trisk: np.ndarray
-    rank: np.ndarray
+    urisk: np.ndarray = array("alpha", "system", "baseline")
+    standard_error: np.ndarray = array("alpha", "system", "baseline")
+    trisk: np.ndarray = array("alpha", "system", "baseline")
+    rank: np.ndarray = array("alpha", "system", "baseline")
 
-    def agreement(self, alpha=None, *, p: float = 0.9, ties: str = "a") -> "RankAgreement":
+    def agreement(self, alpha=None, *, p: float = 0.9, rbo_ties: str = "a") -> "RankAgreement":
         """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
         Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
-        matrix (persistence ``p``, tie treatment ``ties``; best system first). ``alpha``: one
+        matrix (persistence ``p``, tie treatment ``rbo_ties``; best system first). ``alpha``: one
         of the table's alphas (default: the first)."""
         from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 
@@ -81,37 +86,15 @@ class BaselineTable(_TRiskInference, _ArrowResult):
                 raise InputError(f"`alpha` {alpha!r} is not in the table; it has {self.alpha.tolist()}")
             a = int(hits[0])
         sign = -1.0 if self.convention == "minus" else 1.0
-        scores = np.ascontiguousarray((sign * self.urisk[:, :, a]).T)  # (B, S): larger is better
+        scores = np.ascontiguousarray((sign * self.urisk[a]).T)  # (B, S): larger is better
         if len(self.baselines) < 2:
             raise InputError("rank agreement needs at least two baselines")
         return RankAgreement(
             alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
             friedman=friedman(scores, items=self.systems),
             kendall=kendall_tau_matrix(scores, labels=self.baselines),
-            rbo=rbo_matrix(scores, p=p, ties=ties, labels=self.baselines),
+            rbo=rbo_matrix(scores, p=p, ties=rbo_ties, labels=self.baselines),
         )
-
-    def to_arrow(self) -> pa.Table:
-        """Long form: one row per (system, baseline, alpha)."""
-        S, B, A = self.urisk.shape
-        n = S * B * A
-        idx = np.arange(n)
-        sys_idx = idx // (B * A)
-        base_idx = (idx // A) % B
-        systems = pa.array(list(self.systems), pa.string())
-        baselines = pa.array(list(self.baselines), pa.string())
-        return pa.table({
-            "system": systems.take(pa.array(sys_idx)),
-            "baseline": baselines.take(pa.array(base_idx)),
-            "alpha": np.tile(self.alpha, S * B),
-            "loss_weight": np.tile(self.loss_weight, S * B),
-            "urisk": self.urisk.reshape(-1),
-            "trisk": self.trisk.reshape(-1),
-            "p_value": self.pvalue.reshape(-1),
-            "rank": self.rank.reshape(-1),
-            "convention": pa.array([self.convention], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
-            "value": pa.array([self.value], pa.string()).take(pa.array(np.zeros(n, dtype=np.int64))),
-        })
 
 
 @dataclass(frozen=True)
@@ -128,11 +111,11 @@ class RankAgreement:
     rbo: object
 
 
-def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties):
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
-    if ties not in TIES:
-        raise InputError(f"`ties` must be 'average' or 'ordinal', got {ties!r}")
+    if rank_ties not in TIES:
+        raise InputError(f"`rank_ties` must be 'average' or 'ordinal', got {rank_ties!r}")
     if matrix.n_topics < 2:
         raise InputError(f"a baseline table needs at least 2 topics to estimate a standard error; "
                          f"the matrix has {matrix.n_topics}")
@@ -148,8 +131,8 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties):
 
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
-                   convention: str = "classic", ties: str = "average",
-                   threads: int | None = None) -> BaselineTable:
+                   convention: str = "classic", rank_ties: str = "average",
+                   threads: int | None = None, ties: str | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
     ``baseline="all"`` (default) uses every system of the matrix as a baseline (the blocked
@@ -161,11 +144,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     takes its own pass over topics, as no antisymmetry holds).
     """
     matrix = as_matrix(matrix)
-    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, ties)
+    if ties is not None:
+        warnings.warn("baseline_table(ties=) is deprecated; pass rank_ties= (RBO's tie treatment is rbo_ties=)",
+                      DeprecationWarning, stacklevel=2)
+        rank_ties = ties
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties)
     c = matrix.n_topics
-    if threads is None and matrix.n_systems ** 2 * c < SERIAL_CELLS:
-        threads = 1
-    with limit_threads(threads):
+    with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
         if baselines is None:
             names = matrix.systems
             if vf.is_linear:
@@ -179,7 +164,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             else:
                 sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
                 zeros = np.zeros_like(sx)
-                urisk, se, trisk = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c)
+                urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _numerics.check_finite(urisk, "URisk")
             _numerics.check_finite(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
@@ -192,30 +177,69 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 if r.systems != matrix.systems:
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
-                cols_u.append(r.urisk)
-                cols_se.append(r.se_param)
-                cols_t.append(r.trisk)
+                cols_u.append(r.urisk.T)  # risk() is [alpha, system]; the kernels' layout [system, baseline, alpha]
+                cols_se.append(r.se_param.T)
+                cols_t.append(r.trisk.T)
                 self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
-                _numerics.warn_zero_variance(_numerics.zero_rows(r.se_param == 0, r.systems, self_row),
+                _numerics.warn_zero_variance(_numerics.zero_rows((r.se_param == 0).T, r.systems, self_row),
                                              where=f" against baseline {r.baseline!r}")
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = np.stack(cols_t, axis=1)
-        rank = _k.baseline_ranks(urisk, ties == "ordinal", RANK_BLOCK)
+        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK)
     sign = -1.0 if convention == "minus" else 1.0
+    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline]
+    urisk, se, trisk, rank = (np.ascontiguousarray(np.moveaxis(v, 2, 0)) for v in (urisk, se, trisk, rank))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
-                         ties=ties,
+                         rank_ties=rank_ties,
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
                          trisk=sign * trisk if sign < 0 else trisk, rank=rank)
 
 
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK):
-    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention)."""
+    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention).
+
+    The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
+    differences are nearly constant (|TRisk| large): its relative error is about eps * (sum
+    x^2) / (sum (x - mean)^2). Cells where that ratio exceeds :data:`REFINE_RATIO` (|TRisk|
+    beyond about 10 sqrt(c - 1)) are recomputed by the two-pass formula over their topics, so
+    every SE keeps at least 13 significant digits.
+    """
     VT = np.ascontiguousarray(values.T)
     sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
-    return _k.table_moments(sd, sn, sn2, sd2, np.ascontiguousarray(alphas, dtype=np.float64),
-                            values.shape[1])
+    alphas = np.ascontiguousarray(alphas, dtype=np.float64)
+    c = values.shape[1]
+    urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
+    return urisk, se, trisk
+
+
+#: One-pass sums are replaced by the two-pass variance where sum x^2 exceeds this many times
+#: sum (x - mean)^2 (two or more digits of the one-pass difference cancelled).
+REFINE_RATIO = 100.0
+#: Cells refined per vectorised batch (bounds the (cells x topics) scratch array).
+_REFINE_BATCH = 4096
+
+
+def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
+    """Two-pass SE and TRisk, in place, for the off-diagonal cells whose one-pass sums cancel."""
+    c = values.shape[1]
+    if not cancelled.any():
+        return
+    for k, al in enumerate(alphas):
+        flagged = np.argwhere(cancelled[:, :, k])
+        flagged = flagged[flagged[:, 0] != flagged[:, 1]]
+        for lo in range(0, len(flagged), _REFINE_BATCH):
+            a, b = flagged[lo:lo + _REFINE_BATCH].T
+            d = values[a] - values[b]
+            x = d + al * np.minimum(d, 0.0)
+            u = x.mean(axis=1)
+            s = np.sqrt(((x - u[:, None]) ** 2).sum(axis=1) / (c - 1) / c)
+            s[np.ptp(x, axis=1) == 0] = 0.0  # exactly constant: no rounding residue of the mean
+            s, _, t, _ = _numerics.floor_standardise(urisk[a, b, k], s, c)  # the one variance floor
+            se[a, b, k] = s
+            trisk[a, b, k] = t
 
 
 def _warn_identical(systems, se) -> None:

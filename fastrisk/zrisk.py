@@ -23,26 +23,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from fastrisk import _numerics
+from fastrisk import batch as _batch
+from fastrisk._inference import CONVENTIONS
 from fastrisk._kernels import zrisk as _k
+from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
-from fastrisk.risk import CONVENTIONS, _ArrowResult, system_alpha_table
 from fastrisk.values import resolve_value
 
-SERIAL_CELLS = 100_000
+@dataclass(frozen=True, repr=False)
+class ZRiskResult(Result):
+    """ZRisk and GeoRisk ``[alpha, system]`` of every system at every alpha, in ``convention``.
 
+    ``alpha`` and ``loss_weight`` are NaN for a non-linear value function (A = 1); ``given``
+    says which of them the user gave. ``effectiveness`` ``[system]`` is mean_i X[i,k].
+    ``statistic`` is ZRisk.
 
-@dataclass(frozen=True)
-class ZRiskResult(_ArrowResult):
-    """ZRisk and GeoRisk (S, A) of every system at every alpha, in ``convention``.
-
-    ``alpha`` and ``loss_weight`` (A,) are NaN for a non-linear value function (A = 1);
-    ``given`` says which of them the user gave. ``effectiveness`` (S,) is mean_i X[i,k].
+    Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
+    ``convention``, ``value``, ``zrisk``, ``georisk``, ``effectiveness``.
     """
+
+    _constants = ("convention", "value")
 
     systems: tuple
     alpha: np.ndarray
@@ -51,9 +55,9 @@ class ZRiskResult(_ArrowResult):
     convention: str
     value: str
     n_topics: int
-    effectiveness: np.ndarray
-    zrisk: np.ndarray
-    georisk: np.ndarray
+    zrisk: np.ndarray = array("alpha", "system")
+    georisk: np.ndarray = array("alpha", "system")
+    effectiveness: np.ndarray = array("system")
 
     @property
     def statistic(self) -> np.ndarray:
@@ -62,13 +66,7 @@ class ZRiskResult(_ArrowResult):
     def row(self, system: str) -> dict:
         """ZRisk and GeoRisk of one system, arrays over alpha."""
         k = self.systems.index(system)
-        return {"zrisk": self.zrisk[k], "georisk": self.georisk[k]}
-
-    def to_arrow(self) -> pa.Table:
-        table = system_alpha_table(self.systems, self.alpha, self.loss_weight,
-                                   {"zrisk": self.zrisk, "georisk": self.georisk},
-                                   convention=self.convention, value=self.value)
-        return table.select(["system", "alpha", "loss_weight", "convention", "value", "zrisk", "georisk"])
+        return {"zrisk": self.zrisk[:, k], "georisk": self.georisk[:, k]}
 
 
 def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
@@ -97,6 +95,9 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     losses itself, so no alpha). ``convention="minus"`` reports ZRisk⁻ = -ZRisk and
     GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c)). Raises :class:`InputError` on negative scores.
     """
+    if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
+        _batch.refuse_options("zrisk", value=(value, (None, "linear")))
+        return _batch.zrisk(matrix, alpha=alpha, loss_weight=loss_weight, convention=convention, threads=threads)
     matrix = as_matrix(matrix)
     vf = _zrisk_iv(matrix, alpha, loss_weight, value, convention)
     V = matrix.values
@@ -112,9 +113,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
             V = np.ldexp(V, -2 * half)
             topic_totals, system_totals = V.sum(axis=0), V.sum(axis=1)
             grand = float(system_totals.sum())
-    if threads is None and V.size < SERIAL_CELLS:
-        threads = 1  # waking the thread pool costs more than the work
-    with limit_threads(threads):
+    with limit_threads(threads, 2 * V.size):  # two sums per cell
         if vf.is_linear:
             pos, neg = _k.zrisk_parts(V, topic_totals, system_totals, grand)
             z = pos[:, None] + vf.loss_weight[None, :] * neg[:, None]
@@ -129,6 +128,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     _numerics.check_finite(z, "ZRisk")
     _numerics.check_finite(eff, "the mean effectiveness")
     georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c))
+    z, georisk = np.ascontiguousarray(z.T), np.ascontiguousarray(georisk.T)  # [alpha, system]
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,
                        zrisk=z, georisk=georisk)

@@ -123,7 +123,9 @@ def test_prefix_agreement_matches_rbo_of_prefixes():
         assert res.res[k] == pytest.approx(want.res, abs=1e-14)
     assert list(res.length_a[:4]) == [1, 2, 4, 4]
     t = res.to_arrow()
-    assert t.num_rows == 7 and t.column_names[:3] == ["depth", "length_a", "length_b"]
+    assert t.num_rows == 7 and t.column_names == ["depth", "p", "ties", "length_a", "length_b", "ext", "min",
+                                                  "max", "res"]
+    assert t.column("length_a").to_pylist()[:4] == [1, 2, 4, 4] and t.column("ext").to_pylist()[6] == res.ext[6]
     sub = prefix_agreement(a, b, depths=[2, 7], p=0.8)
     np.testing.assert_allclose(sub.ext, res.ext[[1, 6]])
 
@@ -270,3 +272,18 @@ def test_cli_systems_must_match_unless_common(tmp_path, capsys):
     bad.write_text("system,s\nA,1\nA,2\nC,3\n")
     status, _, err = _run(["agree", str(bad), str(two), "--column", "s"], capsys)
     assert status == 2 and "system 'A' appears more than once (data row 2)" in err
+
+
+def test_friedman_orientation():
+    """blocks="rows": rows are the rankings (scipy's friedmanchisquare(*scores.T)); blocks="columns":
+    columns are, as scipy's friedmanchisquare(*scores)."""
+    scores = np.random.default_rng(4).random((5, 7))
+    rows = friedman(scores)
+    cols = friedman(scores, blocks="columns")
+    assert rows.blocks == "rows" and cols.blocks == "columns"
+    assert rows.statistic == pytest.approx(scipy.stats.friedmanchisquare(*scores.T).statistic, rel=1e-12)
+    assert cols.statistic == pytest.approx(scipy.stats.friedmanchisquare(*scores).statistic, rel=1e-12)
+    assert cols.n_rankings == 7 and len(cols.items) == 5
+    assert cols.to_arrow().num_rows == 5
+    with pytest.raises(InputError, match="`blocks` must be one of 'rows', 'columns'"):
+        friedman(scores, blocks="both")

@@ -51,7 +51,7 @@ def test_leave_one_out_baseline_is_used_per_system():
     res = fastrisk.risk(m, base, alpha=0)
     for k in range(4):
         others = np.delete(m.values, k, axis=0).mean(axis=0)
-        assert res.urisk[k, 0] == pytest.approx((m.values[k] - others).mean())
+        assert res.urisk[0, k] == pytest.approx((m.values[k] - others).mean())
 
 
 def test_system_named_like_a_virtual_baseline_wins():

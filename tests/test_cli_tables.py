@@ -45,7 +45,7 @@ def test_table_all_and_named(capsys, web49):
     status, out, _ = run(capsys, "table", web49, "--alpha", "0,10", "--format", "csv")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "system,baseline,alpha,urisk,trisk,p_value,rank"
+    assert lines[0] == "system,baseline,alpha,urisk,trisk,pvalue,rank"
     assert len(lines) == 1 + 49 * 49 * 2
     status, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--format", "json")
     rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
@@ -99,3 +99,10 @@ def test_pca_command(capsys, bench_data):
     assert "explained variance PC1" in err
     assert main(["pca", path, "--baselines", "min"]) == 2
     assert "--baselines takes mean, median, max; got min" in capsys.readouterr().err
+    assert main(["pca", path, "--uncentred", "--baselines", "mean", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert abs(json.loads(out.splitlines()[-1])["pc1"]) > 0.01  # no longer the centre
+    from fastrisk import datasets, pca
+
+    want = pca(datasets.trec_matrix("web2012_err20"), 2, center=False).explained_variance_ratio[0]
+    assert f"PC1 {100 * want:.1f}%" in err

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fastrisk.errors import InputError
-from fastrisk.metrics import TopicWarning, evaluate
+from fastrisk.metrics import TopicMismatchWarning, evaluate
 from fastrisk.runs import Qrels, read_qrels, read_runs
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -108,7 +108,7 @@ def test_trec_eval_measures_on_generated_runs_with_ties(tmp_path_factory, seed, 
     # ties by docid ascending, trec_eval (and fastrisk, for every measure) descending
     names = [n for n in TREC_EVAL if not (ties and n == "RR@5")] + ([] if ties else ["Judged@5", "Judged@30"])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TopicWarning)
+        warnings.simplefilter("ignore", TopicMismatchWarning)
         ev = evaluate(tmp / "run.txt", tmp / "qrels.txt", names, no_relevant="keep")
     want = ir_values(names, tmp / "qrels.txt", tmp / "run.txt")
     assert check(ev, 0, want, names, 1e-9) == sum(1 for (t, _) in want if t in ev.topics)
@@ -128,7 +128,7 @@ def test_gdeval_measures_on_generated_runs_with_ties(tmp_path_factory, seed, tie
     write_run(tmp / "run.txt", run, "sys")
     write_qrels(tmp / "qrels.txt", qrels)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TopicWarning)
+        warnings.simplefilter("ignore", TopicMismatchWarning)
         ev = evaluate(tmp / "run.txt", tmp / "qrels.txt", GDEVAL)
     want = ir_values(GDEVAL, tmp / "qrels.txt", tmp / "run.txt")
     assert check(ev, 0, want, GDEVAL, 6e-6) == len(GDEVAL) * len(ev.topics)
@@ -142,7 +142,7 @@ def test_measure_errors_and_topic_warnings(tmp_path):
     rs, qr = read_runs(run), read_qrels(q)
     with pytest.raises(InputError, match="`measures` must be a measure name"):
         evaluate(rs, qr, 10)
-    with pytest.warns(TopicWarning, match=r"1 only in the runs \['0152'\], 1 only in the qrels \['152'\]"):
+    with pytest.warns(TopicMismatchWarning, match=r"1 only in the runs \['0152'\], 1 only in the qrels \['152'\]"):
         ev = evaluate(rs, qr, "P@1")
     assert ev.topics == ("153",)
     with pytest.raises(InputError, match=r"ERR@20 \(gdeval\) is defined for grades 0\.\.4.*\['153'\]"):

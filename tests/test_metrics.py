@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.metrics import TopicWarning, evaluate, parse_measure, score_matrix_values
+from fastrisk.metrics import TopicMismatchWarning, evaluate, parse_measure, score_matrix_values
 from fastrisk.runs import Qrels, read_qrels, read_runs
 import reference_pooling as ref
 
@@ -66,7 +66,7 @@ def test_evaluate_skips_topics_without_relevant_and_long_table():
     runs = {"a": {"1": ["x", "y"], "2": ["z"]}, "b": {"1": ["y"], "2": ["z"]}}
     qrels = {"1": {"y": 2, "x": -2}, "2": {"z": 0}}
     rs, q = ref.build(runs, qrels)
-    with pytest.warns(TopicWarning, match=r"1 judged topics have no relevant document and are left out: \['2'\]"):
+    with pytest.warns(TopicMismatchWarning, match=r"1 judged topics have no relevant document and are left out: \['2'\]"):
         ev = evaluate(rs, q, ["P@2", "nDCG@5"])
     assert ev.topics == ("1",)
     assert ev["P@2"].values.tolist() == [[0.5], [0.5]]

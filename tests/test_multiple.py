@@ -103,7 +103,7 @@ def test_baseline_row_excluded_for_every_test():
             "permutation": permutation_test(m, "s3", alpha=0, replicates=500, rng=1).pvalue,
             "bootstrap": bootstrap(m, "s3", alpha=0, replicates=500, rng=1, method="percentile").pvalue,
             "t": t_test(m, "s3", alpha=0).pvalue,
-            "risk": risk(m, "s3", alpha=0).pvalue.T,
+            "risk": risk(m, "s3", alpha=0).pvalue,
         }
     for name, p in results.items():
         assert p.shape == (1, 17), name

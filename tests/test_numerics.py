@@ -44,10 +44,10 @@ def _recorded(fn):
 def test_risk_constant_and_near_constant_differences_are_infinite_with_a_warning():
     m = _matrix()
     r, caught = _recorded(lambda: risk(m, "base", alpha=[0, 1]))
-    assert np.isnan(r.trisk[0]).all()  # the baseline itself: 0 / 0
-    assert (r.trisk[1:3] == np.inf).all() and (r.se_param[1:3] == 0).all() and (r.se_jack[1:3] == 0).all()
-    assert (r.pvalue[1:3] == 0).all() and r.rewarding[1:3].all()
-    assert np.isfinite(r.trisk[3]).all()
+    assert np.isnan(r.trisk[:, 0]).all()  # the baseline itself: 0 / 0
+    assert (r.trisk[:, 1:3] == np.inf).all() and (r.se_param[:, 1:3] == 0).all() and (r.se_jack[:, 1:3] == 0).all()
+    assert (r.pvalue[:, 1:3] == 0).all() and r.rewarding[:, 1:3].all()
+    assert np.isfinite(r.trisk[:, 3]).all()
     assert len(caught) == 1
     msg = str(caught[0].message)
     assert "plus, near" in msg and "'base'" in msg and "other" not in msg
@@ -57,7 +57,7 @@ def test_t_test_follows_the_same_rule_as_risk():
     m = _matrix()
     t, caught = _recorded(lambda: t_test(m, "base", alpha=[0, 1]))
     r, _ = _recorded(lambda: risk(m, "base", alpha=[0, 1]))
-    np.testing.assert_allclose(t.t, r.trisk.T, rtol=1e-12)
+    np.testing.assert_allclose(t.t, r.trisk, rtol=1e-12)
     assert np.isnan(t.pvalue[:, 0]).all() and (t.pvalue[:, 1:3] == 0).all()
     assert len(caught) == 1 and "plus, near" in str(caught[0].message)
 
@@ -66,8 +66,8 @@ def test_tables_follow_the_same_rule_and_warn_for_a_list_of_baselines():
     m = _matrix()
     full, caught_full = _recorded(lambda: baseline_table(m, alpha=[0, 1]))
     listed, caught_list = _recorded(lambda: baseline_table(m, ["base"], alpha=[0, 1]))
-    np.testing.assert_allclose(listed.trisk[:, 0], full.trisk[:, 0], rtol=1e-12)
-    assert (full.trisk[1:3, 0] == np.inf).all() and (full.trisk[0, 1:3] == -np.inf).all()
+    np.testing.assert_allclose(listed.trisk[:, :, 0], full.trisk[:, :, 0], rtol=1e-12)
+    assert (full.trisk[:, 1:3, 0] == np.inf).all() and (full.trisk[:, 0, 1:3] == -np.inf).all()
     assert caught_full and "base/plus" in str(caught_full[0].message)
     assert len(caught_list) == 1 and "plus, near" in str(caught_list[0].message)
 
@@ -81,7 +81,7 @@ def test_ordinary_data_is_untouched_by_the_floor():
     for k in range(1, 5):
         for a, alpha in enumerate([0, 2]):
             want = urisk_ref(V[k].tolist(), V[0].tolist(), alpha)
-            assert r.trisk[k, a] == pytest.approx(want["urisk"] / want["se"], rel=1e-12)
+            assert r.trisk[a, k] == pytest.approx(want["urisk"] / want["se"], rel=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,13 +108,13 @@ def test_risk_of_extreme_scores_equals_risk_of_the_same_scores_at_unit_scale(exp
     for k in range(1, 4):
         for a, alpha in enumerate([0, 5]):
             want = urisk_ref(V[k].tolist(), V[0].tolist(), alpha)
-            assert r.trisk[k, a] == pytest.approx(want["urisk"] / want["se"], rel=1e-12)
-            assert r.urisk[k, a] == pytest.approx(math.ldexp(want["urisk"], exponent), rel=1e-12, abs=0)
+            assert r.trisk[a, k] == pytest.approx(want["urisk"] / want["se"], rel=1e-12)
+            assert r.urisk[a, k] == pytest.approx(math.ldexp(want["urisk"], exponent), rel=1e-12, abs=0)
     t, caught = _recorded(lambda: t_test(scaled, "a", alpha=[0, 5]))
     assert not caught
-    np.testing.assert_allclose(t.t, r.trisk.T, rtol=1e-12)
+    np.testing.assert_allclose(t.t, r.trisk, rtol=1e-12)
     table, caught = _recorded(lambda: baseline_table(scaled, alpha=[0, 5]))
-    np.testing.assert_allclose(table.trisk[:, 0], r.trisk, rtol=1e-9)
+    np.testing.assert_allclose(table.trisk[:, :, 0], r.trisk, rtol=1e-9)
 
 
 def test_scores_whose_urisk_overflows_are_a_clear_error():
@@ -151,7 +151,7 @@ def test_largest_alpha_gives_finite_numbers():
     m = ScoreMatrix(V, list("abc"), [str(i) for i in range(30)])
     r = risk(m, "a", alpha=1e12)
     want = urisk_ref(V[1].tolist(), V[0].tolist(), 1e12)
-    assert r.trisk[1, 0] == pytest.approx(want["urisk"] / want["se"], rel=1e-9)
+    assert r.trisk[0, 1] == pytest.approx(want["urisk"] / want["se"], rel=1e-9)
     assert np.isfinite(baseline_table(m, alpha=1e12).standard_error).all()
 
 

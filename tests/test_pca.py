@@ -46,7 +46,7 @@ def test_virtual_baselines_as_extra_points():
     same = pca(m, 2, extra={"MAX": extra[2].values[0]})
     np.testing.assert_allclose(same.extra_scores[0], r.extra_scores[2])
     assert r.explained_variance_ratio[0] > r.explained_variance_ratio[1] > 0
-    t = r.to_arrow()
+    t = r.coordinates()
     assert t.column_names == ["name", "kind", "pc1", "pc2"]
     assert t.num_rows == m.n_systems + 3
     assert t.column("kind").to_pylist()[-1] == "extra"
@@ -75,3 +75,31 @@ def test_errors():
         pca(m, extra={"x": [np.nan, 0, 0]})
     with pytest.raises(InputError, match="one score per topic"):
         pca(m).transform(np.zeros(2))
+
+
+def test_long_form_columns():
+    m, _ = trec2012_web()
+    r = pca(m, 2, extra=[virtual_baseline(m, "mean")])
+    t = r.to_arrow()
+    assert t.column_names == ["system", "component", "score", "explained_variance", "explained_variance_ratio",
+                              "singular_value"]
+    assert t.num_rows == 2 * m.n_systems
+    row = t.to_pylist()[2 * 3 + 1]  # system 3, component 1
+    assert row["system"] == m.systems[3] and row["score"] == r.scores[3, 1]
+    e = r.to_arrow(("extra", "component"))
+    assert e.column("extra").to_pylist() == ["MEAN", "MEAN"] and "extra_score" in e.column_names
+
+
+def test_uncentred_decomposition():
+    """center=False: the SVD of the raw matrix (Dinçer, Ounis & Macdonald 2014's percentages)."""
+    m = _matrix([[0.1, 0.2, 0.3], [0.3, 0.1, 0.0], [0.5, 0.5, 0.4], [0.2, 0.0, 0.1]])
+    r = pca(m, center=False)
+    s = np.linalg.svd(m.values, compute_uv=False)
+    np.testing.assert_allclose(r.explained_variance_ratio, s ** 2 / (s ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(r.mean, 0.0)
+    np.testing.assert_allclose(np.abs(r.scores), np.abs(m.values @ r.components.T), rtol=1e-12)
+    assert r.to_arrow().schema.metadata[b"fastrisk"].find(b'"center": false') >= 0
+    centred = pca(m)
+    assert centred.center and not np.allclose(centred.explained_variance_ratio, r.explained_variance_ratio)
+    with pytest.raises(InputError, match="`center` must be True or False"):
+        pca(m, center="no")

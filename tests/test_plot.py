@@ -96,7 +96,7 @@ def test_trisk_alpha_structure(trisk_result):
     lines = [ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith("system:")]
     assert [ln.get_label() for ln in lines] == NAMED
     k = trisk_result.systems.index("qutwb")
-    np.testing.assert_allclose(lines[2].get_ydata(), trisk_result.trisk[k])
+    np.testing.assert_allclose(lines[2].get_ydata(), trisk_result.trisk[:, k])
     np.testing.assert_allclose(lines[2].get_xdata(), trisk_result.alpha)
     (up,), (lo,) = _by_gid(ax, "critical-upper"), _by_gid(ax, "critical-lower")
     assert up.get_ydata()[0] == pytest.approx(2.0096, abs=1e-4) == trisk_result.critical_t
@@ -113,7 +113,7 @@ def test_trisk_alpha_urisk_loss_weight_and_minus(data):
     ax = plot.trisk_alpha(res, ["qutwb"], statistic="urisk", ax=_axes())
     (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "system:qutwb"]
     np.testing.assert_allclose(line.get_xdata(), [1, 2, 6])
-    np.testing.assert_allclose(line.get_ydata(), res.urisk[res.systems.index("qutwb")])
+    np.testing.assert_allclose(line.get_ydata(), res.urisk[:, res.systems.index("qutwb")])
     assert line.get_ydata()[-1] > 0  # URisk- of qutwb is positive: it is riskier than the baseline
     assert "loss weight" in ax.get_xlabel() and "URisk\u207b" in ax.get_ylabel()
     assert not _by_gid(ax, "critical-upper")  # no t lines on the URisk scale
@@ -171,7 +171,7 @@ def test_topic_risk_bars_structure(topic_result):
 def test_topic_risk_bars_tj_subset_and_sort(topic_result):
     res = topic_result
     k = res.systems.index("qutwb")
-    ax = plot.topic_risk_bars(res, "qutwb", alphas=[10], statistic="tj", sort=True, ax=_axes())
+    ax = plot.topic_risk_bars(res, "qutwb", alpha=[10], statistic="tj", sort=True, ax=_axes())
     bars = [p for p in ax.patches if p.get_gid() == "bar:0"]
     h = np.array([p.get_height() for p in bars])
     np.testing.assert_allclose(h, np.sort(res.tj[2, k])[::-1])
@@ -181,7 +181,9 @@ def test_topic_risk_bars_tj_subset_and_sort(topic_result):
 
 def test_topic_risk_bars_errors(topic_result):
     with pytest.raises(InputError, match="alpha=3 was not computed"):
-        plot.topic_risk_bars(topic_result, "qutwb", alphas=[3], ax=_axes())
+        plot.topic_risk_bars(topic_result, "qutwb", alpha=[3], ax=_axes())
+    with pytest.warns(DeprecationWarning, match="alpha="):
+        plot.topic_risk_bars(topic_result, "qutwb", alphas=[topic_result.alpha[0]], ax=_axes())
     with pytest.raises(InputError, match="`statistic` must be 'tr', 'tj' or 'both'"):
         plot.topic_risk_bars(topic_result, "qutwb", statistic="z", ax=_axes())
     with pytest.raises(InputError, match="unknown system"):
@@ -245,7 +247,7 @@ def test_rbo_prefix_bars_and_residual_band(data):
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         lin = risk(m, base, alpha=5)
         smooth = risk(m, base, value="smooth")
-    res = agreement.prefix_agreement(lin.urisk[:, 0], smooth.urisk[:, 0], p=0.9)
+    res = agreement.prefix_agreement(lin.urisk[0], smooth.urisk[0], p=0.9)
     ax = plot.rbo_prefix(res, label_a="linear", label_b="smooth", ax=_axes())
     low = [p for p in ax.patches if p.get_gid() == "rbo-min"]
     band = [p for p in ax.patches if p.get_gid() == "rbo-residual"]
@@ -269,15 +271,15 @@ def test_baseline_heatmap_marks_significant_cells(data):
     (image,) = _by_gid(ax, "heatmap")
     V = image.get_array()
     assert V.shape == (5, 5) and V.mask.diagonal().all()  # a system against itself is NaN: grey
-    np.testing.assert_allclose(V.filled(np.nan), table.trisk[:, :, 1])
+    np.testing.assert_allclose(V.filled(np.nan), table.trisk[1])
     crit = stats.t.isf(0.025, table.df)
     (dots,) = _by_gid(ax, "significant")
-    T = table.trisk[:, :, 1]
+    T = table.trisk[1]
     assert len(dots.get_offsets()) == int((np.isfinite(T) & (np.abs(T) > crit)).sum()) > 0
     assert [t.get_text() for t in ax.get_yticklabels()] == list(sub.systems)
     ordered = plot.baseline_heatmap(table, alpha=0, order="mean", colorbar=False, ax=_axes())
     first = ordered.get_yticklabels()[0].get_text()
-    assert first == sub.systems[int(np.argmax(np.nanmean(table.urisk[:, :, 0], axis=1)))]
+    assert first == sub.systems[int(np.argmax(np.nanmean(table.urisk[0], axis=1)))]
     _render(ax)
 
 

@@ -119,13 +119,13 @@ def synthetic():
 
 def test_experiment_reproduces_reference_and_is_thread_independent(synthetic):
     runs, qrels = synthetic
-    kw = dict(depth=5, widths=(2, 5), repeats=6, common_topics=(5, 10), topic_repeats=20, seed=11)
+    kw = dict(depth=5, widths=(2, 5), repeats=6, common_topics=(5, 10), topic_repeats=20, rng=11)
     one = pooling_experiment(runs, qrels, "RBP(rel=1,p=0.8)@10", threads=1, **kw)
     two = pooling_experiment(runs, qrels, "RBP(rel=1,p=0.8)@10", threads=2, **kw)
     for field in ("systems", "true", "unpooled", "loo_adjustment", "adjusted_abs", "mixed_abs", "accurate"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
     assert one.seed == two.seed
-    other = pooling_experiment(runs, qrels, "RBP(rel=1,p=0.8)@10", **{**kw, "seed": 12})
+    other = pooling_experiment(runs, qrels, "RBP(rel=1,p=0.8)@10", **{**kw, "rng": 12})
     assert not np.array_equal(one.systems, other.systems)
     # every (width, repeat) agrees with the set-based reference for its sampled systems
     rd = {s: {t: [runs.docid(j, int(d)) for d in runs.docs[i, j, : runs.lengths[i, j]]]
@@ -145,9 +145,19 @@ def test_experiment_reproduces_reference_and_is_thread_independent(synthetic):
             assert one.unpooled[wi, i] == pytest.approx(unp, abs=1e-12)
             assert one.true[wi, i] == pytest.approx(true, abs=1e-12)
             assert one.loo_adjustment[wi, i] == pytest.approx(a, abs=1e-12)
-    tab = one.to_arrow()
+    tab = one.mae_long()
     assert tab.column_names == ["width", "n", "estimator", "mae"]
     assert tab.num_rows == 2 * (2 + 2 * 2)
+    cells = one.to_arrow()
+    assert cells.column_names == ["width", "repeat", "n", "true", "unpooled", "loo_adjustment", "adjusted_abs",
+                                  "mixed_abs", "adjusted_err", "adjusted_sq", "variance_estimate", "accurate", "bias"]
+    assert cells.num_rows == 2 * 6 * 2
+    row = cells.to_pylist()[1 * 6 * 2 + 3 * 2 + 1]  # width 5, repeat 3, n 10
+    assert (row["width"], row["repeat"], row["n"]) == (5, 3, 10)
+    assert row["mixed_abs"] == one.mixed_abs[1, 3, 1] and row["bias"] == one.bias[1, 3]
+    with pytest.warns(DeprecationWarning, match="rng="):
+        again = pooling_experiment(runs, qrels, "RBP(rel=1,p=0.8)@10", **{**kw, "rng": None, "seed": 11})
+    np.testing.assert_array_equal(again.mixed_abs, one.mixed_abs)
     assert one.mae_table().column_names == ["width", "unadjusted", "leave-one-out", "mixed n=5", "mixed n=10",
                                             "adjusted n=5", "adjusted n=10"]
     bd = one.bias_distribution().to_pandas()
@@ -158,7 +168,7 @@ def test_common_topic_estimator_unbiased_and_error_shrinks(synthetic):
     runs, qrels = synthetic
     N = 30
     res = pooling_experiment(runs, qrels, "P@10", depth=3, widths=(2,), repeats=4, common_topics=(3, 10, 25),
-                             topic_repeats=4000, seed=3)
+                             topic_repeats=4000, rng=3)
     # mean signed error over the draws is ~0 (unbiased), its spread matches eq. 3
     theory = res.variance_estimate  # E[s_a^2] = sigma_a^2, so the mean eq. 7 estimate -> eq. 3
     sd_of_mean = np.sqrt(theory / 4000)
@@ -179,12 +189,12 @@ def test_common_topic_estimator_unbiased_and_error_shrinks(synthetic):
     (dict(topic_repeats=1.5), "`topic_repeats` must be a positive integer"),
     (dict(mode="shrunk"), "`mode` must be one of assumed, condensed"),
     (dict(depth=0), "`depth` must be a positive integer, got 0"),
-    (dict(seed=-1), "non-negative integer seed"),
+    (dict(rng=-1), "non-negative integer seed"),
     (dict(threads=0), "`threads` must be a positive integer"),
 ])
 def test_experiment_errors(synthetic, kw, message):
     runs, qrels = synthetic
-    base = dict(widths=(2,), repeats=2, common_topics=(5,), topic_repeats=2, seed=1)
+    base = dict(widths=(2,), repeats=2, common_topics=(5,), topic_repeats=2, rng=1)
     with pytest.raises(InputError, match=message):
         pooling_experiment(runs, qrels, "P@10", **{**base, **kw})
 

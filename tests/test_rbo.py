@@ -176,7 +176,8 @@ def test_rbo_matrix_matches_pairwise_calls():
             assert m.min[i, j] == pytest.approx(r.min, abs=1e-14)
             assert m.max[i, j] == pytest.approx(r.max, abs=1e-14)
     t = m.to_arrow()
-    assert t.num_rows == 16 and t.column_names[:4] == ["a", "b", "p", "ties"]
+    assert t.column_names == ["a", "b", "p", "ties", "ext", "min", "max", "res"] and t.num_rows == 16
+    assert t.column("ext").to_pylist()[1] == m.ext[0, 1]
     assert t.column("a").to_pylist()[:5] == ["A", "A", "A", "A", "B"]
 
 
@@ -184,7 +185,8 @@ def test_rbo_many_result_table():
     res = rbo_many(["a b", "a (b c)"], ["b a", "c b a"], p=0.6, ties="w")
     assert isinstance(res, RBOResult) and res.ext.shape == (2,)
     t = res.to_arrow()
-    assert t.column_names == ["pair", "p", "ties", "ext", "min", "max", "res"]
+    assert t.column_names == ["pair", "ties", "ext", "min", "max", "res", "p"]
+    assert t.column("ext").to_pylist() == res.ext.tolist()
     assert t.column("p").to_pylist() == [0.6, 0.6]
     assert rbo_many([], [], p=0.5).ext.shape == (0,)
 
@@ -194,7 +196,7 @@ def test_rbo_many_result_table():
 
 @pytest.mark.parametrize("p", [0, 1, 1.5, -0.1, True, "0.9", math.nan])
 def test_p_must_be_in_open_unit_interval(p):
-    with pytest.raises(InputError, match=r"`p` \(persistence\) must be a number strictly between 0 and 1"):
+    with pytest.raises(InputError, match=r"`p` must be a persistence strictly between 0 and 1"):
         rbo("a b", "b a", p=p)
 
 

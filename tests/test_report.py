@@ -96,7 +96,7 @@ def test_demo_report_is_self_contained_with_published_numbers(demo_html):
         assert number in text
     # parameters and provenance at the top, before the first section
     head = text[:text.index("<section>")]
-    for item in ("indriCASP", "ERR20", "α = 0, 1, 5, 10", "t(0.025, 49) = 2.0096", "SHA-256"):
+    for item in ("indriCASP", "ERR@20", "α = 0, 1, 5, 10", "t(0.025, 49) = 2.0096", "SHA-256"):
         assert item in head
     sha = hashlib.sha256(Path(__file__).resolve().parent.parent.joinpath(
         "bench_data/trec-matrices/web2012_err20.csv").read_bytes()).hexdigest()

@@ -13,7 +13,7 @@ import reference_resampling as ref
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test
+from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test, t_test
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -296,11 +296,11 @@ def test_matrix_and_baseline_give_urisk(trec):
     matrix, base = trec
     res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
     rk = risk(matrix, base, alpha=[0, 1])
-    np.testing.assert_allclose(res.statistic, rk.urisk.T, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(res.statistic, rk.urisk, rtol=1e-12, atol=1e-15)
     assert res.systems == matrix.systems and res.baselines[0] == "baseline"
     assert res.standard_error.shape == (2, matrix.n_systems)
     # the bootstrap SE of a mean is about sqrt((c-1)/c) times the parametric SE
-    np.testing.assert_allclose(res.standard_error, rk.se_param.T, rtol=0.1)
+    np.testing.assert_allclose(res.standard_error, rk.se_param, rtol=0.1)
     table = res.to_arrow()
     assert table.num_rows == 2 * matrix.n_systems
     assert set(table.column_names) >= {"system", "alpha", "statistic", "ci_low", "ci_high", "pvalue"}
@@ -440,7 +440,7 @@ def test_cli_bootstrap(matrix_file, capsys):
     assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0,1", "--replicates", "500",
                  "--seed", "1", "--format", "csv", "--no-progress"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].replace('"', "").startswith("system,baseline,alpha") and len(out) == 1 + 2 * 2  # s0 vs s0 dropped
+    assert out[0].replace('"', "").startswith("alpha,loss_weight,system,baseline") and len(out) == 1 + 2 * 2  # s0 vs s0 dropped
     assert main(["bootstrap", matrix_file, "--baseline", "s0", "--alpha", "0", "--replicates", "500",
                  "--seed", "1", "--format", "csv", "--no-progress"]) == 0
     again = capsys.readouterr().out.splitlines()
@@ -480,7 +480,7 @@ def test_smooth_value_function_bootstrap_and_exact_permutation():
     V = rng.random((3, 9))
     m = ScoreMatrix(V, ["a", "b", "c"], [str(i) for i in range(9)])
     res = bootstrap(m, "c", value="smooth", replicates=300, rng=1)
-    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(res.statistic[0], risk(m, "c", value="smooth").urisk[0], rtol=1e-12)
     perm = permutation_test(m, "c", value="smooth", replicates=1000)
     assert perm.exact and res.value == perm.value == "smooth"
 
@@ -511,3 +511,48 @@ def test_large_bootstrap_bit_identical_whatever_the_thread_count():
         np.testing.assert_array_equal(one.replicates, other.replicates)
         np.testing.assert_array_equal(one.confidence_interval.low, other.confidence_interval.low)
         np.testing.assert_array_equal(one.bias, other.bias)
+
+
+def test_minus_convention_negates_mirrors_and_swaps_the_alternative(trec):
+    matrix, base = trec
+    kw = dict(alpha=[0, 5], replicates=400, rng=3)
+    for alternative in ("less", "greater", "two-sided"):
+        classic = bootstrap(matrix, base, method="percentile", alternative=alternative, **kw)
+        swapped = {"less": "greater", "greater": "less"}.get(alternative, alternative)
+        minus = bootstrap(matrix, base, method="percentile", alternative=swapped, convention="minus", **kw)
+        np.testing.assert_array_equal(minus.statistic, -classic.statistic)
+        np.testing.assert_array_equal(minus.bias, -classic.bias)
+        np.testing.assert_array_equal(minus.standard_error, classic.standard_error)
+        low, high = minus.confidence_interval
+        np.testing.assert_array_equal(low, -classic.confidence_interval.high)
+        np.testing.assert_array_equal(high, -classic.confidence_interval.low)
+        np.testing.assert_array_equal(minus.pvalue, classic.pvalue)
+        assert minus.alternative == swapped and minus.convention == "minus"
+        assert minus.to_arrow().schema.metadata[b"fastrisk"].find(b'"convention": "minus"') >= 0
+    perm = permutation_test(matrix, base, alternative="less", replicates=300, rng=1)
+    perm_minus = permutation_test(matrix, base, alternative="greater", replicates=300, rng=1, convention="minus")
+    np.testing.assert_array_equal(perm_minus.pvalue, perm.pvalue)
+    np.testing.assert_array_equal(perm_minus.statistic, -perm.statistic)
+    t = t_test(matrix, base, alternative="greater")
+    t_minus = t_test(matrix, base, alternative="less", convention="minus")
+    np.testing.assert_array_equal(t_minus.t, -t.t)
+    np.testing.assert_array_equal(t_minus.pvalue, t.pvalue)
+    jk, jk_minus = jackknife(matrix, base), jackknife(matrix, base, convention="minus")
+    np.testing.assert_array_equal(jk_minus.pseudo_values, -jk.pseudo_values)
+    np.testing.assert_array_equal(jk_minus.standard_error, jk.standard_error)
+    with pytest.raises(InputError, match="`convention` must be one of"):
+        t_test(matrix, base, convention="plus")
+
+
+def test_exclude_self_drops_the_baseline_against_itself():
+    V = np.random.default_rng(5).random((4, 10))
+    m = ScoreMatrix(V, ["a", "b", "c", "d"], [str(i) for i in range(10)])
+    full = t_test(m, "b")
+    res = t_test(m, "b", exclude_self=True)
+    assert res.systems == ("a", "c", "d") and res.baselines == ("b",) * 3
+    np.testing.assert_array_equal(res.t, full.t[:, [0, 2, 3]])
+    boot = bootstrap(m, "b", exclude_self=True, replicates=100, rng=1)
+    assert boot.to_arrow().column("system").to_pylist()[:4] == ["a", "c", "d", "a"]  # alpha outermost
+    assert bootstrap(m, "mean", exclude_self=True, replicates=100, rng=1).systems == m.systems  # virtual: no self
+    with pytest.raises(InputError, match="`exclude_self` must be True or False"):
+        jackknife(m, "b", exclude_self=1)

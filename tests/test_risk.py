@@ -13,7 +13,6 @@ from scipy import stats
 
 import fastrisk
 from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
-from fastrisk.datasets import trec2012_web
 from reference import smooth_ref, topic_risk_ref, urisk_ref
 
 # SPEC §2, Dinçer, Macdonald & Ounis (SIGIR 2014), Tables 1 and 2.
@@ -30,11 +29,6 @@ PUBLISHED = [
 
 
 @pytest.fixture(scope="module")
-def trec():
-    return trec2012_web("err20")
-
-
-@pytest.fixture(scope="module")
 def published(trec):
     matrix, baseline = trec
     return fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10])
@@ -44,11 +38,11 @@ def published(trec):
 def test_published_trisk_tables(published, run, alpha, urisk, se, trisk, p):
     k = published.systems.index(run)
     a = list(published.alpha).index(alpha)
-    assert round(published.urisk[k, a], 4) == pytest.approx(urisk, abs=1e-12)
-    assert round(published.se_param[k, a], 4) == pytest.approx(se, abs=1e-12)
-    assert round(published.se_jack[k, a], 4) == pytest.approx(se, abs=1e-12)
-    assert round(published.trisk[k, a], 4) == pytest.approx(trisk, abs=1e-12)
-    assert round(published.pvalue[k, a], 3) == pytest.approx(p, abs=1e-12)
+    assert round(published.urisk[a, k], 4) == pytest.approx(urisk, abs=1e-12)
+    assert round(published.se_param[a, k], 4) == pytest.approx(se, abs=1e-12)
+    assert round(published.se_jack[a, k], 4) == pytest.approx(se, abs=1e-12)
+    assert round(published.trisk[a, k], 4) == pytest.approx(trisk, abs=1e-12)
+    assert round(published.pvalue[a, k], 3) == pytest.approx(p, abs=1e-12)
 
 
 def test_se_agreement_diagnostic_is_zero_over_all_48_runs(published):
@@ -76,14 +70,14 @@ def test_risk_matches_plain_reference(seed):
     for k in range(matrix.n_systems):
         for a, alpha in enumerate(alphas):
             ref = urisk_ref(matrix.values[k], b, alpha)
-            assert res.urisk[k, a] == pytest.approx(ref["urisk"], rel=1e-12, abs=1e-14)
-            assert res.se_param[k, a] == pytest.approx(ref["se"], rel=1e-12)
-            assert res.se_jack[k, a] == pytest.approx(ref["se_j"], rel=1e-10)
-            assert res.trisk[k, a] == pytest.approx(ref["urisk"] / ref["se"], rel=1e-10)
+            assert res.urisk[a, k] == pytest.approx(ref["urisk"], rel=1e-12, abs=1e-14)
+            assert res.se_param[a, k] == pytest.approx(ref["se"], rel=1e-12)
+            assert res.se_jack[a, k] == pytest.approx(ref["se_j"], rel=1e-10)
+            assert res.trisk[a, k] == pytest.approx(ref["urisk"] / ref["se"], rel=1e-10)
         assert res.freward[k] == pytest.approx(ref["freward"])
         assert res.frisk[k] == pytest.approx(ref["frisk"])
         # URisk = UGain - alpha * FRisk (SPEC §1)
-        assert res.urisk[k] == pytest.approx(res.ugain[k] - np.asarray(alphas) * res.frisk[k])
+        assert res.urisk[:, k] == pytest.approx(res.ugain[k] - np.asarray(alphas) * res.frisk[k])
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -119,7 +113,7 @@ def test_smooth_value_function_matches_reference():
     res = fastrisk.risk(matrix, b, value="smooth")
     for k in range(matrix.n_systems):
         x = [smooth_ref(r - bb) for r, bb in zip(matrix.values[k], b)]
-        assert res.urisk[k, 0] == pytest.approx(np.mean(x), rel=1e-12)
+        assert res.urisk[0, k] == pytest.approx(np.mean(x), rel=1e-12)
     assert res.value == "smooth" and np.isnan(res.alpha).all()
 
 
@@ -131,8 +125,8 @@ def test_user_value_function_plain_python_is_compiled():
 
     res = fastrisk.risk(matrix, b, value=doubled)
     plain = fastrisk.risk(matrix, b, alpha=0)
-    np.testing.assert_allclose(res.urisk[:, 0], 2 * plain.urisk[:, 0], rtol=1e-12)
-    np.testing.assert_allclose(res.trisk[:, 0], plain.trisk[:, 0], rtol=1e-10)
+    np.testing.assert_allclose(res.urisk[0], 2 * plain.urisk[0], rtol=1e-12)
+    np.testing.assert_allclose(res.trisk[0], plain.trisk[0], rtol=1e-10)
     assert res.value == "doubled"
 
 
@@ -153,7 +147,8 @@ def test_minus_convention_negates_and_loss_weight_is_one_plus_alpha():
     assert minus.convention == "minus"
     table = minus.to_arrow()
     assert table.column("convention").to_pylist()[0] == "minus"
-    assert table.column("loss_weight").to_pylist()[:3] == [1.0, 2.0, 6.0]
+    S = matrix.n_systems
+    assert table.column("loss_weight").to_pylist()[::S] == [1.0, 2.0, 6.0]  # alpha is the outer axis
 
 
 finite = st.floats(0.0, 1.0, allow_nan=False, width=64)
@@ -187,11 +182,11 @@ def test_property_alpha_zero_is_mean_difference_and_paired_t(case):
         res = fastrisk.risk(matrix, b, alpha=0)
         for k in range(matrix.n_systems):
             d = matrix.values[k] - b
-            assert res.urisk[k, 0] == pytest.approx(d.mean(), abs=1e-12)
-            if res.se_param[k, 0] > 1e-9:
+            assert res.urisk[0, k] == pytest.approx(d.mean(), abs=1e-12)
+            if res.se_param[0, k] > 1e-9:
                 t = stats.ttest_rel(matrix.values[k], b)
-                assert res.trisk[k, 0] == pytest.approx(t.statistic, rel=1e-7)
-                assert res.pvalue[k, 0] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-12)
+                assert res.trisk[0, k] == pytest.approx(t.statistic, rel=1e-7)
+                assert res.pvalue[0, k] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
@@ -202,7 +197,7 @@ def test_property_urisk_non_increasing_in_alpha(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = fastrisk.risk(matrix, b, alpha=alphas)
-    assert (np.diff(res.urisk, axis=1) <= 1e-12).all()
+    assert (np.diff(res.urisk, axis=0) <= 1e-12).all()
 
 
 def test_results_do_not_depend_on_thread_count():
@@ -238,10 +233,10 @@ def test_adaptive_weights_saro_and_faro():
     d = scores.d
     np.testing.assert_allclose(saro.weights[0], np.where(d < 0, 1 + expected_alpha, 1.0))
     np.testing.assert_allclose(faro.weights[0], 1 + expected_alpha)
-    np.testing.assert_allclose(saro.urisk[:, 0], (saro.weights[0] * d).mean(axis=1))
+    np.testing.assert_allclose(saro.urisk[0], (saro.weights[0] * d).mean(axis=1))
     # adaptive weights never exceed the fixed 1 + alpha, so SARO risk is between alpha=0 and alpha
     fixed = fastrisk.risk(matrix, b, alpha=[0, alpha]).urisk
-    assert (saro.urisk[:, 0] >= fixed[:, 1] - 1e-12).all() and (saro.urisk[:, 0] <= fixed[:, 0] + 1e-12).all()
+    assert (saro.urisk[0] >= fixed[1] - 1e-12).all() and (saro.urisk[0] <= fixed[0] + 1e-12).all()
 
 
 def test_baseline_in_matrix_gets_zero_risk_without_warning():
@@ -266,7 +261,7 @@ def test_zero_standard_error_warns_and_gives_inf():
     ({"alpha": []}, r"`alpha` must not be empty"),
     ({"alpha": "x"}, r"`alpha` must be a number"),
     ({"alpha": float("nan")}, r"`alpha` must be finite"),
-    ({"convention": "plus"}, r"`convention` must be 'classic' or 'minus'"),
+    ({"convention": "plus"}, r"`convention` must be one of 'classic', 'minus'"),
     ({"significance": 1.5}, r"`significance` must be a level in \(0, 1\)"),
     ({"value": "cubic"}, r"`value` must be 'linear', 'smooth' or a function"),
     ({"value": "smooth", "alpha": 1}, r"apply to the linear value function only"),
@@ -298,9 +293,9 @@ def test_baseline_missing_topics_policies():
         fastrisk.risk(matrix, partial, alpha=0)
     dropped = fastrisk.risk(matrix, partial, alpha=0, missing="drop")
     expect = (matrix.values[:, :4] - b[:4]).mean(axis=1)
-    np.testing.assert_allclose(dropped.urisk[:, 0], expect)
+    np.testing.assert_allclose(dropped.urisk[0], expect)
     zero = fastrisk.risk(matrix, partial, alpha=0, missing="zero")
-    np.testing.assert_allclose(zero.urisk[:, 0], (matrix.values - np.r_[b[:4], 0]).mean(axis=1))
+    np.testing.assert_allclose(zero.urisk[0], (matrix.values - np.r_[b[:4], 0]).mean(axis=1))
     with pytest.raises(InputError, match="shares no topic"):
         fastrisk.risk(matrix, {"x": 1.0, "y": 2.0})
 
@@ -309,8 +304,12 @@ def test_result_exports():
     matrix, b = random_case(12)
     res = fastrisk.risk(matrix, b, alpha=[0, 1])
     table = res.to_arrow()
-    assert table.column_names[:8] == ["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack", "trisk",
-                                      "p_value"]
+    assert table.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk",
+                                  "se_param", "se_jack", "trisk", "at_risk", "rewarding", "freward", "frisk", "ugain",
+                                  "se_rmse", "pvalue"]
+    row = table.to_pylist()[matrix.n_systems + 2]  # alpha = 1, third system
+    assert row["system"] == matrix.systems[2] and row["alpha"] == 1.0
+    assert row["trisk"] == res.trisk[1, 2] and row["pvalue"] == res.pvalue[1, 2] and row["frisk"] == res.frisk[2]
     assert table.num_rows == 2 * matrix.n_systems
     pytest.importorskip("pandas")
     assert res.to_pandas().shape[0] == 2 * matrix.n_systems

@@ -150,8 +150,10 @@ def pair_sums(VT, block, topic_block):
 
 
 @pjit
-def table_moments(sd, sn, sn2, sd2, alphas, c):
-    """URisk, parametric SE and TRisk (S, B, A) from the pair sums, for every alpha.
+def table_moments(sd, sn, sn2, sd2, alphas, c, refine_ratio):
+    """URisk, parametric SE and TRisk (S, B, A) from the pair sums, for every alpha, and
+    ``cancelled`` (S, B, A): the cells where sum x^2 > ``refine_ratio`` * sum (x - mean)^2,
+    whose one-pass variance lost digits (the caller recomputes them two-pass).
 
     TRisk is URisk / SE; where SE = 0 it is NaN if URisk = 0 too (a system against itself),
     else an infinity of URisk's sign (a constant difference over topics).
@@ -162,6 +164,7 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
     urisk = np.empty((S, B, A))
     se = np.empty((S, B, A))
     trisk = np.empty((S, B, A))
+    cancelled = np.zeros((S, B, A), dtype=np.bool_)
     for a in prange(S):
         for b in range(B):
             for k in range(A):
@@ -169,6 +172,7 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
                 sx = sd[a, b] + al * sn[a, b]
                 sx2 = sd2[a, b] + (2.0 * al + al * al) * sn2[a, b]
                 ss = sx2 - sx * sx / c
+                cancelled[a, b, k] = refine_ratio * ss <= sx2 and sx2 > 0.0
                 # below the rounding floor of the one-pass sums the variance is noise: call it 0
                 # (only |TRisk| beyond ~1 / (2 sqrt(eps)) = 3e7 is affected)
                 var = ss / (c - 1) if ss > 4.0 * c * EPS * sx2 else 0.0
@@ -182,7 +186,7 @@ def table_moments(sd, sn, sn2, sd2, alphas, c):
                     trisk[a, b, k] = math.nan
                 else:
                     trisk[a, b, k] = math.copysign(math.inf, u)
-    return urisk, se, trisk
+    return urisk, se, trisk, cancelled
 
 
 @njit

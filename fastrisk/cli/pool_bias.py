@@ -49,8 +49,8 @@ def run(args) -> None:
     res = pooling_experiment(
         args.runs, args.qrels, args.measure, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
-        topic_repeats=args.topic_repeats, mode=args.mode, seed=args.seed, threads=args.threads)
+        topic_repeats=args.topic_repeats, mode=args.mode, rng=args.seed, threads=args.threads)
     if args.seed is None:
         print(f"fastrisk pool-bias: seed {res.seed}", file=sys.stderr)
-    table = {"mae": res.mae_table, "mae-long": res.to_arrow, "bias": res.bias_distribution}[args.report]()
+    table = {"mae": res.mae_table, "mae-long": res.mae_long, "bias": res.bias_distribution}[args.report]()
     write_table(table, args.format, args.out)

@@ -10,8 +10,6 @@ from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
 
-_SWAP = {"less": "greater", "greater": "less", "two-sided": "two-sided"}
-
 
 def _inputs(args):
     """(data, baseline, keyword arguments) for the resampling functions."""
@@ -25,26 +23,6 @@ def _inputs(args):
     return matrix, base, {}
 
 
-def _drop_self(table: pa.Table) -> pa.Table:
-    """Leave out the baseline compared with itself (zero differences)."""
-    import pyarrow.compute as pc
-
-    return table.filter(pc.not_equal(table.column("system"), table.column("baseline")))
-
-
-def _minus(table: pa.Table, args) -> pa.Table:
-    """The minus convention (URisk- = -URisk): negate estimates, mirror intervals."""
-    if args.convention != "minus":
-        return table
-    cols = {n: table.column(n).to_numpy() for n in table.column_names}
-    for name in ("statistic", "bias", "t"):
-        if name in cols:
-            cols[name] = -cols[name]
-    if "ci_low" in cols:
-        cols["ci_low"], cols["ci_high"] = -cols["ci_high"], -cols["ci_low"]
-    return pa.table({n: (table.column(n) if cols[n].dtype == object else cols[n]) for n in table.column_names})
-
-
 def _progress(args):
     return False if args.no_progress else None
 
@@ -54,14 +32,15 @@ def _cmd_bootstrap(args) -> None:
 
     data, base, kw = _inputs(args)
     res = bootstrap(data, base, replicates=args.replicates, method=args.method,
-                    confidence_level=args.confidence_level, alternative=_alternative(args), test=args.test,
+                    confidence_level=args.confidence_level, alternative=args.alternative, test=args.test,
                     rng=args.seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
-                    **kw, **alpha_kwargs(args))
-    write_table(_minus(_drop_self(res.to_arrow()), args), args.format, args.out)
+                    **kw, **_science(args), **alpha_kwargs(args))
+    write_table(res.to_arrow(), args.format, args.out)
 
 
-def _alternative(args) -> str:
-    return _SWAP[args.alternative] if args.convention == "minus" else args.alternative
+def _science(args) -> dict:
+    """The options the library applies: the sign convention and leaving out the baseline itself."""
+    return {"convention": args.convention, "exclude_self": not args.pairs}
 
 
 def _cmd_test(args) -> None:
@@ -79,7 +58,7 @@ def _cmd_test(args) -> None:
         write_table(table, args.format, args.out)
         return
     data, base, kw = _inputs(args)
-    common = dict(alternative=_alternative(args), **kw, **alpha_kwargs(args))
+    common = dict(alternative=args.alternative, **kw, **_science(args), **alpha_kwargs(args))
     if args.method == "t":
         res = t_test(data, base, **common)
     elif args.method == "bootstrap":
@@ -88,22 +67,17 @@ def _cmd_test(args) -> None:
     else:
         res = permutation_test(data, base, replicates=args.replicates, rng=args.seed, keep_replicates=False,
                                threads=args.threads, progress=_progress(args), **common)
-    table = _drop_self(res.to_arrow())
+    p = res.pvalue.copy()  # [alpha, system]: adjusted over the systems at each alpha
+    # NaN p-values (the baseline itself, zero variance) are no members of the family
+    adjusted = adjust_pvalues(p, args.correction, axis=-1)
+    family = np.broadcast_to(np.reshape(adjusted.m, (-1, 1)), p.shape)
+    table = res.to_arrow()
     keep = ["system", "baseline", "alpha", "loss_weight", "statistic", "pvalue"]
     table = table.select(keep + (["t"] if "t" in table.column_names else []))
-    alphas = table.column("alpha").to_numpy()
-    p = table.column("pvalue").to_numpy()
-    adjusted = np.full_like(p, np.nan)
-    family = np.zeros(len(p), dtype=np.int64)
-    for a in np.unique(alphas) if not np.isnan(alphas).all() else [np.nan]:
-        rows = np.isnan(alphas) if np.isnan(a) else alphas == a
-        adj = adjust_pvalues(p[rows], args.correction)  # NaN p-values are no members of the family
-        adjusted[rows] = adj
-        family[rows] = adj.m
-    table = table.append_column("pvalue_adjusted", pa.array(adjusted))
-    table = table.append_column("family_size", pa.array(family))
-    table = table.append_column("significant", pa.array(adjusted <= args.level))
-    write_table(_minus(table, args), args.format, args.out)
+    table = table.append_column("pvalue_adjusted", pa.array(np.asarray(adjusted).reshape(-1)))
+    table = table.append_column("family_size", pa.array(family.reshape(-1)))
+    table = table.append_column("significant", pa.array(np.asarray(adjusted).reshape(-1) <= args.level))
+    write_table(table, args.format, args.out)
 
 
 def _common(p, default_method: str | None = None) -> None:

@@ -15,7 +15,7 @@ from fastrisk.cli._output import add_format_options, write_table
 # ---------------------------------------------------------------------- commands
 def _risk_table(result, systems=None) -> pa.Table:
     table = result.to_arrow()
-    cols = ["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack", "trisk", "p_value"]
+    cols = ["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack", "trisk", "pvalue"]
     if systems is not None:
         import pyarrow.compute as pc
 
@@ -37,7 +37,7 @@ def _cmd_risk(args) -> None:
     else:
         result = risk(matrix, base, **kwargs)
         table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack",
-                                          "trisk", "p_value", "at_risk", "rewarding"])
+                                          "trisk", "pvalue", "at_risk", "rewarding"])
     write_table(table, args.format, args.out)
 
 

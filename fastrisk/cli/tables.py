@@ -6,7 +6,7 @@ from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add
                                 load_matrix, load_matrix_and_baseline)
 from fastrisk.cli._output import add_format_options, write_table
 
-TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "p_value", "rank"]
+TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
 ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
 
 
@@ -18,7 +18,7 @@ def _cmd_table(args) -> None:
         matrix, baseline = load_matrix(args), "all"
     else:
         matrix, baseline = load_matrix_and_baseline(args)
-    result = baseline_table(matrix, baseline, convention=args.convention, ties=args.ties, threads=args.threads,
+    result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties, threads=args.threads,
                             **kwargs)
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
@@ -68,10 +68,11 @@ def _cmd_pca(args) -> None:
     unknown = [k for k in kinds if k.lower() not in VIRTUAL]
     if unknown:
         raise InputError(f"--baselines takes {', '.join(VIRTUAL)}; got {', '.join(unknown)}")
-    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None)
+    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None,
+                 center=not args.uncentred)
     ratios = ", ".join(f"PC{j + 1} {100 * r:.1f}%" for j, r in enumerate(result.explained_variance_ratio))
     print(f"fastrisk pca: explained variance {ratios}", file=sys.stderr)
-    write_table(result.to_arrow(), args.format, args.out)
+    write_table(result.coordinates(), args.format, args.out)
 
 
 def register(sub) -> None:
@@ -98,6 +99,8 @@ def register(sub) -> None:
                                    "coordinates pc1..pcN. The explained variance goes to stderr.")
     add_matrix_arguments(p)
     p.add_argument("--components", type=int, default=2, help="components to keep (default 2)")
+    p.add_argument("--uncentred", action="store_true",
+                   help="decompose the raw matrix, as Dinçer, Ounis & Macdonald (ECIR 2014) report it")
     p.add_argument("--baselines", metavar="mean,median,max", help="virtual baselines to project as extra points")
     add_format_options(p)
     p.set_defaults(func=_cmd_pca)

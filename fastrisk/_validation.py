@@ -1,0 +1,64 @@
+"""The argument checks every public function's ``_<fn>_iv`` is built from (scipy's style).
+
+Each check returns the normalised value or raises :class:`~fastrisk.errors.InputError` with a
+message that names the parameter and the rule, e.g. "`replicates` must be a positive integer,
+got 0". Checks of domain objects (score matrices, baselines, value functions) live with those
+objects (:mod:`fastrisk.matrix`, :mod:`fastrisk.baselines`, :mod:`fastrisk.values`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from fastrisk.errors import InputError
+
+
+def positive_int(x, name: str) -> int:
+    """``x`` as an int >= 1 (bools are not integers here)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 1:
+        raise InputError(f"`{name}` must be a positive integer, got {x!r}")
+    return int(x)
+
+
+def choice(x, name: str, options) -> str:
+    """``x`` if it is one of ``options``."""
+    if x not in options:
+        raise InputError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {x!r}")
+    return x
+
+
+def open_unit(x, name: str, what: str = "a number") -> float:
+    """``x`` as a float strictly between 0 and 1 (a significance level, a persistence)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0.0 < float(x) < 1.0:
+        raise InputError(f"`{name}` must be {what} strictly between 0 and 1, got {x!r}")
+    return float(x)
+
+
+def level(x, name: str = "significance") -> float:
+    """A significance level in (0, 1)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0.0 < float(x) < 1.0:
+        raise InputError(f"`{name}` must be a level in (0, 1), got {x!r}")
+    return float(x)
+
+
+def flag(x, name: str) -> bool:
+    """``x`` if it is True or False."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise InputError(f"`{name}` must be True or False, got {x!r}")
+    return bool(x)
+
+
+def float_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), finite: bool = True) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array of one of the dimensions ``ndim``, all finite."""
+    try:
+        arr = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"`{name}` must be an array of numbers, got {type(x).__name__}") from None
+    if arr.ndim not in ndim:
+        raise InputError(f"`{name}` must have {' or '.join(map(str, ndim))} dimension(s), got shape {arr.shape}")
+    if finite and not np.isfinite(arr).all():
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise InputError(f"`{name}` must be finite: element {bad} is {arr[bad]}")
+    return arr
