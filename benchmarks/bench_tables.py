@@ -24,7 +24,7 @@ from scipy import special
 import fastrisk
 from conftest import memory_budget_ok
 from fastrisk.tables import baseline_table
-from fastrisk.zrisk import zrisk
+from fastrisk._zrisk import zrisk
 
 ALPHAS = np.array([0.0, 1.0, 5.0, 10.0])
 

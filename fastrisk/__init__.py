@@ -17,18 +17,18 @@ from fastrisk.io import read_matrix, read_table, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
 from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
-from fastrisk.pca import PCAResult, pca
+from fastrisk._pca import PCAResult, pca
 from fastrisk.pooling import (PoolingExperiment, build_pool, common_topic_adjustment, leave_one_out, loo_adjustment,
                               pooling_experiment, score_against_pool)
 from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeResult, PermutationResult, QQData,
                                  TTestResult, bootstrap, jackknife, permutation_test, t_test)
-from fastrisk.risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
+from fastrisk._risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
                            risk_scores, topic_risk)
 from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
 from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind
 from fastrisk.tables import BaselineTable, baseline_table
 from fastrisk.values import ValueFunction, resolve_value
-from fastrisk.zrisk import ZRiskResult, zrisk
+from fastrisk._zrisk import ZRiskResult, zrisk
 
 __all__ = [
     "AlphaInvariantWarning",

@@ -132,7 +132,7 @@ def _alpha_grid(result):
 def _sections(matrix, base, *, kwargs, highlight, significance):
     """Compute every result and build the report's sections."""
     from fastrisk import plot
-    from fastrisk.risk import risk, topic_risk
+    from fastrisk._risk import risk, topic_risk
 
     styles = plot.system_styles(highlight)
     with warnings.catch_warnings():

@@ -262,7 +262,8 @@ def _as_scores_array(data, name="data") -> np.ndarray:
         raise InputError(f"`{name}` must be a ScoreMatrix or an array of per-topic scores, "
                          f"got {type(data).__name__}") from None
     if arr.ndim not in (1, 2):
-        raise InputError(f"`{name}` must be 1-D (c topics) or 2-D (S systems x c topics), got shape {arr.shape}")
+        raise InputError(f"`{name}` must be 1-D (c topics), 2-D (S systems x c topics) or a 3-D batch "
+                         f"(N collections x S x c, see fastrisk.batch), got shape {arr.shape}")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.shape[1] < 2:

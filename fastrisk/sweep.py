@@ -122,13 +122,13 @@ def _baseline_ref(baseline, matrix):
 
 
 def _risk_job(matrix, *, baseline, **params) -> pa.Table:
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
 
     return risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
 
 
 def _topic_risk_job(matrix, *, baseline, **params) -> pa.Table:
-    from fastrisk.risk import topic_risk
+    from fastrisk._risk import topic_risk
 
     return topic_risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
 
@@ -155,7 +155,7 @@ def _permutation_job(matrix, *, baseline=None, **params) -> pa.Table:
 
 
 def _zrisk_job(matrix, **params) -> pa.Table:
-    from fastrisk.zrisk import zrisk
+    from fastrisk._zrisk import zrisk
 
     return zrisk(matrix, **params).to_arrow()
 

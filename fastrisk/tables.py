@@ -27,7 +27,7 @@ from fastrisk._results import Result, array
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
-from fastrisk.risk import risk
+from fastrisk._risk import risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")

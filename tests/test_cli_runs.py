@@ -6,7 +6,7 @@ import pytest
 
 from fastrisk.cli import main
 from fastrisk.metrics import evaluate
-from fastrisk.risk import risk
+from fastrisk._risk import risk
 
 # the byte scanner as plain Python (the NUMBA_DISABLE_JIT pass) takes minutes on the bundled runs
 pytestmark = pytest.mark.slow

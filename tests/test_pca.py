@@ -12,7 +12,7 @@ import reference_multibase as ref
 from fastrisk.baselines import virtual_baseline
 from fastrisk.datasets import trec2012_web
 from fastrisk.errors import InputError
-from fastrisk.pca import pca
+from fastrisk._pca import pca
 
 
 _matrix = ref.matrix_of

@@ -291,7 +291,7 @@ def test_interval_coverage_on_normal_data():
 
 # ---------------------------------------------------------------------- matrices, pairs, risk
 def test_matrix_and_baseline_give_urisk(trec):
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
 
     matrix, base = trec
     res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
@@ -391,8 +391,8 @@ def test_data_errors(small):
     bad[1, 4] = np.nan
     with pytest.raises(InputError, match=r"must be finite: system 1, topic 4 is nan"):
         bootstrap(bad, replicates=10)
-    with pytest.raises(InputError, match=r"1-D \(c topics\) or 2-D"):
-        bootstrap(np.ones((2, 2, 2)), replicates=10)
+    with pytest.raises(InputError, match=r"1-D \(c topics\), 2-D .* or a 3-D batch"):
+        bootstrap(np.ones((2, 2, 2, 2)), replicates=10)
     with pytest.raises(InputError, match=r"ScoreMatrix or an array"):
         bootstrap("text", replicates=10)
     with pytest.raises(InputError, match=r"`baseline` must be None with pairs=True"):
@@ -474,7 +474,7 @@ def test_cli_tukey_and_errors(matrix_file, capsys):
 
 
 def test_smooth_value_function_bootstrap_and_exact_permutation():
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
 
     rng = np.random.default_rng(12)
     V = rng.random((3, 9))

@@ -129,7 +129,7 @@ def test_bad_arguments(tmp_path):
 def test_results_are_the_public_api_calls(reference):
     from fastrisk.datasets import trec_matrix
     from fastrisk.pooling import pooling_experiment
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
     from fastrisk.sweep import _load
 
     t = reference
@@ -316,8 +316,8 @@ PUBLISHED = [  # SPEC §2: run, alpha, URisk, SE_x = SE_J, TRisk, p (TREC 2012 W
 
 def test_example_grid_reproduces_the_published_tables():
     from fastrisk.datasets import trec_matrix
-    from fastrisk.risk import risk
-    from fastrisk.zrisk import zrisk
+    from fastrisk._risk import risk
+    from fastrisk._zrisk import zrisk
 
     result = sweep(ROOT / "bench_data" / "sweeps" / "published.toml", progress=False)
     assert result.n_failed == 0 and result.complete

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import reference_multibase as ref
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.risk import risk
+from fastrisk._risk import risk
 from fastrisk.tables import _all_pairs, baseline_table
 
 

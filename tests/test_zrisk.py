@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import reference_multibase as ref
 from fastrisk.errors import InputError
-from fastrisk.zrisk import zrisk
+from fastrisk._zrisk import zrisk
 
 
 _matrix = ref.matrix_of

@@ -27,7 +27,7 @@ def _risk_table(result, systems=None) -> pa.Table:
 
 
 def _cmd_risk(args) -> None:
-    from fastrisk.risk import risk, topic_risk
+    from fastrisk._risk import risk, topic_risk
 
     matrix, base = load_matrix_and_baseline(args)
     kwargs = dict(convention=args.convention, significance=args.significance, threads=args.threads,
@@ -59,7 +59,7 @@ def _cmd_info(args) -> None:
 
 def _cmd_demo(args) -> None:
     from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
 
     if args.report:
         from fastrisk.cli.report import write_demo_report

@@ -49,7 +49,7 @@ def _agreement_table(result, p: float):
 
 
 def _cmd_zrisk(args) -> None:
-    from fastrisk.zrisk import zrisk
+    from fastrisk._zrisk import zrisk
 
     result = zrisk(load_matrix(args), convention=args.convention, threads=args.threads, **alpha_kwargs(args))
     write_table(result.to_arrow().select(ZRISK_COLUMNS), args.format, args.out)
@@ -61,7 +61,7 @@ def _cmd_pca(args) -> None:
     from fastrisk.baselines import VIRTUAL, virtual_baseline
     from fastrisk.cli._args import parse_names
     from fastrisk.errors import InputError
-    from fastrisk.pca import pca
+    from fastrisk._pca import pca
 
     matrix = load_matrix(args)
     kinds = parse_names(args.baselines) if args.baselines else []

@@ -106,7 +106,7 @@ class RobustnessResult(Result):
 
 def robustness(matrix: ScoreMatrix, baseline: str, *, systems=None) -> RobustnessResult:
     """Risk/reward, loss/win and losses > 20 % of ``systems`` (default: all others) vs ``baseline``."""
-    from fastrisk.risk import risk
+    from fastrisk._risk import risk
 
     if not isinstance(matrix, ScoreMatrix):
         raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")

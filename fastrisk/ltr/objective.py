@@ -164,7 +164,7 @@ class LambdaObjective:
 
     def _adapt(self, scores) -> None:
         """SARO/FARO: α'_q from TR_q of the current model against the baseline (fastrisk.adaptive_risk)."""
-        from fastrisk.risk import adaptive_risk
+        from fastrisk._risk import adaptive_risk
 
         model = query_ndcg(scores, self.labels, self.boundaries, [self.k], self.gains, self.threads)[:, 0]
         nq = model.size
