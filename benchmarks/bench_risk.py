@@ -60,6 +60,6 @@ def test_numpy(benchmark, data):
     benchmark.group = f"risk-{name}"
     ours = fastrisk.risk(matrix, base, alpha=ALPHAS)
     urisk, se, se_j, trisk = numpy_risk(matrix.values, base.values, ALPHAS)
-    np.testing.assert_allclose(urisk.T, ours.urisk, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(se_j.T, ours.se_jack, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(urisk, ours.urisk, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(se_j, ours.se_jack, rtol=1e-7, atol=1e-12)
     benchmark(numpy_risk, matrix.values, base.values, ALPHAS)

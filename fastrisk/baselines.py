@@ -92,7 +92,8 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
                      column: str | None = None) -> tuple[ScoreMatrix, Baseline]:
     """Align ``baseline`` with ``matrix``; returns the (possibly topic-reduced) matrix and it.
 
-    ``baseline`` may be: the name of a system of the matrix; ``"mean"``, ``"median"`` or
+    ``baseline`` may be: the name of a system of the matrix, or its row index (an int, as for
+    a bare array or a batch); ``"mean"``, ``"median"`` or
     ``"max"`` (a virtual baseline over all systems; a system with that name wins); a
     :class:`Baseline`; a mapping or pandas Series topic -> score; a one-row
     :class:`ScoreMatrix`; a 1-D array in the matrix's topic order; or a path to a file (a
@@ -114,6 +115,10 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
             raise InputError(f"baseline {baseline.name!r} has a non-finite score {values[k, i]} on topic "
                              f"{matrix.topics[i]!r}{row}; baseline scores must be finite")
         return matrix, baseline
+    if isinstance(baseline, (int, np.integer)) and not isinstance(baseline, bool):
+        if not -matrix.n_systems <= baseline < matrix.n_systems:
+            raise InputError(f"baseline index {baseline} is out of range for {matrix.n_systems} systems")
+        baseline = matrix.systems[int(baseline)]
     if isinstance(baseline, str) and baseline in matrix.systems:
         k = matrix.system_index(baseline)
         return matrix, Baseline(baseline, np.ascontiguousarray(matrix.values[k:k + 1]), k)

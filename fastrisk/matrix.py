@@ -8,6 +8,7 @@ it, so kernels, Parquet and Arrow IPC all see the same bytes without copying.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -50,6 +51,17 @@ def _labels(values: Iterable, what: str) -> tuple[str, ...]:
 def _blank(value) -> bool:
     """A missing label: None, a float NaN (a null read by pandas) or only whitespace."""
     return value is None or (isinstance(value, float) and math.isnan(value)) or not label(value)
+
+
+@functools.lru_cache(maxsize=32)
+def _positions(n: int) -> tuple[str, ...]:
+    """Labels "0" .. "n-1" of a bare array's rows or columns."""
+    return tuple(str(i) for i in range(n))
+
+
+@functools.lru_cache(maxsize=32)
+def _positions_json(n: int) -> bytes:
+    return json.dumps(list(_positions(n))).encode()
 
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -112,6 +124,29 @@ class ScoreMatrix:
             meta[_META_MEASURE] = str(measure).encode()
         table = pa.table({"system": pa.array(systems, pa.string()), "scores": scores}).replace_schema_metadata(meta)
         self._set(table, systems, topics, measure)
+
+    @classmethod
+    def from_array(cls, values, measure: str | None = None) -> ScoreMatrix:
+        """An ``(S, c)`` array with systems and topics named by position (``"0"``, ``"1"``, ...):
+        the cheap form for the many small matrices of a simulation loop."""
+        try:
+            arr = np.array(values, dtype=np.float64, order="C", copy=True)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"scores must be numeric: {exc}") from None
+        if arr.ndim != 2:
+            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
+        if arr.size == 0:
+            raise InputError("empty score matrix: need at least one system and one topic")
+        systems, topics = _positions(arr.shape[0]), _positions(arr.shape[1])
+        _check_finite(arr, systems, topics, None)
+        scores = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), len(topics))
+        meta = {_META_TOPICS: _positions_json(len(topics))}
+        if measure is not None:
+            meta[_META_MEASURE] = str(measure).encode()
+        table = pa.table({"system": pa.array(systems, pa.string()), "scores": scores}).replace_schema_metadata(meta)
+        self = cls.__new__(cls)
+        self._set(table, systems, topics, measure)
+        return self
 
     def _set(self, table: pa.Table, systems, topics, measure) -> None:
         if table.column("scores").num_chunks != 1:
@@ -538,5 +573,9 @@ def as_matrix(obj, name: str = "matrix", **kwargs) -> ScoreMatrix:
         if type(obj).__module__.startswith("pandas"):
             return ScoreMatrix.from_pandas(obj, **kwargs)
         return ScoreMatrix.from_polars(obj, **kwargs)
-    raise InputError(f"`{name}` must be a ScoreMatrix, a pandas or polars DataFrame or an Arrow table, "
-                     f"got {type(obj).__name__}")
+    if isinstance(obj, np.ndarray) and obj.ndim == 2:
+        # A bare S x c array (a simulation's collection): systems and topics named by position.
+        return ScoreMatrix.from_array(obj)
+    raise InputError(f"`{name}` must be a ScoreMatrix, a 2-D array (systems x topics), a pandas or polars "
+                     f"DataFrame or an Arrow table, got {type(obj).__name__}"
+                     + (f" of shape {obj.shape}" if isinstance(obj, np.ndarray) else ""))

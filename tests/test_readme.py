@@ -59,13 +59,20 @@ def test_readme_command_runs_as_written(clone, command, capsys):
     assert status == 0, err
 
 
+def test_the_readme_has_python_examples():
+    assert len(_blocks("python")) >= 3  # quickstart, simulation studies, learning to rank
+
+
 @pytest.mark.slow
-def test_readme_python_quickstart_runs_as_written(clone):
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_readme_python_example_runs_as_written(clone, index):
     pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
-    (code,) = _blocks("python")
+    code = _blocks("python")[index]
+    if "lightgbm" in code:
+        pytest.importorskip("lightgbm")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - running the README is the test

@@ -314,3 +314,19 @@ def test_result_exports():
     pytest.importorskip("pandas")
     assert res.to_pandas().shape[0] == 2 * matrix.n_systems
     assert res.statistic is res.trisk and res.standard_error is res.se_param
+
+
+def test_a_bare_array_and_a_row_index_are_a_matrix_and_a_baseline(trec):
+    matrix, _ = trec
+    named = fastrisk.risk(matrix, matrix.systems[3], alpha=[0, 5])
+    bare = fastrisk.risk(np.array(matrix.values), 3, alpha=[0, 5])
+    assert bare.systems == tuple(str(k) for k in range(matrix.n_systems)) and bare.baseline == "3"
+    np.testing.assert_array_equal(bare.urisk, named.urisk)
+    np.testing.assert_array_equal(bare.trisk, named.trisk)
+    assert fastrisk.risk(matrix, -1).baseline == matrix.systems[-1]
+    with pytest.raises(InputError, match="baseline index 48 is out of range for 48 systems"):
+        fastrisk.risk(matrix, 48)
+    with pytest.raises(InputError, match=r"2-D array \(systems x topics\).*of shape \(5,\)"):
+        fastrisk.risk(np.ones(5), 0)
+    with pytest.raises(InputError, match="system '1' on topic '0' is nan"):
+        fastrisk.risk(np.array([[1.0, 2.0], [np.nan, 1.0]]), 0)
