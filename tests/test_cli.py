@@ -86,6 +86,7 @@ def test_console_entry_point_as_subprocess(bench_data):
     assert "unknown baseline 'bogus'" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_demo_report(capsys, tmp_path):
     pytest.importorskip("matplotlib")
     path = tmp_path / "demo.html"

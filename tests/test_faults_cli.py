@@ -137,7 +137,7 @@ def _limit_file_size(limit):
 
 
 @pytest.mark.skipif(not hasattr(resource, "RLIMIT_FSIZE"), reason="needs RLIMIT_FSIZE")
-@pytest.mark.parametrize("fmt", ["csv", "table", "json", "parquet"])
+@pytest.mark.parametrize("fmt", ["csv", *(pytest.param(f, marks=pytest.mark.slow) for f in ("table", "json", "parquet"))])
 def test_a_full_disk_leaves_the_previous_output_intact(tmp_path, fmt):
     argv = ["risk", str(MATRIX), "--baseline", "mean", "--alpha", "0,1,2,5,10", "--per-topic", "--format", fmt]
     warm = _cli(*argv, "--out", str(tmp_path / "warm"))  # compiles (and caches) the kernels first

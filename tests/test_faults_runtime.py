@@ -37,7 +37,8 @@ def total(x):
 '''
 
 
-@pytest.mark.parametrize("damage", ["index-garbage", "index-truncated", "data-garbage", "data-truncated"])
+@pytest.mark.parametrize("damage", ["index-garbage", *(pytest.param(d, marks=pytest.mark.slow) for d in
+                                                      ("index-truncated", "data-garbage", "data-truncated"))])
 def test_a_corrupt_numba_cache_is_rebuilt(tmp_path, damage):
     (tmp_path / "cachedkernel.py").write_text(KERNEL)
     run = "import numpy as np, cachedkernel as k; print(k.plus_one(1.0), k.total(np.arange(4.0)))"
@@ -115,6 +116,7 @@ def test_pool_workers_die_with_their_parent(tmp_path):
     assert not any(_alive(p) for p in workers)
 
 
+@pytest.mark.slow
 def test_tukey_hsd_is_interruptible_from_the_cli(tmp_path):
     import signal
     import time

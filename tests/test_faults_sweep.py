@@ -55,6 +55,7 @@ def killing_kind():
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+@pytest.mark.slow
 def test_a_sweep_survives_a_killed_dask_worker(killing_kind, tmp_path):
     pytest.importorskip("distributed")
     marker = tmp_path / "killed"

@@ -62,6 +62,7 @@ def test_robustness_by_hand():
 lgb = pytest.importorskip("lightgbm")
 
 
+@pytest.mark.slow
 def test_experiment_rows_and_determinism(tmp_path):
     train, test = lightgbm_example()
     kw = dict(baseline_feature=100, alpha=[0, 5], kinds=["urisk", "faro"], rounds=3, rng=2)

@@ -283,6 +283,7 @@ def test_baseline_heatmap_marks_significant_cells(data):
     _render(ax)
 
 
+@pytest.mark.slow
 def test_pooling_bias_and_mae():
     pooling = pytest.importorskip("fastrisk.pooling")
     try:

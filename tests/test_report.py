@@ -103,6 +103,7 @@ def test_demo_report_is_self_contained_with_published_numbers(demo_html):
     assert sha in head
 
 
+@pytest.mark.slow
 def test_png_report_images_decode(tmp_path):
     out = write_demo_report(tmp_path / "demo.html", image_format="png")
     _, page = _parse(out)
@@ -111,6 +112,7 @@ def test_png_report_images_decode(tmp_path):
     _assert_self_contained(page)
 
 
+@pytest.mark.slow
 def test_pdf_report(tmp_path):
     out = write_demo_report(tmp_path / "demo.pdf")
     data = out.read_bytes()
