@@ -59,6 +59,8 @@ def _decorator(options):
 
 
 def _finish(dispatcher, opts):
+    if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: the plain Python function
+        return dispatcher
     dispatcher = _safe_cache(dispatcher)
     return _Serialised(dispatcher) if opts.get("parallel") else dispatcher
 

@@ -146,7 +146,7 @@ def parse_small_int(data, starts, ends, col, n, lo, hi, out):
             return r
         v = 0
         for q in range(s, e):
-            c = data[q]
+            c = np.int64(data[q])  # widened: uint8 arithmetic would wrap (plain Python under NUMBA_DISABLE_JIT)
             if c < 48 or c > 57:
                 return r
             if v <= hi + 1:
