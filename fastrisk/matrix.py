@@ -60,8 +60,9 @@ def _positions(n: int) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=32)
-def _positions_json(n: int) -> bytes:
-    return json.dumps(list(_positions(n))).encode()
+def _topics_json(topics: tuple[str, ...]) -> bytes:
+    """The topic labels as stored in the Arrow metadata (cached: simulation loops repeat them)."""
+    return json.dumps(list(topics)).encode()
 
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -103,14 +104,25 @@ class ScoreMatrix:
 
     def __init__(self, values, systems: Sequence, topics: Sequence, measure: str | None = None,
                  *, source: str | None = None):
+        self._build(values, lambda shape: (_labels(systems, "system"), _labels(topics, "topic")), measure, source)
+
+    @classmethod
+    def from_array(cls, values, measure: str | None = None) -> ScoreMatrix:
+        """An ``(S, c)`` array with systems and topics named by position (``"0"``, ``"1"``, ...):
+        the cheap form for the many small matrices of a simulation loop."""
+        self = cls.__new__(cls)
+        self._build(values, lambda shape: (_positions(shape[0]), _positions(shape[1])), measure, None)
+        return self
+
+    def _build(self, values, labels, measure, source) -> None:
+        """Validate ``values`` and the ``labels(shape) -> (systems, topics)`` and store them as Arrow."""
         try:
             arr = np.array(values, dtype=np.float64, order="C", copy=True)
         except (TypeError, ValueError) as exc:
             raise InputError(f"scores must be numeric: {exc}") from None
         if arr.ndim != 2:
             raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
-        systems = _labels(systems, "system")
-        topics = _labels(topics, "topic")
+        systems, topics = labels(arr.shape)
         if arr.shape != (len(systems), len(topics)):
             raise InputError(
                 f"scores have shape {arr.shape} but there are {len(systems)} systems and {len(topics)} topics"
@@ -119,34 +131,11 @@ class ScoreMatrix:
             raise InputError("empty score matrix: need at least one system and one topic")
         _check_finite(arr, systems, topics, source)
         scores = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), len(topics))
-        meta = {_META_TOPICS: json.dumps(list(topics)).encode()}
+        meta = {_META_TOPICS: _topics_json(topics)}
         if measure is not None:
             meta[_META_MEASURE] = str(measure).encode()
         table = pa.table({"system": pa.array(systems, pa.string()), "scores": scores}).replace_schema_metadata(meta)
         self._set(table, systems, topics, measure)
-
-    @classmethod
-    def from_array(cls, values, measure: str | None = None) -> ScoreMatrix:
-        """An ``(S, c)`` array with systems and topics named by position (``"0"``, ``"1"``, ...):
-        the cheap form for the many small matrices of a simulation loop."""
-        try:
-            arr = np.array(values, dtype=np.float64, order="C", copy=True)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"scores must be numeric: {exc}") from None
-        if arr.ndim != 2:
-            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
-        if arr.size == 0:
-            raise InputError("empty score matrix: need at least one system and one topic")
-        systems, topics = _positions(arr.shape[0]), _positions(arr.shape[1])
-        _check_finite(arr, systems, topics, None)
-        scores = pa.FixedSizeListArray.from_arrays(pa.array(arr.reshape(-1)), len(topics))
-        meta = {_META_TOPICS: _positions_json(len(topics))}
-        if measure is not None:
-            meta[_META_MEASURE] = str(measure).encode()
-        table = pa.table({"system": pa.array(systems, pa.string()), "scores": scores}).replace_schema_metadata(meta)
-        self = cls.__new__(cls)
-        self._set(table, systems, topics, measure)
-        return self
 
     def _set(self, table: pa.Table, systems, topics, measure) -> None:
         if table.column("scores").num_chunks != 1:

@@ -162,7 +162,7 @@ def test_frames_are_accepted_wherever_a_matrix_is(convert):
 
 
 def test_something_else_is_refused_by_name():
-    with pytest.raises(InputError, match=r"`matrix` must be a ScoreMatrix, a pandas or polars DataFrame"):
+    with pytest.raises(InputError, match=r"`matrix` must be a ScoreMatrix, a 2-D array \(systems x topics\), a pandas or polars DataFrame"):
         risk({"a": [1, 2]}, "a")
     with pytest.raises(InputError, match=r"`path` must be a file path"):
         read_matrix(3.5)
