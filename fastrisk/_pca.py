@@ -21,7 +21,7 @@ from fastrisk._results import Result, array
 from fastrisk._validation import flag
 from fastrisk.baselines import Baseline
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 
 
 @dataclass(frozen=True, repr=False)
@@ -121,8 +121,7 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     into the same space: a (k, c) array (named by ``extra_names``), a mapping name -> (c,)
     scores, or :class:`~fastrisk.Baseline` objects such as ``virtual_baseline(m, "mean")``.
     """
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix = as_matrix(matrix)
     S, c = matrix.shape
     if S < 2:
         raise InputError(f"PCA needs at least 2 systems; the matrix has {S}")

@@ -21,7 +21,7 @@ from fastrisk._results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 from fastrisk.ltr.objective import check_gains, parse_ndcg, query_ndcg
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 
 #: Relative loss beyond which a query counts in "losses > 20 %".
 BIG_LOSS = 0.2
@@ -108,8 +108,7 @@ def robustness(matrix: ScoreMatrix, baseline: str, *, systems=None) -> Robustnes
     """Risk/reward, loss/win and losses > 20 % of ``systems`` (default: all others) vs ``baseline``."""
     from fastrisk._risk import risk
 
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix = as_matrix(matrix)
     if baseline not in matrix.systems:
         raise InputError(f"`baseline` {baseline!r} is not a system of the matrix ({', '.join(matrix.systems)})")
     if systems is None:

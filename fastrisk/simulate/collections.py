@@ -26,7 +26,7 @@ import numpy as np
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.simulate.margins import Margin, fit_margin
 
 
@@ -39,8 +39,7 @@ def _positive(x, name):
 def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True, rng=None) -> np.ndarray:
     """K = ``samples`` new collections (K, S, n_topics) of the systems of ``matrix`` over topics
     drawn from its topics, with replacement (bootstrap) or without (``replace=False``)."""
-    if not isinstance(matrix, ScoreMatrix):
-        raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix = as_matrix(matrix)
     n = _positive(n_topics, "n_topics")
     K = _positive(samples, "samples")
     c = matrix.n_topics
@@ -85,8 +84,7 @@ class CollectionModel:
     """Margins and copulas of one real collection (``matrix``), fitted lazily and cached."""
 
     def __init__(self, matrix: ScoreMatrix, *, kind: str = "auto"):
-        if not isinstance(matrix, ScoreMatrix):
-            raise InputError(f"`matrix` must be a ScoreMatrix, got {type(matrix).__name__}")
+        matrix = as_matrix(matrix)
         if matrix.n_systems < 2 or matrix.n_topics < 3:
             raise InputError(f"a collection model needs at least 2 systems and 3 topics, got {matrix.shape}")
         self.matrix = matrix
