@@ -18,8 +18,8 @@ Two options follow the paper's protocol or depart from it, each named after what
 
 * ``pooled_unjudged``: what a document inside the pool but absent from the qrels counts as.
   ``"unjudged"`` (default): it stays unjudged, so the mode decides (assumed irrelevant, or
-  removed by condensed scoring). ``"nonrelevant"``: Webber & Park's protocol (SIGIR 2009,
-  section 5): a pooled document is judged, and one the qrels do not grade is judged
+  removed by condensed scoring). ``"nonrelevant"``: Webber & Park's protocol (SIGIR
+  2009): a pooled document is judged, and one the qrels do not grade is judged
   non-relevant, so condensed scoring keeps it in the ranking. Then a document counts as
   judged in an unpooled score when it is in the sampled systems' pool, and in the true score
   when it is graded or in the pool of all the systems. Under ``mode="assumed"`` both
