@@ -114,9 +114,10 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
         a non-linear one weights losses itself, so it takes no alpha.
     convention : {"classic", "minus"}
         ``"minus"`` (Benham, Moffat & Culpepper, AIRS 2019) reports ``ZRisk⁻ = -ZRisk`` and
-        ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``: Phi of ZRisk⁻ itself, as their Table 2
-        prints it (their eq. 8 has the other sign, which is the classic GeoRisk), so at a
-        given effectiveness a larger GeoRisk⁻ is riskier.
+        ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``: Phi of ZRisk⁻ itself, the sign whose
+        numbers their Table 2 prints (their eq. 8 disagrees with the table on it), so at a
+        given effectiveness a larger GeoRisk⁻ is riskier. ``sqrt(Eff * Phi(-ZRisk⁻ / c))`` is
+        the classic GeoRisk.
     threads : int, optional
         Numba threads (default: all).
 
