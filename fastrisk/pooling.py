@@ -274,12 +274,13 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
     runs = ctx.runs
     sys_idx = _systems_iv(runs, systems, "systems")
     mask = ctx.pool.mask(_systems_iv(runs, pool_systems, "pool_systems").tolist())
+    options = (", pooled unjudged = non-relevant" if pooled_unjudged == "nonrelevant" else "") + (
+        ", ideal from every judgment" if ideal == "full" else "")
     out = np.empty((len(sys_idx), len(ctx.topic_idx)), dtype=np.float64)
     with limit_threads(threads):
         _kp.pooled_scores(sys_idx, ctx.topic_idx, *ctx.data(), ctx.max_pos, mask, *ctx.kernel_tail(), out)
     return ScoreMatrix(out, [runs.systems[i] for i in sys_idx], [runs.topics[i] for i in ctx.topic_idx],
-                       measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode}, "
-                               f"pooled unjudged {pooled_unjudged}, ideal from {ideal})")
+                       measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode}{options})")
 
 
 @dataclass(frozen=True, repr=False)

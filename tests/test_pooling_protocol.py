@@ -95,7 +95,8 @@ def test_protocol_by_hand():
     paper = score_against_pool(rs, q, "P@1", **base, pooled_unjudged="nonrelevant")
     assert today.values.tolist() == [[1.0], [0.0]]
     assert paper.values.tolist() == [[0.0], [0.0]]
-    assert "pooled unjudged nonrelevant" in paper.measure
+    assert paper.measure == "P@1 (pool depth 2, condensed, pooled unjudged = non-relevant)"
+    assert today.measure == "P@1 (pool depth 2, condensed)"
     # the true score under the protocol: d2 is in the pool of all systems, so judged non-relevant
     lo = leave_one_out(rs, q, "P@1", depth=2, mode="condensed", pooled_unjudged="nonrelevant")
     assert lo.true.tolist() == [0.0, 0.0]
