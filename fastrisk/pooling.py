@@ -14,6 +14,10 @@ Conventions. The *true* score of a run is its score against all the qrels (same 
 the *unpooled* score is its score against the pool of the sampled systems, which excludes
 it. Topics without a positive judgment are left out, as in :func:`fastrisk.metrics.evaluate`.
 
+The bias of a run is ``true - unpooled`` (positive: the pool under-rates it). Eq. 6 is read
+as: the common-topic adjustment is expected to help when the squared bias exceeds the
+adjusted estimator's variance ``(N - n)/(n N) * sigma_a^2``.
+
 Two options follow the paper's protocol or depart from it, each named after what it does:
 
 * ``pooled_unjudged``: what a document inside the pool but absent from the qrels counts as.
@@ -30,9 +34,6 @@ Two options follow the paper's protocol or depart from it, each named after what
   ``"full"``: every positive judgment of the topic, as the true score uses, so a pooled score
   differs from the true one only through the unjudged documents of the ranking. Measures
   without a normaliser (P, RBP, ERR, RR) are the same under both.
-The bias of a run is ``true - unpooled`` (positive: the pool under-rates it). Eq. 6 is read
-as: the common-topic adjustment is expected to help when the squared bias exceeds the
-adjusted estimator's variance ``(N - n)/(n N) * sigma_a^2``.
 """
 
 from __future__ import annotations
@@ -180,11 +181,11 @@ def _pooled_as_judged(runs: RunSet, pool: Pool, grades: np.ndarray) -> np.ndarra
 
 
 def _context(runs, qrels, measure, depth, mode, pooled_unjudged="unjudged", ideal="pool") -> _Context:
+    mode_code = _mode_iv(mode)
+    _options_iv(pooled_unjudged, ideal)
     runs = _as_runs(runs)
     qrels = _as_qrels(qrels)
     measure = parse_measure(measure)
-    mode_code = _mode_iv(mode)
-    _options_iv(pooled_unjudged, ideal)
     pool = build_pool(runs, depth)
     j = align(runs, qrels)
     topic_idx = np.flatnonzero(j.has_relevant).astype(np.int64)
