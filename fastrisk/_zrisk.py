@@ -7,8 +7,16 @@ scores 0 everywhere). Then
 
 - classic: ``ZRisk_k(alpha) = sum_{z>0} z_ik + (1 + alpha) sum_{z<0} z_ik`` and
   ``GeoRisk_k = sqrt(mean_i X[i,k] * Phi(ZRisk_k / c))``;
-- minus (Benham, Moffat & Culpepper 2019, loss weight alpha_hat = 1 + alpha):
+- minus (Benham, Moffat & Culpepper, AIRS 2019, loss weight alpha_hat = 1 + alpha):
   ``ZRisk⁻ = -ZRisk`` (larger = riskier) and ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``.
+
+The sign inside Phi of GeoRisk⁻. Benham et al.'s eq. 8 and their Table 2 disagree on it;
+fastrisk follows the table: Phi takes ZRisk⁻ itself, so at a given effectiveness a larger
+GeoRisk⁻ is riskier, and the numbers are the ones Table 2 prints (TREC 2012 Web, ERR@20,
+alpha_hat = 2: uogTrA44xi ZRisk⁻ 5.779, GeoRisk⁻ 0.414; qutwb 8.636, 0.307). The other
+sign, ``sqrt(Eff * Phi(-ZRisk⁻ / c))``, is the classic GeoRisk (0.377 and 0.268 there):
+``convention="classic"`` gives it. GeoRisk⁻ is not a negation of GeoRisk: Eff enters
+unchanged, so a more effective system can have the larger GeoRisk⁻.
 
 With a value function v (Benham, Moffat & Culpepper 2019): ``ZRisk⁻_v = -sum_i v(X[i,k] - e_ik) / sqrt(e_ik)`` and the
 classic ``ZRisk_v`` is its negation. For the linear v this is the formula above, since
@@ -89,11 +97,39 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
           threads: int | None = None) -> ZRiskResult:
     """ZRisk and GeoRisk of every system of ``matrix``, for every alpha in one pass.
 
-    ``alpha`` (>= 0) or ``loss_weight`` (alpha_hat = 1 + alpha), one number or many (default
-    alpha = 0, 1, 5, 10), for the linear value function; ``value`` is ``"linear"`` (default),
-    ``"smooth"`` or a jitted scalar function of the difference X[i,k] - e_ik (it weights
-    losses itself, so no alpha). ``convention="minus"`` reports ZRisk⁻ = -ZRisk and
-    GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c)). Raises :class:`InputError` on negative scores.
+    Dinçer, Macdonald & Ounis (SIGIR 2016): ``ZRisk_k = sum_{z>0} z_ik + (1 + alpha)
+    sum_{z<0} z_ik`` with ``z_ik = (X[i,k] - e_ik) / sqrt(e_ik)``, ``e_ik = T_i S_k / N``, and
+    ``GeoRisk_k = sqrt(Eff_k * Phi(ZRisk_k / c))``, Eff_k the mean score of system k.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix or array-like
+        Non-negative scores, systems x topics (or a stack of collections: see
+        :mod:`fastrisk.batch`).
+    alpha, loss_weight : float or sequence of float, optional
+        ``alpha >= 0`` or the loss weight ``alpha_hat = 1 + alpha`` (one of them; default
+        alpha = 0, 1, 5, 10), for the linear value function.
+    value : {"linear", "smooth"} or callable, optional
+        Value function of the difference ``X[i,k] - e_ik`` (Benham, Moffat & Culpepper 2019);
+        a non-linear one weights losses itself, so it takes no alpha.
+    convention : {"classic", "minus"}
+        ``"minus"`` (Benham, Moffat & Culpepper, AIRS 2019) reports ``ZRisk⁻ = -ZRisk`` and
+        ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``: Phi of ZRisk⁻ itself, the sign whose
+        numbers their Table 2 prints (their eq. 8 disagrees with the table on it), so at a
+        given effectiveness a larger GeoRisk⁻ is riskier. ``sqrt(Eff * Phi(-ZRisk⁻ / c))`` is
+        the classic GeoRisk.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    ZRiskResult
+        ``zrisk``, ``georisk`` ``[alpha, system]`` and ``effectiveness`` ``[system]``.
+
+    Raises
+    ------
+    InputError
+        On negative scores or a bad option.
     """
     if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("zrisk", value=(value, (None, "linear")))

@@ -11,12 +11,19 @@ mean equality), ``"a"`` (the expected RBO over random tie-breaking) and ``"b"`` 
 for the information lost to ties). Without ties the three are the original RBO. Every
 result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 ``res = max - min`` and extrapolated ``ext`` (RBO_ext).
+
+Pairs. Every comparison here is symmetric, so the two rankings (or score vectors) of a pair
+are the parameters ``a`` and ``b`` and the long-form columns ``a`` and ``b`` (their labels);
+a dimension that only enumerates pairs is ``pair``. The old parameter names ``x``/``y``
+(:func:`rbo`, :func:`kendall_tau`) and ``xs``/``ys`` (:func:`rbo_many`) still work with a
+DeprecationWarning.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -204,6 +211,23 @@ def _hashable(item) -> bool:
 # ---------------------------------------------------------------------------- validation
 
 
+def _pair_iv(fn: str, a, b, old: tuple, given: tuple):
+    """The two inputs ``a``, ``b`` of a symmetric pair, accepting their deprecated names ``old``."""
+    if any(v is not None for v in given):
+        warnings.warn(f"{fn}({old[0]}=, {old[1]}=) is deprecated; the two inputs are `a` and `b` "
+                      "(positional calls are unchanged)", DeprecationWarning, stacklevel=3)
+    out = []
+    for name, value, old_name, old_value in zip(("a", "b"), (a, b), old, given):
+        if old_value is not None:
+            if value is not None:
+                raise InputError(f"pass `{name}` only (`{old_name}` is its deprecated old name)")
+            value = old_value
+        if value is None:
+            raise InputError(f"{fn}() compares two inputs, `a` and `b`; `{name}` is missing")
+        out.append(value)
+    return out
+
+
 def _check_p(p) -> float:
     return open_unit(p, "p", "a persistence")
 
@@ -273,26 +297,43 @@ def _mirror(values: np.ndarray, first, second, k: int) -> np.ndarray:
 class RBOResult(Result):
     """RBO of one pair (floats) or of many pairs (arrays ``[pair]``, one entry per pair).
 
-    Long form (one row per pair): ``pair`` (0-based), ``ties``, ``ext``, ``min``, ``max``,
-    ``res``, ``p``.
+    ``labels_a``/``labels_b`` name the two rankings of each pair (default ``"a"``/``"b"``
+    for one pair, ``"a[i]"``/``"b[i]"`` for many).
+
+    Long form (one row per pair): ``pair`` (0-based), ``a``, ``b``, ``ties``, ``ext``,
+    ``min``, ``max``, ``res``, ``p``.
     """
 
+    _coords = {"pair": {"pair": "pair_index", "a": "labels_a", "b": "labels_b"}}
     _constants = ("ties",)
 
     ties: str
+    labels_a: tuple
+    labels_b: tuple
     ext: float | np.ndarray = array("pair")
     min: float | np.ndarray = array("pair")
     max: float | np.ndarray = array("pair")
     res: float | np.ndarray = array("pair")
     p: float | np.ndarray = array("pair")
 
+    @property
+    def pair_index(self) -> np.ndarray:
+        """Position of each pair, 0-based."""
+        return np.arange(len(self.labels_a))
 
-def _rbo_many_iv(xs, ys, p, ties):
+
+def _rbo_many_iv(xs, ys, p, ties, labels):
     ties = _check_ties(ties)
     xs = list(xs) if not isinstance(xs, (list, tuple)) else xs
     ys = list(ys) if not isinstance(ys, (list, tuple)) else ys
     if len(xs) != len(ys):
-        raise InputError(f"`xs` and `ys` must hold as many rankings, got {len(xs)} and {len(ys)}")
+        raise InputError(f"`a` and `b` must hold as many rankings, got {len(xs)} and {len(ys)}")
+    n = len(xs)
+    if labels is None:
+        labels = ([f"a[{i}]" for i in range(n)], [f"b[{i}]" for i in range(n)])
+    if len(labels) != 2:
+        raise InputError("`labels` must be two sequences: the labels of the `a` and of the `b` rankings")
+    labels = tuple(_row_labels(lab, n, "labels", "pairs") for lab in labels)
     if np.ndim(p) == 0:
         pv = np.full(len(xs), _check_p(p))
     else:
@@ -303,14 +344,35 @@ def _rbo_many_iv(xs, ys, p, ties):
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(f"`p` (persistence) must be strictly between 0 and 1, got {pv[i]} for pair {i}")
-    return xs, ys, np.ascontiguousarray(pv), ties
+    return xs, ys, np.ascontiguousarray(pv), ties, labels
 
 
-def rbo_many(xs, ys, *, p=0.9, ties: str = "a", threads: int | None = None) -> RBOResult:
-    """RBO of each pair ``(xs[i], ys[i])`` in one parallel call; ``p`` scalar or per pair."""
-    xs, ys, pv, ties = _rbo_many_iv(xs, ys, p, ties)
+def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
+             threads: int | None = None, xs=None, ys=None) -> RBOResult:
+    """RBO of each pair ``(a[i], b[i])`` of rankings in one parallel call.
+
+    Parameters
+    ----------
+    a, b : sequence of rankings
+        As many rankings each; pair i is ``(a[i], b[i])`` (``xs``/``ys``: deprecated names).
+    p : float or sequence of float
+        Persistence, one for all pairs or one per pair.
+    ties : {"w", "a", "b"}
+        Treatment of ties (Corsi & Urbano 2024).
+    labels : (sequence, sequence), optional
+        Labels of the ``a`` and of the ``b`` rankings, for the long form's ``a``/``b`` columns.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    RBOResult
+        Arrays ``[pair]``.
+    """
+    a, b = _pair_iv("rbo_many", a, b, ("xs", "ys"), (xs, ys))
+    xs, ys, pv, ties, labels = _rbo_many_iv(a, b, p, ties, labels)
     n = len(xs)
-    names = [f"xs[{i}]" for i in range(n)] + [f"ys[{i}]" for i in range(n)]
+    names = [f"a[{i}]" for i in range(n)] + [f"b[{i}]" for i in range(n)]
     ids, top, bot, offsets = _encode_many(list(xs) + list(ys), names)
     first = np.arange(n, dtype=np.int64)
     second = first + n
@@ -319,25 +381,45 @@ def rbo_many(xs, ys, *, p=0.9, ties: str = "a", threads: int | None = None) -> R
         with limit_threads(threads, 8 * ids.size):
             _k.rbo_batch(ids, top, bot, offsets, first, second, pv, _TIES_CODE[ties], out)
     return RBOResult(ext=out[:, 0], min=out[:, 1], max=out[:, 2], res=out[:, 3],
-                     p=pv if np.ndim(p) else float(p), ties=ties)
+                     p=pv if np.ndim(p) else float(p), ties=ties, labels_a=labels[0], labels_b=labels[1])
 
 
-def rbo(x, y, *, p: float = 0.9, ties: str = "a") -> RBOResult:
-    """Rank-biased overlap of two rankings (lists of items, tuples/sets for ties, or strings).
+def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b"),
+        x=None, y=None) -> RBOResult:
+    """Rank-biased overlap of two rankings (Webber, Moffat & Zobel, TOIS 2010).
 
-    ``p`` is the persistence (expected depth 1/(1-p)); ``ties`` is ``"w"``, ``"a"`` or
-    ``"b"`` (Corsi & Urbano 2024). The rankings may have different lengths and need not
-    share all items.
+    ``RBO = (1 - p) sum_d p^(d-1) |A_d ∩ B_d| / d`` over prefix depths d, reported as its
+    lower bound, upper bound, residual and extrapolation; ties as Corsi & Urbano (SIGIR 2024).
+
+    Parameters
+    ----------
+    a, b : ranking
+        Lists of items (tuples/sets for tied items) or strings such as ``"a (b c) d"``; they
+        may have different lengths and need not share all items (``x``/``y``: deprecated
+        names).
+    p : float
+        Persistence, 0 < p < 1 (expected depth 1/(1-p)).
+    ties : {"w", "a", "b"}
+        Treatment of ties.
+    labels : (str, str)
+        Names of the two rankings, for the long form's ``a``/``b`` columns.
+
+    Returns
+    -------
+    RBOResult
+        ``ext``, ``min``, ``max``, ``res`` as floats.
     """
+    a, b = _pair_iv("rbo", a, b, ("x", "y"), (x, y))
     p = _check_p(p)
     ties = _check_ties(ties)
-    ids, top, bot, offsets = _encode_many([x, y], ["x", "y"])
+    labels = _row_labels(labels, 2, "labels", "rankings")
+    ids, top, bot, offsets = _encode_many([a, b], ["a", "b"])
     nx = int(offsets[1])
     out = np.empty(4)
     _k.rbo_pair(ids[:nx], top[:nx], bot[:nx], ids[nx:], top[nx:], bot[nx:],
                 p, _TIES_CODE[ties], out)
     return RBOResult(ext=float(out[0]), min=float(out[1]), max=float(out[2]),
-                     res=float(out[3]), p=p, ties=ties)
+                     res=float(out[3]), p=p, ties=ties, labels_a=labels[:1], labels_b=labels[1:])
 
 
 @dataclass(frozen=True, repr=False)
@@ -482,17 +564,28 @@ def _dense(table: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def kendall_tau(x, y) -> KendallTauResult:
+def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
     """Kendall's tau-b between two score vectors over the same items (ties allowed).
 
-    Equal to ``scipy.stats.kendalltau(x, y)``: the p-value is exact without ties and for
+    Equal to ``scipy.stats.kendalltau(a, b)``: the p-value is exact without ties and for
     n <= 33, asymptotic (with the tie-corrected variance) otherwise; NaN if either vector
     is constant.
+
+    Parameters
+    ----------
+    a, b : array-like
+        Scores of the same n items (``x``/``y``: deprecated names).
+
+    Returns
+    -------
+    KendallTauResult
+        ``statistic`` (tau-b) and ``pvalue`` (two-sided).
     """
-    x = _score_vector(x, "x")
-    y = _score_vector(y, "y")
+    a, b = _pair_iv("kendall_tau", a, b, ("x", "y"), (x, y))
+    x = _score_vector(a, "a")
+    y = _score_vector(b, "b")
     if x.size != y.size:
-        raise InputError(f"`x` and `y` must have the same length, got {x.size} and {y.size}")
+        raise InputError(f"`a` and `b` must have the same length, got {x.size} and {y.size}")
     if x.size < 2:
         raise InputError(f"Kendall's tau needs at least 2 items, got {x.size}")
     ranks = _dense(np.vstack([x, y]))

@@ -13,9 +13,27 @@
 Conventions. The *true* score of a run is its score against all the qrels (same mode);
 the *unpooled* score is its score against the pool of the sampled systems, which excludes
 it. Topics without a positive judgment are left out, as in :func:`fastrisk.metrics.evaluate`.
+
 The bias of a run is ``true - unpooled`` (positive: the pool under-rates it). Eq. 6 is read
 as: the common-topic adjustment is expected to help when the squared bias exceeds the
 adjusted estimator's variance ``(N - n)/(n N) * sigma_a^2``.
+
+Two options follow the paper's protocol or depart from it, each named after what it does:
+
+* ``pooled_unjudged``: what a document inside the pool but absent from the qrels counts as.
+  ``"unjudged"`` (default): it stays unjudged, so the mode decides (assumed irrelevant, or
+  removed by condensed scoring). ``"nonrelevant"``: Webber & Park's protocol (SIGIR
+  2009): a pooled document is judged, and one the qrels do not grade is judged
+  non-relevant, so condensed scoring keeps it in the ranking. Then a document counts as
+  judged in an unpooled score when it is in the sampled systems' pool, and in the true score
+  when it is graded or in the pool of all the systems. Under ``mode="assumed"`` both
+  choices give the same numbers, except RBP's residual (which counts unjudged documents).
+* ``ideal``: where the normaliser of nDCG (the ideal DCG) and of AP, R-precision and recall
+  (R) comes from in a pooled score. ``"pool"`` (default): the positive judgments inside the
+  pool scored against, which is what an experimenter who judged only that pool can compute.
+  ``"full"``: every positive judgment of the topic, as the true score uses, so a pooled score
+  differs from the true one only through the unjudged documents of the ranking. Measures
+  without a normaliser (P, RBP, ERR, RR) are the same under both.
 """
 
 from __future__ import annotations
@@ -31,9 +49,9 @@ from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
-from fastrisk._validation import positive_int
+from fastrisk._validation import choice, positive_int
 from fastrisk.errors import InputError
-from fastrisk.metrics import Measure, _as_qrels, _as_runs, parse_measure, score_matrix_values
+from fastrisk.metrics import Measure, _as_qrels, _as_runs, _check_err_grades, parse_measure
 from fastrisk.runs import RunSet, align
 
 __all__ = [
@@ -43,6 +61,10 @@ __all__ = [
 ]
 
 MODES = {"assumed": _km.MODE_ASSUMED, "condensed": _km.MODE_CONDENSED}
+#: What a pooled document without a judgment counts as (see the module doc).
+POOLED_UNJUDGED = ("unjudged", "nonrelevant")
+#: Where a pooled score's normaliser (ideal DCG, R) comes from (see the module doc).
+IDEALS = ("pool", "full")
 DEFAULT_WIDTHS = (2, 4, 10, 20, 40)
 DEFAULT_COMMON = (10, 20, 40, 100)
 
@@ -109,13 +131,15 @@ def build_pool(runs: RunSet, depth: int = 10) -> Pool:
 
 @dataclass(frozen=True, eq=False)
 class _Context:
-    """Everything the pooled-scoring kernels need, for one (runs, qrels, depth, measure, mode)."""
+    """Everything the pooled-scoring kernels need, for one (runs, qrels, depth, measure, mode,
+    pooled_unjudged, ideal)."""
 
     runs: RunSet
     pool: Pool
     grades: np.ndarray
     pos_offsets: np.ndarray
     pos_ids: np.ndarray
+    ideal_norm: np.ndarray
     max_pos: int
     topic_idx: np.ndarray
     measure: Measure
@@ -130,7 +154,7 @@ class _Context:
     def data(self):
         r = self.runs
         return (r.docs, r.lengths, r.doc_offsets, self.grades, self.pool.member,
-                self.pool.pool_offsets, self.pos_offsets, self.pos_ids)
+                self.pool.pool_offsets, self.pos_offsets, self.pos_ids, self.ideal_norm)
 
 
 def _mode_iv(mode) -> int:
@@ -139,11 +163,29 @@ def _mode_iv(mode) -> int:
     return MODES[mode]
 
 
-def _context(runs, qrels, measure, depth, mode) -> _Context:
+def _options_iv(pooled_unjudged, ideal) -> None:
+    choice(pooled_unjudged, "pooled_unjudged", POOLED_UNJUDGED)
+    choice(ideal, "ideal", IDEALS)
+
+
+def _pooled_as_judged(runs: RunSet, pool: Pool, grades: np.ndarray) -> np.ndarray:
+    """``grades`` with every document of the all-systems pool that has no judgment (-1) set to
+    0: judged non-relevant (Webber & Park's protocol)."""
+    out = grades.copy()
+    for t in range(runs.n_topics):
+        lo = int(runs.doc_offsets[t])
+        npool = int(pool.pool_offsets[t + 1] - pool.pool_offsets[t])
+        g = out[lo:lo + npool]
+        g[g < 0] = 0
+    return out
+
+
+def _context(runs, qrels, measure, depth, mode, pooled_unjudged="unjudged", ideal="pool") -> _Context:
+    mode_code = _mode_iv(mode)
+    _options_iv(pooled_unjudged, ideal)
     runs = _as_runs(runs)
     qrels = _as_qrels(qrels)
     measure = parse_measure(measure)
-    mode_code = _mode_iv(mode)
     pool = build_pool(runs, depth)
     j = align(runs, qrels)
     topic_idx = np.flatnonzero(j.has_relevant).astype(np.int64)
@@ -160,9 +202,18 @@ def _context(runs, qrels, measure, depth, mode) -> _Context:
     pos_offsets = np.asarray(pos_offsets, dtype=np.int64)
     pos = np.concatenate(pos_ids).astype(np.int64) if pos_ids else np.zeros(0, np.int64)
     max_pos = int(np.diff(pos_offsets).max()) if runs.n_topics else 0
-    true = score_matrix_values(runs, qrels, measure, condensed=bool(mode_code))
-    return _Context(runs, pool, j.grades, pos_offsets, pos, max_pos, topic_idx, measure,
-                    measure.depth(runs.depth), mode_code, true)
+    _check_err_grades(qrels, measure)
+    k = measure.depth(runs.depth)
+    code, p, rel, maxg, residual = measure.kernel_args()
+    full_norm = np.zeros(runs.n_topics, dtype=np.float64)  # from every positive judgment of the topic
+    _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, full_norm)
+    grades = _pooled_as_judged(runs, pool, j.grades) if pooled_unjudged == "nonrelevant" else j.grades
+    true = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
+    _km.score_all(runs.docs, runs.lengths, runs.doc_offsets, grades, full_norm, code, k, p, rel, maxg,
+                  residual, mode_code, true)
+    ideal_norm = full_norm if ideal == "full" else np.full(runs.n_topics, np.nan)
+    return _Context(runs, pool, grades, pos_offsets, pos, ideal_norm, max_pos, topic_idx, measure, k,
+                    mode_code, true)
 
 
 def _systems_iv(runs: RunSet, systems, name: str) -> np.ndarray:
@@ -183,21 +234,54 @@ def _systems_iv(runs: RunSet, systems, name: str) -> np.ndarray:
 
 
 def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_systems=None, depth=10,
-                       mode="assumed", systems=None, threads=None):
-    """ScoreMatrix of ``systems`` scored when only the depth-``depth`` pool of ``pool_systems``
-    (default: all) is judged. ``mode``: "assumed" (unjudged = non-relevant) or "condensed"."""
+                       mode="assumed", systems=None, pooled_unjudged="unjudged", ideal="pool", threads=None):
+    """Scores of ``systems`` when only the depth-``depth`` pool of ``pool_systems`` is judged.
+
+    Webber & Park (SIGIR 2009): a document outside the pool is unjudged even if the qrels
+    grade it.
+
+    Parameters
+    ----------
+    runs, qrels
+        A :class:`~fastrisk.runs.RunSet` (or run files) and the qrels.
+    measure : str
+        Measure name as ir_measures writes it (default RBP(rel=1,p=0.8)@10, the paper's).
+    pool_systems : sequence, optional
+        Names or positions of the pooled systems (default: all).
+    depth : int
+        Pool depth.
+    mode : {"assumed", "condensed"}
+        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
+    systems : sequence, optional
+        The systems to score (default: all).
+    pooled_unjudged : {"unjudged", "nonrelevant"}
+        What a pooled document absent from the qrels counts as: unjudged (default), or
+        judged non-relevant as in Webber & Park's protocol (condensed scoring keeps it).
+    ideal : {"pool", "full"}
+        Normaliser of nDCG/AP/R-prec/recall from the positive judgments inside the pool
+        (default) or from every positive judgment of the topic.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    ScoreMatrix
+        Systems x judged topics (topics with a positive judgment).
+    """
     from fastrisk._threads import limit_threads
     from fastrisk.matrix import ScoreMatrix
 
-    ctx = _context(runs, qrels, measure, depth, mode)
+    ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     runs = ctx.runs
     sys_idx = _systems_iv(runs, systems, "systems")
     mask = ctx.pool.mask(_systems_iv(runs, pool_systems, "pool_systems").tolist())
+    options = (", pooled unjudged = non-relevant" if pooled_unjudged == "nonrelevant" else "") + (
+        ", ideal from every judgment" if ideal == "full" else "")
     out = np.empty((len(sys_idx), len(ctx.topic_idx)), dtype=np.float64)
     with limit_threads(threads):
         _kp.pooled_scores(sys_idx, ctx.topic_idx, *ctx.data(), ctx.max_pos, mask, *ctx.kernel_tail(), out)
     return ScoreMatrix(out, [runs.systems[i] for i in sys_idx], [runs.topics[i] for i in ctx.topic_idx],
-                       measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode})")
+                       measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode}{options})")
 
 
 @dataclass(frozen=True, repr=False)
@@ -214,6 +298,8 @@ class LeaveOneOut(Result):
     measure: str
     depth: int
     mode: str
+    pooled_unjudged: str
+    ideal: str
     true: np.ndarray = array("system")
     unpooled: np.ndarray = array("system")
 
@@ -231,17 +317,26 @@ def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarr
 
 
 def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode="assumed",
-                  systems=None, threads=None) -> LeaveOneOut:
-    """Score every system (or ``systems``) against the pool of all the *other* systems."""
+                  systems=None, pooled_unjudged="unjudged", ideal="pool", threads=None) -> LeaveOneOut:
+    """Score every system (or ``systems``) against the pool of all the *other* systems.
+
+    Parameters are those of :func:`score_against_pool`.
+
+    Returns
+    -------
+    LeaveOneOut
+        ``true`` and ``unpooled`` mean scores ``[system]``.
+    """
     from fastrisk._threads import limit_threads
 
-    ctx = _context(runs, qrels, measure, depth, mode)
+    ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     idx = _systems_iv(ctx.runs, systems, "systems")
     with limit_threads(threads):
         unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask())
     true = ctx.true_scores[idx][:, ctx.topic_idx].mean(axis=1)
     return LeaveOneOut(systems=tuple(ctx.runs.systems[i] for i in idx), measure=ctx.measure.name,
-                       depth=ctx.pool.depth, mode=mode, true=true, unpooled=unpooled)
+                       depth=ctx.pool.depth, mode=mode, pooled_unjudged=pooled_unjudged, ideal=ideal,
+                       true=true, unpooled=unpooled)
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,6 +356,8 @@ class LooAdjustment(Result):
 
     new: str
     pooled: tuple
+    pooled_unjudged: str
+    ideal: str
     unpooled: float
     adjustment: float
     estimate: float
@@ -269,9 +366,17 @@ class LooAdjustment(Result):
 
 
 def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, depth=10,
-                   mode="assumed") -> LooAdjustment:
-    """Algorithm 1 (leave-one-out adjustment) for the unpooled run ``new`` given the ``pooled`` systems."""
-    ctx = _context(runs, qrels, measure, depth, mode)
+                   mode="assumed", pooled_unjudged="unjudged", ideal="pool") -> LooAdjustment:
+    """Algorithm 1 (leave-one-out adjustment) for the unpooled run ``new`` given the ``pooled`` systems.
+
+    ``pooled_unjudged`` and ``ideal`` are as in :func:`score_against_pool`.
+
+    Returns
+    -------
+    LooAdjustment
+        ``estimate = unpooled + adjustment`` and the per-system ``deltas``.
+    """
+    ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     pooled_idx = _systems_iv(ctx.runs, pooled, "pooled")
     r = int(_systems_iv(ctx.runs, [new], "new")[0])
     if r in set(pooled_idx.tolist()):
@@ -287,6 +392,7 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     a = _kp.loo_adjustment(pooled_idx, r, ctx.topic_idx, *ctx.data(), mask, *tail, buf, tmp, scratch, deltas)
     true = float(ctx.true_scores[r, ctx.topic_idx].mean())
     return LooAdjustment(new=ctx.runs.systems[r], pooled=tuple(ctx.runs.systems[i] for i in pooled_idx),
+                         pooled_unjudged=pooled_unjudged, ideal=ideal,
                          unpooled=float(unpooled), adjustment=float(a), estimate=float(unpooled + a), true=true,
                          deltas=deltas)
 
@@ -370,6 +476,8 @@ class PoolingExperiment(Result):
     measure: str
     depth: int
     mode: str
+    pooled_unjudged: str
+    ideal: str
     seed: int
     system_names: tuple
     systems: np.ndarray = array("width", "repeat", "member", column="system_index")
@@ -449,7 +557,8 @@ _count_iv = positive_int
 
 def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,
                        repeats=100, common_topics=None, topic_repeats=200, mode="assumed",
-                       rng=None, threads=None, seed=None) -> PoolingExperiment:
+                       pooled_unjudged="unjudged", ideal="pool", rng=None, threads=None,
+                       seed=None) -> PoolingExperiment:
     """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
     pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
     and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
@@ -457,6 +566,9 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     ``common_topics``. Parallel over (width, repeat); the same ``rng`` gives the same numbers
     whatever the thread count (``seed=`` is its deprecated old name). Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
     20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
+    ``pooled_unjudged="nonrelevant"`` with ``mode="condensed"`` is the paper's protocol (pooled
+    documents without a judgment are judged non-relevant); ``ideal`` is as in
+    :func:`score_against_pool`.
     """
     from fastrisk._threads import limit_threads
 
@@ -466,7 +578,7 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
         if rng is not None:
             raise InputError("pass `rng` only (`seed` is its deprecated old name)")
         rng = seed
-    ctx = _context(runs, qrels, measure, depth, mode)
+    ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:
         widths = [w for w in DEFAULT_WIDTHS if w < S] or [S - 1]
@@ -497,7 +609,8 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     out_stats /= topic_repeats
     return PoolingExperiment(
         widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,
-        measure=ctx.measure.name, depth=ctx.pool.depth, mode=mode, seed=seed, system_names=ctx.runs.systems,
+        measure=ctx.measure.name, depth=ctx.pool.depth, mode=mode, pooled_unjudged=pooled_unjudged, ideal=ideal,
+        seed=seed, system_names=ctx.runs.systems,
         systems=out_sys, true=out_true, unpooled=out_unp, loo_adjustment=out_loo, adjusted_abs=out_stats[..., 0],
         mixed_abs=out_stats[..., 1], adjusted_err=out_stats[..., 2], adjusted_sq=out_stats[..., 3],
         variance_estimate=out_stats[..., 4], accurate=out_cond)

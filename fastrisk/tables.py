@@ -8,8 +8,10 @@ grow with the number of alphas.
 
 Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
 against baseline ``b`` at alpha ``a`` (1 = best, i.e. largest classic URisk, whatever the
-convention; the baseline itself takes part with URisk 0). Ties get the average rank
-(``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
+convention; the baseline itself takes part with URisk 0, unless ``exclude_self=True``, which
+ranks the other S - 1 systems among themselves and gives the baseline's own cell rank NaN, as
+Dinçer, Ounis & Macdonald's Table 2 ranks the runs under each baseline). Ties get the average
+rank (``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
 (``rank_ties="ordinal"``).
 """
 
@@ -25,6 +27,7 @@ from fastrisk._inference import CONVENTIONS, TRiskInference
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads
+from fastrisk._validation import flag
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk._risk import risk
@@ -64,6 +67,7 @@ class BaselineTable(TRiskInference, Result):
     value: str
     convention: str
     rank_ties: str
+    exclude_self: bool
     n_topics: int
     df: int
     urisk: np.ndarray = array("alpha", "system", "baseline")
@@ -75,7 +79,8 @@ class BaselineTable(TRiskInference, Result):
         """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
         Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
         matrix (persistence ``p``, tie treatment ``rbo_ties``; best system first). ``alpha``: one
-        of the table's alphas (default: the first)."""
+        of the table's alphas (default: the first). Every ranking covers every system, whatever
+        ``exclude_self`` (the tests need the same items in each ranking)."""
         from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 
         if alpha is None:
@@ -111,7 +116,8 @@ class RankAgreement:
     rbo: object
 
 
-def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties):
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self):
+    flag(exclude_self, "exclude_self")
     if convention not in CONVENTIONS:
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if rank_ties not in TIES:
@@ -131,24 +137,54 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties
 
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
-                   convention: str = "classic", rank_ties: str = "average",
+                   convention: str = "classic", rank_ties: str = "average", exclude_self: bool = False,
                    threads: int | None = None, ties: str | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
-    ``baseline="all"`` (default) uses every system of the matrix as a baseline (the blocked
-    all-pairs kernel); otherwise one baseline or a list of them, each anything
-    :func:`fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
-    vector, a file). ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha): one number or many
-    (default 0, 1, 5, 10) for the linear value function; ``value`` may also be ``"smooth"`` or
-    a jitted scalar function of the difference (then A = 1 and alpha is NaN; every ordered pair
-    takes its own pass over topics, as no antisymmetry holds).
+    Dinçer, Ounis & Macdonald (ECIR 2014): with ``d_i = r_i - b_i`` and ``x_i = d_i`` for gains,
+    ``(1 + alpha) d_i`` for losses, ``URisk = mean(x)``, ``SE = s_x / sqrt(c)`` and
+    ``TRisk = URisk / SE``; each baseline ranks the systems by URisk.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Scores, systems x topics (at least 2 topics).
+    baseline : "all", baseline or list of baselines
+        ``"all"`` (default) uses every system of the matrix as a baseline (the blocked
+        all-pairs kernel); otherwise one baseline or a list of them, each anything
+        :func:`fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file).
+    alpha, loss_weight : float or sequence of float, optional
+        ``alpha >= 0`` or ``loss_weight = 1 + alpha``: one number or many (default 0, 1, 5,
+        10) for the linear value function.
+    value : {"linear", "smooth"} or callable, optional
+        Value function of the difference (then A = 1 and alpha is NaN; every ordered pair
+        takes its own pass over topics, as no antisymmetry holds).
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk and TRisk (larger = riskier); ranks are unchanged.
+    rank_ties : {"average", "ordinal"}
+        Ranks of tied systems: averaged, or distinct in system order.
+    exclude_self : bool
+        Leave each baseline that is a system of the matrix out of its own ranking: its rank
+        is NaN and the other systems are ranked 1..S-1, as Dinçer, Ounis & Macdonald's
+        Table 2 ranks the runs under each baseline. Default False: the baseline takes part
+        with URisk 0. URisk, SE and TRisk are the same either way.
+    threads : int, optional
+        Numba threads (default: all).
+    ties : str, optional
+        Deprecated name of ``rank_ties``.
+
+    Returns
+    -------
+    BaselineTable
+        Arrays ``[alpha, system, baseline]``.
     """
     matrix = as_matrix(matrix)
     if ties is not None:
         warnings.warn("baseline_table(ties=) is deprecated; pass rank_ties= (RBO's tie treatment is rbo_ties=)",
                       DeprecationWarning, stacklevel=2)
         rank_ties = ties
-    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties)
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
     c = matrix.n_topics
     with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
         if baselines is None:
@@ -186,13 +222,18 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = np.stack(cols_t, axis=1)
-        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK)
+        skip = np.full(len(names), -1, dtype=np.int64)
+        if exclude_self:
+            for j, name in enumerate(names):
+                if name in matrix.systems:
+                    skip[j] = matrix.systems.index(name)
+        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip)
     sign = -1.0 if convention == "minus" else 1.0
     # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline]
     urisk, se, trisk, rank = (np.ascontiguousarray(np.moveaxis(v, 2, 0)) for v in (urisk, se, trisk, rank))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
-                         rank_ties=rank_ties,
+                         rank_ties=rank_ties, exclude_self=bool(exclude_self),
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
                          trisk=sign * trisk if sign < 0 else trisk, rank=rank)
 

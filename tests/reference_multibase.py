@@ -80,6 +80,14 @@ def ranks_desc(values, ordinal=False):
     return out
 
 
+def ranks_desc_without(values, skip, ordinal=False):
+    """:func:`ranks_desc` of every value but position ``skip`` (None: all); ``skip`` gets NaN."""
+    if skip is None:
+        return ranks_desc(values, ordinal)
+    rest = ranks_desc([v for j, v in enumerate(values) if j != skip], ordinal)
+    return rest[:skip] + [math.nan] + rest[skip:]
+
+
 def covariance(V):
     """Topic x topic covariance over systems (S - 1 degrees of freedom)."""
     S, c = len(V), len(V[0])

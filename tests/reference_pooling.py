@@ -20,15 +20,19 @@ def grade(qrels_t, doc):
 
 
 def metric(ranked, qrels_t, family, k, p=0.8, rel=1, residual=False, judged=None, condensed=False,
-           ideal=None):
+           ideal=None, judged_default=None):
     """Score of one ranking. ``judged``: optional set of judged docids (a pool) — documents
     outside it are unjudged; ``condensed`` drops unjudged documents. ``ideal``: the positive
-    grades used for nDCG's ideal ranking (default: every positive judgment of the topic)."""
+    grades used for nDCG's ideal ranking (default: every positive judgment of the topic).
+    ``judged_default``: the grade of a document in ``judged`` that the qrels do not grade
+    (None: it stays unjudged)."""
     grades = []
     for d in ranked:
         g = grade(qrels_t, d)
         if judged is not None and d not in judged:
             g = None
+        elif judged is not None and g is None:
+            g = judged_default
         if g is None:
             if condensed:
                 continue
@@ -72,16 +76,32 @@ def pool(runs, systems, topic, depth):
     return out
 
 
-def pooled_metric(runs, qrels, s, topic, pool_systems, depth, family, k, condensed=False, **kw):
-    """Score of ``s`` on ``topic`` when only the pool of ``pool_systems`` is judged."""
+def pooled_metric(runs, qrels, s, topic, pool_systems, depth, family, k, condensed=False,
+                  pooled_unjudged="unjudged", ideal="pool", **kw):
+    """Score of ``s`` on ``topic`` when only the pool of ``pool_systems`` is judged.
+
+    ``pooled_unjudged="nonrelevant"``: every pooled document is judged, grade 0 when the qrels
+    have none (Webber & Park's protocol). ``ideal="full"``: nDCG's ideal from every positive
+    judgment of the topic instead of those inside the pool."""
     qt = qrels.get(topic, {})
-    judged = {d for d in pool(runs, pool_systems, topic, depth) if d in qt}
-    ideal = [max(0, qt[d]) for d in judged if qt[d] > 0]
-    return metric(runs[s].get(topic, []), qt, family, k, judged=judged, condensed=condensed, ideal=ideal, **kw)
+    pooled = pool(runs, pool_systems, topic, depth)
+    if pooled_unjudged == "nonrelevant":
+        judged, default = pooled, 0
+    else:
+        judged, default = {d for d in pooled if d in qt}, None
+    ideal = None if ideal == "full" else [max(0, qt[d]) for d in judged if qt.get(d, 0) > 0]
+    return metric(runs[s].get(topic, []), qt, family, k, judged=judged, condensed=condensed, ideal=ideal,
+                  judged_default=default, **kw)
 
 
-def true_metric(runs, qrels, s, topic, family, k, condensed=False, **kw):
+def true_metric(runs, qrels, s, topic, family, k, condensed=False, pooled_unjudged="unjudged", depth=None, **kw):
+    """Score against every judgment; with ``pooled_unjudged="nonrelevant"`` the documents of the
+    depth-``depth`` pool of all the systems that the qrels do not grade are judged non-relevant."""
     qt = qrels.get(topic, {})
+    if pooled_unjudged == "nonrelevant":
+        judged = set(qt) | pool(runs, list(runs), topic, depth)
+        return metric(runs[s].get(topic, []), qt, family, k, judged=judged, condensed=condensed,
+                      judged_default=0, **kw)
     judged = set(qt) if condensed else None
     return metric(runs[s].get(topic, []), qt, family, k, judged=judged, condensed=condensed, **kw)
 

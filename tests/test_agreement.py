@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from fastrisk.agreement import (
     ranking_from_scores,
     rbo,
 )
+from fastrisk.agreement import rbo_many
 from fastrisk.errors import InputError
 from reference_agreement import kendall_tau_b
 
@@ -150,13 +152,13 @@ def test_prefix_agreement_identical_orderings_agree_fully():
 
 
 def test_kendall_errors():
-    with pytest.raises(InputError, match="`x` and `y` must have the same length, got 3 and 2"):
+    with pytest.raises(InputError, match="`a` and `b` must have the same length, got 3 and 2"):
         kendall_tau([1, 2, 3], [1, 2])
     with pytest.raises(InputError, match="Kendall's tau needs at least 2 items, got 1"):
         kendall_tau([1], [1])
-    with pytest.raises(InputError, match="`y` must be finite; position 0 is nan"):
+    with pytest.raises(InputError, match="`b` must be finite; position 0 is nan"):
         kendall_tau([1, 2], [math.nan, 1])
-    with pytest.raises(InputError, match=r"`x` must be 1-D, got shape \(1, 2\)"):
+    with pytest.raises(InputError, match=r"`a` must be 1-D, got shape \(1, 2\)"):
         kendall_tau([[1, 2]], [1, 2])
     with pytest.raises(InputError, match=r"`scores` needs at least 1 rows \(rankings\) and 2 columns"):
         kendall_tau_matrix([[1.0]])
@@ -287,3 +289,45 @@ def test_friedman_orientation():
     assert cols.to_arrow().num_rows == 5
     with pytest.raises(InputError, match="`blocks` must be one of 'rows', 'columns'"):
         friedman(scores, blocks="both")
+
+
+# ---------------------------------------------------------------------------- pair naming
+
+
+def test_symmetric_pairs_are_a_and_b():
+    """One rule: the two members of a symmetric pair are the parameters and columns a, b."""
+    one = rbo("a b c", "b a c", labels=("linear", "smooth")).to_arrow().to_pylist()[0]
+    assert (one["pair"], one["a"], one["b"]) == (0, "linear", "smooth")
+    many = rbo_many(["a b", "a c"], ["b a", "c a"], labels=(["x1", "x2"], ["y1", "y2"])).to_arrow()
+    assert many.column("a").to_pylist() == ["x1", "x2"] and many.column("b").to_pylist() == ["y1", "y2"]
+    m = kendall_tau_matrix(np.array([[1.0, 2, 3], [3.0, 2, 1]]), labels=["p", "q"]).to_arrow()
+    assert m.column_names[:2] == ["a", "b"]
+    with pytest.raises(InputError, match="`labels` has 3 entries for 2 rankings"):
+        rbo("a", "a", labels=("x", "y", "z"))
+    with pytest.raises(InputError, match="`labels` must be two sequences"):
+        rbo_many(["a"], ["a"], labels=(["x"],))
+
+
+@pytest.mark.parametrize("old_call, new_call, old", [
+    (lambda: kendall_tau(x=[1.0, 2, 3], y=[1.0, 3, 2]), lambda: kendall_tau([1.0, 2, 3], [1.0, 3, 2]),
+     "kendall_tau(x=, y=)"),
+    (lambda: rbo(x="a b c", y="b a c"), lambda: rbo("a b c", "b a c"), "rbo(x=, y=)"),
+    (lambda: rbo_many(xs=["a b"], ys=["b a"]), lambda: rbo_many(["a b"], ["b a"]), "rbo_many(xs=, ys=)"),
+])
+def test_old_pair_parameter_names_still_work_with_a_warning(old_call, new_call, old):
+    with pytest.warns(DeprecationWarning, match=re.escape(old) + " is deprecated; the two inputs are `a` and `b`"):
+        res = old_call()
+    want = new_call()
+    field = "statistic" if hasattr(want, "statistic") else "ext"
+    np.testing.assert_array_equal(getattr(res, field), getattr(want, field))
+
+
+def test_pair_parameter_errors():
+    import fastrisk
+
+    assert kendall_tau([1.0, 2, 3], [1.0, 3, 2]).statistic == pytest.approx(1 / 3)
+    assert kendall_tau(a=[1.0, 2, 3], b=[1.0, 3, 2]).statistic == pytest.approx(1 / 3)
+    with pytest.raises(InputError, match="pass `a` only"), pytest.warns(DeprecationWarning):
+        kendall_tau([1.0, 2], x=[1.0, 2])
+    with pytest.raises(InputError, match="`b` is missing"):
+        fastrisk.rbo("a b")

@@ -106,3 +106,19 @@ def test_pca_command(capsys, bench_data):
 
     want = pca(datasets.trec_matrix("web2012_err20"), 2, center=False).explained_variance_ratio[0]
     assert f"PC1 {100 * want:.1f}%" in err
+
+
+@pytest.mark.filterwarnings("ignore::fastrisk.errors.ZeroVarianceWarning")
+def test_table_exclude_self(capsys, web49):
+    """--exclude-self: the baseline run has no rank under itself, the others rank 1..48."""
+    status, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--exclude-self",
+                         "--format", "json")
+    assert status == 0
+    rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    assert rows["run24"]["rank"] is None
+    ranks = sorted(r["rank"] for s, r in rows.items() if s != "run24")
+    assert ranks[0] >= 1 and ranks[-1] <= 48
+    _, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--format", "json")
+    full = {r["system"]: r for r in map(json.loads, out.splitlines())}
+    below = [s for s in rows if s != "run24" and full[s]["rank"] > full["run24"]["rank"]]
+    assert below and all(rows[s]["rank"] == full[s]["rank"] - 1 for s in below)

@@ -185,7 +185,9 @@ def test_rbo_many_result_table():
     res = rbo_many(["a b", "a (b c)"], ["b a", "c b a"], p=0.6, ties="w")
     assert isinstance(res, RBOResult) and res.ext.shape == (2,)
     t = res.to_arrow()
-    assert t.column_names == ["pair", "ties", "ext", "min", "max", "res", "p"]
+    assert t.column_names == ["pair", "a", "b", "ties", "ext", "min", "max", "res", "p"]
+    assert t.column("pair").to_pylist() == [0, 1]
+    assert t.column("a").to_pylist() == ["a[0]", "a[1]"] and t.column("b").to_pylist() == ["b[0]", "b[1]"]
     assert t.column("ext").to_pylist() == res.ext.tolist()
     assert t.column("p").to_pylist() == [0.6, 0.6]
     assert rbo_many([], [], p=0.5).ext.shape == (0,)
@@ -215,14 +217,14 @@ def test_ties_must_be_known():
 @pytest.mark.parametrize(
     ("x", "message"),
     [
-        ([], "`x` is an empty ranking"),
-        ("", "`x` is an empty ranking"),
-        (["a", "a"], "`x` ranks item 'a' more than once"),
-        (["a", ("b", "a")], "`x` ranks item 'a' more than once"),
-        (["a", ()], "`x` has an empty tie group at rank 2"),
-        (["a", (("b", "c"),)], "`x` has a nested tie group at rank 2"),
+        ([], "`a` is an empty ranking"),
+        ("", "`a` is an empty ranking"),
+        (["a", "a"], "`a` ranks item 'a' more than once"),
+        (["a", ("b", "a")], "`a` ranks item 'a' more than once"),
+        (["a", ()], "`a` has an empty tie group at rank 2"),
+        (["a", (("b", "c"),)], "`a` has a nested tie group at rank 2"),
         ([{"a": 1}], "rankings must hold hashable items, got {'a': 1}"),
-        (3, "`x` must be a list or tuple of items"),
+        (3, "`a` must be a list or tuple of items"),
         ("a (b c", r"unclosed '\(' in ranking"),
         ("a b) c", r"unmatched '\)' in ranking"),
         ("a (b (c)) d", r"nested '\(' in ranking"),
@@ -235,9 +237,9 @@ def test_bad_rankings(x, message):
 
 
 def test_rbo_many_lengths_must_agree():
-    with pytest.raises(InputError, match="`xs` and `ys` must hold as many rankings, got 2 and 1"):
+    with pytest.raises(InputError, match="`a` and `b` must hold as many rankings, got 2 and 1"):
         rbo_many(["a", "b"], ["a"])
-    with pytest.raises(InputError, match=r"`xs\[1\]` ranks item 'b' more than once"):
+    with pytest.raises(InputError, match=r"`a\[1\]` ranks item 'b' more than once"):
         rbo_many(["a", "b b"], ["a", "b"])
 
 

@@ -149,6 +149,51 @@ def test_smooth_and_custom_value_functions(web2012):
     assert t.value == "halved" and t.to_arrow().column("value")[0].as_py() == "halved"
 
 
+@settings(max_examples=30, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 7), st.integers(2, 9)),
+                  elements=st.sampled_from([0.0, 0.25, 0.5, 1.0]) | st.floats(0, 1)),
+       st.sampled_from(["average", "ordinal"]))
+def test_exclude_self_ranks_the_other_systems_only(V, ties):
+    """Dinçer, Ounis & Macdonald's Table 2: each baseline ranks the other S - 1 runs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        t = baseline_table(_matrix(V), alpha=[0.0, 3.0], rank_ties=ties, exclude_self=True)
+        full = baseline_table(_matrix(V), alpha=[0.0, 3.0], rank_ties=ties)
+    assert t.exclude_self and not full.exclude_self
+    np.testing.assert_array_equal(t.urisk, full.urisk)
+    S = V.shape[0]
+    for a in range(2):
+        for b in range(S):
+            expect = ref.ranks_desc_without(t.urisk[a, :, b].tolist(), b, ordinal=ties == "ordinal")
+            np.testing.assert_array_equal(t.rank[a, :, b], expect)
+    assert np.isnan(t.rank[:, np.arange(S), np.arange(S)]).all()
+    off = ~np.eye(S, dtype=bool)
+    assert np.nanmax(t.rank) <= S - 1 and np.all(t.rank[:, off] >= 1)
+
+
+def test_exclude_self_with_listed_baselines(web2012):
+    """A listed baseline that is a system is left out of its ranking; a virtual one is not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        t = baseline_table(web2012, ["indriCASP", "mean"], alpha=[0, 5], exclude_self=True)
+        full = baseline_table(web2012, ["indriCASP", "mean"], alpha=[0, 5])
+    b = web2012.system_index("indriCASP")
+    assert np.isnan(t.rank[:, b, 0]).all()
+    for a in range(2):
+        expect = ref.ranks_desc_without(t.urisk[a, :, 0].tolist(), b)
+        np.testing.assert_array_equal(t.rank[a, :, 0], expect)
+    np.testing.assert_array_equal(t.rank[:, :, 1], full.rank[:, :, 1])  # MEAN is not a system
+    # a system ranked below the baseline moves up one place; one above it keeps its rank
+    above = full.rank[0, :, 0] < full.rank[0, b, 0]
+    below = full.rank[0, :, 0] > full.rank[0, b, 0]
+    np.testing.assert_array_equal(t.rank[0, above, 0], full.rank[0, above, 0])
+    np.testing.assert_array_equal(t.rank[0, below, 0], full.rank[0, below, 0] - 1)
+    long = t.to_arrow()
+    assert long.schema.metadata is not None and b'"exclude_self": true' in long.schema.metadata[b"fastrisk"]
+    with pytest.raises(InputError, match="`exclude_self` must be"):
+        baseline_table(web2012, "indriCASP", exclude_self="yes")
+
+
 def test_errors(web2012):
     with pytest.raises(InputError, match="`rank_ties` must be 'average' or 'ordinal'"):
         baseline_table(web2012, rank_ties="dense")

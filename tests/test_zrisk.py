@@ -44,6 +44,49 @@ def test_minus_is_negated_classic_with_alpha_hat_minus_one(web2012):
     np.testing.assert_allclose(minus.georisk, expect, rtol=1e-12)
 
 
+@pytest.mark.parametrize("system, georisk_minus, classic", [("uogTrA44xi", 0.414, 0.377), ("qutwb", 0.307, 0.268)])
+def test_georisk_minus_takes_the_sign_of_benham_table_2(web2012, system, georisk_minus, classic):
+    """Benham et al.'s Table 2 prints Phi(+ZRisk⁻/c); the other sign is the classic GeoRisk."""
+    minus = zrisk(web2012, loss_weight=2.0, convention="minus").row(system)
+    plain = zrisk(web2012, loss_weight=2.0).row(system)
+    assert minus["georisk"][0] == pytest.approx(georisk_minus, abs=5e-4)
+    assert plain["georisk"][0] == pytest.approx(classic, abs=5e-4)
+    k = web2012.systems.index(system)
+    eff = float(web2012.values[k].mean())
+    c = web2012.n_topics
+    assert minus["georisk"][0] == pytest.approx(math.sqrt(eff * ref.phi(minus["zrisk"][0] / c)), rel=1e-12)
+    assert plain["georisk"][0] == pytest.approx(math.sqrt(eff * ref.phi(-minus["zrisk"][0] / c)), rel=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 7)), elements=st.floats(0.01, 1)),
+       st.floats(0.0, 10.0))
+def test_georisk_minus_grows_with_risk_at_fixed_effectiveness(V, alpha):
+    """At one effectiveness, GeoRisk⁻ orders systems as ZRisk⁻ does (larger = riskier); classic reverses."""
+    minus = zrisk(_matrix(V), alpha=alpha, convention="minus")
+    classic = zrisk(_matrix(V), alpha=alpha)
+    c = V.shape[1]
+    eff = V.mean(axis=1)
+    for k in range(V.shape[0]):
+        expect = math.sqrt(eff[k] * ref.phi(-classic.zrisk[0, k] / c))
+        assert minus.georisk[0, k] == pytest.approx(expect, rel=1e-12)
+    # GeoRisk⁻^2 / Eff is Phi(ZRisk⁻/c): increasing in ZRisk⁻
+    ratio = minus.georisk[0] ** 2 / eff
+    order = np.argsort(minus.zrisk[0], kind="stable")
+    assert np.all(np.diff(ratio[order]) >= -1e-12)
+
+
+def test_georisk_minus_of_a_stack_matches_each_collection(web2012):
+    from fastrisk import batch
+
+    V = web2012.values
+    stacked = zrisk(batch.stack(np.stack([V[:10], V[10:20]])), loss_weight=[1.0, 2.0], convention="minus")
+    for kk, rows in enumerate((slice(0, 10), slice(10, 20))):
+        one = zrisk(_matrix(V[rows]), loss_weight=[1.0, 2.0], convention="minus")
+        np.testing.assert_allclose(stacked.georisk[kk], one.georisk, rtol=1e-12)
+        np.testing.assert_allclose(stacked.zrisk[kk], one.zrisk, rtol=1e-12)
+
+
 @settings(max_examples=30, deadline=None)
 @given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 7)),
                   elements=st.floats(0, 1, allow_nan=False).map(lambda x: 0.0 if x < 0.2 else x)),

@@ -5,6 +5,9 @@ Pool rows: topic ``t``'s depth-k pool candidates are its dense ids ``0 .. npool_
 ``(rows, words)`` uint64 array whose bit ``s`` says system ``s`` ranks the document in its
 top k. The pool of a system subset with bitmask ``mask`` is then ``member[row] & mask != 0``.
 
+``ideal_norm[t]`` is the normaliser (ideal DCG, or R) of topic ``t`` to use, or NaN to compute
+it from the positive judgments inside the pool being scored against.
+
 Every random procedure draws from :mod:`fastrisk._kernels._random` streams, one per task,
 so results do not depend on the number of threads.
 """
@@ -60,26 +63,28 @@ def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_
 
 @njit
 def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets, pos_offsets,
-                 pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf, tmp):
+                 pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp):
     """Score of system ``s`` on topic ``t`` when only the pool ``mask`` is judged."""
     npool = pool_offsets[t + 1] - pool_offsets[t]
     ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], True, member,
                   pool_offsets[t], npool, mask, mode, k, buf)
     idcg = 0.0
     if needs_norm(code):
-        idcg = pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids,
-                            mask, k, tmp, code, rel)
+        idcg = ideal_norm[t]
+        if idcg != idcg:  # NaN: the normaliser of the judgments inside the pool
+            idcg = pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids,
+                                mask, k, tmp, code, rel)
     return measure_value(buf, k, code, p, rel, maxg, idcg, residual)
 
 
 @njit
 def mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf, tmp, out):
+                pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp, out):
     """Per-topic pooled scores of ``s`` over ``topic_idx`` into ``out``; returns their mean."""
     total = 0.0
     for i in range(topic_idx.shape[0]):
         v = score_pooled(s, topic_idx[i], docs, lengths, doc_offsets, grades, member, pool_offsets,
-                         pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf, tmp)
+                         pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp)
         out[i] = v
         total += v
     return total / topic_idx.shape[0]
@@ -87,7 +92,7 @@ def mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_o
 
 @pjit
 def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                  pos_offsets, pos_ids, max_pos, mask, mode, code, k, p, rel, maxg, residual, out):
+                  pos_offsets, pos_ids, ideal_norm, max_pos, mask, mode, code, k, p, rel, maxg, residual, out):
     """Driver: ``out[i, j]`` = score of ``systems[i]`` on ``topic_idx[j]`` against pool ``mask``."""
     n, c = out.shape
     for ij in prange(n * c):
@@ -96,13 +101,13 @@ def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member
         buf = np.empty(k, dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         out[i, j] = score_pooled(systems[i], topic_idx[j], docs, lengths, doc_offsets, grades, member,
-                                 pool_offsets, pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg,
+                                 pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg,
                                  residual, buf, tmp)
 
 
 @pjit
 def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
-                         member, pool_offsets, pos_offsets, pos_ids, max_pos, mode, code, k, p, rel,
+                         member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                          maxg, residual, out):
     """Driver: iteration ``i`` scores system ``held_out[i]`` against the pool of
     ``pool_systems_mask`` without it; ``out[i]`` is its mean over ``topic_idx``."""
@@ -114,13 +119,13 @@ def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, 
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         scratch = np.empty(topic_idx.shape[0], dtype=np.float64)
         out[it] = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                              pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf,
+                              pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
                               tmp, scratch)
 
 
 @njit
 def loo_adjustment(pooled, r, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                   pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf, tmp,
+                   pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp,
                    scratch, deltas):
     """Algorithm 1: for each pooled ``s``, its mean score on the pool ``mask`` minus on the
     pool with ``s`` withdrawn and ``r`` added; ``deltas[i]`` for ``pooled[i]``; returns the mean."""
@@ -129,13 +134,13 @@ def loo_adjustment(pooled, r, topic_idx, docs, lengths, doc_offsets, grades, mem
     for i in range(pooled.shape[0]):
         s = pooled[i]
         full = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                           pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf,
+                           pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
                            tmp, scratch)
         m2[:] = mask
         clear_bit(m2, s)
         set_bit(m2, r)
         loo = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                          pos_offsets, pos_ids, m2, mode, code, k, p, rel, maxg, residual, buf,
+                          pos_offsets, pos_ids, ideal_norm, m2, mode, code, k, p, rel, maxg, residual, buf,
                           tmp, scratch)
         deltas[i] = full - loo
         total += full - loo
@@ -192,7 +197,7 @@ def common_topic_draws(true_t, unpooled_t, n, J, state, tperm, out_stats):
 
 @pjit
 def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
-               grades, member, pool_offsets, pos_offsets, pos_ids, max_pos, mode, code, k, p, rel,
+               grades, member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                maxg, residual, nwords, out_sys, out_true, out_unpooled, out_loo, out_stats, out_cond):
     """Driver for the resampling experiment: one task (and one random stream) per (width, repeat).
 
@@ -228,7 +233,7 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
         unpooled_t = np.empty(N, dtype=np.float64)
         true_t = np.empty(N, dtype=np.float64)
         unp_mean = mean_pooled(r, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
-                               pos_offsets, pos_ids, mask, mode, code, k, p, rel, maxg, residual, buf,
+                               pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
                                tmp, unpooled_t)
         true_mean = 0.0
         for a in range(N):
@@ -237,7 +242,7 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
         true_mean /= N
         deltas = np.empty(w, dtype=np.float64)
         out_loo[wi, i] = loo_adjustment(pooled, r, topic_idx, docs, lengths, doc_offsets, grades,
-                                        member, pool_offsets, pos_offsets, pos_ids, mask, mode, code,
+                                        member, pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code,
                                         k, p, rel, maxg, residual, buf, tmp, scratch, deltas)
         out_true[wi, i] = true_mean
         out_unpooled[wi, i] = unp_mean

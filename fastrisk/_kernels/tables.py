@@ -198,10 +198,12 @@ def _rank_desc(values, ids, top, bot, out, ordinal):
 
 
 @pjit
-def baseline_ranks(stat, ordinal, bblock):
+def baseline_ranks(stat, ordinal, bblock, skip):
     """Rank of every system (axis 0) under every baseline and alpha (axes 1, 2) of ``stat``.
 
-    Baselines are taken ``bblock`` at a time so the gather reads rows of ``stat`` contiguously.
+    ``skip[b]`` is the system left out of baseline ``b``'s ranking (its rank is NaN and the
+    others are ranked among themselves, 1..S-1), or -1 to rank every system. Baselines are
+    taken ``bblock`` at a time so the gather reads rows of ``stat`` contiguously.
     """
     S, B, A = stat.shape
     ranks = np.empty((S, B, A))
@@ -214,13 +216,31 @@ def baseline_ranks(stat, ordinal, bblock):
         ids = np.empty(S, dtype=np.int64)
         top = np.empty(S, dtype=np.int64)
         bot = np.empty(S, dtype=np.int64)
+        part = np.empty(S)
+        part_out = np.empty(S)
         for a in range(S):
             for j in range(nb):
                 for k in range(A):
                     cols[j, k, a] = stat[a, b0 + j, k]
         for j in range(nb):
+            s = skip[b0 + j]
             for k in range(A):
-                _rank_desc(cols[j, k], ids, top, bot, out[j, k], ordinal)
+                if s < 0:
+                    _rank_desc(cols[j, k], ids, top, bot, out[j, k], ordinal)
+                    continue
+                m = 0
+                for a in range(S):
+                    if a != s:
+                        part[m] = cols[j, k, a]
+                        m += 1
+                _rank_desc(part[:m], ids[:m], top[:m], bot[:m], part_out[:m], ordinal)
+                m = 0
+                for a in range(S):
+                    if a == s:
+                        out[j, k, a] = np.nan
+                    else:
+                        out[j, k, a] = part_out[m]
+                        m += 1
         for a in range(S):
             for j in range(nb):
                 for k in range(A):

@@ -32,6 +32,12 @@ def register(subparsers) -> None:
     p.add_argument("--topic-repeats", type=int, default=200, help="topic samples per n, J (default 200)")
     p.add_argument("--mode", choices=("assumed", "condensed"), default="assumed",
                    help="unjudged documents assumed irrelevant (default) or removed (condensed)")
+    p.add_argument("--pooled-unjudged", choices=("unjudged", "nonrelevant"), default="unjudged",
+                   help="a pooled document the qrels do not grade: unjudged (default; the mode decides) or "
+                        "judged non-relevant, Webber & Park's protocol (with --mode condensed)")
+    p.add_argument("--ideal", choices=("pool", "full"), default="pool",
+                   help="normaliser of nDCG/AP/R-prec/recall in unpooled scores: from the positive "
+                        "judgments inside the pool (default) or from every judgment of the topic")
     p.add_argument("--report", choices=("mae", "mae-long", "bias"), default="mae",
                    help="mae: one row per width (Tables 1-4); mae-long: width,n,estimator,mae; "
                         "bias: unpooled bias mean and quartiles per width (Figure 1)")
@@ -49,7 +55,8 @@ def run(args) -> None:
     res = pooling_experiment(
         args.runs, args.qrels, args.measure, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
-        topic_repeats=args.topic_repeats, mode=args.mode, rng=args.seed, threads=args.threads)
+        topic_repeats=args.topic_repeats, mode=args.mode, pooled_unjudged=args.pooled_unjudged, ideal=args.ideal,
+        rng=args.seed, threads=args.threads)
     if args.seed is None:
         print(f"fastrisk pool-bias: seed {res.seed}", file=sys.stderr)
     table = {"mae": res.mae_table, "mae-long": res.mae_long, "bias": res.bias_distribution}[args.report]()

@@ -18,8 +18,8 @@ def _cmd_table(args) -> None:
         matrix, baseline = load_matrix(args), "all"
     else:
         matrix, baseline = load_matrix_and_baseline(args)
-    result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties, threads=args.threads,
-                            **kwargs)
+    result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties,
+                            exclude_self=args.exclude_self, threads=args.threads, **kwargs)
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
         return
@@ -86,6 +86,9 @@ def register(sub) -> None:
     add_alpha_arguments(p)
     p.add_argument("--ties", choices=("average", "ordinal"), default="average",
                    help="ranks of tied systems: averaged (default) or in system order")
+    p.add_argument("--exclude-self", action="store_true",
+                   help="under each baseline that is a system, rank only the other systems (the baseline's "
+                        "own rank is empty), as Dinçer, Ounis & Macdonald (ECIR 2014) Table 2 does")
     p.add_argument("--agreement", action="store_true",
                    help="instead of the table: how the rankings change across baselines (Kendall tau and "
                         "RBO for every pair of baselines, Friedman test and Kendall's W over all)")
