@@ -55,6 +55,26 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     no header), else as a tab-separated CSV. Text may start with a UTF-8 byte-order mark.
     ``path`` may also be a pandas or polars DataFrame or an Arrow table (long or wide form,
     see :meth:`ScoreMatrix.from_arrow`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike or sequence of them, or MatrixLike
+        One file, several files (their systems combined), or a DataFrame / Arrow table.
+    format : {"csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures"}, optional
+        The file format (default: guessed from the suffix and the first lines).
+    measure : str, optional
+        The measure to read from multi-measure output, or the label of the matrix.
+    topics : sequence of str, optional
+        Topic ids of a wide CSV's rows (default: a ``topic`` column, else "1".."c").
+    missing : {"raise", "drop", "zero"}
+        Missing (system, topic) scores: an error naming them, drop the topics, or score 0.
+    system, topic, score : str
+        Column names of the long form.
+
+    Returns
+    -------
+    ScoreMatrix
+        Systems × topics, with ``measure`` set when the input names it.
     """
     check_missing_policy(missing)
     if is_frame(path):
@@ -113,6 +133,18 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     table's schema metadata (as Parquet output carries them). Raises
     :class:`InputError` naming the file when it is missing, unreadable, not a table (trec_eval
     or ir_measures output) or has no column ``system``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A CSV/TSV, Parquet or Arrow IPC file.
+    system : str
+        The name of the system column (read as strings).
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows as written; a CSV's comment header as schema metadata (key -> value).
     """
     p = Path(path)
     if not p.is_file():
@@ -137,7 +169,17 @@ def read_table(path, *, system: str = "system") -> pa.Table:
 
 def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> None:
     """Write ``matrix``: ``parquet``/``ipc`` (native layout, round-trips exactly), ``csv``
-    (long form ``system,topic,score``) or ``csv-wide`` (topics as rows)."""
+    (long form ``system,topic,score``) or ``csv-wide`` (topics as rows).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The matrix to write.
+    path : str or os.PathLike
+        The file (written atomically).
+    format : {"parquet", "ipc", "csv", "csv-wide"}, optional
+        Default: from the suffix (``.parquet``, ``.arrow``/``.ipc``), else ``csv``.
+    """
     path = Path(path)
     fmt = format or {"parquet": "parquet", "ipc": "ipc"}.get(_SUFFIX_FORMATS.get(path.suffix.lower(), ""), "csv")
     if fmt not in WRITE_FORMATS:

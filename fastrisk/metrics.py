@@ -135,6 +135,18 @@ def parse_measure(measure, *, convention: str | None = None) -> Measure:
     ``nDCG(dcg='exp-log2')@20``) or pass a :class:`Measure` through.
 
     ``convention="gdeval"`` reads a bare ``nDCG@k`` as ``nDCG(dcg='exp-log2')@k``.
+
+    Parameters
+    ----------
+    measure : str or Measure
+        The name.
+    convention : {None, "gdeval"}
+        How to read a bare ``nDCG@k``.
+
+    Returns
+    -------
+    Measure
+        Family, cutoff and parameters; ``str(measure)`` is the canonical name.
     """
     if isinstance(measure, Measure):
         return measure
