@@ -233,10 +233,11 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
 
     URisk_α = mean_i x_i (Wang, Bennett & Collins-Thompson, SIGIR 2012); TRisk = URisk / SE_x,
     SE_x = s_x / √c, two-sided p from Student's t with c − 1 degrees of freedom; SE_J the
-    jackknife standard error (Dinçer, Macdonald & Ounis, SIGIR 2014). A system whose risk-reward scores are constant over topics (a standard error of 0, or
-    below the relative floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding
-    leaves, e.g. a system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if
-    URisk is 0 too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
+    jackknife standard error (Dinçer, Macdonald & Ounis, SIGIR 2014). A system whose
+    risk-reward scores are constant over topics (a standard error of 0, or below the relative
+    floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding leaves, e.g. a
+    system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if URisk is 0
+    too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
 
     Parameters
     ----------

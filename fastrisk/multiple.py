@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastrisk._typing import SeedLike
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
@@ -159,7 +160,7 @@ def _chunk(work_per_replicate: int) -> int:
     return max(1, CHUNK_WORK * numba.get_num_threads() // max(1, work_per_replicate))
 
 
-def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = None) -> TukeyHSDResult:
+def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: int | None = None) -> TukeyHSDResult:
     """Randomised Tukey HSD test of every pair of systems (rows of ``data``: a ScoreMatrix
     or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads`` (and
     whatever the chunks the replicates are drawn in; Ctrl-C interrupts between chunks).
