@@ -132,3 +132,17 @@ def test_header_does_not_break_a_matrix_reader_error(tmp_path):
     path.write_text("# only a header\n")
     with pytest.raises(InputError):
         fastrisk.read_table(path)
+
+
+def test_record_adds_to_the_running_commands_metadata(bench_data, tmp_path):
+    from fastrisk.cli._output import record
+
+    record(measure="ignored outside a command")  # no invocation: nothing to add to, no error
+    args = build_parser().parse_args(["risk", str(bench_data / MATRIX), "--baseline", "run24", "--format",
+                                      "parquet", "--out", str(tmp_path / "r.parquet")])
+    with invocation(args) as meta:
+        assert "measure" not in meta  # not given on the command line
+        record(measure="ERR@20", ignored=None)
+        args.func(args)
+    schema = pq.read_schema(tmp_path / "r.parquet").metadata
+    assert schema[b"measure"] == b"ERR@20" and b"ignored" not in schema

@@ -93,6 +93,19 @@ def invocation(args, argv=None):
         _HEADER.reset(t2)
 
 
+def record(**metadata) -> None:
+    """Add ``key=value`` entries to what every output of the running command records, e.g.
+    ``record(measure=matrix.measure)`` where a command learns the measure from its input file.
+    None values are skipped; outside :func:`invocation` this does nothing."""
+    current = _INVOCATION.get()
+    if current is None:
+        return
+    for key, value in metadata.items():
+        text = _text(value)
+        if text is not None:
+            current[key] = text
+
+
 def table_metadata(table: pa.Table, metadata: dict[str, str] | None = None) -> dict[str, str]:
     """The key-value metadata an output of ``table`` records (see the module docstring)."""
     out: dict[str, str] = {}
