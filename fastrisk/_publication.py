@@ -151,13 +151,14 @@ def _column_labels(result, dim: str, n: int) -> list:
 
 
 def wide_layout(result, value: str = "statistic", *, at: dict | None = None, significance=None,
-                sort: str | None = "descending") -> WideLayout:
+                sort: str | None = "descending", sort_by=None) -> WideLayout:
     """Rows = systems, columns = the value's other dim (α, or baselines), from ``result``.
 
     ``at`` picks one label of extra dims (``{"alpha": 5}`` for an all-baseline table);
     ``significance`` a level or levels for the markers (default: the result's
     ``significance``, else 0.05; False: no markers); ``sort`` orders the rows by the row mean
-    of ``value`` (NaN rows last).
+    of ``value`` (NaN rows last), or by ``sort_by``: one column (its label, e.g. ``0`` for
+    α = 0) or a per-system array of the result (e.g. ``"ugain"``, ``"effectiveness"``).
     """
     if sort not in SORTS:
         raise InputError(f"`sort` must be 'descending', 'ascending' or None, got {sort!r}")
@@ -204,11 +205,10 @@ def wide_layout(result, value: str = "statistic", *, at: dict | None = None, sig
     columns = _column_labels(result, col_dim, cells.shape[1]) if col_dim else [value]
     order = np.arange(cells.shape[0])
     if sort is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a row of NaN: mean of empty slice
-            key = np.nanmean(np.where(np.isfinite(cells), cells, np.nan), axis=1)
-        key = np.where(np.isnan(key), -np.inf if sort == "descending" else np.inf, key)
+        key = _sort_key(result, cells, columns, col_dim, sort_by)
+        nan = np.isnan(key)
         order = np.argsort(-key if sort == "descending" else key, kind="stable")
+        order = np.concatenate([order[~nan[order]], order[nan[order]]])  # NaN rows last either way
     title = DISPLAY_NAMES.get(_alias(result, value), _alias(result, value))
     baseline = getattr(result, "baseline", None)
     if isinstance(baseline, str):
@@ -218,14 +218,29 @@ def wide_layout(result, value: str = "statistic", *, at: dict | None = None, sig
                       levels=_levels(result, significance) if pvalues is not None else ())
 
 
-def _find_label(labels, wanted, dim):
+def _sort_key(result, cells, columns, col_dim, sort_by) -> np.ndarray:
+    """One number per row (system, in the result's order) to sort on."""
+    if sort_by is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row of NaN: mean of empty slice
+            return np.nanmean(cells, axis=1)
+    dims = result.array_dims()
+    if isinstance(sort_by, str) and dims.get(sort_by) == ("system",):
+        return np.asarray(getattr(result, sort_by), dtype=float)
+    if col_dim is None:
+        raise InputError(f"`sort_by` must name a per-system array of the result, got {sort_by!r}")
+    j = _find_label(columns, sort_by, col_dim, name="sort_by")
+    return cells[:, j]
+
+
+def _find_label(labels, wanted, dim, *, name="at"):
     for k, lab in enumerate(labels):
         try:
             if lab == wanted or float(lab) == float(wanted):
                 return k
         except (TypeError, ValueError):
             continue
-    raise InputError(f"`at`: no {dim} {wanted!r}; the labels are {', '.join(map(str, labels[:10]))}")
+    raise InputError(f"`{name}`: no {dim} {wanted!r}; the labels are {', '.join(map(str, labels[:10]))}")
 
 
 def layout_to_arrow(layout: WideLayout) -> pa.Table:
@@ -262,6 +277,7 @@ def to_markdown(layout: WideLayout, *, digits: int = 4, caption: str | None = No
         cells = []
         for j in range(len(layout.columns)):
             text = format_number(layout.cells[i, j], digits)
+            text = {"inf": "∞", "-inf": "-∞"}.get(text, text)
             k = layout.marker(i, j)
             cells.append(text + (f"<sup>{'*' * k}</sup>" if k else ""))
         lines.append(f"| {markdown_escape(row)} | " + " | ".join(cells) + " |")
@@ -294,6 +310,7 @@ def to_latex(layout: WideLayout, *, digits: int = 4, caption: str | None = None,
             if text == "–":
                 cells.append("--")
             else:  # one math group: a minus sign, then the marker as a superscript
+                text = {"inf": "\\infty", "-inf": "-\\infty"}.get(text, text)
                 cells.append(f"${text}" + (f"^{{{'*' * k}}}" if k else "") + "$")
         body.append(f"{latex_escape(row)} & " + " & ".join(cells) + " \\\\")
     body += ["\\bottomrule", "\\end{tabular}"]

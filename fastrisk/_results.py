@@ -174,8 +174,8 @@ class Result:
         return self.to_arrow(dims).to_pandas()
 
     # ------------------------------------------------------------------ publication tables
-    def to_wide(self, value: str = "statistic", *, at: dict | None = None, sort: str | None = "descending"
-                ) -> pa.Table:
+    def to_wide(self, value: str = "statistic", *, at: dict | None = None, sort: str | None = "descending",
+                sort_by=None) -> pa.Table:
         """Wide layout: one row per system (column ``system``), one column per α (``alpha=5``)
         or per label of the value's other dim, rows sorted by their mean ``value``.
 
@@ -188,6 +188,9 @@ class Result:
             :func:`fastrisk.baseline_table`.
         sort : {"descending", "ascending", None}
             Order of the rows by their mean ``value`` (NaN rows last); None keeps the result's.
+        sort_by : optional
+            Sort on one column instead (its label, e.g. ``0`` for α = 0) or on a per-system
+            array of the result (e.g. ``"ugain"``, the mean difference from the baseline).
 
         Returns
         -------
@@ -195,10 +198,10 @@ class Result:
         """
         from fastrisk._publication import layout_to_arrow, wide_layout
 
-        return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort))
+        return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
 
     def to_markdown(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
-                    sort: str | None = "descending", caption: str | None = None) -> str:
+                    sort: str | None = "descending", sort_by=None, caption: str | None = None) -> str:
         """The wide layout of :meth:`to_wide` as a Markdown table with significance markers.
 
         A cell whose ``pvalue`` is below a level gets ``<sup>*</sup>`` (one ``*`` per level it
@@ -206,7 +209,7 @@ class Result:
 
         Parameters
         ----------
-        value, at, sort
+        value, at, sort, sort_by
             As in :meth:`to_wide`.
         digits : int
             Decimals of every number.
@@ -223,12 +226,12 @@ class Result:
         from fastrisk._publication import to_markdown, wide_layout
 
         _digits_iv(digits)
-        return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort),
+        return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
                            digits=digits, caption=caption)
 
     def to_latex(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
-                 sort: str | None = "descending", caption: str | None = None, label: str | None = None,
-                 environment: bool = True) -> str:
+                 sort: str | None = "descending", sort_by=None, caption: str | None = None,
+                 label: str | None = None, environment: bool = True) -> str:
         """The wide layout of :meth:`to_wide` as a LaTeX (booktabs) table with significance markers.
 
         Markers are ``$^{*}$`` (one ``*`` per level the p-value is below), explained in the
@@ -236,7 +239,7 @@ class Result:
 
         Parameters
         ----------
-        value, at, sort, digits, significance
+        value, at, sort, sort_by, digits, significance
             As in :meth:`to_markdown`.
         caption : str, optional
             LaTeX caption text (default: what the table holds); the marker legend is appended.
@@ -252,7 +255,7 @@ class Result:
         from fastrisk._publication import to_latex, wide_layout
 
         _digits_iv(digits)
-        return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort),
+        return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
                         digits=digits, caption=caption, label=label, environment=environment)
 
     # ------------------------------------------------------------------ display

@@ -33,9 +33,10 @@ def parse_markdown(text):
         cells = [c.strip() for c in line.strip("|").split("|")]
         parsed = []
         for c in cells[1:]:
-            m = re.fullmatch(r"(–|-?\d+\.\d+)(?:<sup>(\*+)</sup>)?", c)
+            m = re.fullmatch(r"(–|-?∞|-?\d+\.\d+)(?:<sup>(\*+)</sup>)?", c)
             assert m, c
-            parsed.append((np.nan if m.group(1) == "–" else float(m.group(1)), len(m.group(2) or "")))
+            v = {"–": "nan", "∞": "inf", "-∞": "-inf"}.get(m.group(1), m.group(1))
+            parsed.append((float(v), len(m.group(2) or "")))
         rows.append((cells[0], parsed))
     return header, rows
 
@@ -49,9 +50,10 @@ def parse_latex(text):
         cells = [c.strip() for c in line.removesuffix("\\\\").split("&")]
         parsed = []
         for c in cells[1:]:
-            m = re.fullmatch(r"--|\$(-?\d+\.\d+)(?:\^\{(\*+)\})?\$", c)
+            m = re.fullmatch(r"--|\$(-?\\infty|-?\d+\.\d+)(?:\^\{(\*+)\})?\$", c)
             assert m, c
-            parsed.append((np.nan if c == "--" else float(m.group(1)), len(m.group(2) or "")))
+            v = "nan" if c == "--" else m.group(1).replace("\\infty", "inf")
+            parsed.append((float(v), len(m.group(2) or "")))
         rows.append((cells[0], parsed))
     return header, rows
 
@@ -169,3 +171,39 @@ def test_pvalue_format(p):
         assert text == "< 0.0001"
     else:
         assert float(text) == pytest.approx(p, abs=5e-5)
+
+
+def test_sort_by_a_column_or_a_per_system_array(small):
+    res = fastrisk.risk(small, "run24", alpha=[0, 5])
+    _, rows = parse_markdown(res.to_markdown("urisk", sort_by=5, significance=False))
+    at5 = {s: res.urisk[1, res.systems.index(s)] for s in SYSTEMS}
+    assert [r[0] for r in rows] == sorted(SYSTEMS, key=lambda s: -at5[s])
+    _, rows = parse_markdown(res.to_markdown("trisk", sort_by="ugain", sort="ascending"))
+    ugain = {s: res.ugain[res.systems.index(s)] for s in SYSTEMS}
+    assert [r[0] for r in rows] == sorted(SYSTEMS, key=lambda s: ugain[s])
+    with pytest.raises(InputError, match="`sort_by`: no alpha 3"):
+        res.to_markdown(sort_by=3)
+
+
+def test_infinite_values_sort_as_numbers_and_nan_rows_last():
+    import warnings
+
+    from fastrisk._publication import wide_layout
+    from fastrisk.errors import ZeroVarianceWarning
+
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.2, 0.5, 20)
+    values = np.vstack([base, base + 0.25, base + rng.normal(0.05, 0.05, 20), base - 0.25])
+    m = fastrisk.ScoreMatrix(values, ["base", "plus", "noisy", "minus"], [str(i) for i in range(20)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        res = fastrisk.risk(m, "base", alpha=[0])
+    layout = wide_layout(res, "trisk")
+    assert layout.rows == ["plus", "noisy", "minus", "base"]  # +inf, finite, -inf, NaN
+    assert np.isposinf(layout.cells[0, 0]) and np.isneginf(layout.cells[2, 0]) and np.isnan(layout.cells[3, 0])
+    asc = wide_layout(res, "trisk", sort="ascending")
+    assert asc.rows == ["minus", "noisy", "plus", "base"]
+    _, rows = parse_markdown(res.to_markdown())
+    assert rows[0] == ("plus", [(np.inf, 1)]) and rows[2] == ("minus", [(-np.inf, 1)])
+    _, rows = parse_latex(res.to_latex())
+    assert rows[0] == ("plus", [(np.inf, 1)]) and rows[3][1][0][0] != rows[3][1][0][0]  # NaN
