@@ -265,7 +265,7 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
             grid_kwargs = {k: v for k, v in kwargs.items() if k not in ("alpha", "loss_weight")}
             fine = risk(matrix.select(systems=highlight), _rows_baseline(base, rows_h),
                         significance=significance, **grid_kwargs, **_alpha_grid(res))
-        fig, ax = _figure(4.2, 3.0)
+        fig, ax = _figure(4.8, 3.0)  # room for the legend beside the curves
         plot.trisk_alpha(fine, highlight, ax=ax, colors=styles)
         sec.figures.append((fig, f"{trisk_n} against α for {', '.join(highlight)}"))
     else:
