@@ -482,8 +482,8 @@ def render_html(sections, params, *, title: str, image_format: str = "svg") -> s
     return "\n".join(parts)
 
 
-#: Rows of a table on one PDF page (A4).
-PDF_TABLE_ROWS = 40
+#: Rows of a table on one PDF page (A4); lines of the parameter page.
+PDF_TABLE_ROWS, PDF_COVER_LINES = 40, 110
 _PDF_COLORS = {"risk": "#A63603", "reward": "#00664A"}
 
 
@@ -528,6 +528,7 @@ def _plain(value: str) -> str:
     """HTML parameter text as plain text (list items on their own lines)."""
     import re
 
+    value = re.sub(r"<summary>.*?</summary>", "", value)
     value = re.sub(r"<li>", "\n  ", value)
     return html.unescape(re.sub("<[^>]+>", "", value))
 
@@ -542,7 +543,11 @@ def _write_pdf(path: Path, sections, params, title: str) -> None:
         cover = Figure(figsize=(8.27, 11.69))
         cover.text(0.08, 0.94, title, fontsize=16, weight="bold", va="top")
         lines = [line for k, v in params for line in f"{k}: {_plain(v)}".split("\n")]
-        wrapped = "\n".join(textwrap.fill(line, 100, subsequent_indent="    ") for line in lines)
+        wrapped = [w for line in lines for w in textwrap.wrap(line, 100, subsequent_indent="    ")]
+        if len(wrapped) > PDF_COVER_LINES:  # e.g. a directory of hundreds of runs: the HTML lists them all
+            more = len(wrapped) - PDF_COVER_LINES + 1
+            wrapped = wrapped[:PDF_COVER_LINES - 1] + [f"... {more} more lines (the HTML report lists every file)"]
+        wrapped = "\n".join(wrapped)
         cover.text(0.08, 0.90, wrapped, fontsize=7, va="top", family="monospace")
         pdf.savefig(cover)
         for sec in sections:

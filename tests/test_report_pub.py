@@ -122,3 +122,12 @@ def test_cli_report_on_a_directory_of_runs(bench_data, tmp_path, capsys):
     assert "qrels file" in head and hashlib.sha256(qrels.read_bytes()).hexdigest() in head
     assert "expected reciprocal rank at 20" in head
     assert "at α = 1 " in text
+
+
+def test_pdf_cover_text_of_a_directory():
+    from fastrisk.report import _plain
+
+    html_value = ("<code>runs</code> — directory of 1 files, 3 bytes, SHA-256 of the listing <code>ab</code>"
+                  "<details><summary>files</summary><ul><li><code>a.run</code> — 3 bytes</li></ul></details>")
+    assert _plain(html_value).splitlines() == ["runs — directory of 1 files, 3 bytes, SHA-256 of the listing ab",
+                                               "  a.run — 3 bytes"]
