@@ -120,6 +120,24 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     ``n_components``: how many to keep (default: all, min(S, c)). ``extra``: points projected
     into the same space: a (k, c) array (named by ``extra_names``), a mapping name -> (c,)
     scores, or :class:`~fastrisk.Baseline` objects such as ``virtual_baseline(m, "mean")``.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Systems × topics; topics are the variables.
+    n_components : int, optional
+        Components kept (default: all, min(S, c)).
+    extra : array_like or mapping or sequence of Baseline, optional
+        Points projected into the same space.
+    extra_names : sequence of str, optional
+        Names of the rows of an ``extra`` array.
+    center : bool
+        Subtract the topic means (default); False for the uncentred decomposition.
+
+    Returns
+    -------
+    PCAResult
+        Scores of systems and extra points, components, explained variance ratios.
     """
     matrix = as_matrix(matrix)
     S, c = matrix.shape

@@ -173,6 +173,91 @@ class Result:
         """The long form of :meth:`to_arrow` as a pandas DataFrame."""
         return self.to_arrow(dims).to_pandas()
 
+    # ------------------------------------------------------------------ publication tables
+    def to_wide(self, value: str = "statistic", *, at: dict | None = None, sort: str | None = "descending",
+                sort_by=None) -> pa.Table:
+        """Wide layout: one row per system (column ``system``), one column per α (``alpha=5``)
+        or per label of the value's other dim, rows sorted by their mean ``value``.
+
+        Parameters
+        ----------
+        value : str
+            The array to tabulate (default ``statistic``: TRisk, ZRisk, the resampled estimate).
+        at : dict, optional
+            One label per extra dim, e.g. ``{"alpha": 5}`` for the system × baseline table of
+            :func:`fastrisk.baseline_table`.
+        sort : {"descending", "ascending", None}
+            Order of the rows by their mean ``value`` (NaN rows last); None keeps the result's.
+        sort_by : optional
+            Sort on one column instead (its label, e.g. ``0`` for α = 0) or on a per-system
+            array of the result (e.g. ``"ugain"``, the mean difference from the baseline).
+
+        Returns
+        -------
+        pyarrow.Table
+        """
+        from fastrisk._publication import layout_to_arrow, wide_layout
+
+        return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
+
+    def to_markdown(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+                    sort: str | None = "descending", sort_by=None, caption: str | None = None) -> str:
+        """The wide layout of :meth:`to_wide` as a Markdown table with significance markers.
+
+        A cell whose ``pvalue`` is below a level gets ``<sup>*</sup>`` (one ``*`` per level it
+        is below) and a note under the table says what the markers mean, as ranx's report does.
+
+        Parameters
+        ----------
+        value, at, sort, sort_by
+            As in :meth:`to_wide`.
+        digits : int
+            Decimals of every number.
+        significance : float or sequence of float or False, optional
+            Level(s) of the markers; default the result's ``significance``, else 0.05. False:
+            no markers. Results without a ``pvalue`` of the value's dims have no markers.
+        caption : str, optional
+            A line printed above the table.
+
+        Returns
+        -------
+        str
+        """
+        from fastrisk._publication import to_markdown, wide_layout
+
+        _digits_iv(digits)
+        return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+                           digits=digits, caption=caption)
+
+    def to_latex(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+                 sort: str | None = "descending", sort_by=None, caption: str | None = None,
+                 label: str | None = None, environment: bool = True) -> str:
+        """The wide layout of :meth:`to_wide` as a LaTeX (booktabs) table with significance markers.
+
+        Markers are ``$^{*}$`` (one ``*`` per level the p-value is below), explained in the
+        caption. Needs ``\\usepackage{booktabs}``.
+
+        Parameters
+        ----------
+        value, at, sort, sort_by, digits, significance
+            As in :meth:`to_markdown`.
+        caption : str, optional
+            LaTeX caption text (default: what the table holds); the marker legend is appended.
+        label : str, optional
+            ``\\label`` of the table.
+        environment : bool
+            Wrap the ``tabular`` in a ``table`` float with caption and label (default True).
+
+        Returns
+        -------
+        str
+        """
+        from fastrisk._publication import to_latex, wide_layout
+
+        _digits_iv(digits)
+        return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+                        digits=digits, caption=caption, label=label, environment=environment)
+
     # ------------------------------------------------------------------ display
     def _summary(self) -> str:
         sizes = ", ".join(f"{d}={n}" for d, n in self.sizes().items())
@@ -195,6 +280,13 @@ class Result:
         more = f"<p>{table.num_rows - rows} more rows</p>" if table.num_rows > rows else ""
         return (f"<p><code>{html.escape(self._summary())}</code></p>"
                 f"<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}")
+
+
+def _digits_iv(digits) -> None:
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 15:
+        from fastrisk.errors import InputError
+
+        raise InputError(f"`digits` must be an integer in [0, 15], got {digits!r}")
 
 
 def _fmt(value) -> str:

@@ -19,12 +19,13 @@ from fastrisk import batch as _batch
 from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
+from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._results import Result, array
 from fastrisk._validation import choice, level
 from fastrisk._threads import limit_threads
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix, as_matrix
+from fastrisk.matrix import as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
 @dataclass(frozen=True, repr=False)
@@ -179,11 +180,39 @@ def _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significan
 
 
 # ---------------------------------------------------------------------- public API
-def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
-                missing: str = "raise", threads: int | None = None) -> RiskScores:
-    """Per-topic risk-reward scores x_i (A, S, c) of every system against ``baseline``.
+def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
+                loss_weight: AlphaLike | None = None, value=None, missing: str = "raise",
+                threads: int | None = None) -> RiskScores:
+    """Per-topic risk-reward scores x_i ``[alpha, system, topic]`` of every system against ``baseline``.
 
-    The linear statistic behind URisk: ``x.mean(-1)`` is URisk (classic convention).
+    x_i = d_i for wins, (1 + α) d_i for losses, d_i = r_i − b_i (Wang, Bennett &
+    Collins-Thompson, SIGIR 2012): the linear statistic behind URisk, ``x.mean(-1)`` is URisk
+    (classic convention).
+
+    Parameters
+    ----------
+    matrix : MatrixLike
+        Per-topic scores, systems × topics (higher is better).
+    baseline : BaselineLike
+        A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
+        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+    alpha : AlphaLike, optional
+        Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
+    loss_weight : AlphaLike, optional
+        The loss weight α̂ = 1 + α instead of ``alpha`` (Benham, Moffat & Culpepper 2019);
+        never both.
+    value : {"linear", "smooth"} or callable, optional
+        The value function of the difference d = r − b: linear (default, with α), Benham et
+        al.'s smooth cubic, or any scalar function (compiled with numba).
+    missing : {"raise", "drop", "zero"}
+        Topics the baseline lacks: an error, left out, or scored 0.
+    threads : int, optional
+        Numba threads for this call (default: all cores; small jobs run on one).
+
+    Returns
+    -------
+    RiskScores
+        ``x`` ``[alpha, system, topic]`` and the differences ``d`` ``[system, topic]``.
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
     R = matrix.values
@@ -197,18 +226,59 @@ def risk_scores(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, 
                       baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=R - base.values)
 
 
-def risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
-         convention: str = "classic", significance: float = 0.05, missing: str = "raise",
-         threads: int | None = None) -> RiskResult:
+def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
+         loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
+         significance: float = 0.05, missing: str = "raise", threads: int | None = None) -> RiskResult:
     """URisk, TRisk (parametric and jackknife SE) and p-values of every system vs ``baseline``.
 
-    ``alpha`` (>= 0) or ``loss_weight`` (= 1 + alpha) may be one number or many (default
-    alpha = 0, 1, 5, 10); ``value`` is ``"linear"`` (default), ``"smooth"`` or a jitted scalar
-    function of the difference. ``baseline``: see :func:`fastrisk.resolve_baseline`.
-    A system whose risk-reward scores are constant over topics (a standard error of 0, or
-    below the relative floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding
-    leaves, e.g. a system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if
-    URisk is 0 too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
+    URisk_α = mean_i x_i (Wang, Bennett & Collins-Thompson, SIGIR 2012); TRisk = URisk / SE_x,
+    SE_x = s_x / √c, two-sided p from Student's t with c − 1 degrees of freedom; SE_J the
+    jackknife standard error (Dinçer, Macdonald & Ounis, SIGIR 2014). A system whose
+    risk-reward scores are constant over topics (a standard error of 0, or below the relative
+    floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding leaves, e.g. a
+    system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if URisk is 0
+    too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
+
+    Parameters
+    ----------
+    matrix : MatrixLike
+        Per-topic scores, systems × topics (higher is better).
+    baseline : BaselineLike
+        A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
+        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+    alpha : AlphaLike, optional
+        Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
+    loss_weight : AlphaLike, optional
+        The loss weight α̂ = 1 + α instead of ``alpha`` (Benham, Moffat & Culpepper 2019);
+        never both.
+        A stack of matrices (``fastrisk.batch``) is evaluated in one call, with results
+        ``[batch, alpha, system]``.
+    value : {"linear", "smooth"} or callable, optional
+        The value function of the difference d = r − b: linear (default, with α), Benham et
+        al.'s smooth cubic, or any scalar function (compiled with numba).
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk/TRisk so that larger is riskier (Benham et al. 2019).
+    significance : float
+        Two-sided level of the flags and of ``critical_t`` (default 0.05).
+    missing : {"raise", "drop", "zero"}
+        Topics the baseline lacks: an error, left out, or scored 0.
+    threads : int, optional
+        Numba threads for this call (default: all cores; small jobs run on one).
+
+    Returns
+    -------
+    RiskResult
+        ``urisk``, ``se_param``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
+        ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
+        give the system × α publication table.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> m, b = fastrisk.datasets.trec2012_web("err20")
+    >>> res = fastrisk.risk(m, b, alpha=[0, 5])
+    >>> round(float(res.trisk[0, res.systems.index("uogTrA44xi")]), 4)
+    2.244
     """
     if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("risk", value=(value, (None, "linear")), missing=(missing, ("raise",)))
@@ -268,15 +338,48 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
     return freward, frisk, urisk, se, sej, trisk, se_rmse
 
 
-def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, value=None,
-               convention: str = "classic", significance: float = 0.05, missing: str = "raise",
-               threads: int | None = None) -> TopicRiskResult:
+def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
+               loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
+               significance: float = 0.05, missing: str = "raise", threads: int | None = None) -> TopicRiskResult:
     """Exploratory per-topic risk TR_i and TJ_i (Dinçer, Macdonald & Ounis, SIGIR 2014, eqs. 21-23).
 
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
     when TR_i > +t; ``loss``/``win`` keep that meaning in either convention. A system whose
     scores are constant over topics (as in :func:`risk`) gets TR_i = ±inf (NaN where x_i is 0),
     TJ_i = NaN and a :class:`ZeroVarianceWarning` naming it.
+
+    TR_i = x_i / s_x (eq. 21); TJ_i = influence_i / (√c SE_J), influence_i = (c − 1)(θ̂ − θ_(i))
+    with θ_(i) URisk without topic i (eq. 23, on the scale of TR_i as the paper's Fig. 2).
+
+    Parameters
+    ----------
+    matrix : MatrixLike
+        Per-topic scores, systems × topics (higher is better).
+    baseline : BaselineLike
+        A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
+        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+    alpha : AlphaLike, optional
+        Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
+    loss_weight : AlphaLike, optional
+        The loss weight α̂ = 1 + α instead of ``alpha`` (Benham, Moffat & Culpepper 2019);
+        never both.
+    value : {"linear", "smooth"} or callable, optional
+        The value function of the difference d = r − b: linear (default, with α), Benham et
+        al.'s smooth cubic, or any scalar function (compiled with numba).
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk/TRisk so that larger is riskier (Benham et al. 2019).
+    significance : float
+        Two-sided level of the flags and of ``critical_t`` (default 0.05).
+    missing : {"raise", "drop", "zero"}
+        Topics the baseline lacks: an error, left out, or scored 0.
+    threads : int, optional
+        Numba threads for this call (default: all cores; small jobs run on one).
+
+    Returns
+    -------
+    TopicRiskResult
+        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo``, ``loss``, ``win``
+        ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
     """
     choice(convention, "convention", CONVENTIONS)
     level(significance, "significance")
@@ -304,13 +407,41 @@ def topic_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, v
     )
 
 
-def adaptive_risk(matrix: ScoreMatrix, baseline, *, alpha=None, loss_weight=None, method: str = "saro",
-                  convention: str = "classic", missing: str = "raise", threads: int | None = None
-                  ) -> AdaptiveRiskResult:
+def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
+                  loss_weight: AlphaLike | None = None, method: str = "saro", convention: str = "classic",
+                  missing: str = "raise", threads: int | None = None) -> AdaptiveRiskResult:
     """SARO/FARO adaptive risk weights alpha'_i = [1 - Φ(TR_i)] alpha (Dinçer et al. 2014).
 
-    TR_i is the exploratory risk of topic i at the same alpha. SARO applies 1 + alpha'_i to
-    the losses (d_i < 0) only; FARO to every topic. Returns the weights and adaptive URisk.
+    TR_i is the exploratory risk of topic i at the same alpha (Dinçer, Macdonald & Ounis,
+    SIGIR 2014, section 6). SARO applies 1 + alpha'_i to the losses (d_i < 0) only; FARO to
+    every topic.
+
+    Parameters
+    ----------
+    matrix : MatrixLike
+        Per-topic scores, systems × topics (higher is better).
+    baseline : BaselineLike
+        A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
+        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+    alpha : AlphaLike, optional
+        Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
+    loss_weight : AlphaLike, optional
+        The loss weight α̂ = 1 + α instead of ``alpha`` (Benham, Moffat & Culpepper 2019);
+        never both.
+    method : {"saro", "faro"}
+        Adaptive weights on the losses only (SARO) or on every topic (FARO).
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk/TRisk so that larger is riskier (Benham et al. 2019).
+    missing : {"raise", "drop", "zero"}
+        Topics the baseline lacks: an error, left out, or scored 0.
+    threads : int, optional
+        Numba threads for this call (default: all cores; small jobs run on one).
+
+    Returns
+    -------
+    AdaptiveRiskResult
+        ``adaptive_alpha`` and ``weights`` ``[alpha, system, topic]``, the adaptive ``urisk``
+        ``[alpha, system]``.
     """
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")

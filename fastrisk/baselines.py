@@ -36,7 +36,24 @@ def virtual_baseline(matrix: ScoreMatrix, kind: str, *, systems: Sequence[str] |
     """Per-topic MEAN, MEDIAN or MAX over ``systems`` (default: all).
 
     With ``leave_out=True`` each system is compared with the virtual baseline built from the
-    *other* chosen systems (an unbiased baseline), so ``values`` has one row per system.
+    *other* chosen systems (an unbiased baseline), so ``values`` has one row per system
+    (Dinçer, Ounis & Macdonald, ECIR 2014).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The systems × topics scores.
+    kind : {"mean", "median", "max"}
+        The per-topic statistic.
+    systems : sequence of str, optional
+        The systems it is built from (default: all).
+    leave_out : bool
+        Build each system's baseline from the other systems only.
+
+    Returns
+    -------
+    Baseline
+        ``values`` ``(1, c)``, or ``(S, c)`` with ``leave_out``.
     """
     kind = str(kind).lower()
     if kind not in VIRTUAL:
@@ -100,6 +117,24 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
     per-topic CSV with a ``topic`` column, or any matrix file; ``column`` picks the system).
     ``missing`` handles matrix topics the baseline lacks: ``raise``, ``drop`` them, or score
     the baseline ``zero`` there.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The systems × topics scores.
+    baseline : BaselineLike
+        See above.
+    missing : {"raise", "drop", "zero"}
+        Matrix topics the baseline lacks.
+    column : str, optional
+        The system (column) of a baseline file or matrix with several.
+
+    Returns
+    -------
+    matrix : ScoreMatrix
+        ``matrix``, without the dropped topics if any.
+    baseline : Baseline
+        Aligned with the returned matrix's topics.
     """
     check_missing_policy(missing)
     if isinstance(baseline, Baseline):

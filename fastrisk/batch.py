@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk._kernels import batch as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
@@ -308,8 +309,8 @@ def _risk_arrays(st: Stack, row: int, a: np.ndarray, threads):
     return freward, frisk, urisk, se, sej, trisk
 
 
-def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "classic",
-         significance: float = 0.05, threads: int | None = None) -> BatchRiskResult:
+def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
+         convention: str = "classic", significance: float = 0.05, threads: int | None = None) -> BatchRiskResult:
     """URisk, SE_x, SE_J and TRisk of every system of every collection vs ``baseline``.
 
     ``data``: a (K, S, c) array or a sequence of ScoreMatrix; ``baseline``: the row (or
@@ -330,7 +331,7 @@ def risk(data, baseline=0, *, alpha=None, loss_weight=None, convention: str = "c
                            se_param=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
 
 
-def t_test(data, baseline=0, *, alpha=0.0, loss_weight=None, alternative: str = "two-sided",
+def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None, alternative: str = "two-sided",
            threads: int | None = None) -> BatchTTestResult:
     """Paired t test of every system against ``baseline`` in every collection.
 
@@ -348,8 +349,8 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight=None, alternative: str = 
                             mean=urisk)
 
 
-def zrisk(data, *, alpha=None, loss_weight=None, convention: str = "classic",
-          threads: int | None = None) -> BatchZRiskResult:
+def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
+          convention: str = "classic", threads: int | None = None) -> BatchZRiskResult:
     """ZRisk and GeoRisk of every system within each collection (Dinçer et al. 2016).
 
     e_ik = T_i S_k / N, z_ik = (X[i,k] - e_ik) / sqrt(e_ik) (0 where e_ik = 0),
@@ -379,9 +380,9 @@ def _scores(V, row, a):
     return np.ascontiguousarray(x.reshape(K, A * S, c))
 
 
-def bootstrap(data, baseline=0, *, alpha=None, loss_weight=None, replicates: int = 10000,
-              alternative: str = "two-sided", rng=None, start: int = 0, threads: int | None = None
-              ) -> BatchBootstrapResult:
+def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
+              replicates: int = 10000, alternative: str = "two-sided", rng: SeedLike = None, start: int = 0,
+              threads: int | None = None) -> BatchBootstrapResult:
     """Bootstrap test of URisk = 0 for every system of every collection (topics resampled).
 
     Replicate means are shifted to the null (d* = mean* - URisk) and compared with URisk:
@@ -421,9 +422,9 @@ def _scores_mean(V, row, a):
     return (gains[:, None, :] + (1.0 + a)[None, :, None] * losses[:, None, :]) / c
 
 
-def permutation_test(data, baseline=0, *, alpha=None, loss_weight=None, replicates: int = 10000,
-                     alternative: str = "two-sided", rng=None, start: int = 0, threads: int | None = None
-                     ) -> BatchPermutationResult:
+def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
+                     replicates: int = 10000, alternative: str = "two-sided", rng: SeedLike = None, start: int = 0,
+                     threads: int | None = None) -> BatchPermutationResult:
     """Paired sign-flip (randomisation) test of URisk for every system of every collection.
 
     Under the null each topic's pair is exchangeable: the per-topic score is v(d_i) or

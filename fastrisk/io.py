@@ -55,6 +55,26 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     no header), else as a tab-separated CSV. Text may start with a UTF-8 byte-order mark.
     ``path`` may also be a pandas or polars DataFrame or an Arrow table (long or wide form,
     see :meth:`ScoreMatrix.from_arrow`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike or sequence of them, or MatrixLike
+        One file, several files (their systems combined), or a DataFrame / Arrow table.
+    format : {"csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures"}, optional
+        The file format (default: guessed from the suffix and the first lines).
+    measure : str, optional
+        The measure to read from multi-measure output, or the label of the matrix.
+    topics : sequence of str, optional
+        Topic ids of a wide CSV's rows (default: a ``topic`` column, else "1".."c").
+    missing : {"raise", "drop", "zero"}
+        Missing (system, topic) scores: an error naming them, drop the topics, or score 0.
+    system, topic, score : str
+        Column names of the long form.
+
+    Returns
+    -------
+    ScoreMatrix
+        Systems × topics, with ``measure`` set when the input names it.
     """
     check_missing_policy(missing)
     if is_frame(path):
@@ -108,18 +128,38 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     """Read a one-row-per-system table (CSV/TSV, Parquet or Arrow IPC) as an Arrow table.
 
     Such tables are what ``fastrisk risk --format csv`` and the other commands write: a system
-    column (``system=``, read as strings) and one column per statistic. Raises
+    column (``system=``, read as strings) and one column per statistic. The ``# key: value``
+    comment lines ``--header`` writes at the top of a CSV are skipped and returned as the
+    table's schema metadata (as Parquet output carries them). Raises
     :class:`InputError` naming the file when it is missing, unreadable, not a table (trec_eval
     or ir_measures output) or has no column ``system``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A CSV/TSV, Parquet or Arrow IPC file.
+    system : str
+        The name of the system column (read as strings).
+
+    Returns
+    -------
+    pyarrow.Table
+        The rows as written; a CSV's comment header as schema metadata (key -> value).
     """
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: no such file")
-    fmt = _guess_format(p)
+    header = _comment_header(p) if _SUFFIX_FORMATS.get(p.suffix.lower()) not in ("parquet", "ipc") else []
+    fmt = "csv" if header else _guess_format(p)
     if fmt in ("parquet", "ipc"):
         table = _read_arrow_file(p, fmt)
     elif fmt == "csv":
-        table = _read_csv(p, system, "topic")
+        table = _read_csv(p, system, "topic", skip_rows=len(header))
+        if header:
+            from fastrisk.cli._output import parse_comment_header
+
+            meta = {k.encode(): v.encode() for k, v in parse_comment_header(header).items()}
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
     else:
         raise InputError(f"{p}: a one-row-per-system table must be CSV, Parquet or Arrow IPC, not {fmt} output")
     if system not in table.column_names:
@@ -129,7 +169,17 @@ def read_table(path, *, system: str = "system") -> pa.Table:
 
 def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> None:
     """Write ``matrix``: ``parquet``/``ipc`` (native layout, round-trips exactly), ``csv``
-    (long form ``system,topic,score``) or ``csv-wide`` (topics as rows)."""
+    (long form ``system,topic,score``) or ``csv-wide`` (topics as rows).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The matrix to write.
+    path : str or os.PathLike
+        The file (written atomically).
+    format : {"parquet", "ipc", "csv", "csv-wide"}, optional
+        Default: from the suffix (``.parquet``, ``.arrow``/``.ipc``), else ``csv``.
+    """
     path = Path(path)
     fmt = format or {"parquet": "parquet", "ipc": "ipc"}.get(_SUFFIX_FORMATS.get(path.suffix.lower(), ""), "csv")
     if fmt not in WRITE_FORMATS:
@@ -284,7 +334,17 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
         raise InputError(f"{path}: not a readable {fmt} file ({exc})") from None
 
 
-def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
+def _comment_header(path: Path) -> list[str]:
+    """The leading ``#`` lines of a text file (a comment header written by ``--header``)."""
+    out = []
+    for _, line in _text_lines(path):
+        if not line.startswith("#"):
+            break
+        out.append(line)
+    return out
+
+
+def _read_csv(path: Path, system: str, topic: str, *, skip_rows: int = 0) -> pa.Table:
     import pyarrow.csv as pacsv
 
     suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
@@ -293,10 +353,11 @@ def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
     elif suffix in _SNIFFED:
         delimiter = "\t"
     else:
-        delimiter = "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
+        delimiter = "\t" if "\t" in (_first_lines(path, skip_rows + 1) or [""])[-1] else ","
     try:
         table = pacsv.read_csv(
             path,
+            read_options=pacsv.ReadOptions(skip_rows=skip_rows),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
                 null_values=[""], strings_can_be_null=True,

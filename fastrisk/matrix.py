@@ -97,7 +97,26 @@ class ScoreMatrix:
     """Per-topic effectiveness scores of ``S`` systems over ``c`` topics (higher is better).
 
     ``ScoreMatrix(values, systems, topics, measure=None)`` takes an ``(S, c)`` array (rows are
-    systems). Every score must be finite; labels must be unique.
+    systems). Every score must be finite; labels must be unique. The scores live in one
+    Arrow buffer (a ``fixed_size_list<double>`` column) shared zero-copy with ``values``.
+
+    Parameters
+    ----------
+    values : array_like
+        ``(S, c)`` scores, rows are systems.
+    systems, topics : sequence of str
+        Unique labels of the rows and columns.
+    measure : str, optional
+        What the scores measure (e.g. ``"ERR@20"``); reports print its definition.
+
+    Attributes
+    ----------
+    values : (S, c) float64 ndarray
+        The scores (read-only view of the Arrow buffer).
+    systems, topics : tuple of str
+        Row and column labels.
+    measure : str or None
+        The measure's name.
     """
 
     __slots__ = ("_table", "_values", "systems", "topics", "measure")

@@ -135,6 +135,18 @@ def parse_measure(measure, *, convention: str | None = None) -> Measure:
     ``nDCG(dcg='exp-log2')@20``) or pass a :class:`Measure` through.
 
     ``convention="gdeval"`` reads a bare ``nDCG@k`` as ``nDCG(dcg='exp-log2')@k``.
+
+    Parameters
+    ----------
+    measure : str or Measure
+        The name.
+    convention : {None, "gdeval"}
+        How to read a bare ``nDCG@k``.
+
+    Returns
+    -------
+    Measure
+        Family, cutoff and parameters; ``str(measure)`` is the canonical name.
     """
     if isinstance(measure, Measure):
         return measure
@@ -318,16 +330,30 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, convent
              no_relevant: str = "skip", threads=None) -> Evaluation:
     """Score every run on every judged topic, each measure as ir_measures defines it.
 
+    A system that returned nothing for a scored topic scores 0 on it (trec_eval ``-c``).
+
     Parameters
     ----------
-    runs : RunSet, or run file/directory paths (see :func:`fastrisk.read_runs`)
-    qrels : Qrels, or a qrels path
-    measures : ir_measures names (see the module docstring for each definition)
-    convention : None, or ``"gdeval"`` to read a bare ``nDCG@k`` as gdeval's variant
-    no_relevant : ``"skip"`` (default; gdeval, with a warning) or ``"keep"`` (trec_eval)
-        topics whose judgments hold no relevant document.
+    runs : RunSet or str or os.PathLike or sequence of them
+        The runs, or run files / directories (see :func:`fastrisk.read_runs`).
+    qrels : Qrels or str or os.PathLike
+        The judgments, or a qrels file.
+    measures : sequence of str or Measure
+        ir_measures names such as ``"nDCG@20"``, ``"ERR@20"``, ``"AP"`` (the module docstring
+        defines each).
+    convention : {None, "gdeval"}
+        ``"gdeval"`` reads a bare ``nDCG@k`` as gdeval's ``nDCG(dcg='exp-log2')@k``.
+    no_relevant : {"skip", "keep"}
+        Topics whose judgments hold no relevant document: left out with a warning (``"skip"``,
+        as gdeval) or scored (``"keep"``, as trec_eval).
+    threads : int, optional
+        Numba threads for this call (default: all cores, one for small jobs).
 
-    A system that returned nothing for a scored topic scores 0 on it (trec_eval ``-c``).
+    Returns
+    -------
+    Evaluation
+        ``result["ERR@20"]`` is the :class:`ScoreMatrix` of one measure; ``to_arrow()`` the
+        long table (measure, system, topic, score).
     """
     from fastrisk._threads import limit_threads
 

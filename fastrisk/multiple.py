@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastrisk._typing import SeedLike
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
@@ -66,6 +67,20 @@ def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> Adjusted
     The family is the non-NaN entries: a NaN (e.g. the p-value of the baseline compared with
     itself, which every fastrisk test reports as NaN) is skipped and stays NaN, so ``m``
     counts only real comparisons. The result records ``m`` (per family) and ``method``.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        p-values in [0, 1] (NaN skipped), e.g. ``result.pvalue`` ``[alpha, system]``.
+    method : {"holm", "bonferroni", "bh", "none"}
+        The correction (Holm 1979; Bonferroni; Benjamini & Hochberg 1995).
+    axis : int
+        The axis that holds one family (default: the last, systems, per alpha).
+
+    Returns
+    -------
+    AdjustedPValues
+        An array of the input's shape with attributes ``m`` and ``method``.
     """
     _choice(method, "method", CORRECTIONS)
     p = _pvalues_iv(pvalues)
@@ -145,12 +160,29 @@ def _chunk(work_per_replicate: int) -> int:
     return max(1, CHUNK_WORK * numba.get_num_threads() // max(1, work_per_replicate))
 
 
-def tukey_hsd(data, *, replicates: int = 10000, rng=None, threads: int | None = None) -> TukeyHSDResult:
+def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: int | None = None) -> TukeyHSDResult:
     """Randomised Tukey HSD test of every pair of systems (rows of ``data``: a ScoreMatrix
     or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads`` (and
     whatever the chunks the replicates are drawn in; Ctrl-C interrupts between chunks).
     A replicate count whose null distribution would not fit in memory is refused with a
-    :class:`~fastrisk.errors.ResourceError`."""
+    :class:`~fastrisk.errors.ResourceError`.
+
+    Parameters
+    ----------
+    data : MatrixLike or array_like
+        Systems × topics scores.
+    replicates : int
+        Randomisations of the null distribution of the largest pairwise difference.
+    rng : SeedLike
+        The seed (recorded in the result).
+    threads : int, optional
+        Numba threads for this call.
+
+    Returns
+    -------
+    TukeyHSDResult
+        The mean difference and p-value of every pair.
+    """
     B = _positive_int(replicates, "replicates")
     if is_frame(data):
         data = as_matrix(data, "data")

@@ -84,6 +84,12 @@ def _finish(ax, created: bool):
     return ax
 
 
+def _legend_outside(ax, **kwargs):
+    """A legend to the right of the data area, so that it never covers a curve, a box or a point
+    (constrained layout makes room for it)."""
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False, **kwargs)
+
+
 def system_styles(systems: Sequence[str]) -> dict:
     """``{system: {"color", "marker", "linestyle"}}`` in the order given: Okabe-Ito colours, then
     the same colours with other line styles (so 32 systems stay distinguishable)."""
@@ -215,7 +221,7 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"{_risk_name(result, 'TRisk' if statistic == 'trisk' else 'URisk')} vs {result.baseline}")
     if legend:
-        ax.legend(frameon=False, ncols=1 if len(names) <= 6 else 2, loc="best")
+        _legend_outside(ax, ncols=1 if len(names) <= 12 else 2)
     return _finish(ax, created)
 
 
@@ -374,7 +380,7 @@ def urisk_distribution(result, systems=None, *, alpha=None, kind: str = "box", s
         ax.set_ylabel(f"per-topic score x$_i$ ({_alpha_text(result, col)})")
     ax.set_title(f"{ux} summands {title}", loc="left")
     if legend:
-        ax.legend(frameon=False, ncols=1 if len(names) <= 6 or kind == "box" else 2)
+        _legend_outside(ax, ncols=1 if len(names) <= 12 or kind == "box" else 2)
     _finish(ax, created)
     if created and kind == "box":
         ax.tick_params(axis="x", labelsize=max(4.5, min(SMALL_FONT_SIZE, 300.0 / len(names))))
@@ -442,7 +448,7 @@ def qq(results, system=None, *, points: int = 400, ax=None, legend: bool = True)
     vs = f" vs {base[items[0][3]]}" if base else ""
     ax.set_title(f"bootstrap of {sysname}{vs}", loc="left")
     if legend:
-        ax.legend(frameon=False, loc="upper left", markerscale=2.0)
+        _legend_outside(ax, markerscale=2.0)
     return _finish(ax, created)
 
 
@@ -564,7 +570,7 @@ def pooling_bias(result, *, ax=None):
     ax.set_xticks(pos, [str(w) for w in widths])
     ax.set_xlabel("pool width (pooled systems)")
     ax.set_ylabel(f"bias of {result.measure}\n(true \u2212 unpooled)")
-    ax.legend(frameon=False, loc="best")
+    _legend_outside(ax)
     return _finish(ax, created)
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from fastrisk import _atomic
+from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk.errors import InputError, ZeroVarianceWarning
 
 IMAGE_FORMATS = ("svg", "png")
@@ -32,16 +33,87 @@ DEFAULT_HIGHLIGHT = 5
 
 
 # ---------------------------------------------------------------------- provenance
-def file_provenance(path) -> dict:
-    """Name, size, SHA-256 and modification time of an input file."""
-    p = Path(path)
+def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
-    with open(p, "rb") as fh:
+    with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
-    st = p.stat()
-    return {"path": str(p), "bytes": st.st_size, "sha256": digest.hexdigest(),
-            "modified": _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return digest.hexdigest()
+
+
+def _modified(st) -> str:
+    return _dt.datetime.fromtimestamp(st.st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def file_provenance(path) -> dict:
+    """Name, size, SHA-256 and modification time of an input file or directory.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file, or a directory (e.g. of TREC runs).
+
+    Returns
+    -------
+    dict
+        ``path``, ``bytes``, ``sha256``, ``modified``; for a directory also ``files``: one
+        ``{"name", "bytes", "sha256"}`` per file below it (sorted by relative name), ``bytes``
+        their total, ``sha256`` the digest of the listing (one ``name\tsha256`` line per file)
+        and ``modified`` the latest modification.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file or directory")
+    if not p.is_dir():
+        st = p.stat()
+        return {"path": str(p), "bytes": st.st_size, "sha256": _sha256(p), "modified": _modified(st)}
+    files, latest = [], None
+    for f in sorted((f for f in p.rglob("*") if f.is_file()), key=lambda f: f.relative_to(p).as_posix()):
+        st = f.stat()
+        files.append({"name": f.relative_to(p).as_posix(), "bytes": st.st_size, "sha256": _sha256(f)})
+        latest = st if latest is None or st.st_mtime > latest.st_mtime else latest
+    listing = "".join(f"{f['name']}\t{f['sha256']}\n" for f in files)
+    return {"path": str(p), "bytes": sum(f["bytes"] for f in files),
+            "sha256": hashlib.sha256(listing.encode()).hexdigest(),
+            "modified": _modified(latest or p.stat()), "files": files}
+
+
+#: What each measure family means (as :func:`fastrisk.evaluate` computes it, ir_measures' names).
+_MEASURES = {
+    "P": "precision at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by {k} (trec_eval P)",
+    "R": "recall at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by R, the number of "
+         "relevant documents (trec_eval recall)",
+    "AP": "average precision{at}: the sum of the precision at the rank of each relevant document (grade ≥ {rel})"
+          "{within}, divided by R, the number of relevant documents (trec_eval map)",
+    "RR": "reciprocal rank of the first relevant document (grade ≥ {rel}){within} (trec_eval recip_rank)",
+    "Rprec": "R-precision: relevant documents (grade ≥ {rel}) in the top R, divided by R (trec_eval Rprec)",
+    "nDCG": "normalised discounted cumulative gain{at} (Järvelin & Kekäläinen, TOIS 2002): DCG / ideal DCG, "
+            "DCG = Σ gain(grade_r) / log2(r + 1) over ranks r{within}, {gain}",
+    "ERR": "expected reciprocal rank at {k} (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009): "
+           "Σ_{{r ≤ {k}}} (1/r) R_r Π_{{i < r}} (1 − R_i), stop probability R = (2^grade − 1) / 2^4, "
+           "as the TREC Web track's gdeval computes it",
+    "RBP": "rank-biased precision (Moffat & Zobel, TOIS 2008): (1 − p) Σ_r p^(r−1) rel_r with p = {p}, "
+           "rel_r = 1 when grade ≥ {rel}{within}",
+    "Judged": "share of the top {k} documents that are judged",
+}
+
+
+def measure_definition(name) -> str | None:
+    """A one-sentence definition of measure ``name`` (an ir_measures name such as ``ERR@20``),
+    or None when fastrisk does not know it."""
+    if not name:
+        return None
+    from fastrisk.metrics import parse_measure
+
+    try:
+        m = parse_measure(str(name))
+    except (InputError, ValueError):
+        return None
+    k = m.cutoff
+    gain = ("gain 2^grade − 1 (gdeval, TREC Web track)" if m.dcg == "exp-log2"
+            else "gain = grade (trec_eval ndcg_cut)")
+    return _MEASURES[m.family].format(k=k, rel=m.rel, p=f"{m.p:g}", gain=gain, at=f" at {k}" if k else "",
+                                      within=f" within the top {k}" if k else "")
 
 
 def _versions() -> str:
@@ -63,8 +135,34 @@ class Section:
     title: str
     caption: str = ""
     figures: list = field(default_factory=list)  # (matplotlib Figure, alt text)
-    tables: list = field(default_factory=list)  # (title, html)
+    tables: list = field(default_factory=list)  # Table
     note: str = ""
+
+
+@dataclass
+class Table:
+    """A table of the report, rendered as HTML (:func:`html_table`) or as PDF pages.
+
+    ``rows`` hold numbers or ready-made strings (p-values are formatted by
+    :func:`pvalue_text`); ``classes[i][j]`` is an optional CSS class per cell (``risk`` /
+    ``reward``); ``numeric[j]`` right-aligns column j; ``empty`` is shown when there are no rows.
+    """
+
+    title: str
+    headers: list
+    rows: list
+    classes: list | None = None
+    numeric: list | None = None
+    empty: str = ""
+
+    def html(self) -> str:
+        if not self.rows and self.empty:
+            return f"<p>{html.escape(self.empty)}</p>"
+        return html_table(self.headers, self.rows, classes=self.classes, numeric=self.numeric)
+
+    def text_rows(self) -> list[list[str]]:
+        """Every cell as the text the HTML shows."""
+        return [[v if isinstance(v, str) else _fmt(v) for v in row] for row in self.rows]
 
 
 def _figure(width: float, height: float):
@@ -85,6 +183,13 @@ def _fmt(v, digits: int = 4) -> str:
     if np.isinf(v):
         return "∞" if v > 0 else "−∞"
     return f"{v:.{digits}f}".replace("-", "−")
+
+
+def pvalue_text(p, digits: int = 4) -> str:
+    """A p-value as the report prints it: ``< 0.0001`` below the precision, ``–`` for NaN."""
+    from fastrisk._publication import format_pvalue
+
+    return format_pvalue(p, digits)
 
 
 def html_table(headers, rows, *, classes=None, numeric=None) -> str:
@@ -129,7 +234,7 @@ def _alpha_grid(result):
     return {"alpha": np.unique(np.concatenate([np.linspace(0.0, top, 41), result.alpha]))}
 
 
-def _sections(matrix, base, *, kwargs, highlight, significance):
+def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=None):
     """Compute every result and build the report's sections."""
     from fastrisk import plot
     from fastrisk._risk import risk, topic_risk
@@ -160,7 +265,7 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
             grid_kwargs = {k: v for k, v in kwargs.items() if k not in ("alpha", "loss_weight")}
             fine = risk(matrix.select(systems=highlight), _rows_baseline(base, rows_h),
                         significance=significance, **grid_kwargs, **_alpha_grid(res))
-        fig, ax = _figure(4.2, 3.0)
+        fig, ax = _figure(4.8, 3.0)  # room for the legend beside the curves
         plot.trisk_alpha(fine, highlight, ax=ax, colors=styles)
         sec.figures.append((fig, f"{trisk_n} against α for {', '.join(highlight)}"))
     else:
@@ -171,11 +276,11 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
         for j in range(A):
             a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
             rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.se_param[j, k],
-                         res.trisk[j, k], res.pvalue[j, k]])
+                         res.trisk[j, k], pvalue_text(res.pvalue[j, k])])
             flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
             classes.append(["", "", "", "", flag, flag])
-    sec.tables.append(("Risk against the baseline", html_table(headers, rows, classes=classes,
-                                                               numeric=[False, True, True, True, True, True])))
+    sec.tables.append(Table("Risk against the baseline", headers, rows, classes,
+                            [False, True, True, True, True, True]))
     sections.append(sec)
 
     # 2. per-topic TR_i / TJ_i
@@ -194,9 +299,8 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
                 rows.append([topic.topics[i], alpha_labels[j], topic.x[j, k, i], topic.tr[j, k, i],
                              topic.tj[j, k, i], "loss" if topic.loss[j, k, i] else "win"])
         classes = [[""] * 5 + ["risk" if r[-1] == "loss" else "reward"] for r in rows]
-        sec.tables.append(("Significant topics", html_table(
-            ["topic", "α", "x_i", "TR_i", "TJ_i", ""], rows, classes=classes,
-            numeric=[False, False, True, True, True, False]) if rows else "<p>No topic is significant.</p>"))
+        sec.tables.append(Table(f"Significant topics of {name}", ["topic", "α", "x_i", "TR_i", "TJ_i", ""], rows,
+                                classes, [False, False, True, True, True, False], empty="No topic is significant."))
         sections.append(sec)
 
     # 3. distributions of per-topic scores
@@ -216,7 +320,7 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
     sections.append(sec)
 
     # 4. the all-baseline heat map (when fastrisk.tables is available)
-    sections.append(_baseline_section(matrix, kwargs, res, significance))
+    sections.append(_baseline_section(matrix, res, significance, heatmap_alpha))
 
     # 5. every system
     sec = Section("Every system", f"{urisk_n}, {trisk_n} and two-sided p-value of every system, "
@@ -231,12 +335,12 @@ def _sections(matrix, base, *, kwargs, highlight, significance):
         row, cls = [res.systems[k], means[k]], ["", ""]
         for j in range(A):
             flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
-            row += [res.urisk[j, k], res.trisk[j, k], res.pvalue[j, k]]
+            row += [res.urisk[j, k], res.trisk[j, k], pvalue_text(res.pvalue[j, k])]
             cls += ["", flag, flag]
         rows.append(row)
         classes.append(cls)
-    sec.tables.append((f"All {matrix.n_systems} systems",
-                       html_table(headers, rows, classes=classes, numeric=[False] + [True] * (len(headers) - 1))))
+    sec.tables.append(Table(f"All {matrix.n_systems} systems", headers, rows, classes,
+                            [False] + [True] * (len(headers) - 1)))
     sections.append(sec)
     return res, sections
 
@@ -248,13 +352,10 @@ def _rows_baseline(base, rows):
     return Baseline(base.name, np.ascontiguousarray(values))
 
 
-def _baseline_section(matrix, kwargs, res, significance):
+def _baseline_section(matrix, res, significance, heatmap_alpha=None):
     from fastrisk import plot
 
-    sec = Section("Every system as the baseline",
-                  f"{plot._risk_name(res, 'TRisk')} of every system (rows) against every other system as the "
-                  "baseline (columns), systems sorted by mean URisk; dots: significant at level "
-                  f"{significance:g}. Dinçer, Ounis &amp; Macdonald (ECIR 2014).")
+    sec = Section("Every system as the baseline", "")
     try:
         from fastrisk.tables import baseline_table
     except ImportError:
@@ -263,16 +364,23 @@ def _baseline_section(matrix, kwargs, res, significance):
     if res.value != "linear":
         sec.note = f"All-baseline tables use the linear value function; not drawn for {html.escape(res.value)}."
         return sec
-    j = int(np.argmax(res.alpha))
-    key = "loss_weight" if res.given == "loss_weight" else "alpha"
-    value = float(getattr(res, key)[j])
+    if heatmap_alpha is not None:
+        key, value = "alpha", float(heatmap_alpha)
+    else:  # the largest alpha asked for, in the parametrisation given
+        j = int(np.argmax(res.alpha))
+        key = "loss_weight" if res.given == "loss_weight" else "alpha"
+        value = float(getattr(res, key)[j])
+    at = f"α = {value:g}" if key == "alpha" else f"loss weight α̂ = {value:g} (α = {value - 1:g})"
+    sec.caption = (f"{plot._risk_name(res, 'TRisk')} at {at} of every system (rows) against every other system as "
+                   "the baseline (columns), systems sorted by mean URisk; dots: significant at level "
+                   f"{significance:g}. Dinçer, Ounis &amp; Macdonald (ECIR 2014).")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         table = baseline_table(matrix, **{key: [value]}, convention=res.convention)
     big = matrix.n_systems > 12
     fig, ax = _figure(7.0 if big else 4.2, 6.2 if big else 3.6)
     plot.baseline_heatmap(table, statistic="trisk", significance=significance, order="mean", ax=ax)
-    sec.figures.append((fig, "all-baseline TRisk heat map"))
+    sec.figures.append((fig, f"all-baseline TRisk heat map at {at}"))
     return sec
 
 
@@ -316,7 +424,8 @@ def _params(matrix, res, base_name, provenance, significance) -> list[tuple[str,
     esc = html.escape
     alphas = ", ".join("–" if np.isnan(a) else f"{a:g}" for a in res.alpha)
     lws = ", ".join("–" if np.isnan(a) else f"{a:g}" for a in res.loss_weight)
-    items = [("measure", esc(matrix.measure or "(unnamed)")),
+    definition = measure_definition(matrix.measure)
+    items = [("measure", esc(matrix.measure or "(unnamed)") + (f" — {esc(definition)}" if definition else "")),
              ("systems", f"{matrix.n_systems}"),
              ("topics", f"{matrix.n_topics} ({esc(matrix.topics[0])} … {esc(matrix.topics[-1])})"),
              ("baseline", esc(base_name)),
@@ -327,7 +436,14 @@ def _params(matrix, res, base_name, provenance, significance) -> list[tuple[str,
                                                     if res.convention == "minus" else " (larger is better)")),
              ("significance", f"{significance:g} two-sided, t({significance / 2:g}, {res.df}) = {res.critical_t:.4f}")]
     for key, value in (provenance or {}).items():
-        if isinstance(value, dict):  # a file's provenance
+        if isinstance(value, dict) and "files" in value:  # a directory's provenance
+            listing = "".join(f"<li><code>{esc(f['name'])}</code> — {f['bytes']:,} bytes, SHA-256 "
+                              f"<code>{esc(f['sha256'])}</code></li>" for f in value["files"])
+            value = (f"<code>{esc(value['path'])}</code> — directory of {len(value['files'])} files, "
+                     f"{value['bytes']:,} bytes, modified {esc(value['modified'])}, SHA-256 of the listing "
+                     f"<code>{esc(value['sha256'])}</code><details><summary>files</summary><ul>{listing}</ul>"
+                     "</details>")
+        elif isinstance(value, dict):  # a file's provenance
             value = (f"<code>{esc(value['path'])}</code> — {value['bytes']:,} bytes, modified {esc(value['modified'])}, "
                      f"SHA-256 <code>{esc(value['sha256'])}</code>")
         else:
@@ -355,7 +471,7 @@ def render_html(sections, params, *, title: str, image_format: str = "svg") -> s
             parts.append('<div class="pair">')
             parts += [_figure_html(fig, alt, image_format) for fig, alt in sec.figures]
             if sec.tables:
-                parts.append('<div class="tables">' + "".join(f"<h3>{esc(t)}</h3>{body}" for t, body in sec.tables)
+                parts.append('<div class="tables">' + "".join(f"<h3>{esc(t.title)}</h3>{t.html()}" for t in sec.tables)
                              + "</div>")
             parts.append("</div>")
         parts.append("</section>")
@@ -366,8 +482,59 @@ def render_html(sections, params, *, title: str, image_format: str = "svg") -> s
     return "\n".join(parts)
 
 
-def _write_pdf(path: Path, sections, params, title: str) -> None:
+#: Rows of a table on one PDF page (A4); lines of the parameter page.
+PDF_TABLE_ROWS, PDF_COVER_LINES = 40, 110
+_PDF_COLORS = {"risk": "#A63603", "reward": "#00664A"}
+
+
+def _table_pages(table: Table, heading: str):
+    """The PDF pages (matplotlib Figures) of one report table, ``PDF_TABLE_ROWS`` rows a page."""
+    from matplotlib.figure import Figure
+
+    rows = table.text_rows()
+    if not rows:
+        rows, classes = [[table.empty or "(no rows)"] + [""] * (len(table.headers) - 1)], None
+    else:
+        classes = table.classes
+    numeric = table.numeric or [False] * len(table.headers)
+    wide = len(table.headers) > 7
+    pages = []
+    n_pages = -(-len(rows) // PDF_TABLE_ROWS)
+    for page in range(n_pages):
+        lo, hi = page * PDF_TABLE_ROWS, min(len(rows), (page + 1) * PDF_TABLE_ROWS)
+        fig = Figure(figsize=(11.69, 8.27) if wide else (8.27, 11.69))
+        ax = fig.add_axes((0.04, 0.04, 0.92, 0.88))
+        ax.set_axis_off()
+        cont = f" ({page + 1}/{n_pages})" if n_pages > 1 else ""
+        fig.text(0.04, 0.96, f"{heading}: {table.title}{cont}", fontsize=10, weight="bold", va="top")
+        height = min(0.9, (hi - lo + 1) * 0.022 * (1.4 if wide else 1.0))
+        tab = ax.table(cellText=rows[lo:hi], colLabels=[str(h) for h in table.headers], loc="top",
+                       bbox=(0.0, 1.0 - height, 1.0, height), edges="horizontal")
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(6.5 if wide else 7.5)
+        for (r, c), cell in tab.get_celld().items():
+            cell.set_linewidth(0.3)
+            cell.get_text().set_horizontalalignment("right" if numeric[c] else "left")
+            if r == 0:
+                cell.get_text().set_weight("bold")
+            elif classes is not None and classes[lo + r - 1][c] in _PDF_COLORS:
+                cell.get_text().set_color(_PDF_COLORS[classes[lo + r - 1][c]])
+                cell.get_text().set_weight("bold")
+        pages.append(fig)
+    return pages
+
+
+def _plain(value: str) -> str:
+    """HTML parameter text as plain text (list items on their own lines)."""
     import re
+
+    value = re.sub(r"<summary>.*?</summary>", "", value)
+    value = re.sub(r"<li>", "\n  ", value)
+    return html.unescape(re.sub("<[^>]+>", "", value))
+
+
+def _write_pdf(path: Path, sections, params, title: str) -> None:
+    import textwrap
 
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
@@ -375,20 +542,25 @@ def _write_pdf(path: Path, sections, params, title: str) -> None:
     with _atomic.atomic_open(path, "wb") as fh, PdfPages(fh, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
         cover = Figure(figsize=(8.27, 11.69))
         cover.text(0.08, 0.94, title, fontsize=16, weight="bold", va="top")
-        lines = [f"{k}: {html.unescape(re.sub('<[^>]+>', '', v))}" for k, v in params]
-        import textwrap
-
-        wrapped = "\n".join(textwrap.fill(line, 100, subsequent_indent="    ") for line in lines)
-        cover.text(0.08, 0.90, wrapped, fontsize=8, va="top", family="monospace")
+        lines = [line for k, v in params for line in f"{k}: {_plain(v)}".split("\n")]
+        wrapped = [w for line in lines for w in textwrap.wrap(line, 100, subsequent_indent="    ")]
+        if len(wrapped) > PDF_COVER_LINES:  # e.g. a directory of hundreds of runs: the HTML lists them all
+            more = len(wrapped) - PDF_COVER_LINES + 1
+            wrapped = wrapped[:PDF_COVER_LINES - 1] + [f"... {more} more lines (the HTML report lists every file)"]
+        wrapped = "\n".join(wrapped)
+        cover.text(0.08, 0.90, wrapped, fontsize=7, va="top", family="monospace")
         pdf.savefig(cover)
         for sec in sections:
             for fig, _ in sec.figures:
                 fig.suptitle(sec.title, fontsize=9, x=0.01, ha="left")
                 pdf.savefig(fig)
+            for table in sec.tables:
+                for page in _table_pages(table, sec.title):
+                    pdf.savefig(page)
 
 
 # ---------------------------------------------------------------------- public API
-def _report_iv(image_format, format, path, significance):
+def _report_iv(image_format, format, path, significance, heatmap_alpha=None):
     if image_format not in IMAGE_FORMATS:
         raise InputError(f"`image_format` must be 'svg' or 'png', got {image_format!r}")
     if format is None:
@@ -397,41 +569,90 @@ def _report_iv(image_format, format, path, significance):
         raise InputError(f"`format` must be 'html' or 'pdf', got {format!r}")
     if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
         raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
+    if heatmap_alpha is not None and (isinstance(heatmap_alpha, bool) or not isinstance(heatmap_alpha, (int, float))
+                                      or not np.isfinite(heatmap_alpha) or heatmap_alpha < 0):
+        raise InputError(f"`heatmap_alpha` must be a finite alpha >= 0, got {heatmap_alpha!r}")
     return format
 
 
-def build_report(matrix, baseline, *, alpha=None, loss_weight=None, value=None, convention: str = "classic",
+def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
+                 loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
                  significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
-                 title: str | None = None, provenance: dict | None = None):
-    """(sections, parameters, title) of the report; see :func:`write_report`."""
+                 title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None):
+    """The report's content without writing it; see :func:`write_report` for the parameters.
+
+    Returns
+    -------
+    sections : list of Section
+        Headings, captions, figures and :class:`Table` s, in page order.
+    parameters : list of (str, str)
+        The header's (name, HTML value) rows: measure and its definition, systems, topics,
+        baseline, α, convention, significance, then ``provenance``.
+    title : str
+    """
     from fastrisk.baselines import resolve_baseline
 
+    _report_iv("svg", "html", "report.html", significance, heatmap_alpha)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)
     highlight = _choose_highlight(matrix, systems, base.system)
     kwargs = dict(alpha=alpha, loss_weight=loss_weight, value=value, convention=convention, threads=threads)
-    res, sections = _sections(matrix, base, kwargs=kwargs, highlight=highlight, significance=significance)
+    res, sections = _sections(matrix, base, kwargs=kwargs, highlight=highlight, significance=significance,
+                              heatmap_alpha=heatmap_alpha)
     title = title or f"Risk-sensitive evaluation against {base.name}"
     return sections, _params(matrix, res, base.name, provenance, significance), title
 
 
-def write_report(path, matrix, baseline, *, format: str | None = None, image_format: str = "svg",
-                 alpha=None, loss_weight=None, value=None, convention: str = "classic", significance: float = 0.05,
-                 systems=None, missing: str = "raise", threads: int | None = None, title: str | None = None,
-                 provenance: dict | None = None) -> Path:
+def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: str | None = None,
+                 image_format: str = "svg", alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
+                 value=None, convention: str = "classic", significance: float = 0.05, systems=None,
+                 missing: str = "raise", threads: int | None = None, title: str | None = None,
+                 provenance: dict | None = None, heatmap_alpha: float | None = None) -> Path:
     """Write the risk report of ``matrix`` against ``baseline`` to ``path``.
 
-    ``format``: ``"html"`` (one self-contained page; default unless ``path`` ends in .pdf) or
-    ``"pdf"`` (a parameter page, then one page per figure). ``image_format``: ``"svg"``
-    (inline, scalable) or ``"png"`` (base64, smaller for huge matrices). ``systems``: the
-    systems drawn individually (default: the 5 best by mean score); the same systems get the
-    same colours in every figure. ``provenance``: extra ``{label: text or file_provenance(...)}``
-    rows for the header (the CLI records the input files there). The other arguments are
-    those of :func:`fastrisk.risk`.
+    URisk/TRisk (Wang, Bennett & Collins-Thompson, SIGIR 2012; Dinçer, Macdonald & Ounis,
+    SIGIR 2014), per-topic TR_i/TJ_i, score distributions and the all-baseline heat map
+    (Dinçer, Ounis & Macdonald, ECIR 2014), each figure with its table.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (atomically).
+    matrix : MatrixLike
+        Per-topic scores, systems × topics.
+    baseline : BaselineLike
+        A system name, a file, a mapping topic -> score, a :class:`~fastrisk.Baseline` or
+        ``"mean"`` / ``"median"`` / ``"max"``.
+    format : {"html", "pdf"}, optional
+        One self-contained HTML page (default unless ``path`` ends in ``.pdf``), or a PDF: a
+        parameter page, then each figure and each table on pages of their own.
+    image_format : {"svg", "png"}
+        Figures of the HTML page as inline SVG (scalable) or base64 PNG (smaller for huge
+        matrices).
+    alpha, loss_weight, value, convention, missing, threads
+        As in :func:`fastrisk.risk`.
+    significance : float
+        Two-sided level of the critical lines, the flags and the markers (default 0.05).
+    systems : sequence of str, optional
+        The systems drawn individually (default: the 5 best by mean score); they keep their
+        colours in every figure.
+    title : str, optional
+        The page's title.
+    provenance : dict, optional
+        Extra header rows ``{label: text or file_provenance(path)}`` (the CLI records its input
+        files and directories there).
+    heatmap_alpha : float, optional
+        The α of the all-baseline heat map (default: the largest α of the report).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
     """
-    format = _report_iv(image_format, format, path, significance)
+    format = _report_iv(image_format, format, path, significance, heatmap_alpha)
     sections, params, title = build_report(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                                            convention=convention, significance=significance, systems=systems,
-                                           missing=missing, threads=threads, title=title, provenance=provenance)
+                                           missing=missing, threads=threads, title=title, provenance=provenance,
+                                           heatmap_alpha=heatmap_alpha)
     path = Path(path)
     if format == "pdf":
         _write_pdf(path, sections, params, title)

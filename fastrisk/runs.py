@@ -310,6 +310,24 @@ def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None 
     cores). ``cache=True`` (or a directory) keeps the parsed set on disk, keyed by the files'
     paths, sizes, modification times and a hash of their ends, so the next read of the same
     files is a memory-mapped load.
+
+    Parameters
+    ----------
+    paths : str or os.PathLike or sequence of them, or an in-memory source
+        Run files and directories, a saved RunSet, or frames / dicts / ranx runs.
+    names : sequence of str, optional
+        System names, one per run.
+    pattern : str, optional
+        A glob selecting the run files of a directory.
+    threads : int, optional
+        Parser workers (default: all cores).
+    cache : bool or str or os.PathLike, optional
+        Keep the parsed set on disk (True: the default cache directory).
+
+    Returns
+    -------
+    RunSet
+        Every run's ranking per topic, with dense per-topic document ids.
     """
     from fastrisk import run_cache, run_sources
 
@@ -462,6 +480,16 @@ def read_qrels(path) -> Qrels:
     also be a saved Qrels (:meth:`Qrels.save`) or an in-memory source (a frame with columns
     ``qid, docno, label``, ``{qid: {docno: grade}}``, an ir_datasets qrels iterable, a ranx
     ``Qrels``): see :func:`fastrisk.run_sources.qrels_from`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or Qrels or an in-memory source
+        The qrels file (plain or compressed) or another source of judgments.
+
+    Returns
+    -------
+    Qrels
+        Grades per (topic, document).
     """
     from fastrisk import _trec_text, run_cache, run_sources
 

@@ -74,7 +74,26 @@ def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
 
 
 def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DEFAULT_ALPHAS) -> ValueFunction:
-    """Resolve ``value`` (None/"linear", "smooth", or a scalar function) with its alphas."""
+    """Resolve ``value`` (None/"linear", "smooth", or a scalar function) with its alphas.
+
+    Parameters
+    ----------
+    value : {None, "linear", "smooth"} or callable
+        The value function of d = r − b: linear l(d) = d for gains and (1 + α) d for losses;
+        smooth s(d) = 1.38426 d³ − 0.51659 d² + 0.11578 d (Benham, Moffat & Culpepper 2019);
+        or a scalar function (compiled with numba).
+    alpha, loss_weight : AlphaLike, optional
+        The linear function's α (≥ 0) or loss weight 1 + α; never both, and neither for the
+        other value functions.
+    default_alphas : sequence of float
+        The α used when neither is given.
+
+    Returns
+    -------
+    ValueFunction
+        ``name``, ``alpha`` and ``loss_weight`` (NaN for non-linear ones), ``given`` and the
+        compiled ``func`` (None for linear).
+    """
     if value is None or (isinstance(value, str) and value == "linear"):
         a, lw, given = resolve_alphas(alpha, loss_weight, default=default_alphas)
         return ValueFunction("linear", a, lw, given)

@@ -292,8 +292,9 @@ def test_pooling_bias_and_mae():
         pytest.skip("fastrisk.bench_data.synthetic_runs is not available")
     runs, qrels = generate(n_systems=12, n_topics=30, depth=20, seed=5)
     res = pooling.pooling_experiment(runs, qrels, widths=(2, 4, 8), repeats=12, common_topics=(5, 10, 20),
-                                     topic_repeats=10, seed=3)
-    ax = plot.pooling_bias(res, ax=_axes())
+                                     topic_repeats=10, rng=3)
+    ax = plot.pooling_bias(res, ax=plot.new_axes(pyplot=False))
+    assert _legend_overlap(ax) == 0.0
     boxes = _by_gid(ax, "quartiles")
     assert len(boxes) == 3
     q1, q3 = np.quantile(res.bias, [0.25, 0.75], axis=1)
@@ -343,3 +344,32 @@ def test_pca_map_systems_highlights_and_virtual_baselines(data):
     _render(ax)
     with pytest.raises(InputError, match="two different components"):
         plot.pca_map(res, components=(1, 1))
+
+
+# ---------------------------------------------------------------------- legends never cover data
+def _legend_overlap(ax) -> float:
+    """Area (display units) where the legend's box and the axes' data area overlap."""
+    ax.figure.canvas.draw()
+    legend = ax.get_legend()
+    assert legend is not None
+    box = legend.get_window_extent()
+    area = ax.get_window_extent()
+    w = min(box.x1, area.x1) - max(box.x0, area.x0)
+    h = min(box.y1, area.y1) - max(box.y0, area.y0)
+    return max(w, 0.0) * max(h, 0.0)
+
+
+def test_legends_sit_outside_the_data_area(data, trisk_result, topic_result):
+    from fastrisk.resampling import bootstrap
+
+    m, base = data
+    boot = bootstrap(m.select(systems=NAMED), base, alpha=[1, 5], replicates=200, rng=1, keep_replicates=True)
+    axes = [
+        plot.trisk_alpha(trisk_result, NAMED + ["run1", "run2", "run3"], ax=plot.new_axes(pyplot=False)),
+        plot.topic_risk_bars(topic_result, NAMED[0], statistic="both", ax=plot.new_axes((7.2, 3), pyplot=False)),
+        plot.urisk_distribution(topic_result, kind="box", ax=plot.new_axes((7.2, 3), pyplot=False)),
+        plot.urisk_distribution(topic_result, NAMED, kind="sorted", ax=plot.new_axes(pyplot=False)),
+        plot.qq(boot, NAMED[0], points=50, ax=plot.new_axes((3, 3), pyplot=False)),
+    ]
+    for ax in axes:
+        assert _legend_overlap(ax) == 0.0, ax.get_ylabel()

@@ -1,4 +1,15 @@
-"""Writing result tables: an aligned text table, CSV, JSON lines or Parquet.
+"""Writing result tables: an aligned text table, CSV, JSON lines, Parquet, LaTeX or Markdown.
+
+Every output can record what produced it — baseline, measure, parameters, the command line —
+as ``metadata`` (``dict[str, str]``): Parquet files always carry it as key-value metadata of
+the schema; CSV and the text table carry it as ``# key: value`` comment lines at the top only
+when asked (``header=True``, the ``--header`` option), because many CSV readers do not skip
+comments. :func:`fastrisk.io.read_table` reads such files back, comment header included, and
+returns the header as the table's schema metadata.
+
+Where the metadata comes from, later entries winning: the ``fastrisk`` parameters a result's
+:meth:`~fastrisk._results.Result.to_arrow` put in the table's schema, the command line of the
+running command (:func:`invocation`, set by the CLI's ``main``), then ``metadata=``.
 
 A file given with ``--out`` is written atomically (:mod:`fastrisk._atomic`): a failure,
 a full disk included, leaves the previous file as it was.
@@ -6,20 +17,144 @@ a full disk included, leaves the previous file as it was.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import json
 import math
+import shlex
 import sys
 
 import pyarrow as pa
 
-FORMATS = ("table", "csv", "json", "parquet")
+FORMATS = ("table", "csv", "json", "parquet", "latex", "markdown")
+#: Formats that can carry a ``#`` comment header (``header=True``).
+HEADER_FORMATS = ("table", "csv")
+#: Namespace entries never recorded: how and where to write, not what was computed.
+_NOT_PARAMETERS = frozenset({"func", "format", "out", "header", "threads"})
+
+_INVOCATION: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("fastrisk_invocation",
+                                                                                   default=None)
+_HEADER: contextvars.ContextVar[bool] = contextvars.ContextVar("fastrisk_header", default=False)
 
 
 def add_format_options(parser) -> None:
-    """The ``--format`` and ``--out`` options every table-producing command shares."""
+    """The ``--format``, ``--out`` and ``--header`` options every table-producing command shares."""
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--out", metavar="PATH", help="write to PATH instead of standard output")
+    parser.add_argument("--header", action="store_true",
+                        help="start CSV and text output with '# key: value' lines recording the command, baseline, "
+                             "measure and parameters (Parquet output always records them as metadata)")
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (str, bool, int, float)) for v in value):
+        return ",".join(str(v) for v in value)
+    return None
+
+
+def cli_metadata(args) -> dict[str, str]:
+    """What a parsed command line says about an output: the command, every option that has a
+    value (baseline, measure, alpha, seed, ...) and the fastrisk version, as strings."""
+    from fastrisk import __version__
+
+    out = {"fastrisk_version": __version__}
+    command = getattr(args, "command", None)
+    if command:
+        out["command"] = str(command)
+    for key, value in sorted(vars(args).items()):
+        if key in _NOT_PARAMETERS or key.startswith("_") or key == "command":
+            continue
+        text = _text(value)
+        if text is not None and value is not False:
+            out[key] = text
+    return out
+
+
+@contextlib.contextmanager
+def invocation(args, argv=None):
+    """Within the block, :func:`write_table` records ``cli_metadata(args)`` in every output and
+    honours ``args.header``. The CLI's ``main`` wraps each command in it."""
+    meta = cli_metadata(args)
+    if argv is not None:
+        meta["command_line"] = "fastrisk " + shlex.join(str(a) for a in argv)
+    t1 = _INVOCATION.set(meta)
+    t2 = _HEADER.set(bool(getattr(args, "header", False)))
+    try:
+        yield meta
+    finally:
+        _INVOCATION.reset(t1)
+        _HEADER.reset(t2)
+
+
+def record(**metadata) -> None:
+    """Add ``key=value`` entries to what every output of the running command records, e.g.
+    ``record(measure=matrix.measure)`` where a command learns the measure from its input file.
+    None values are skipped; outside :func:`invocation` this does nothing."""
+    current = _INVOCATION.get()
+    if current is None:
+        return
+    for key, value in metadata.items():
+        text = _text(value)
+        if text is not None:
+            current[key] = text
+
+
+def table_metadata(table: pa.Table, metadata: dict[str, str] | None = None) -> dict[str, str]:
+    """The key-value metadata an output of ``table`` records (see the module docstring)."""
+    out: dict[str, str] = {}
+    raw = (table.schema.metadata or {}).get(b"fastrisk")
+    if raw is not None:
+        try:
+            params = json.loads(raw)
+        except ValueError:
+            params = {}
+        for key, value in params.items() if isinstance(params, dict) else ():
+            text = _text(value)
+            if text is not None:
+                out[key] = text
+    out.update(_INVOCATION.get() or {})
+    for key, value in (metadata or {}).items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"`metadata` must map str to str, got {key!r}: {value!r}")
+        out[key] = value
+    return out
+
+
+def comment_header(metadata: dict[str, str]) -> str:
+    """``# key: value`` lines (newlines in a value escaped as ``\\n``)."""
+    return "".join(f"# {k}: {v.replace(chr(92), chr(92) * 2).replace(chr(10), chr(92) + 'n')}\n"
+                   for k, v in metadata.items())
+
+
+def parse_comment_header(lines) -> dict[str, str]:
+    """Inverse of :func:`comment_header` for the leading ``#`` lines of a file."""
+    out = {}
+    for line in lines:
+        body = line.rstrip("\r\n")[1:].strip()
+        key, sep, value = body.partition(": ")
+        if not sep:
+            key, value = body.rstrip(":"), ""
+        out[key] = _unescape(value)
+    return out
+
+
+def _unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            out.append("\n" if text[i + 1] == "n" else text[i + 1])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def _cell(value) -> str:
@@ -45,11 +180,34 @@ def format_text(table: pa.Table) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_table(table: pa.Table, fmt: str = "table", out: str | None = None) -> None:
-    """Write ``table`` to ``out`` (a path) or standard output in format ``fmt``."""
+def write_table(table: pa.Table, fmt: str = "table", out: str | None = None, *,
+                metadata: dict[str, str] | None = None, header: bool | None = None) -> None:
+    """Write ``table`` to ``out`` (a path) or standard output in format ``fmt``.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        The rows to write.
+    fmt : str
+        One of :data:`FORMATS`.
+    out : str, optional
+        A path (written atomically); standard output when None.
+    metadata : dict[str, str], optional
+        What produced the table (baseline, measure, parameters), merged over the table's own
+        ``fastrisk`` parameters and the running command's options. Always stored in Parquet
+        output; in CSV and text output only with ``header``.
+    header : bool, optional
+        Start CSV and text output with ``# key: value`` comment lines; default: the running
+        command's ``--header`` option, else False.
+    """
+    meta = table_metadata(table, metadata)
+    header = _HEADER.get() if header is None else bool(header)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
+        schema_meta = dict(table.schema.metadata or {})
+        schema_meta.update({k.encode(): v.encode() for k, v in meta.items()})
+        table = table.replace_schema_metadata(schema_meta)
         if out is None:
             buf = io.BytesIO()
             pq.write_table(table, buf)
@@ -70,8 +228,14 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None) -> 
         text = buf.getvalue().decode()
     elif fmt == "json":
         text = "".join(json.dumps(_jsonable(row)) + "\n" for row in table.to_pylist())
+    elif fmt in ("latex", "markdown"):
+        from fastrisk._publication import arrow_to_latex, arrow_to_markdown
+
+        text = (arrow_to_latex if fmt == "latex" else arrow_to_markdown)(table)
     else:  # argparse restricts choices; a programming error otherwise
         raise ValueError(f"unknown format {fmt!r}")
+    if header and fmt in HEADER_FORMATS:
+        text = comment_header(meta) + text
     if out is None:
         sys.stdout.write(text)
     else:

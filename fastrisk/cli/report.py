@@ -17,8 +17,11 @@ def _provenance(args) -> dict:
     from fastrisk.report import file_provenance
 
     out = {}
-    for k, f in enumerate(args.files):
-        out["input file" if len(args.files) == 1 else f"input file {k + 1}"] = file_provenance(f)
+    for k, f in enumerate(args.files):  # files, or directories of runs (with --qrels)
+        kind = "input directory" if Path(f).is_dir() else "input file"
+        out[kind if len(args.files) == 1 else f"{kind} {k + 1}"] = file_provenance(f)
+    if getattr(args, "qrels", None):
+        out["qrels file"] = file_provenance(args.qrels)
     if Path(args.baseline).is_file():
         out["baseline file"] = file_provenance(args.baseline)
     if args.baseline_column:
@@ -42,7 +45,8 @@ def _cmd_report(args) -> None:
     matrix, base = load_matrix_and_baseline(args)
     path = write_report(args.out, matrix, base, format=args.format, image_format=args.image_format,
                         convention=args.convention, significance=args.significance, systems=_systems(args.systems),
-                        threads=args.threads, title=args.title, provenance=_provenance(args), **alpha_kwargs(args))
+                        threads=args.threads, title=args.title, provenance=_provenance(args),
+                        heatmap_alpha=args.heatmap_alpha, **alpha_kwargs(args))
     print(f"wrote {path}", file=sys.stderr)
 
 
@@ -78,6 +82,8 @@ def register(sub) -> None:
     p.add_argument("--significance", type=float, default=0.05, help="two-sided level (default 0.05)")
     p.add_argument("--systems", help="comma-separated systems to highlight (default: the 5 best by mean score)")
     p.add_argument("--title", help="title of the report")
+    p.add_argument("--heatmap-alpha", type=float, metavar="ALPHA",
+                   help="alpha of the all-baseline heat map (default: the largest --alpha)")
     p.add_argument("--out", required=True, metavar="PATH", help="the report file to write")
     p.add_argument("--format", choices=("html", "pdf"), help="report format (default: from --out, else html)")
     p.add_argument("--image-format", choices=("svg", "png"), default="svg",

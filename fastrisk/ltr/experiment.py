@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk.errors import InputError
@@ -138,24 +139,37 @@ def _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params, 
     return train, test, alphas, kinds, int(rounds)
 
 
-def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha=(1, 5, 10, 20),
+def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: AlphaLike = (1, 5, 10, 20),
                    kinds=RISK_KINDS, rounds: int = 100, params: dict | None = None, measure: str = "nDCG@10",
-                   rng=1, threads: int | None = None) -> LTRExperiment:
+                   rng: SeedLike = 1, threads: int | None = None) -> LTRExperiment:
     """Train LambdaRank and every risk-sensitive (kind, α) model and compare them on ``test``.
 
     Parameters
     ----------
     train, test : LetorData
+        Training and test queries.
     baseline_feature : int, optional
         LETOR feature id (1-based) of the baseline ranking (the paper's BM25); default: the
         feature with the best training nDCG@10 (:func:`fastrisk.ltr.best_feature`).
-    alpha : numbers >= 0
+    alpha : AlphaLike
         Risk weights; α = 0 is LambdaRank for every kind (trained once, the ``lambdarank`` row).
-    kinds : "urisk", "saro", "faro"
-    rounds, params : boosting rounds and LightGBM parameters (over :data:`DEFAULT_PARAMS`).
-    measure : the measure of the risk-sensitive objectives (default nDCG@10).
-    rng : seed of LightGBM's randomness (``seed``), recorded in the result.
-    threads : threads of LightGBM (``num_threads``, default 1) and of the gradient kernel.
+    kinds : sequence of {"urisk", "saro", "faro"}
+        The risk-sensitive objectives.
+    rounds : int
+        Boosting rounds.
+    params : dict, optional
+        LightGBM parameters (over :data:`DEFAULT_PARAMS`).
+    measure : str
+        The measure of the risk-sensitive objectives (default nDCG@10).
+    rng : SeedLike
+        Seed of LightGBM's randomness (``seed``), recorded in the result.
+    threads : int, optional
+        Threads of LightGBM (``num_threads``, default 1) and of the gradient kernel.
+
+    Returns
+    -------
+    LTRExperiment
+        nDCG@1, nDCG@10 and robustness (wins, losses, URisk against the baseline) per model.
     """
     try:
         import lightgbm as lgb

@@ -264,6 +264,13 @@ def objective(kind: str = "lambdarank", *, alpha: float = 0.0, baseline=None, me
     sigmoid, truncation_level, norm, label_gain
         As LightGBM's ``sigmoid``, ``lambdarank_truncation_level`` (None: all pairs),
         ``lambdarank_norm`` and ``label_gain`` (default 2^l − 1).
+    threads : int, optional
+        Numba threads of the gradient kernel.
+
+    Returns
+    -------
+    LambdaObjective
+        A callable ``(preds, dataset) -> (grad, hess)`` for ``lightgbm.train``.
 
     The formulas and the derivation of the risk-sensitive swap weight are in the module
     docstring (:mod:`fastrisk.ltr.objective`).

@@ -38,6 +38,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from fastrisk._typing import SeedLike
 from fastrisk._kernels import battery as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
@@ -111,7 +112,7 @@ def battery_test_names(trisk_alpha) -> tuple:
     return BASE_TESTS + tuple(f"trisk@{a:g}" for a in np.asarray(trisk_alpha, float).reshape(-1)) + ("zrisk", "georisk")
 
 
-def battery(data, *, replicates: int = 10000, rng=None, min_diff: float = 0.0, trisk_alpha=(1.0, 5.0),
+def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float = 0.0, trisk_alpha=(1.0, 5.0),
             correction: bool = False, risk_tests: bool = True, start: int = 0, threads: int | None = None
             ) -> BatteryResult:
     """Run the whole battery on K pairs of runs ``data`` ((K, 2, c) array, or a sequence of

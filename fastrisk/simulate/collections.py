@@ -23,6 +23,7 @@ import numbers
 
 import numpy as np
 
+from fastrisk._typing import SeedLike
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
 from fastrisk.errors import InputError
@@ -36,7 +37,7 @@ def _positive(x, name):
     return int(x)
 
 
-def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True, rng=None) -> np.ndarray:
+def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True, rng: SeedLike = None) -> np.ndarray:
     """K = ``samples`` new collections (K, S, n_topics) of the systems of ``matrix`` over topics
     drawn from its topics, with replacement (bootstrap) or without (``replace=False``)."""
     matrix = as_matrix(matrix)
@@ -139,7 +140,7 @@ class CollectionModel:
         return out
 
 
-def simulate_pairs(matrix, a: int, b: int, n_topics: int, samples: int, *, delta: float = 0.0, rng=None,
+def simulate_pairs(matrix, a: int, b: int, n_topics: int, samples: int, *, delta: float = 0.0, rng: SeedLike = None,
                    start: int = 0, model: CollectionModel | None = None) -> np.ndarray:
     """K = ``samples`` simulated pairs (K, 2, n_topics) of runs ``a`` and ``b`` of ``matrix``
     (see :class:`CollectionModel`); sample k uses the stream (seed, start + k)."""

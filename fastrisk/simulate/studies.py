@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk._typing import SeedLike
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
 from fastrisk.errors import InputError
@@ -207,7 +208,7 @@ def _summarise(mode, measure, topics, table: pa.Table) -> pa.Table:
     return pa.table(out)
 
 
-def type1(measure: str = "ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng=None,
+def type1(measure: str = "ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019).
@@ -222,7 +223,7 @@ def type1(measure: str = "ap", *, topics: int = 50, trials: int = 10000, replica
 
 
 def power(measure: str = "ap", *, delta=(0.01, 0.02, 0.05, 0.1), topics: int = 50, trials: int = 10000,
-          replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
+          replicates: int = 1000, rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
           collections=None, executor=None, chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects in the right direction (two-sided, or one-sided 'greater'). Table as
@@ -232,7 +233,7 @@ def power(measure: str = "ap", *, delta=(0.01, 0.02, 0.05, 0.1), topics: int = 5
 
 
 def type3(measure: str = "ap", *, delta=(0.01, 0.02, 0.05, 0.1), topics: int = 50, trials: int = 10000,
-          replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
+          replicates: int = 1000, rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
           collections=None, executor=None, chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects with the statistic on the wrong side. Same simulations as
