@@ -364,6 +364,9 @@ def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None 
     threads : int, optional
         Numba threads (default: all).
 
+    xs, ys
+        Deprecated names of ``a``, ``b``.
+
     Returns
     -------
     RBOResult
@@ -403,6 +406,9 @@ def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = (
         Treatment of ties.
     labels : (str, str)
         Names of the two rankings, for the long form's ``a``/``b`` columns.
+
+    x, y
+        Deprecated names of ``a``, ``b``.
 
     Returns
     -------
@@ -574,7 +580,9 @@ def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
     Parameters
     ----------
     a, b : array-like
-        Scores of the same n items (``x``/``y``: deprecated names).
+        Scores of the same n items.
+    x, y
+        Deprecated names of ``a``, ``b``.
 
     Returns
     -------
