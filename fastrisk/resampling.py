@@ -24,6 +24,7 @@ the same rows, which holds for a given BLAS library and build; the tests check i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -42,6 +43,7 @@ from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk import batch as _batch
 from fastrisk._compile import compile_checked
 from fastrisk._inference import CONVENTIONS
+from fastrisk._resources import check_memory, format_bytes
 from fastrisk._validation import choice, flag, positive_int
 from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
 from fastrisk.errors import AlphaInvariantWarning, InputError
@@ -59,6 +61,13 @@ _WINDOW_BYTES = 128 * 2**20
 _PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
+#: Work (replicates x columns x topics) of one chunk, so that Ctrl-C is seen within about a
+#: second: the matrix-product path, and a user statistic (a gather and a call per replicate).
+CHUNK_WORK = 2**28
+CHUNK_WORK_STATISTIC = 2**25
+#: Most replicates one call draws (the Monte Carlo error of a p-value p is sqrt(p (1 - p) / B):
+#: 10**6 replicates already resolve p = 0.05 to about 0.0002).
+MAX_REPLICATES = 10**9
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -325,6 +334,11 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         if V.shape[1] < 2:
             raise InputError(f"resampling needs at least 2 topics, got {V.shape[1]}")
         vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+        P = V.shape[0] * (V.shape[0] - 1) // 2
+        A = len(vf.alpha) if vf.is_linear else 1
+        check_memory(8.0 * A * P * V.shape[1] * (3 if flipped else 2),
+                     f"the per-topic differences of {P:,} pairs of systems x {V.shape[1]:,} topics x {A} alpha(s)",
+                     "compare with one baseline instead of every pair, or use fewer systems or alphas")
         I, J = np.triu_indices(V.shape[0], 1)
         y, fl = _value_pair(np.ascontiguousarray(V[I]), np.ascontiguousarray(V[J]), vf, flipped)
         return _Scores(y, fl, tuple(names[i] for i in I), tuple(names[j] for j in J), tuple(topics),
@@ -359,6 +373,58 @@ _positive_int = positive_int
 _choice = choice
 
 
+def _replicates_iv(replicates) -> int:
+    """``replicates`` as a positive int no larger than :data:`MAX_REPLICATES`."""
+    B = _positive_int(replicates, "replicates")
+    if B > MAX_REPLICATES:
+        raise InputError(f"`replicates` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "
+                         "error of a p-value p is sqrt(p (1 - p) / B), so 10**6 replicates already resolve "
+                         "p = 0.05 to about 0.0002")
+    return B
+
+
+def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, keep: bool, streams: int,
+                             per_replicate_values: int, avoid_keep: bool) -> None:
+    """Refuse, before allocating, a run whose arrays exceed the available memory: the kept
+    replicates (8 M B bytes per stream kept), one chunk of ``rows`` replicates (their draws and
+    ``per_replicate_values`` values per replicate), the block sums of every stream and the
+    per-topic scores (8 M c)."""
+    kept = 8.0 * M * B * (streams if keep else 0)
+    chunk = 8.0 * rows * (c + per_replicate_values)
+    sums = 16.0 * M * -(-B // BLOCK) * streams
+    total = kept + chunk + sums + 8.0 * M * c
+    if keep and avoid_keep:
+        avoid = (f"keep_replicates=False streams the summaries without the {format_bytes(kept)} of replicates "
+                 "(the CLI never keeps them); or use fewer replicates")
+    else:
+        avoid = ("use fewer columns (a baseline instead of every pair, fewer systems or alphas) or fewer "
+                 "replicates")
+    check_memory(total, f"{what} of {M:,} column(s) x {c:,} topics with {B:,} replicates", avoid)
+
+
+@contextlib.contextmanager
+def _user_statistic(stat):
+    """Errors raised by a user statistic inside a kernel (an out-of-range index under bounds
+    checking, an exception it raises; a parallel loop reports them as SystemError) become an
+    :class:`InputError` naming the statistic."""
+    try:
+        yield
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the user's code raised, typed by numba or not
+        if stat is None:
+            raise
+        cause = exc
+        while isinstance(cause, SystemError) and (cause.__cause__ or cause.__context__) is not None:
+            cause = cause.__cause__ or cause.__context__
+        detail = str(cause).strip().splitlines()
+        detail = f"{type(cause).__name__}: {detail[0]}" if detail else type(cause).__name__
+        name = getattr(getattr(stat, "py_func", stat), "__name__", repr(stat))
+        raise InputError(f"`statistic` {name!r} failed on the resampled topics ({detail}); it must return a "
+                         "number for any 1-D float array of the per-topic scores (the jackknife passes c - 1 "
+                         "of them), indexing relative to x.shape[0]") from None
+
+
 def _statistic_iv(statistic):
     """A numba dispatcher for ``statistic`` (None stays None), checked on a small vector."""
     if statistic is None:
@@ -368,21 +434,35 @@ def _statistic_iv(statistic):
     return compile_checked(statistic, np.array([0.25, 0.5, 1.0]), what="`statistic`", argument="a 1-D float array")
 
 
-def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size) -> int:
+def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate: int = 0,
+                chunk_work: int = CHUNK_WORK) -> int:
+    """Replicates per chunk: a whole number of blocks within :data:`CHUNK_BYTES` of memory and,
+    so that a chunk takes about a second at most, ``chunk_work`` of work."""
     if chunk_size is None:
         n = CHUNK_BYTES // max(per_replicate_bytes, 1)
+        if work_per_replicate:
+            n = min(n, chunk_work // work_per_replicate)
+        n = max(BLOCK, n // BLOCK * BLOCK)  # within the bounds, but at least one block
     else:
         n = _positive_int(chunk_size, "chunk_size")
-    n = max(BLOCK, -(-n // BLOCK) * BLOCK)
+        n = max(BLOCK, -(-n // BLOCK) * BLOCK)
     return min(n, -(-B // BLOCK) * BLOCK)
 
 
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
+        return False
+
+
 class _Progress:
-    """tqdm on stderr if installed: ``None`` shows it only for runs longer than 2 s."""
+    """tqdm on stderr if installed: ``True`` always; ``None`` only when stderr is a terminal
+    and the run is long (shown after 2 s), never into a log file or a pipe."""
 
     def __init__(self, total: int, progress, desc: str, work: float = np.inf):
         self.bar = None
-        if progress is False or (progress is None and work < _PROGRESS_MIN_WORK):
+        if progress is False or (progress is None and (work < _PROGRESS_MIN_WORK or not _stderr_is_terminal())):
             return
         try:
             from tqdm.auto import tqdm
@@ -719,7 +799,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
 
 # ====================================================================== bootstrap
 def _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates):
-    B = _positive_int(replicates, "replicates")
+    B = _replicates_iv(replicates)
     _choice(method, "method", METHODS)
     _choice(alternative, "alternative", ALTERNATIVES)
     _choice(test, "test", TESTS)
@@ -822,7 +902,11 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     y = np.ascontiguousarray(sc.y.reshape(M, c))
     keep = (M * B * 8 <= KEEP_BYTES) if keep_replicates is None else keep_replicates
     want_t = stat is None and (method == "studentized" or test == "t")
-    with limit_threads(threads):
+    per_rep = 8 * (c + M * (2 if want_t else 1) + M * (2 if want_t else 0))
+    rows = _chunk_rows(B, per_rep, chunk_size, M * c, CHUNK_WORK if stat is None else CHUNK_WORK_STATISTIC)
+    _check_resampling_memory("the bootstrap", M, c, B, rows, keep=keep, streams=2 if want_t else 1,
+                             per_replicate_values=M * (4 if want_t else 1), avoid_keep=keep_replicates is True)
+    with limit_threads(threads), _user_statistic(stat):
         if stat is None:
             theta = y.mean(axis=1)
             yc = y - theta[:, None]
@@ -855,8 +939,6 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
             t_stream.wants_quantiles = method == "studentized"
             t_stream.probs_of = lambda z0: np.broadcast_to(
                 _interval_probs("studentized", confidence_level, alternative), (M, 2)).copy()
-        per_rep = 8 * (c + M * (2 if want_t else 1) + M * (2 if want_t else 0))
-        rows = _chunk_rows(B, per_rep, chunk_size)
         reps = _run(source, B, rows, [d_stream, t_stream], keep, progress, "bootstrap", want_t)
 
     mean_d, se = d_stream.moments()
@@ -921,7 +1003,7 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
-    B = _positive_int(replicates, "replicates")
+    B = _replicates_iv(replicates)
     if keep_replicates not in (None, True, False):
         raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
@@ -945,13 +1027,15 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     # The p-value needs the first alpha only (it is the same for every alpha); the replicates,
     # when kept, are those of every alpha.
     rows_used = M if keep else K
+    rows = _chunk_rows(n, 8 * (c + 2 * rows_used), chunk_size, rows_used * c)
+    _check_resampling_memory("the permutation test", rows_used, c, n, rows, keep=keep, streams=1,
+                             per_replicate_values=2 * rows_used, avoid_keep=keep_replicates is True)
     centre = 0.5 * (y[:rows_used] + fl[:rows_used])  # per-topic score = centre + s * half, s = +-1
     half = np.ascontiguousarray(0.5 * (y[:rows_used] - fl[:rows_used]))
     with limit_threads(threads):
         source = _LinearSource(half, 0 if exact else seed, "exact" if exact else "signs")
         stream = _Stream(rows_used, n, np.ones(rows_used), half.mean(axis=1))
         stream.wants_quantiles = False
-        rows = _chunk_rows(n, 8 * (c + 2 * rows_used), chunk_size)
         reps = _run(source, n, rows, [stream], keep, progress, "permutation", False)
     pvalue = np.tile(stream.pvalue(alternative, symmetric_min=True, adjustment=0 if exact else 1)[:K], A)
     pvalue = pvalue.reshape(A, K)
@@ -988,7 +1072,7 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     else:
         theta = np.empty(A * K)
         loo = np.empty((A * K, c))
-        with limit_threads(threads):
+        with limit_threads(threads), _user_statistic(stat):
             _k.apply_statistic(stat, y, theta)
             _k.jackknife_statistic(stat, y, loo)
     dot = loo.mean(axis=1)
