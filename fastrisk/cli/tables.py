@@ -23,7 +23,16 @@ def _cmd_table(args) -> None:
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
         return
-    write_table(result.to_arrow().select(TABLE_COLUMNS), args.format, args.out)
+    _write_long(result, args.format, args.out)
+
+
+def _write_long(result, fmt: str, out) -> None:
+    """The table's long form ``[alpha, system, baseline]``, streamed a block of systems at a time."""
+    from fastrisk._long_pieces import table_pieces
+    from fastrisk._streaming import write_pieces
+
+    rows = len(result.alpha) * len(result.systems) * len(result.baselines)
+    write_pieces(table_pieces(result, TABLE_COLUMNS), fmt, out, rows=rows, columns=len(TABLE_COLUMNS))
 
 
 def _agreement_table(result, p: float):
