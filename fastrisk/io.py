@@ -92,6 +92,10 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
         table = _read_arrow_file(p, fmt)
         return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
                           topics=topics, measure=measure, missing=missing)
+    if fmt in ("csv", "csv-long"):
+        streamed = _stream_long_csv(p, system, topic, score, measure, missing)
+        if streamed is not None:
+            return streamed
     table = _read_csv(p, system, topic)
     cols = long_columns(table.column_names, system, topic, score)
     if fmt == "csv-long" or (fmt == "csv" and cols is not None):
@@ -284,16 +288,96 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
         raise InputError(f"{path}: not a readable {fmt} file ({exc})") from None
 
 
+def _delimiter(path: Path) -> str:
+    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
+    if suffix == ".csv":
+        return ","
+    if suffix in _SNIFFED:
+        return "\t"
+    return "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
+
+
+#: Bytes of CSV text per block of the streaming reader.
+STREAM_BLOCK_BYTES = 16 << 20
+
+
+def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, missing) -> ScoreMatrix | None:
+    """A long CSV (system, topic, score; no ``measure`` column) read block by block with Arrow's
+    streaming reader, keeping only integer codes and the scores (16 bytes a row) rather than the
+    text table and its Python strings. Labels, first-appearance system order, natural topic order
+    and the missing policy are those of :meth:`ScoreMatrix.from_long`. Returns None (the caller
+    then reads the whole table, whose errors name the line) when the file is not such a table
+    or has any irregular cell: an empty or blank label, a score that is not a finite number, a
+    duplicate (system, topic)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.compute as pc
+
+    from fastrisk.matrix import _apply_missing, label, natural_key
+
+    delimiter = _delimiter(path)
+    try:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+                                parse_options=pacsv.ParseOptions(delimiter=delimiter))
+        names = reader.schema.names
+    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        return None
+    cols = long_columns(names, system, topic, score)
+    if cols is None or "measure" in names:
+        reader.close()
+        return None
+    reader.close()
+    types = {cols[0]: pa.string(), cols[1]: pa.string(), cols[2]: pa.float64()}
+    codes = ({}, {})  # label -> code, per system and topic, in order of first appearance
+    parts = []
+    try:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+                                parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                convert_options=pacsv.ConvertOptions(include_columns=list(cols), column_types=types,
+                                                                     null_values=[""], strings_can_be_null=True))
+        for batch in reader:
+            if any(batch.column(j).null_count for j in range(3)):
+                return None
+            found = []
+            for j in range(2):
+                encoded = pc.dictionary_encode(batch.column(j))
+                lookup = np.empty(len(encoded.dictionary), np.int32)
+                for k, raw in enumerate(encoded.dictionary.to_pylist()):
+                    text = label(raw)
+                    if not text:
+                        return None
+                    lookup[k] = codes[j].setdefault(text, len(codes[j]))
+                found.append(lookup[encoded.indices.to_numpy(zero_copy_only=False)])
+            values = batch.column(2).to_numpy(zero_copy_only=False)
+            if not np.isfinite(values).all():
+                return None
+            parts.append((found[0], found[1], np.array(values, dtype=np.float64)))
+    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        return None
+    if not parts:
+        return None
+    S, c = len(codes[0]), len(codes[1])
+    top_order = sorted(codes[1], key=natural_key)
+    position = np.empty(c, np.int64)  # code of first appearance -> column in natural order
+    position[[codes[1][t] for t in top_order]] = np.arange(c)
+    matrix = np.zeros((S, c))
+    present = np.zeros((S, c), dtype=bool)
+    n = 0
+    for si, ti, values in parts:
+        cols_ = position[ti]
+        matrix[si, cols_] = values
+        present[si, cols_] = True
+        n += len(values)
+    del parts
+    if int(np.count_nonzero(present)) != n:  # a duplicate (system, topic): the full reader names its lines
+        return None
+    matrix, sys_order, top_order = _apply_missing(matrix, present, list(codes[0]), top_order, missing, str(path))
+    return ScoreMatrix(matrix, sys_order, top_order, measure)
+
+
 def _read_csv(path: Path, system: str, topic: str) -> pa.Table:
     import pyarrow.csv as pacsv
 
-    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
-    if suffix == ".csv":
-        delimiter = ","
-    elif suffix in _SNIFFED:
-        delimiter = "\t"
-    else:
-        delimiter = "\t" if "\t" in (_first_lines(path, 1) or [""])[0] else ","
+    delimiter = _delimiter(path)
     try:
         table = pacsv.read_csv(
             path,
