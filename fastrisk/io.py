@@ -275,12 +275,60 @@ def _first_lines(path: Path, n: int) -> list[str]:
     return out
 
 
+#: Values (scores) per batch when a native Parquet matrix is read in pieces.
+NATIVE_BATCH_VALUES = 1 << 20
+
+
+def _read_native_parquet(path: Path) -> pa.Table | None:
+    """A matrix Parquet file in fastrisk's native layout (``system``, ``scores`` as
+    ``fixed_size_list<double>[c]``, topics in the metadata), read a few systems at a time into
+    one preallocated array: the peak is the matrix plus one batch, where reading the column
+    whole (its nested levels and pages decoded at once) takes about four times the matrix.
+    None for any other file (or one with nulls), which is then read whole."""
+    import pyarrow.parquet as pq
+
+    from fastrisk.matrix import _META_TOPICS
+
+    f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+    schema = f.schema_arrow
+    meta = schema.metadata or {}
+    if _META_TOPICS not in meta or set(schema.names) != {"system", "scores"}:
+        return None
+    kind = schema.field("scores").type
+    if not (pa.types.is_fixed_size_list(kind) and pa.types.is_float64(kind.value_type)):
+        return None
+    try:
+        c = len(json.loads(meta[_META_TOPICS].decode()))
+    except (ValueError, UnicodeDecodeError, TypeError):
+        return None
+    S = f.metadata.num_rows
+    if c != kind.list_size or c == 0 or S == 0:
+        return None
+    values = np.empty((S, c))
+    names = []
+    row = 0
+    for batch in f.iter_batches(batch_size=max(1, NATIVE_BATCH_VALUES // c), columns=["system", "scores"]):
+        scores = batch.column("scores")
+        if scores.null_count or scores.values.null_count or row + batch.num_rows > S:
+            return None
+        flat = scores.values.to_numpy(zero_copy_only=False)[scores.offset * c:(scores.offset + len(scores)) * c]
+        values[row:row + batch.num_rows] = flat.reshape(batch.num_rows, c)
+        names.append(batch.column("system"))
+        row += batch.num_rows
+    if row != S:
+        return None
+    systems = pa.chunked_array(names, type=schema.field("system").type)
+    scores = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), c)
+    return pa.table({"system": systems, "scores": scores}).replace_schema_metadata(meta)
+
+
 def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            return pq.read_table(path)
+            native = _read_native_parquet(path)
+            return native if native is not None else pq.read_table(path)
         from pyarrow import feather
 
         return feather.read_table(path, memory_map=True)

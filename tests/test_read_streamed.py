@@ -82,3 +82,34 @@ def test_many_blocks_give_the_matrix_of_from_long(tmp_path, monkeypatch, block):
                                      np.array([rows[i][2] for i in order]))
     assert got == expected and got.systems == expected.systems and got.topics == expected.topics
     assert fio._stream_long_csv(path, "system", "topic", "score", None, "raise") is not None
+
+
+# ---------------------------------------------------------------------- native Parquet in pieces
+@pytest.mark.parametrize("batch_values", [1, 50, 1 << 20])  # one system a batch, a few, all
+def test_native_parquet_read_in_batches_is_the_matrix(tmp_path, monkeypatch, batch_values):
+    rng = np.random.default_rng(3)
+    m = ScoreMatrix(rng.random((11, 17)), [f"s{i}" for i in range(11)], [f"q{j}" for j in range(17)], "nDCG@10")
+    path = tmp_path / "m.parquet"
+    m.write(path)
+    monkeypatch.setattr(fio, "NATIVE_BATCH_VALUES", batch_values)
+    assert fio._read_native_parquet(path) is not None
+    got = read_matrix(path)
+    assert got == m and got.measure == "nDCG@10" and got.topics == m.topics
+
+
+def test_other_parquet_files_are_read_whole(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    m = ScoreMatrix(np.eye(3) + 1, ["a", "b", "c"], ["1", "2", "3"])
+    table = m.to_arrow()
+    pq.write_table(table.append_column("note", pa.array(["x", "y", "z"])), tmp_path / "extra.parquet")
+    assert fio._read_native_parquet(tmp_path / "extra.parquet") is None
+    assert read_matrix(tmp_path / "extra.parquet") == m
+    scores = pa.FixedSizeListArray.from_arrays(pa.array([1.0, None, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]), 3)
+    pq.write_table(table.set_column(1, "scores", scores), tmp_path / "null.parquet")
+    assert fio._read_native_parquet(tmp_path / "null.parquet") is None
+    with pytest.raises(InputError, match="null scores"):
+        read_matrix(tmp_path / "null.parquet")
+    pq.write_table(m.to_long(), tmp_path / "long.parquet")
+    assert fio._read_native_parquet(tmp_path / "long.parquet") is None and read_matrix(tmp_path / "long.parquet") == m
