@@ -28,7 +28,7 @@ __all__ = ["TableStream", "chunk_size", "text_table_bytes", "write_pieces"]
 ROW_GROUP_ROWS = 1 << 20
 #: Bytes a cell of the aligned text table costs while it is formatted (a Python str and its
 #: slot in a list, then its share of the joined line).
-_TEXT_CELL_BYTES = 96
+_TEXT_CELL_BYTES = 128
 
 
 def chunk_size(total_rows_per_unit: int, rows: int | None = None) -> int:

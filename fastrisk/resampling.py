@@ -700,10 +700,12 @@ class _LinearSource:
     with W (n x c) multinomial counts, sign flips or the exact sign patterns. ``studentized``
     adds the second moments about the estimate (same product), for bootstrap-t."""
 
-    def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False):
+    def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False, scaled: bool = False):
         self.M, self.c = y.shape
         self.seed, self.kind, self.studentized = seed, kind, studentized
-        if studentized:
+        if scaled:  # y is already y / c
+            self.Z = y
+        elif studentized:
             self.theta = y.mean(axis=1)
             yc = y - self.theta[:, None]
             self.Z = np.ascontiguousarray(np.vstack([y, yc * yc]) / self.c)
@@ -832,15 +834,38 @@ def _acceleration(dev: np.ndarray) -> np.ndarray:
         return num / den
 
 
-def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_hat) -> None:
+#: Memory for the centred scores of one block of rows in :func:`_centred_moments`, in bytes.
+_MOMENT_BLOCK_BYTES = 16 * 2**20
+
+
+def _centred_moments(y: np.ndarray, theta: np.ndarray):
+    """Per row of ``y`` (M x c), with ``yc = y - theta``: the sum of squares of ``yc``, BCa's
+    acceleration (:func:`_acceleration` of the jackknife deviations ``yc / (c - 1)``), and the
+    means of ``yc^2`` and ``yc^3``, computed a block of rows at a time so that no M x c
+    temporary is formed (each row's reductions are the same whatever the block)."""
+    M, c = y.shape
+    ss, a_hat, m2, m3 = (np.empty(M) for _ in range(4))
+    step = max(1, _MOMENT_BLOCK_BYTES // (8 * c))
+    for lo in range(0, M, step):
+        hi = min(lo + step, M)
+        yc = y[lo:hi] - theta[lo:hi, None]
+        sq = yc * yc
+        ss[lo:hi] = sq.sum(axis=1)
+        a_hat[lo:hi] = _acceleration(yc / (c - 1))
+        m2[lo:hi] = sq.mean(axis=1)
+        m3[lo:hi] = (yc ** 3).mean(axis=1)
+    return ss, a_hat, m2, m3
+
+
+def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternative, a_hat) -> None:
     """Windows around the predicted interval quantiles of a bootstrapped mean (Cornish-Fisher
     with the skewness of the resampled mean, BCa's z0 predicted as skewness / 6), so that one
-    pass usually settles the exact quantiles."""
-    M, c = yc.shape
+    pass usually settles the exact quantiles. ``m2``, ``m3``: per-row means of the centred
+    scores' squares and cubes."""
+    M = m2.shape[0]
     B = stream.B
-    m2 = (yc * yc).mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        skew = np.where(m2 > 0, (yc ** 3).mean(axis=1) / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0) / math.sqrt(c)
+        skew = np.where(m2 > 0, m3 / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0) / math.sqrt(c)
         probs = _interval_probs(method, confidence_level, alternative, skew / 6.0, a_hat)
         z = special.ndtri(np.broadcast_to(probs, (M, 2)))
         pred = sd[:, None] * (z + (z * z - 1.0) * skew[:, None] / 6.0)
@@ -909,11 +934,12 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     with limit_threads(threads), _user_statistic(stat):
         if stat is None:
             theta = y.mean(axis=1)
-            yc = y - theta[:, None]
-            sd_boot = np.sqrt((yc * yc).sum(axis=1)) / c
-            se_x = np.sqrt((yc * yc).sum(axis=1) / (c - 1) / c)
-            a_hat = _acceleration(yc / (c - 1))
-            source = _LinearSource(y, seed, "multinomial", want_t)
+            ss, a_hat, m2, m3 = _centred_moments(y, theta)
+            sd_boot = np.sqrt(ss) / c
+            se_x = np.sqrt(ss / (c - 1) / c)
+            if not want_t:  # the scores are this call's own copy: scale them in place for the product
+                np.divide(y, c, out=y)
+            source = _LinearSource(y, seed, "multinomial", want_t, scaled=not want_t)
             path = "linear"
         else:
             theta = np.empty(M)
@@ -930,7 +956,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         d_stream.probs_of = lambda z0: np.broadcast_to(
             _interval_probs(method, confidence_level, alternative, z0, a_hat), (M, 2)).copy()
         if stat is None and method != "studentized":
-            _predict_windows(d_stream, yc, sd_boot, method, confidence_level, alternative, a_hat)
+            _predict_windows(d_stream, m2, m3, c, sd_boot, method, confidence_level, alternative, a_hat)
         t_stream = None
         if want_t:
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -169,3 +169,23 @@ def test_a_long_bootstrap_is_interruptible_from_the_cli(tmp_path):
     err = proc.stderr.read().strip()
     assert status == 130 and err == "fastrisk bootstrap: interrupted", err
     assert waited < 20  # a liveness bound for a loaded CI machine, not a speed claim: a chunk is under a second
+
+
+# ---------------------------------------------------------------------- memory of the linear path
+def test_centred_moments_by_blocks_are_those_of_the_whole(monkeypatch):
+    V = np.random.default_rng(8).random((9, 40)) ** 3
+    whole = bootstrap(V, replicates=3000, rng=5, method="bca", keep_replicates=False)
+    monkeypatch.setattr(resampling, "_MOMENT_BLOCK_BYTES", 1)  # one row per block
+    rows = bootstrap(V, replicates=3000, rng=5, method="bca", keep_replicates=False)
+    for name in ("standard_error", "pvalue", "bias"):
+        assert np.array_equal(getattr(whole, name), getattr(rows, name))
+    assert np.array_equal(whole.confidence_interval.low, rows.confidence_interval.low)
+    assert np.array_equal(whole.confidence_interval.high, rows.confidence_interval.high)
+
+
+def test_the_callers_scores_are_never_scaled_in_place():
+    V = np.random.default_rng(9).random((3, 20))
+    before = V.copy()
+    bootstrap(V, replicates=500, rng=1)
+    bootstrap(V[0], replicates=500, rng=1)
+    assert np.array_equal(V, before)
