@@ -189,3 +189,9 @@ def test_the_callers_scores_are_never_scaled_in_place():
     bootstrap(V, replicates=500, rng=1)
     bootstrap(V[0], replicates=500, rng=1)
     assert np.array_equal(V, before)
+
+
+@pytest.mark.parametrize("value", ["2", "nan", "0", "-0.1"])
+def test_cli_test_level_outside_zero_one_is_refused(capsys, value):
+    assert main(["test", str(MATRIX), "--baseline", "run1", "--level", value]) == 2
+    assert "`--level` must be a level in (0, 1)" in capsys.readouterr().err

@@ -169,3 +169,13 @@ def test_a_text_table_beyond_memory_is_refused_before_computing(matrix, tmp_path
     assert "fastrisk risk: error: an aligned text table of 189 rows" in capsys.readouterr().err
     assert main(["risk", str(path), "--baseline", "s0", "--per-topic", "--format", "csv",
                  "--out", str(tmp_path / "t.csv")]) == 0  # the streamed formats need no such memory
+
+
+def test_an_output_directory_that_does_not_exist_is_named(matrix, tmp_path, capsys):
+    path = tmp_path / "m.parquet"
+    matrix.write(path)
+    target = tmp_path / "no" / "such" / "out.parquet"
+    assert main(["risk", str(path), "--baseline", "s0", "--per-topic", "--format", "parquet", "--out",
+                 str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write {target}: No such file or directory" in err and ".tmp" not in err
