@@ -402,6 +402,16 @@ def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, ke
     check_memory(total, f"{what} of {M:,} column(s) x {c:,} topics with {B:,} replicates", avoid)
 
 
+def _statistic_name(stat) -> str:
+    return getattr(getattr(stat, "py_func", stat), "__name__", repr(stat))
+
+
+def _progress_iv(progress) -> None:
+    if not (progress is None or isinstance(progress, (bool, np.bool_))):
+        raise InputError(f"`progress` must be None (a bar on a terminal for long runs), True or False, got "
+                         f"{progress!r}")
+
+
 @contextlib.contextmanager
 def _user_statistic(stat):
     """Errors raised by a user statistic inside a kernel (an out-of-range index under bounds
@@ -409,7 +419,7 @@ def _user_statistic(stat):
     :class:`InputError` naming the statistic."""
     try:
         yield
-    except (KeyboardInterrupt, MemoryError):
+    except (KeyboardInterrupt, MemoryError, InputError):
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the user's code raised, typed by numba or not
         if stat is None:
@@ -419,8 +429,7 @@ def _user_statistic(stat):
             cause = cause.__cause__ or cause.__context__
         detail = str(cause).strip().splitlines()
         detail = f"{type(cause).__name__}: {detail[0]}" if detail else type(cause).__name__
-        name = getattr(getattr(stat, "py_func", stat), "__name__", repr(stat))
-        raise InputError(f"`statistic` {name!r} failed on the resampled topics ({detail}); it must return a "
+        raise InputError(f"`statistic` {_statistic_name(stat)!r} failed on the resampled topics ({detail}); it must return a "
                          "number for any 1-D float array of the per-topic scores (the jackknife passes c - 1 "
                          "of them), indexing relative to x.shape[0]") from None
 
@@ -747,6 +756,13 @@ class _GenericSource:
         if out is None:
             out = np.empty((self.M, stop - start))
         _k.bootstrap_statistic(self.statistic, self.y, self.seed, start, out)
+        bad = np.isnan(out)
+        if bad.any():
+            k, r = (int(i[0]) for i in np.nonzero(bad))
+            raise InputError(f"`statistic` {_statistic_name(self.statistic)!r} returned NaN on bootstrap replicate "
+                             f"{start + r} of column {k} ({int(bad.sum())} NaN value(s) in replicates {start}-"
+                             f"{stop - 1}); quantiles, standard errors and p-values are undefined with NaN "
+                             "replicates: make it return a number for every resample of the topics")
         return out, None
 
 
@@ -919,6 +935,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
     B, stat = _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates)
+    _progress_iv(progress)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False, exclude_self=exclude_self)
     seed = resolve_seed(rng)
@@ -935,6 +952,12 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         if stat is None:
             theta = y.mean(axis=1)
             ss, a_hat, m2, m3 = _centred_moments(y, theta)
+            finite = np.isfinite(theta) & np.isfinite(ss) & (np.isfinite(m3) if method == "bca" else True)
+            if not finite.all():
+                k = int(np.flatnonzero(~finite)[0])
+                raise InputError(f"the per-topic scores of column {k} are too large to resample: their sum or squares"
+                                 f"{' (or cubes, for BCa)' if method == 'bca' else ''} overflow float64; rescale "
+                                 "them")
             sd_boot = np.sqrt(ss) / c
             se_x = np.sqrt(ss / (c - 1) / c)
             if not want_t:  # the scores are this call's own copy: scale them in place for the product
@@ -944,6 +967,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         else:
             theta = np.empty(M)
             _k.apply_statistic(stat, y, theta)
+            if np.isnan(theta).any():
+                k = int(np.flatnonzero(np.isnan(theta))[0])
+                raise InputError(f"`statistic` {_statistic_name(stat)!r} returned NaN on the scores of column {k} "
+                                 "themselves; it must return a number")
             loo = np.empty((M, c))
             _k.jackknife_statistic(stat, y, loo)
             dev = loo.mean(axis=1, keepdims=True) - loo
@@ -1030,6 +1057,7 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
     B = _replicates_iv(replicates)
+    _progress_iv(progress)
     if keep_replicates not in (None, True, False):
         raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,

@@ -195,3 +195,31 @@ def test_the_callers_scores_are_never_scaled_in_place():
 def test_cli_test_level_outside_zero_one_is_refused(capsys, value):
     assert main(["test", str(MATRIX), "--baseline", "run1", "--level", value]) == 2
     assert "`--level` must be a level in (0, 1)" in capsys.readouterr().err
+
+
+def _nan_on_some(x):
+    return np.nan if x[0] == x[1] else x.mean()  # NaN when a resample repeats a topic in the first two places
+
+
+def test_nan_from_a_statistic_is_an_error_not_a_silent_quantile(scores):
+    with pytest.raises(InputError, match=r"`statistic` '_nan_on_some' returned NaN on bootstrap replicate \d+ of "
+                                         r"column \d"):
+        bootstrap(scores, statistic=_nan_on_some, replicates=2000, rng=1)
+    with pytest.raises(InputError, match=r"returned NaN on the scores of column 0 themselves"):
+        bootstrap(scores, statistic=lambda x: np.nan, replicates=10, rng=1)
+
+
+def test_scores_whose_squares_overflow_are_refused():
+    huge = np.array([[1e200, -1e200, 3e200, 2e200]])
+    with pytest.raises(InputError, match=r"column 0 are too large to resample: their sum or squares \(or cubes, "
+                                         r"for BCa\) overflow float64"):
+        bootstrap(huge, replicates=100, rng=1)
+    res = bootstrap(huge / 1e190, replicates=100, rng=1)  # rescaled: fine
+    assert np.isfinite(res.standard_error).all()
+
+
+@pytest.mark.parametrize("run", [lambda d: bootstrap(d, replicates=10, progress="yes"),
+                                 lambda d: permutation_test(d, replicates=10, progress=1)])
+def test_progress_must_be_none_true_or_false(scores, run):
+    with pytest.raises(InputError, match="`progress` must be None"):
+        run(scores)
