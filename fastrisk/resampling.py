@@ -305,6 +305,21 @@ def _self_columns(sc: _Scores) -> np.ndarray:
     return np.array([s == b for s, b in zip(sc.systems, sc.baselines)], dtype=bool)
 
 
+def _without_system(y: np.ndarray, b: int) -> np.ndarray:
+    """``y`` (A, S, c) without system ``b``: the rows compacted in place when ``y`` is this
+    call's own contiguous array (no second copy of the scores), else a copy."""
+    A, S, c = y.shape
+    if not (y.flags.c_contiguous and y.flags.writeable):
+        return y[:, np.arange(S) != b]
+    flat = y.reshape(A * S, c)
+    j = b
+    for i in range(b + 1, A * S):
+        if i % S != b:
+            flat[j] = flat[i]
+            j += 1
+    return flat[:j].reshape(A, S - 1, c)
+
+
 def _column_names(sc: _Scores) -> list:
     """A label per column: the system, or ``system/other`` for pairs."""
     if len(set(sc.baselines)) <= 1:
@@ -353,9 +368,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         y, fl = _value_pair(matrix.values, base.values, vf, flipped)
         systems = matrix.systems
         if exclude_self and base.system is not None:  # the baseline against itself: zero differences
-            keep = np.arange(matrix.n_systems) != base.system
-            y, fl = y[:, keep], (fl[:, keep] if fl is not None else None)
-            systems = tuple(s for k, s in enumerate(systems) if keep[k])
+            y, fl = _without_system(y, base.system), (_without_system(fl, base.system) if fl is not None else None)
+            systems = tuple(s for k, s in enumerate(systems) if k != base.system)
         return _Scores(y, fl, systems, (base.name,) * len(systems), matrix.topics,
                        vf.alpha if vf.is_linear else None, vf.loss_weight if vf.is_linear else None, vf.name)
     if baseline is not None or alpha is not None or loss_weight is not None or value is not None:

@@ -223,3 +223,24 @@ def test_scores_whose_squares_overflow_are_refused():
 def test_progress_must_be_none_true_or_false(scores, run):
     with pytest.raises(InputError, match="`progress` must be None"):
         run(scores)
+
+
+@pytest.mark.parametrize("shape, b", [((1, 5, 7), 0), ((1, 5, 7), 4), ((3, 5, 7), 2), ((4, 2, 3), 1)])
+def test_a_system_is_dropped_in_place_as_by_indexing(shape, b):
+    y = np.random.default_rng(0).random(shape)
+    expected = y[:, np.arange(shape[1]) != b].copy()
+    out = resampling._without_system(y, b)
+    assert np.array_equal(out, expected) and out.flags.c_contiguous and np.shares_memory(out, y)
+
+
+def test_excluding_the_baseline_leaves_the_other_columns_as_they_were():
+    from fastrisk import ScoreMatrix
+
+    V = np.random.default_rng(4).random((5, 12))
+    m = ScoreMatrix(V, list("abcde"), [str(t) for t in range(12)])
+    for fn, kw in ((bootstrap, dict(method="percentile")), (permutation_test, {})):
+        every = fn(m, "c", alpha=[0, 2], replicates=400, rng=3, keep_replicates=True, **kw)
+        others = fn(m, "c", alpha=[0, 2], replicates=400, rng=3, keep_replicates=True, exclude_self=True, **kw)
+        assert others.systems == ("a", "b", "d", "e")
+        assert np.array_equal(others.statistic, every.statistic[:, [0, 1, 3, 4]])
+        assert np.array_equal(others.pvalue, every.pvalue[:, [0, 1, 3, 4]])
