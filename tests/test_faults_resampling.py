@@ -143,6 +143,7 @@ def test_no_progress_bar_into_a_file_or_pipe(scores, capsys, monkeypatch):
 
 
 # ---------------------------------------------------------------------- Ctrl-C
+@pytest.mark.slow  # about 15 s of subprocesses, as the Tukey interrupt test
 def test_a_long_bootstrap_is_interruptible_from_the_cli(tmp_path):
     import signal
     import time
