@@ -58,7 +58,10 @@ def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newlin
             yield fh
         return
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:  # no such directory, no permission, a full disk: name the target, not the temporary
+        raise OSError(exc.errno, f"cannot write {target}: {exc.strerror or exc}", str(target)) from None
     try:
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh

@@ -112,6 +112,10 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
         table = _read_arrow_file(p, fmt)
         return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
                           topics=topics, measure=measure, missing=missing)
+    if fmt in ("csv", "csv-long"):
+        streamed = _stream_long_csv(p, system, topic, score, measure, missing)
+        if streamed is not None:
+            return streamed
     table = _read_csv(p, system, topic)
     cols = long_columns(table.column_names, system, topic, score)
     if fmt == "csv-long" or (fmt == "csv" and cols is not None):
@@ -321,12 +325,60 @@ def _first_lines(path: Path, n: int) -> list[str]:
     return out
 
 
+#: Values (scores) per batch when a native Parquet matrix is read in pieces.
+NATIVE_BATCH_VALUES = 1 << 20
+
+
+def _read_native_parquet(path: Path) -> pa.Table | None:
+    """A matrix Parquet file in fastrisk's native layout (``system``, ``scores`` as
+    ``fixed_size_list<double>[c]``, topics in the metadata), read a few systems at a time into
+    one preallocated array: the peak is the matrix plus one batch, where reading the column
+    whole (its nested levels and pages decoded at once) takes about four times the matrix.
+    None for any other file (or one with nulls), which is then read whole."""
+    import pyarrow.parquet as pq
+
+    from fastrisk.matrix import _META_TOPICS
+
+    f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+    schema = f.schema_arrow
+    meta = schema.metadata or {}
+    if _META_TOPICS not in meta or set(schema.names) != {"system", "scores"}:
+        return None
+    kind = schema.field("scores").type
+    if not (pa.types.is_fixed_size_list(kind) and pa.types.is_float64(kind.value_type)):
+        return None
+    try:
+        c = len(json.loads(meta[_META_TOPICS].decode()))
+    except (ValueError, UnicodeDecodeError, TypeError):
+        return None
+    S = f.metadata.num_rows
+    if c != kind.list_size or c == 0 or S == 0:
+        return None
+    values = np.empty((S, c))
+    names = []
+    row = 0
+    for batch in f.iter_batches(batch_size=max(1, NATIVE_BATCH_VALUES // c), columns=["system", "scores"]):
+        scores = batch.column("scores")
+        if scores.null_count or scores.values.null_count or row + batch.num_rows > S:
+            return None
+        flat = scores.values.to_numpy(zero_copy_only=False)[scores.offset * c:(scores.offset + len(scores)) * c]
+        values[row:row + batch.num_rows] = flat.reshape(batch.num_rows, c)
+        names.append(batch.column("system"))
+        row += batch.num_rows
+    if row != S:
+        return None
+    systems = pa.chunked_array(names, type=schema.field("system").type)
+    scores = pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1)), c)
+    return pa.table({"system": systems, "scores": scores}).replace_schema_metadata(meta)
+
+
 def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            return pq.read_table(path)
+            native = _read_native_parquet(path)
+            return native if native is not None else pq.read_table(path)
         from pyarrow import feather
 
         return feather.read_table(path, memory_map=True)
@@ -344,16 +396,96 @@ def _comment_header(path: Path) -> list[str]:
     return out
 
 
+def _delimiter(path: Path, skip_rows: int = 0) -> str:
+    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
+    if suffix == ".csv":
+        return ","
+    if suffix in _SNIFFED:
+        return "\t"
+    return "\t" if "\t" in (_first_lines(path, skip_rows + 1) or [""])[-1] else ","
+
+
+#: Bytes of CSV text per block of the streaming reader.
+STREAM_BLOCK_BYTES = 16 << 20
+
+
+def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, missing) -> ScoreMatrix | None:
+    """A long CSV (system, topic, score; no ``measure`` column) read block by block with Arrow's
+    streaming reader, keeping only integer codes and the scores (16 bytes a row) rather than the
+    text table and its Python strings. Labels, first-appearance system order, natural topic order
+    and the missing policy are those of :meth:`ScoreMatrix.from_long`. Returns None (the caller
+    then reads the whole table, whose errors name the line) when the file is not such a table
+    or has any irregular cell: an empty or blank label, a score that is not a finite number, a
+    duplicate (system, topic)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.compute as pc
+
+    from fastrisk.matrix import _apply_missing, label, natural_key
+
+    delimiter = _delimiter(path)
+    try:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+                                parse_options=pacsv.ParseOptions(delimiter=delimiter))
+        names = reader.schema.names
+    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        return None
+    cols = long_columns(names, system, topic, score)
+    if cols is None or "measure" in names:
+        reader.close()
+        return None
+    reader.close()
+    types = {cols[0]: pa.string(), cols[1]: pa.string(), cols[2]: pa.float64()}
+    codes = ({}, {})  # label -> code, per system and topic, in order of first appearance
+    parts = []
+    try:
+        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+                                parse_options=pacsv.ParseOptions(delimiter=delimiter),
+                                convert_options=pacsv.ConvertOptions(include_columns=list(cols), column_types=types,
+                                                                     null_values=[""], strings_can_be_null=True))
+        for batch in reader:
+            if any(batch.column(j).null_count for j in range(3)):
+                return None
+            found = []
+            for j in range(2):
+                encoded = pc.dictionary_encode(batch.column(j))
+                lookup = np.empty(len(encoded.dictionary), np.int32)
+                for k, raw in enumerate(encoded.dictionary.to_pylist()):
+                    text = label(raw)
+                    if not text:
+                        return None
+                    lookup[k] = codes[j].setdefault(text, len(codes[j]))
+                found.append(lookup[encoded.indices.to_numpy(zero_copy_only=False)])
+            values = batch.column(2).to_numpy(zero_copy_only=False)
+            if not np.isfinite(values).all():
+                return None
+            parts.append((found[0], found[1], np.array(values, dtype=np.float64)))
+    except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
+        return None
+    if not parts:
+        return None
+    S, c = len(codes[0]), len(codes[1])
+    top_order = sorted(codes[1], key=natural_key)
+    position = np.empty(c, np.int64)  # code of first appearance -> column in natural order
+    position[[codes[1][t] for t in top_order]] = np.arange(c)
+    matrix = np.zeros((S, c))
+    present = np.zeros((S, c), dtype=bool)
+    n = 0
+    for si, ti, values in parts:
+        cols_ = position[ti]
+        matrix[si, cols_] = values
+        present[si, cols_] = True
+        n += len(values)
+    del parts
+    if int(np.count_nonzero(present)) != n:  # a duplicate (system, topic): the full reader names its lines
+        return None
+    matrix, sys_order, top_order = _apply_missing(matrix, present, list(codes[0]), top_order, missing, str(path))
+    return ScoreMatrix(matrix, sys_order, top_order, measure)
+
+
 def _read_csv(path: Path, system: str, topic: str, *, skip_rows: int = 0) -> pa.Table:
     import pyarrow.csv as pacsv
 
-    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
-    if suffix == ".csv":
-        delimiter = ","
-    elif suffix in _SNIFFED:
-        delimiter = "\t"
-    else:
-        delimiter = "\t" if "\t" in (_first_lines(path, skip_rows + 1) or [""])[-1] else ","
+    delimiter = _delimiter(path, skip_rows)
     try:
         table = pacsv.read_csv(
             path,

@@ -24,6 +24,7 @@ the same rows, which holds for a given BLAS library and build; the tests check i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -42,6 +43,7 @@ from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk import batch as _batch
 from fastrisk._compile import compile_checked
 from fastrisk._inference import CONVENTIONS
+from fastrisk._resources import check_memory, format_bytes
 from fastrisk._validation import choice, flag, positive_int
 from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
 from fastrisk.errors import AlphaInvariantWarning, InputError
@@ -59,6 +61,13 @@ _WINDOW_BYTES = 128 * 2**20
 _PILOT = 32768
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
+#: Work (replicates x columns x topics) of one chunk, so that Ctrl-C is seen within about a
+#: second: the matrix-product path, and a user statistic (a gather and a call per replicate).
+CHUNK_WORK = 2**28
+CHUNK_WORK_STATISTIC = 2**25
+#: Most replicates one call draws (the Monte Carlo error of a p-value p is sqrt(p (1 - p) / B):
+#: 10**6 replicates already resolve p = 0.05 to about 0.0002).
+MAX_REPLICATES = 10**9
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -296,6 +305,21 @@ def _self_columns(sc: _Scores) -> np.ndarray:
     return np.array([s == b for s, b in zip(sc.systems, sc.baselines)], dtype=bool)
 
 
+def _without_system(y: np.ndarray, b: int) -> np.ndarray:
+    """``y`` (A, S, c) without system ``b``: the rows compacted in place when ``y`` is this
+    call's own contiguous array (no second copy of the scores), else a copy."""
+    A, S, c = y.shape
+    if not (y.flags.c_contiguous and y.flags.writeable):
+        return y[:, np.arange(S) != b]
+    flat = y.reshape(A * S, c)
+    j = b
+    for i in range(b + 1, A * S):
+        if i % S != b:
+            flat[j] = flat[i]
+            j += 1
+    return flat[:j].reshape(A, S - 1, c)
+
+
 def _column_names(sc: _Scores) -> list:
     """A label per column: the system, or ``system/other`` for pairs."""
     if len(set(sc.baselines)) <= 1:
@@ -325,6 +349,11 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         if V.shape[1] < 2:
             raise InputError(f"resampling needs at least 2 topics, got {V.shape[1]}")
         vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+        P = V.shape[0] * (V.shape[0] - 1) // 2
+        A = len(vf.alpha) if vf.is_linear else 1
+        check_memory(8.0 * A * P * V.shape[1] * (3 if flipped else 2),
+                     f"the per-topic differences of {P:,} pairs of systems x {V.shape[1]:,} topics x {A} alpha(s)",
+                     "compare with one baseline instead of every pair, or use fewer systems or alphas")
         I, J = np.triu_indices(V.shape[0], 1)
         y, fl = _value_pair(np.ascontiguousarray(V[I]), np.ascontiguousarray(V[J]), vf, flipped)
         return _Scores(y, fl, tuple(names[i] for i in I), tuple(names[j] for j in J), tuple(topics),
@@ -339,9 +368,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         y, fl = _value_pair(matrix.values, base.values, vf, flipped)
         systems = matrix.systems
         if exclude_self and base.system is not None:  # the baseline against itself: zero differences
-            keep = np.arange(matrix.n_systems) != base.system
-            y, fl = y[:, keep], (fl[:, keep] if fl is not None else None)
-            systems = tuple(s for k, s in enumerate(systems) if keep[k])
+            y, fl = _without_system(y, base.system), (_without_system(fl, base.system) if fl is not None else None)
+            systems = tuple(s for k, s in enumerate(systems) if k != base.system)
         return _Scores(y, fl, systems, (base.name,) * len(systems), matrix.topics,
                        vf.alpha if vf.is_linear else None, vf.loss_weight if vf.is_linear else None, vf.name)
     if baseline is not None or alpha is not None or loss_weight is not None or value is not None:
@@ -359,6 +387,67 @@ _positive_int = positive_int
 _choice = choice
 
 
+def _replicates_iv(replicates) -> int:
+    """``replicates`` as a positive int no larger than :data:`MAX_REPLICATES`."""
+    B = _positive_int(replicates, "replicates")
+    if B > MAX_REPLICATES:
+        raise InputError(f"`replicates` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "
+                         "error of a p-value p is sqrt(p (1 - p) / B), so 10**6 replicates already resolve "
+                         "p = 0.05 to about 0.0002")
+    return B
+
+
+def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, keep: bool, streams: int,
+                             per_replicate_values: int, avoid_keep: bool) -> None:
+    """Refuse, before allocating, a run whose arrays exceed the available memory: the kept
+    replicates (8 M B bytes per stream kept), one chunk of ``rows`` replicates (their draws and
+    ``per_replicate_values`` values per replicate), the block sums of every stream and the
+    per-topic scores (8 M c)."""
+    kept = 8.0 * M * B * (streams if keep else 0)
+    chunk = 8.0 * rows * (c + per_replicate_values)
+    sums = 16.0 * M * -(-B // BLOCK) * streams
+    total = kept + chunk + sums + 8.0 * M * c
+    if keep and avoid_keep:
+        avoid = (f"keep_replicates=False streams the summaries without the {format_bytes(kept)} of replicates "
+                 "(the CLI never keeps them); or use fewer replicates")
+    else:
+        avoid = ("use fewer columns (a baseline instead of every pair, fewer systems or alphas) or fewer "
+                 "replicates")
+    check_memory(total, f"{what} of {M:,} column(s) x {c:,} topics with {B:,} replicates", avoid)
+
+
+def _statistic_name(stat) -> str:
+    return getattr(getattr(stat, "py_func", stat), "__name__", repr(stat))
+
+
+def _progress_iv(progress) -> None:
+    if not (progress is None or isinstance(progress, (bool, np.bool_))):
+        raise InputError(f"`progress` must be None (a bar on a terminal for long runs), True or False, got "
+                         f"{progress!r}")
+
+
+@contextlib.contextmanager
+def _user_statistic(stat):
+    """Errors raised by a user statistic inside a kernel (an out-of-range index under bounds
+    checking, an exception it raises; a parallel loop reports them as SystemError) become an
+    :class:`InputError` naming the statistic."""
+    try:
+        yield
+    except (KeyboardInterrupt, MemoryError, InputError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the user's code raised, typed by numba or not
+        if stat is None:
+            raise
+        cause = exc
+        while isinstance(cause, SystemError) and (cause.__cause__ or cause.__context__) is not None:
+            cause = cause.__cause__ or cause.__context__
+        detail = str(cause).strip().splitlines()
+        detail = f"{type(cause).__name__}: {detail[0]}" if detail else type(cause).__name__
+        raise InputError(f"`statistic` {_statistic_name(stat)!r} failed on the resampled topics ({detail}); it must return a "
+                         "number for any 1-D float array of the per-topic scores (the jackknife passes c - 1 "
+                         "of them), indexing relative to x.shape[0]") from None
+
+
 def _statistic_iv(statistic):
     """A numba dispatcher for ``statistic`` (None stays None), checked on a small vector."""
     if statistic is None:
@@ -368,21 +457,35 @@ def _statistic_iv(statistic):
     return compile_checked(statistic, np.array([0.25, 0.5, 1.0]), what="`statistic`", argument="a 1-D float array")
 
 
-def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size) -> int:
+def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate: int = 0,
+                chunk_work: int = CHUNK_WORK) -> int:
+    """Replicates per chunk: a whole number of blocks within :data:`CHUNK_BYTES` of memory and,
+    so that a chunk takes about a second at most, ``chunk_work`` of work."""
     if chunk_size is None:
         n = CHUNK_BYTES // max(per_replicate_bytes, 1)
+        if work_per_replicate:
+            n = min(n, chunk_work // work_per_replicate)
+        n = max(BLOCK, n // BLOCK * BLOCK)  # within the bounds, but at least one block
     else:
         n = _positive_int(chunk_size, "chunk_size")
-    n = max(BLOCK, -(-n // BLOCK) * BLOCK)
+        n = max(BLOCK, -(-n // BLOCK) * BLOCK)
     return min(n, -(-B // BLOCK) * BLOCK)
 
 
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
+        return False
+
+
 class _Progress:
-    """tqdm on stderr if installed: ``None`` shows it only for runs longer than 2 s."""
+    """tqdm on stderr if installed: ``True`` always; ``None`` only when stderr is a terminal
+    and the run is long (shown after 2 s), never into a log file or a pipe."""
 
     def __init__(self, total: int, progress, desc: str, work: float = np.inf):
         self.bar = None
-        if progress is False or (progress is None and work < _PROGRESS_MIN_WORK):
+        if progress is False or (progress is None and (work < _PROGRESS_MIN_WORK or not _stderr_is_terminal())):
             return
         try:
             from tqdm.auto import tqdm
@@ -620,10 +723,12 @@ class _LinearSource:
     with W (n x c) multinomial counts, sign flips or the exact sign patterns. ``studentized``
     adds the second moments about the estimate (same product), for bootstrap-t."""
 
-    def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False):
+    def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False, scaled: bool = False):
         self.M, self.c = y.shape
         self.seed, self.kind, self.studentized = seed, kind, studentized
-        if studentized:
+        if scaled:  # y is already y / c
+            self.Z = y
+        elif studentized:
             self.theta = y.mean(axis=1)
             yc = y - self.theta[:, None]
             self.Z = np.ascontiguousarray(np.vstack([y, yc * yc]) / self.c)
@@ -665,6 +770,13 @@ class _GenericSource:
         if out is None:
             out = np.empty((self.M, stop - start))
         _k.bootstrap_statistic(self.statistic, self.y, self.seed, start, out)
+        bad = np.isnan(out)
+        if bad.any():
+            k, r = (int(i[0]) for i in np.nonzero(bad))
+            raise InputError(f"`statistic` {_statistic_name(self.statistic)!r} returned NaN on bootstrap replicate "
+                             f"{start + r} of column {k} ({int(bad.sum())} NaN value(s) in replicates {start}-"
+                             f"{stop - 1}); quantiles, standard errors and p-values are undefined with NaN "
+                             "replicates: make it return a number for every resample of the topics")
         return out, None
 
 
@@ -719,7 +831,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
 
 # ====================================================================== bootstrap
 def _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates):
-    B = _positive_int(replicates, "replicates")
+    B = _replicates_iv(replicates)
     _choice(method, "method", METHODS)
     _choice(alternative, "alternative", ALTERNATIVES)
     _choice(test, "test", TESTS)
@@ -752,15 +864,38 @@ def _acceleration(dev: np.ndarray) -> np.ndarray:
         return num / den
 
 
-def _predict_windows(stream, yc, sd, method, confidence_level, alternative, a_hat) -> None:
+#: Memory for the centred scores of one block of rows in :func:`_centred_moments`, in bytes.
+_MOMENT_BLOCK_BYTES = 16 * 2**20
+
+
+def _centred_moments(y: np.ndarray, theta: np.ndarray):
+    """Per row of ``y`` (M x c), with ``yc = y - theta``: the sum of squares of ``yc``, BCa's
+    acceleration (:func:`_acceleration` of the jackknife deviations ``yc / (c - 1)``), and the
+    means of ``yc^2`` and ``yc^3``, computed a block of rows at a time so that no M x c
+    temporary is formed (each row's reductions are the same whatever the block)."""
+    M, c = y.shape
+    ss, a_hat, m2, m3 = (np.empty(M) for _ in range(4))
+    step = max(1, _MOMENT_BLOCK_BYTES // (8 * c))
+    for lo in range(0, M, step):
+        hi = min(lo + step, M)
+        yc = y[lo:hi] - theta[lo:hi, None]
+        sq = yc * yc
+        ss[lo:hi] = sq.sum(axis=1)
+        a_hat[lo:hi] = _acceleration(yc / (c - 1))
+        m2[lo:hi] = sq.mean(axis=1)
+        m3[lo:hi] = (yc ** 3).mean(axis=1)
+    return ss, a_hat, m2, m3
+
+
+def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternative, a_hat) -> None:
     """Windows around the predicted interval quantiles of a bootstrapped mean (Cornish-Fisher
     with the skewness of the resampled mean, BCa's z0 predicted as skewness / 6), so that one
-    pass usually settles the exact quantiles."""
-    M, c = yc.shape
+    pass usually settles the exact quantiles. ``m2``, ``m3``: per-row means of the centred
+    scores' squares and cubes."""
+    M = m2.shape[0]
     B = stream.B
-    m2 = (yc * yc).mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        skew = np.where(m2 > 0, (yc ** 3).mean(axis=1) / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0) / math.sqrt(c)
+        skew = np.where(m2 > 0, m3 / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0) / math.sqrt(c)
         probs = _interval_probs(method, confidence_level, alternative, skew / 6.0, a_hat)
         z = special.ndtri(np.broadcast_to(probs, (M, 2)))
         pred = sd[:, None] * (z + (z * z - 1.0) * skew[:, None] / 6.0)
@@ -814,6 +949,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
     B, stat = _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates)
+    _progress_iv(progress)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False, exclude_self=exclude_self)
     seed = resolve_seed(rng)
@@ -822,18 +958,33 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     y = np.ascontiguousarray(sc.y.reshape(M, c))
     keep = (M * B * 8 <= KEEP_BYTES) if keep_replicates is None else keep_replicates
     want_t = stat is None and (method == "studentized" or test == "t")
-    with limit_threads(threads):
+    per_rep = 8 * (c + M * (2 if want_t else 1) + M * (2 if want_t else 0))
+    rows = _chunk_rows(B, per_rep, chunk_size, M * c, CHUNK_WORK if stat is None else CHUNK_WORK_STATISTIC)
+    _check_resampling_memory("the bootstrap", M, c, B, rows, keep=keep, streams=2 if want_t else 1,
+                             per_replicate_values=M * (4 if want_t else 1), avoid_keep=keep_replicates is True)
+    with limit_threads(threads), _user_statistic(stat):
         if stat is None:
             theta = y.mean(axis=1)
-            yc = y - theta[:, None]
-            sd_boot = np.sqrt((yc * yc).sum(axis=1)) / c
-            se_x = np.sqrt((yc * yc).sum(axis=1) / (c - 1) / c)
-            a_hat = _acceleration(yc / (c - 1))
-            source = _LinearSource(y, seed, "multinomial", want_t)
+            ss, a_hat, m2, m3 = _centred_moments(y, theta)
+            finite = np.isfinite(theta) & np.isfinite(ss) & (np.isfinite(m3) if method == "bca" else True)
+            if not finite.all():
+                k = int(np.flatnonzero(~finite)[0])
+                raise InputError(f"the per-topic scores of column {k} are too large to resample: their sum or squares"
+                                 f"{' (or cubes, for BCa)' if method == 'bca' else ''} overflow float64; rescale "
+                                 "them")
+            sd_boot = np.sqrt(ss) / c
+            se_x = np.sqrt(ss / (c - 1) / c)
+            if not want_t:  # the scores are this call's own copy: scale them in place for the product
+                np.divide(y, c, out=y)
+            source = _LinearSource(y, seed, "multinomial", want_t, scaled=not want_t)
             path = "linear"
         else:
             theta = np.empty(M)
             _k.apply_statistic(stat, y, theta)
+            if np.isnan(theta).any():
+                k = int(np.flatnonzero(np.isnan(theta))[0])
+                raise InputError(f"`statistic` {_statistic_name(stat)!r} returned NaN on the scores of column {k} "
+                                 "themselves; it must return a number")
             loo = np.empty((M, c))
             _k.jackknife_statistic(stat, y, loo)
             dev = loo.mean(axis=1, keepdims=True) - loo
@@ -846,7 +997,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         d_stream.probs_of = lambda z0: np.broadcast_to(
             _interval_probs(method, confidence_level, alternative, z0, a_hat), (M, 2)).copy()
         if stat is None and method != "studentized":
-            _predict_windows(d_stream, yc, sd_boot, method, confidence_level, alternative, a_hat)
+            _predict_windows(d_stream, m2, m3, c, sd_boot, method, confidence_level, alternative, a_hat)
         t_stream = None
         if want_t:
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -855,8 +1006,6 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
             t_stream.wants_quantiles = method == "studentized"
             t_stream.probs_of = lambda z0: np.broadcast_to(
                 _interval_probs("studentized", confidence_level, alternative), (M, 2)).copy()
-        per_rep = 8 * (c + M * (2 if want_t else 1) + M * (2 if want_t else 0))
-        rows = _chunk_rows(B, per_rep, chunk_size)
         reps = _run(source, B, rows, [d_stream, t_stream], keep, progress, "bootstrap", want_t)
 
     mean_d, se = d_stream.moments()
@@ -921,7 +1070,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
-    B = _positive_int(replicates, "replicates")
+    B = _replicates_iv(replicates)
+    _progress_iv(progress)
     if keep_replicates not in (None, True, False):
         raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
@@ -945,13 +1095,15 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     # The p-value needs the first alpha only (it is the same for every alpha); the replicates,
     # when kept, are those of every alpha.
     rows_used = M if keep else K
+    rows = _chunk_rows(n, 8 * (c + 2 * rows_used), chunk_size, rows_used * c)
+    _check_resampling_memory("the permutation test", rows_used, c, n, rows, keep=keep, streams=1,
+                             per_replicate_values=2 * rows_used, avoid_keep=keep_replicates is True)
     centre = 0.5 * (y[:rows_used] + fl[:rows_used])  # per-topic score = centre + s * half, s = +-1
     half = np.ascontiguousarray(0.5 * (y[:rows_used] - fl[:rows_used]))
     with limit_threads(threads):
         source = _LinearSource(half, 0 if exact else seed, "exact" if exact else "signs")
         stream = _Stream(rows_used, n, np.ones(rows_used), half.mean(axis=1))
         stream.wants_quantiles = False
-        rows = _chunk_rows(n, 8 * (c + 2 * rows_used), chunk_size)
         reps = _run(source, n, rows, [stream], keep, progress, "permutation", False)
     pvalue = np.tile(stream.pvalue(alternative, symmetric_min=True, adjustment=0 if exact else 1)[:K], A)
     pvalue = pvalue.reshape(A, K)
@@ -988,7 +1140,7 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     else:
         theta = np.empty(A * K)
         loo = np.empty((A * K, c))
-        with limit_threads(threads):
+        with limit_threads(threads), _user_statistic(stat):
             _k.apply_statistic(stat, y, theta)
             _k.jackknife_statistic(stat, y, loo)
     dot = loo.mean(axis=1)

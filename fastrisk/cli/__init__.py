@@ -52,7 +52,10 @@ def main(argv=None) -> int:
     command = args.command
     with _one_line_warnings(command):
         try:
-            status = args.func(args)
+            from fastrisk.cli._output import invocation
+
+            with invocation(args, sys.argv[1:] if argv is None else argv):
+                status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         except KeyboardInterrupt:
             print(f"fastrisk {command}: interrupted", file=sys.stderr)

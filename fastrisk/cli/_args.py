@@ -88,12 +88,19 @@ def alpha_kwargs(args) -> dict:
 
 
 def load_matrix(args):
-    if getattr(args, "qrels", None):
-        return runs_to_matrix(args.files, args.qrels, args.measure, threads=getattr(args, "threads", None))
-    from fastrisk.io import read_matrix
+    """The command's ScoreMatrix (files, or runs with --qrels); its measure and size are recorded
+    in every output of the command."""
+    from fastrisk.cli._output import record
 
-    return read_matrix(args.files if len(args.files) > 1 else args.files[0], format=args.input_format,
-                       measure=args.measure, topics=parse_topics(args.topics), missing=args.missing)
+    if getattr(args, "qrels", None):
+        matrix = runs_to_matrix(args.files, args.qrels, args.measure, threads=getattr(args, "threads", None))
+    else:
+        from fastrisk.io import read_matrix
+
+        matrix = read_matrix(args.files if len(args.files) > 1 else args.files[0], format=args.input_format,
+                             measure=args.measure, topics=parse_topics(args.topics), missing=args.missing)
+    record(measure=matrix.measure, n_systems=matrix.n_systems, n_topics=matrix.n_topics)
+    return matrix
 
 
 def runs_to_matrix(runs, qrels, measure, *, threads=None):

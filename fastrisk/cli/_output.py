@@ -106,6 +106,13 @@ def record(**metadata) -> None:
             current[key] = text
 
 
+def stream_options() -> dict:
+    """``metadata`` and ``header`` for a streamed output (:class:`fastrisk._streaming.TableStream`)
+    of the running command: what :func:`write_table` would record."""
+    meta = dict(_INVOCATION.get() or {})
+    return {"metadata": meta, "header": comment_header(meta) if _HEADER.get() else ""}
+
+
 def table_metadata(table: pa.Table, metadata: dict[str, str] | None = None) -> dict[str, str]:
     """The key-value metadata an output of ``table`` records (see the module docstring)."""
     out: dict[str, str] = {}

@@ -44,8 +44,11 @@ def _science(args) -> dict:
 
 
 def _cmd_test(args) -> None:
+    from fastrisk._validation import level
     from fastrisk.multiple import adjust_pvalues, tukey_hsd
     from fastrisk.resampling import bootstrap, permutation_test, t_test
+
+    level(args.level, "--level")  # before any work: a level of 2 or nan would flag everything or nothing
 
     if args.method == "tukey":
         if args.baseline is not None:

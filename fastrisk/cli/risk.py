@@ -27,17 +27,24 @@ def _risk_table(result, systems=None) -> pa.Table:
 
 
 def _cmd_risk(args) -> None:
-    from fastrisk._risk import risk, topic_risk
+    from fastrisk._risk import risk
 
     matrix, base = load_matrix_and_baseline(args)
     kwargs = dict(convention=args.convention, significance=args.significance, threads=args.threads,
                   **alpha_kwargs(args))
-    if args.per_topic:
-        table = topic_risk(matrix, base, **kwargs).to_arrow().select(["system", "topic", "alpha", "x", "tr", "tj"])
-    else:
-        result = risk(matrix, base, **kwargs)
-        table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack",
-                                          "trisk", "pvalue", "at_risk", "rewarding"])
+    if args.per_topic:  # [alpha, system, topic]: streamed in row groups, never materialised whole
+        from fastrisk._long_pieces import alpha_steps, topic_risk_pieces
+        from fastrisk._streaming import write_pieces
+        from fastrisk.cli._output import stream_options
+
+        columns = ["system", "topic", "alpha", "x", "tr", "tj"]
+        rows = len(alpha_steps(alpha_kwargs(args))) * matrix.n_systems * matrix.n_topics
+        write_pieces(topic_risk_pieces(matrix, base, columns, **kwargs), args.format, args.out, rows=rows,
+                     columns=len(columns), **stream_options())
+        return
+    result = risk(matrix, base, **kwargs)
+    table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack",
+                                      "trisk", "pvalue", "at_risk", "rewarding"])
     write_table(table, args.format, args.out)
 
 

@@ -23,7 +23,18 @@ def _cmd_table(args) -> None:
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
         return
-    write_table(result.to_arrow().select(TABLE_COLUMNS), args.format, args.out)
+    _write_long(result, args.format, args.out)
+
+
+def _write_long(result, fmt: str, out) -> None:
+    """The table's long form ``[alpha, system, baseline]``, streamed a block of systems at a time."""
+    from fastrisk._long_pieces import table_pieces
+    from fastrisk._streaming import write_pieces
+    from fastrisk.cli._output import stream_options
+
+    rows = len(result.alpha) * len(result.systems) * len(result.baselines)
+    write_pieces(table_pieces(result, TABLE_COLUMNS), fmt, out, rows=rows, columns=len(TABLE_COLUMNS),
+                 **stream_options())
 
 
 def _agreement_table(result, p: float):
@@ -38,7 +49,7 @@ def _agreement_table(result, p: float):
         a, b = np.triu_indices(len(result.baselines), k=1)
         names = np.asarray(result.baselines, dtype=object)
         parts.append(pa.table({
-            "alpha": np.full(a.size, alpha), "baseline_a": names[a], "baseline_b": names[b],
+            "alpha": np.full(a.size, alpha), "a": names[a], "b": names[b],
             "kendall_tau": agree.kendall.statistic[a, b], "kendall_p": agree.kendall.pvalue[a, b],
             "rbo_ext": agree.rbo.ext[a, b], "rbo_min": agree.rbo.min[a, b], "rbo_res": agree.rbo.res[a, b],
             "friedman_chi2": np.full(a.size, agree.friedman.statistic),
