@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import memory_budget_ok
+
 from fastrisk import ltr
 
 lgb = pytest.importorskip("lightgbm")

@@ -9,12 +9,12 @@ and P@10 (binary judgments, where every tool's definition coincides).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from fastrisk.metrics import evaluate
 from fastrisk.runs import Qrels, read_runs
-
-from pathlib import Path
 
 BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
 

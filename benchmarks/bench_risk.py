@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import memory_budget_ok
 
 import fastrisk
-from conftest import memory_budget_ok
 
 ALPHAS = np.array([0.0, 1.0, 5.0, 10.0])
 

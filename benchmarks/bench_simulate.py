@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import memory_budget_ok
 from scipy import special, stats
 
 import fastrisk
-from conftest import memory_budget_ok
 from fastrisk import batch
 from fastrisk.simulate import battery, type1
 

@@ -19,12 +19,12 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import memory_budget_ok
 from scipy import special
 
 import fastrisk
-from conftest import memory_budget_ok
-from fastrisk.tables import baseline_table
 from fastrisk._zrisk import zrisk
+from fastrisk.tables import baseline_table
 
 ALPHAS = np.array([0.0, 1.0, 5.0, 10.0])
 

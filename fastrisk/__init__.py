@@ -5,30 +5,75 @@
 >>> fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10]).to_pandas()  # doctest: +SKIP
 """
 
-from fastrisk import datasets
-from fastrisk.agreement import (FriedmanResult, KendallTauMatrix, KendallTauResult, PrefixAgreement, RBOMatrix,
-                                RBOResult, format_ranking, friedman, kendall_tau, kendall_tau_matrix, parse_ranking,
-                                prefix_agreement, ranking_from_scores, rbo, rbo_many, rbo_matrix)
+from fastrisk import batch, datasets
+from fastrisk._pca import PCAResult, pca
+from fastrisk._risk import (
+    AdaptiveRiskResult,
+    RiskResult,
+    RiskScores,
+    TopicRiskResult,
+    adaptive_risk,
+    risk,
+    risk_scores,
+    topic_risk,
+)
+from fastrisk._zrisk import ZRiskResult, zrisk
+from fastrisk.agreement import (
+    FriedmanResult,
+    KendallTauMatrix,
+    KendallTauResult,
+    PrefixAgreement,
+    RBOMatrix,
+    RBOResult,
+    format_ranking,
+    friedman,
+    kendall_tau,
+    kendall_tau_matrix,
+    parse_ranking,
+    prefix_agreement,
+    ranking_from_scores,
+    rbo,
+    rbo_many,
+    rbo_matrix,
+)
 from fastrisk.baselines import Baseline, resolve_baseline, virtual_baseline
-from fastrisk import batch
-from fastrisk.errors import (AlphaInvariantWarning, InputError, ResourceError, RunFileWarning, TopicMismatchWarning,
-                             ZeroVarianceWarning)
+from fastrisk.errors import (
+    AlphaInvariantWarning,
+    InputError,
+    ResourceError,
+    RunFileWarning,
+    TopicMismatchWarning,
+    ZeroVarianceWarning,
+)
 from fastrisk.io import read_matrix, read_table, write_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
 from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
-from fastrisk._pca import PCAResult, pca
-from fastrisk.pooling import (PoolingExperiment, build_pool, common_topic_adjustment, leave_one_out, loo_adjustment,
-                              pooling_experiment, score_against_pool)
-from fastrisk.resampling import (BootstrapResult, ConfidenceInterval, JackknifeResult, PermutationResult, QQData,
-                                 TTestResult, bootstrap, jackknife, permutation_test, t_test)
-from fastrisk._risk import (AdaptiveRiskResult, RiskResult, RiskScores, TopicRiskResult, adaptive_risk, risk,
-                           risk_scores, topic_risk)
+from fastrisk.pooling import (
+    PoolingExperiment,
+    build_pool,
+    common_topic_adjustment,
+    leave_one_out,
+    loo_adjustment,
+    pooling_experiment,
+    score_against_pool,
+)
+from fastrisk.resampling import (
+    BootstrapResult,
+    ConfidenceInterval,
+    JackknifeResult,
+    PermutationResult,
+    QQData,
+    TTestResult,
+    bootstrap,
+    jackknife,
+    permutation_test,
+    t_test,
+)
 from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
 from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind
 from fastrisk.tables import BaselineTable, baseline_table
 from fastrisk.values import ValueFunction, resolve_value
-from fastrisk._zrisk import ZRiskResult, zrisk
 
 __all__ = [
     "AlphaInvariantWarning",

@@ -19,14 +19,15 @@ from fastrisk import batch as _batch
 from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
-from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._results import Result, array
-from fastrisk._validation import choice, level
 from fastrisk._threads import limit_threads
+from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
+from fastrisk._validation import choice, level
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
+
 
 @dataclass(frozen=True, repr=False)
 class RiskScores(Result):

@@ -6,7 +6,6 @@ import contextlib
 
 from fastrisk._validation import positive_int
 
-
 #: Below this many element-operations a parallel launch costs more than it saves (measured on
 #: 2 shared cores). The one threshold of the package: callers give their work in these units.
 SMALL_WORK = 200_000

@@ -42,6 +42,7 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
 
+
 @dataclass(frozen=True, repr=False)
 class ZRiskResult(Result):
     """ZRisk and GeoRisk ``[alpha, system]`` of every system at every alpha, in ``convention``.

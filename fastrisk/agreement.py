@@ -35,7 +35,6 @@ from fastrisk._threads import limit_threads
 from fastrisk._validation import choice, open_unit
 from fastrisk.errors import InputError
 
-
 __all__ = [
     "RBOResult",
     "RBOMatrix",

@@ -30,11 +30,11 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk._kernels import batch as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.values import resolve_alphas

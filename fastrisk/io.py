@@ -417,8 +417,8 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     then reads the whole table, whose errors name the line) when the file is not such a table
     or has any irregular cell: an empty or blank label, a score that is not a finite number, a
     duplicate (system, topic)."""
-    import pyarrow.csv as pacsv
     import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
 
     from fastrisk.matrix import _apply_missing, label, natural_key
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastrisk._typing import SeedLike
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 from fastrisk.resampling import _as_scores_array, _choice, _positive_int

@@ -36,16 +36,16 @@ import numpy as np
 from scipy import special
 
 from fastrisk import _numerics
-from fastrisk._kernels import resampling as _k
-from fastrisk._kernels import risk as _kr
-from fastrisk._random import resolve_seed
-from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk import batch as _batch
 from fastrisk._compile import compile_checked
 from fastrisk._inference import CONVENTIONS
+from fastrisk._kernels import resampling as _k
+from fastrisk._kernels import risk as _kr
+from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory, format_bytes
-from fastrisk._validation import choice, flag, positive_int
+from fastrisk._results import ConfidenceInterval, Result, array
 from fastrisk._threads import BLAS_FLOP_WORK, limit_threads, parallel
+from fastrisk._validation import choice, flag, positive_int
 from fastrisk.errors import AlphaInvariantWarning, InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 

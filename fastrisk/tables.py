@@ -26,11 +26,11 @@ from fastrisk import _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
+from fastrisk._risk import risk
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads
 from fastrisk._validation import flag
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
-from fastrisk._risk import risk
 from fastrisk.values import resolve_value
 
 TIES = ("average", "ordinal")

@@ -10,6 +10,7 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_agreement import kendall_tau_b
 
 from fastrisk.agreement import (
     friedman,
@@ -18,10 +19,9 @@ from fastrisk.agreement import (
     prefix_agreement,
     ranking_from_scores,
     rbo,
+    rbo_many,
 )
-from fastrisk.agreement import rbo_many
 from fastrisk.errors import InputError
-from reference_agreement import kendall_tau_b
 
 
 def _scipy_tau(x, y):

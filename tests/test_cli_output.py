@@ -10,8 +10,7 @@ import pytest
 
 import fastrisk
 from fastrisk.cli import build_parser, main
-from fastrisk.cli._output import (comment_header, invocation, parse_comment_header, table_metadata,
-                                  write_table)
+from fastrisk.cli._output import comment_header, invocation, parse_comment_header, table_metadata, write_table
 from fastrisk.errors import InputError
 
 MATRIX = "trec-matrices/web2012_err20.csv"

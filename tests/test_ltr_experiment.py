@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import reference_ltr as ref
+
 from fastrisk import ScoreMatrix, risk
 from fastrisk.cli import main
 from fastrisk.errors import InputError
-from fastrisk.ltr import (baseline_scores, best_feature, letor_data, lightgbm_example, ltr_experiment, ranking_matrix,
-                          robustness, synthetic_letor, write_letor)
+from fastrisk.ltr import (
+    baseline_scores,
+    best_feature,
+    letor_data,
+    lightgbm_example,
+    ltr_experiment,
+    ranking_matrix,
+    robustness,
+    synthetic_letor,
+    write_letor,
+)
 
 
 def test_baseline_scores_and_best_feature():

@@ -6,6 +6,7 @@ import csv
 
 import numpy as np
 import pytest
+import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +14,6 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import TopicMismatchWarning, evaluate, parse_measure, score_matrix_values
 from fastrisk.runs import Qrels, read_qrels, read_runs
-import reference_pooling as ref
 
 
 def test_official_gdeval_baseline_indriCASP(bench_data):

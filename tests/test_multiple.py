@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_resampling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference_resampling as ref
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.multiple import adjust_pvalues, tukey_hsd

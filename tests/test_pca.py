@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import reference_multibase as ref
+from fastrisk._pca import pca
 from fastrisk.baselines import virtual_baseline
 from fastrisk.datasets import trec2012_web
 from fastrisk.errors import InputError
-from fastrisk._pca import pca
-
 
 _matrix = ref.matrix_of
 

@@ -16,10 +16,10 @@ matplotlib.use("Agg")
 from matplotlib.figure import Figure  # noqa: E402
 
 from fastrisk import plot  # noqa: E402
+from fastrisk._risk import risk, risk_scores, topic_risk  # noqa: E402
 from fastrisk.baselines import Baseline  # noqa: E402
 from fastrisk.datasets import trec2012_web  # noqa: E402
 from fastrisk.errors import InputError, ZeroVarianceWarning  # noqa: E402
-from fastrisk._risk import risk, risk_scores, topic_risk  # noqa: E402
 
 NAMED = ["uogTrA44xi", "srchvrs12c09", "qutwb"]
 ALPHAS = [1.0, 5.0, 10.0]
@@ -326,8 +326,8 @@ def test_topic_risk_bars_minus_convention_marks_losses_above(data):
 
 
 def test_pca_map_systems_highlights_and_virtual_baselines(data):
-    from fastrisk.baselines import virtual_baseline
     from fastrisk._pca import pca
+    from fastrisk.baselines import virtual_baseline
 
     m, _ = data
     res = pca(m, 2, extra=[virtual_baseline(m, k) for k in ("mean", "median", "max")])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,6 @@ from fastrisk.pooling import (
     pooling_experiment,
     score_against_pool,
 )
-import reference_pooling as ref
 
 FAMILIES = [("P", 5, "P@5"), ("RBP", 6, "RBP(rel=1,p=0.8)@6"), ("nDCG", 4, "nDCG(dcg='exp-log2')@4"), ("ERR", 5, "ERR@5")]
 
@@ -211,7 +211,6 @@ def test_adjustment_argument_errors(synthetic):
 
 def test_cli_pool_bias(synthetic, tmp_path, capsys):
     from fastrisk.bench_data.synthetic_runs import write
-
     from fastrisk.cli import main
 
     runs, qrels = synthetic

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference_pooling as ref
 from fastrisk.errors import InputError
 from fastrisk.pooling import leave_one_out, loo_adjustment, pooling_experiment, score_against_pool
 

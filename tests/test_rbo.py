@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
 
 from fastrisk.agreement import (
     RBOResult,
@@ -21,7 +22,6 @@ from fastrisk.agreement import (
     rbo_matrix,
 )
 from fastrisk.errors import InputError
-from reference_agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
 
 SCORES = ("ext", "min", "max", "res")
 

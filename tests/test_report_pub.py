@@ -15,8 +15,7 @@ matplotlib.use("Agg")
 from fastrisk.cli import main  # noqa: E402
 from fastrisk.errors import InputError  # noqa: E402
 from fastrisk.matrix import ScoreMatrix  # noqa: E402
-from fastrisk.report import (Table, build_report, file_provenance, measure_definition, pvalue_text,  # noqa: E402
-                             write_report)
+from fastrisk.report import Table, build_report, file_provenance, measure_definition, pvalue_text, write_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")

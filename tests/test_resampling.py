@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import reference_resampling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import reference_resampling as ref
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix

@@ -7,13 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from reference import smooth_ref, topic_risk_ref, urisk_ref
 from scipy import stats
 
 import fastrisk
 from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
-from reference import smooth_ref, topic_risk_ref, urisk_ref
 
 # SPEC §2, Dinçer, Macdonald & Ounis (SIGIR 2014), Tables 1 and 2.
 PUBLISHED = [

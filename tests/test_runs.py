@@ -7,12 +7,12 @@ import gzip
 import numpy as np
 import pyarrow as pa
 import pytest
+import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastrisk.errors import InputError
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
-import reference_pooling as ref
 
 RUN_A = """\
 1 Q0 dB 1 2.0 alpha

@@ -127,9 +127,9 @@ def test_bad_arguments(tmp_path):
 
 # ---------------------------------------------------------------------- results
 def test_results_are_the_public_api_calls(reference):
+    from fastrisk._risk import risk
     from fastrisk.datasets import trec_matrix
     from fastrisk.pooling import pooling_experiment
-    from fastrisk._risk import risk
     from fastrisk.sweep import _load
 
     t = reference
@@ -315,9 +315,9 @@ PUBLISHED = [  # SPEC §2: run, alpha, URisk, SE_x = SE_J, TRisk, p (TREC 2012 W
 
 
 def test_example_grid_reproduces_the_published_tables():
-    from fastrisk.datasets import trec_matrix
     from fastrisk._risk import risk
     from fastrisk._zrisk import zrisk
+    from fastrisk.datasets import trec_matrix
 
     result = sweep(ROOT / "bench_data" / "sweeps" / "published.toml", progress=False)
     assert result.n_failed == 0 and result.complete

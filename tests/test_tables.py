@@ -6,15 +6,14 @@ import warnings
 
 import numpy as np
 import pytest
+import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import reference_multibase as ref
-from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk._risk import risk
+from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.tables import _all_pairs, baseline_table
-
 
 _matrix = ref.matrix_of
 

@@ -6,14 +6,13 @@ import math
 
 import numpy as np
 import pytest
+import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import reference_multibase as ref
-from fastrisk.errors import InputError
 from fastrisk._zrisk import zrisk
-
+from fastrisk.errors import InputError
 
 _matrix = ref.matrix_of
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.cli._args import parse_floats, parse_names
+from fastrisk.cli._output import add_format_options, write_table
 
 COLUMNS = ["model", "kind", "alpha", "ndcg1", "ndcg10", "risk_reward", "loss_win", "big_losses", "wins", "losses"]
 

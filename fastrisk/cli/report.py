@@ -8,8 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                                load_matrix_and_baseline)
+from fastrisk.cli._args import (
+    add_alpha_arguments,
+    add_baseline_arguments,
+    add_matrix_arguments,
+    alpha_kwargs,
+    load_matrix_and_baseline,
+)
 from fastrisk.errors import InputError
 
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                                load_matrix, load_matrix_and_baseline)
+from fastrisk.cli._args import (
+    add_alpha_arguments,
+    add_baseline_arguments,
+    add_matrix_arguments,
+    alpha_kwargs,
+    load_matrix,
+    load_matrix_and_baseline,
+)
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
 

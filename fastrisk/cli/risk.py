@@ -7,8 +7,14 @@ import sys
 import numpy as np
 import pyarrow as pa
 
-from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                                load_matrix, load_matrix_and_baseline)
+from fastrisk.cli._args import (
+    add_alpha_arguments,
+    add_baseline_arguments,
+    add_matrix_arguments,
+    alpha_kwargs,
+    load_matrix,
+    load_matrix_and_baseline,
+)
 from fastrisk.cli._output import add_format_options, write_table
 
 
@@ -65,8 +71,8 @@ def _cmd_info(args) -> None:
 
 
 def _cmd_demo(args) -> None:
-    from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
     from fastrisk._risk import risk
+    from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
 
     if args.report:
         from fastrisk.cli.report import write_demo_report

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from fastrisk.cli._args import (add_alpha_arguments, add_baseline_arguments, add_matrix_arguments, alpha_kwargs,
-                                load_matrix, load_matrix_and_baseline)
+from fastrisk.cli._args import (
+    add_alpha_arguments,
+    add_baseline_arguments,
+    add_matrix_arguments,
+    alpha_kwargs,
+    load_matrix,
+    load_matrix_and_baseline,
+)
 from fastrisk.cli._output import add_format_options, write_table
 
 TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
@@ -69,10 +75,10 @@ def _cmd_zrisk(args) -> None:
 def _cmd_pca(args) -> None:
     import sys
 
+    from fastrisk._pca import pca
     from fastrisk.baselines import VIRTUAL, virtual_baseline
     from fastrisk.cli._args import parse_names
     from fastrisk.errors import InputError
-    from fastrisk._pca import pca
 
     matrix = load_matrix(args)
     kinds = parse_names(args.baselines) if args.baselines else []

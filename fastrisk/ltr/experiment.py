@@ -14,11 +14,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
+from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk.errors import InputError
-from fastrisk.ltr.evaluation import _check_data, _check_feature, baseline_scores, best_feature, ranking_matrix, robustness
+from fastrisk.ltr.evaluation import (
+    _check_data,
+    _check_feature,
+    baseline_scores,
+    best_feature,
+    ranking_matrix,
+    robustness,
+)
 from fastrisk.ltr.objective import objective
 from fastrisk.matrix import ScoreMatrix
 

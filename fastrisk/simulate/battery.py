@@ -38,11 +38,11 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from fastrisk._typing import SeedLike
 from fastrisk._kernels import battery as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._typing import SeedLike
 from fastrisk.batch import Stack, stack
 from fastrisk.errors import InputError
 

@@ -23,9 +23,9 @@ import numbers
 
 import numpy as np
 
-from fastrisk._typing import SeedLike
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
+from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.simulate.margins import Margin, fit_margin

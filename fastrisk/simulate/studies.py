@@ -32,9 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastrisk._typing import SeedLike
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
+from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
 
