@@ -229,8 +229,12 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     skip[j] = matrix.systems.index(name)
         rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip)
     sign = -1.0 if convention == "minus" else 1.0
-    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline]
-    urisk, se, trisk, rank = (np.ascontiguousarray(np.moveaxis(v, 2, 0)) for v in (urisk, se, trisk, rank))
+    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
+    # array reordered in turn so that only one of the S x S x A originals has a copy alive at a time
+    urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
+    se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
+    trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
+    rank = np.ascontiguousarray(np.moveaxis(rank, 2, 0))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          rank_ties=rank_ties, exclude_self=bool(exclude_self),
