@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from interrupting import interrupt
 
 from fastrisk import resampling
 from fastrisk.cli import main
@@ -145,8 +146,6 @@ def test_no_progress_bar_into_a_file_or_pipe(scores, capsys, monkeypatch):
 # ---------------------------------------------------------------------- Ctrl-C
 @pytest.mark.slow  # about 15 s of subprocesses, as the Tukey interrupt test
 def test_a_long_bootstrap_is_interruptible_from_the_cli(tmp_path):
-    import signal
-    import time
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-m", "fastrisk", "bootstrap", str(MATRIX), "--baseline", "run1", "--seed", "1",
@@ -154,20 +153,7 @@ def test_a_long_bootstrap_is_interruptible_from_the_cli(tmp_path):
     warm = subprocess.run(args + ["--replicates", "2000", "--format", "csv"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=240)
     assert warm.returncode == 0, warm.stderr
-    proc = subprocess.Popen(args + ["--replicates", str(10**9)],  # many minutes of work
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    try:
-        time.sleep(8)  # into the replicates (imports and reading take a second or two)
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGINT)
-        t0 = time.monotonic()
-        status = proc.wait(timeout=60)
-        waited = time.monotonic() - t0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    err = proc.stderr.read().strip()
+    status, waited, err = interrupt(args + ["--replicates", str(10**9)], cwd=tmp_path, env=env)  # minutes of work
     assert status == 130 and err == "fastrisk bootstrap: interrupted", err
     assert waited < 20  # a liveness bound for a loaded CI machine, not a speed claim: a chunk is under a second
 

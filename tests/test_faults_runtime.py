@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from interrupting import interrupt
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,29 +119,14 @@ def test_pool_workers_die_with_their_parent(tmp_path):
 
 @pytest.mark.slow
 def test_tukey_hsd_is_interruptible_from_the_cli(tmp_path):
-    import signal
-    import time
 
     matrix = ROOT / "bench_data" / "trec-matrices" / "web2012_err20.csv"
     warm = _python(f"from fastrisk.cli import main; main(['test', {str(matrix)!r}, '--method', 'tukey', "
                    "'--replicates', '10', '--format', 'csv'])", tmp_path)
     assert warm.returncode == 0, warm.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "fastrisk", "test", str(matrix), "--method", "tukey",
-                             "--replicates", "20000000", "--seed", "1"],  # minutes of work
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        time.sleep(8)  # into the kernel (imports and reading take a second or two)
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGINT)
-        t0 = time.monotonic()
-        status = proc.wait(timeout=60)
-        waited = time.monotonic() - t0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    err = proc.stderr.read().strip()
+    status, waited, err = interrupt([sys.executable, "-m", "fastrisk", "test", str(matrix), "--method", "tukey",
+                                     "--replicates", "20000000", "--seed", "1"],  # minutes of work
+                                    cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert status == 130 and err == "fastrisk test: interrupted", err
     assert waited < 20  # generous bound for a loaded CI machine; a chunk is about 0.25 s
 
