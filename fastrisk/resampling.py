@@ -1133,6 +1133,9 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False, exclude_self=exclude_self)
     A, K, c = sc.y.shape
+    # the leave-one-out values, the pseudo-values and one temporary of the same size
+    check_memory(3 * 8.0 * A * K * c, f"the jackknife of {K:,} column(s) x {c:,} topics x {A} alpha(s)",
+                 "compare with one baseline instead of every pair, or use fewer systems or alphas")
     y = np.ascontiguousarray(sc.y.reshape(A * K, c))
     if stat is None:
         theta = y.mean(axis=1)

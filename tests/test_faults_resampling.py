@@ -68,6 +68,16 @@ def test_all_pairs_beyond_memory_are_refused_before_the_differences_are_formed(l
         bootstrap(V, pairs=True, alpha=[0, 1, 5, 10], replicates=100, rng=1)
 
 
+def test_the_jackknife_of_every_pair_beyond_memory_is_refused(little_memory):
+    from fastrisk import jackknife
+
+    V = np.random.default_rng(1).random((160, 60))  # 12,720 pairs x 60 topics x 4 alphas: 23 MiB an array
+    with pytest.raises(ResourceError, match=r"the jackknife of 12,720 column\(s\) x 60 topics x 4 alpha\(s\) needs "
+                                            r"about 69\.9 MiB .* one baseline instead of every pair"):
+        jackknife(V, pairs=True, alpha=[0, 1, 5, 10])
+    assert jackknife(V[:40], pairs=True, alpha=[0, 1, 5, 10]).leave_one_out.shape == (4, 780, 60)
+
+
 def test_a_chunk_of_every_pair_beyond_memory_is_refused(monkeypatch):
     from fastrisk import _resources
 
