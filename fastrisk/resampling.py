@@ -2,7 +2,9 @@
 
 Every procedure works on per-topic scores: the risk-reward scores ``x_i`` of every system
 against a baseline (``fastrisk.risk_scores``; URisk = mean x), the differences of every
-pair of systems (``pairs=True``), or a plain array of per-topic scores.
+pair of systems (``pairs=True``), or a plain array of per-topic scores. With a ``baseline``,
+a bare S x c array is a matrix (systems and topics named by position, an int baseline a row),
+as in :func:`fastrisk.risk`; without one, it is taken as per-topic scores as they are.
 
 Speed. The statistics users mostly resample (mean score, mean difference, URisk at any
 alpha, any value function applied per topic) are *linear* in the resampling weights: the
@@ -334,8 +336,8 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
 
     flag(pairs, "pairs")
     flag(exclude_self, "exclude_self")
-    if is_frame(data):
-        data = as_matrix(data, "data")
+    if is_frame(data) or (baseline is not None and not pairs and isinstance(data, np.ndarray) and data.ndim == 2):
+        data = as_matrix(data, "data")  # with a baseline, a bare 2-D array is a systems x topics matrix
     if pairs:
         if baseline is not None:
             raise InputError("`baseline` must be None with pairs=True (every system is compared with every other)")
@@ -373,8 +375,9 @@ def _scores(data, baseline, *, alpha, loss_weight, value, pairs, missing, flippe
         return _Scores(y, fl, systems, (base.name,) * len(systems), matrix.topics,
                        vf.alpha if vf.is_linear else None, vf.loss_weight if vf.is_linear else None, vf.name)
     if baseline is not None or alpha is not None or loss_weight is not None or value is not None:
-        raise InputError("`baseline`, `alpha`, `loss_weight` and `value` apply to a ScoreMatrix or to pairs=True; "
-                         "an array is taken as per-topic scores (e.g. risk-reward scores x) as they are")
+        raise InputError("`alpha`, `loss_weight` and `value` apply to a matrix with a `baseline` or to pairs=True; "
+                         "an array without a baseline is taken as per-topic scores (e.g. risk-reward scores x) "
+                         "as they are")
     arr = _as_scores_array(data)
     y = arr[None]
     labels = tuple(str(i) for i in range(arr.shape[0]))
@@ -921,7 +924,8 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     ``data`` is a :class:`~fastrisk.ScoreMatrix` (with ``baseline`` and ``alpha`` /
     ``loss_weight`` / ``value`` as :func:`fastrisk.risk`; the statistic is URisk), or with
     ``pairs=True`` the differences of every pair of systems (alpha applied per pair), or an
-    array of per-topic scores (1-D, or S x c) used as they are.
+    array of per-topic scores (1-D, or S x c) used as they are when no ``baseline`` is given
+    (with one, an S x c array is a matrix, as in :func:`fastrisk.risk`).
 
     ``statistic=None`` resamples the mean (URisk, mean difference) by the matrix-product
     path; otherwise ``statistic`` is a numba-compilable function of the per-topic vector

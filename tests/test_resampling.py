@@ -371,7 +371,7 @@ def test_progress_goes_to_stderr(small, capsys):
     (dict(confidence_level=1.0), r"`confidence_level` must be a number in \(0, 1\)"),
     (dict(keep_replicates="yes"), r"`keep_replicates` must be None, True or False"),
     (dict(chunk_size=0), r"`chunk_size` must be a positive integer"),
-    (dict(alpha=1), r"apply to a ScoreMatrix or to pairs=True"),
+    (dict(alpha=1), r"apply to a matrix with a `baseline` or to pairs=True"),
     (dict(statistic=3), r"`statistic` must be a function"),
     (dict(statistic=lambda x: x.nonexistent_attr), r"could not be compiled by numba"),
     (dict(statistic=np.median), r"must be a Python function numba can compile"),
@@ -556,3 +556,16 @@ def test_exclude_self_drops_the_baseline_against_itself():
     assert bootstrap(m, "mean", exclude_self=True, replicates=100, rng=1).systems == m.systems  # virtual: no self
     with pytest.raises(InputError, match="`exclude_self` must be True or False"):
         jackknife(m, "b", exclude_self=1)
+
+
+def test_a_bare_array_with_a_baseline_is_a_matrix(trec):
+    matrix, _ = trec
+    values = np.array(matrix.values)
+    for run in (lambda d, b: bootstrap(d, b, alpha=[0, 5], replicates=200, rng=3),
+                lambda d, b: permutation_test(d, b, replicates=200, rng=3),
+                lambda d, b: jackknife(d, b, alpha=[0, 5]),
+                lambda d, b: t_test(d, b)):
+        named, bare = run(matrix, matrix.systems[2]), run(values, 2)
+        np.testing.assert_array_equal(bare.statistic, named.statistic)
+        np.testing.assert_array_equal(bare.pvalue if hasattr(bare, "pvalue") else bare.standard_error,
+                                      named.pvalue if hasattr(named, "pvalue") else named.standard_error)
