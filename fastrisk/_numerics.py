@@ -38,8 +38,8 @@ from fastrisk.errors import InputError, ZeroVarianceWarning
 
 EPS = float(np.finfo(np.float64).eps)
 #: Relative variance floor: a centred sum of squares at most ``VARIANCE_RTOL * c * sum x^2``
-#: is rounding noise.
-VARIANCE_RTOL = 4.0 * EPS
+#: is rounding noise (4 eps; defined beside the kernels that apply it).
+VARIANCE_RTOL = _kn.VARIANCE_RTOL
 #: The largest risk weight alpha accepted (and loss weight 1 + alpha).
 MAX_ALPHA = 1e12
 #: Data whose largest magnitude lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] is rescaled.

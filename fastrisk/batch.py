@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from fastrisk import _numerics
 from fastrisk._kernels import batch as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
@@ -303,9 +304,13 @@ def _risk_iv(data, baseline, alpha, loss_weight, convention, check=True):
 def _risk_arrays(st: Stack, row: int, a: np.ndarray, threads):
     V = st.values
     with limit_threads(threads, V.size * len(a)):
-        freward, frisk, urisk, se, sej, trisk, bad = _k.risk_batch(V, row, a)
+        freward, frisk, urisk, se, sej, trisk, bad, zero = _k.risk_batch(V, row, a)
     if bad.any():
         _check_finite(V, rows=np.flatnonzero(bad))
+    if zero.any():  # the one numerical policy (fastrisk._numerics): one warning for the whole batch
+        k = np.flatnonzero(zero)
+        _numerics.warn_zero_variance([f"collection {j}" for j in k], what="systems of",
+                                     where=f" against baseline {st.systems[row]!r}", stacklevel=4)
     return freward, frisk, urisk, se, sej, trisk
 
 

@@ -200,3 +200,25 @@ def test_bad_arguments_are_named():
     m2 = fastrisk.ScoreMatrix(V[0, :, :3], ["a", "b"], list("wxy"))
     with pytest.raises(InputError, match="collection 1 has shape"):
         batch.stack([m1, m2])
+
+
+def test_near_constant_differences_follow_the_one_variance_floor():
+    # a system equal to its baseline plus 0.3, up to 1e-9 noise: TRisk about 2e9 by plain division,
+    # +inf with a warning under the relative floor, in a batch exactly as for one matrix
+    rng = np.random.default_rng(0)
+    b = rng.random(50)
+    one = np.stack([b, b + 0.3 + 1e-9 * rng.standard_normal(50), rng.random(50)])
+    stack = np.stack([one, rng.random((3, 50))])
+    with pytest.warns(fastrisk.ZeroVarianceWarning, match=r"systems of collection 0 against baseline 's0'"):
+        got = batch.risk(stack, 0, alpha=[0, 1])
+    with pytest.warns(fastrisk.ZeroVarianceWarning):
+        single = fastrisk.risk(one, 0, alpha=[0, 1])
+    np.testing.assert_allclose(got.trisk[0], single.trisk, rtol=1e-12)  # inf and NaN where single has them
+    np.testing.assert_allclose(got.se_param[0], single.se_param, rtol=1e-12)
+    assert np.isposinf(got.trisk[0, :, 1]).all() and np.isfinite(got.trisk[1, :, 1:]).all()
+    with pytest.warns(fastrisk.ZeroVarianceWarning):
+        assert np.isposinf(batch.t_test(stack, 0).statistic[0, 0, 1])
+    from fastrisk import simulate
+
+    bat = simulate.battery(one[None, :2], replicates=0, rng=1)
+    assert np.isposinf(bat.statistic[0, 0])  # the t test of the battery, by the same rule

@@ -19,6 +19,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
+from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -94,7 +95,8 @@ def risk_pair(V, k, s, row, alphas, urisk, se, sej):
 def risk_batch(V, row, alphas):
     """URisk, SE_x, SE_J, TRisk (K, A, S) and FReward, FRisk (K, S) of every system of every
     collection V (K, S, c) against the system in row ``row`` (the baseline row itself gets 0,
-    TRisk NaN). TRisk = URisk / SE_x, ±inf at zero SE (NaN if URisk is 0 too).
+    TRisk NaN). TRisk = URisk / SE_x; an SE of 0 or below the relative variance floor is set
+    to 0 with TRisk ±inf (NaN if URisk is 0 too), and ``zero[k]`` marks such a collection.
 
     Validation is fused into the pass: ``bad[k]`` is True when a sum over collection k is not
     finite (a NaN or infinite score), so the caller needs no separate pass over the stack.
@@ -108,6 +110,7 @@ def risk_batch(V, row, alphas):
     sej = np.empty((K, A, S))
     trisk = np.empty((K, A, S))
     bad = np.zeros(K, np.bool_)
+    zero = np.zeros(K, np.bool_)
     for k in prange(K):
         base = 0.0
         for i in range(c):
@@ -130,15 +133,12 @@ def risk_batch(V, row, alphas):
             if not (math.isfinite(fr) and math.isfinite(fk)):
                 bad[k] = True
             for a in range(A):
-                u = urisk[k, a, s]
-                e = se[k, a, s]
-                if e > 0.0:
-                    trisk[k, a, s] = u / e
-                elif u == 0.0:
-                    trisk[k, a, s] = math.nan
-                else:
-                    trisk[k, a, s] = math.copysign(math.inf, u)
-    return freward, frisk, urisk, se, sej, trisk, bad
+                z, trisk[k, a, s] = floored_t(urisk[k, a, s], se[k, a, s], c, VARIANCE_RTOL)
+                if z:
+                    se[k, a, s] = 0.0
+                    sej[k, a, s] = 0.0
+                    zero[k] = True
+    return freward, frisk, urisk, se, sej, trisk, bad, zero
 
 
 @njit

@@ -19,6 +19,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
+from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 
 #: Columns of the statistics array returned by :func:`battery_batch`.
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
@@ -157,13 +158,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         for i in range(c):
             e = buf_d[i] + alpha * min(buf_d[i], 0.0) - m
             s2 += e * e
-        se = math.sqrt(s2 / (c - 1) / c)
-        if se > 0.0:
-            trisk[a] = m / se
-        elif m == 0.0:
-            trisk[a] = math.nan
-        else:
-            trisk[a] = math.copysign(math.inf, m)
+        _, trisk[a] = floored_t(m, math.sqrt(s2 / (c - 1) / c), c, VARIANCE_RTOL)
     Sm = 0.5 * N
     zobs, gobs = _zg(Sm + 0.5 * total, A2, N, W, c)
     stats[ZOBS] = zobs

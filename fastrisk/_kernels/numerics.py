@@ -10,35 +10,40 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit
 
+#: Relative variance floor (see :mod:`fastrisk._numerics`): a centred sum of squares at most
+#: ``VARIANCE_RTOL * c * sum x^2`` is rounding noise.
+VARIANCE_RTOL = 4.0 * 2.220446049250313e-16
+
+
+@njit
+def floored_t(m, s, c, rtol):
+    """(zero, t) for a mean ``m`` with standard error ``s`` over ``c`` topics: ``zero`` when s is 0
+    or below the relative floor ``(c-1) r^2 <= rtol c ((c-1) r^2 + 1)`` with r = s / |m|; t is
+    then ±inf (NaN if m is 0 too), else m / s. The one rule every kernel applies."""
+    z = s == 0.0
+    if not z and m != 0.0:
+        r = s / abs(m)
+        if r < 1.0:
+            ss = (c - 1) * r * r
+            z = ss <= rtol * c * (ss + 1.0)
+    if z:
+        return True, (math.nan if m == 0.0 else math.copysign(math.inf, m))
+    return False, m / s
+
 
 @njit
 def floor_standardise(mean, se, other, c, rtol):
-    """Flat arrays: (se, other, t, zero) where ``zero`` marks a standard error that is 0 or
-    below the relative floor ``(c-1) r^2 <= rtol c ((c-1) r^2 + 1)`` with r = se / |mean|; there
-    se and other are set to 0 and t = mean / se is ±inf (NaN if the mean is 0 too)."""
+    """Flat arrays: (se, other, t, zero) by :func:`floored_t`; where ``zero``, se and other are 0."""
     n = mean.shape[0]
     se_out = np.empty(n)
     other_out = np.empty(n)
     t = np.empty(n)
     zero = np.zeros(n, dtype=np.bool_)
     for i in range(n):
-        m = mean[i]
-        s = se[i]
-        z = s == 0.0
-        if not z and m != 0.0:
-            r = s / abs(m)
-            if r < 1.0:
-                ss = (c - 1) * r * r
-                z = ss <= rtol * c * (ss + 1.0)
+        z, t[i] = floored_t(mean[i], se[i], c, rtol)
         zero[i] = z
-        if z:
-            se_out[i] = 0.0
-            other_out[i] = 0.0
-            t[i] = math.nan if m == 0.0 else math.copysign(math.inf, m)
-        else:
-            se_out[i] = s
-            other_out[i] = other[i]
-            t[i] = m / s
+        se_out[i] = 0.0 if z else se[i]
+        other_out[i] = 0.0 if z else other[i]
     return se_out, other_out, t, zero
 
 

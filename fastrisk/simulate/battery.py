@@ -38,6 +38,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
+from fastrisk import _numerics
 from fastrisk._kernels import battery as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
@@ -140,9 +141,7 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     df = c - 1
     # t
     mean, sd = stats[:, _k.MEAN], stats[:, _k.SD]
-    se = sd / np.sqrt(c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, mean / np.where(se > 0, se, 1.0), np.where(mean == 0, np.nan, np.sign(mean) * np.inf))
+    _, _, t, _ = _numerics.floor_standardise(mean, sd / np.sqrt(c), c)  # the one variance floor
     S[:, 0] = t
     P[:, 0] = _t_tails(t, df)
     # Wilcoxon
