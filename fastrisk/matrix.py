@@ -82,6 +82,17 @@ def check_missing_policy(missing: str) -> str:
     return missing
 
 
+def _score_array(values) -> np.ndarray:
+    """``values`` as a fresh C-contiguous float64 (S, c) array, or a clear error."""
+    try:
+        arr = np.array(values, dtype=np.float64, order="C", copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"scores must be numeric: {exc}") from None
+    if arr.ndim != 2:
+        raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
+    return arr
+
+
 def _check_finite(values: np.ndarray, systems, topics, source: str | None) -> None:
     bad = ~np.isfinite(values)
     if bad.any():
@@ -123,25 +134,20 @@ class ScoreMatrix:
 
     def __init__(self, values, systems: Sequence, topics: Sequence, measure: str | None = None,
                  *, source: str | None = None):
-        self._build(values, lambda shape: (_labels(systems, "system"), _labels(topics, "topic")), measure, source)
+        arr = _score_array(values)
+        self._build(arr, _labels(systems, "system"), _labels(topics, "topic"), measure, source)
 
     @classmethod
     def from_array(cls, values, measure: str | None = None) -> ScoreMatrix:
         """An ``(S, c)`` array with systems and topics named by position (``"0"``, ``"1"``, ...):
         the cheap form for the many small matrices of a simulation loop."""
+        arr = _score_array(values)
         self = cls.__new__(cls)
-        self._build(values, lambda shape: (_positions(shape[0]), _positions(shape[1])), measure, None)
+        self._build(arr, _positions(arr.shape[0]), _positions(arr.shape[1]), measure, None)
         return self
 
-    def _build(self, values, labels, measure, source) -> None:
-        """Validate ``values`` and the ``labels(shape) -> (systems, topics)`` and store them as Arrow."""
-        try:
-            arr = np.array(values, dtype=np.float64, order="C", copy=True)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"scores must be numeric: {exc}") from None
-        if arr.ndim != 2:
-            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
-        systems, topics = labels(arr.shape)
+    def _build(self, arr: np.ndarray, systems: tuple, topics: tuple, measure, source) -> None:
+        """Check the labels against ``arr`` (a fresh C-contiguous float64 copy) and store both as Arrow."""
         if arr.shape != (len(systems), len(topics)):
             raise InputError(
                 f"scores have shape {arr.shape} but there are {len(systems)} systems and {len(topics)} topics"

@@ -19,6 +19,7 @@ import os
 import sys
 import warnings
 
+from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
 
 _COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
@@ -52,8 +53,6 @@ def main(argv=None) -> int:
     command = args.command
     with _one_line_warnings(command):
         try:
-            from fastrisk.cli._output import invocation
-
             with invocation(args, sys.argv[1:] if argv is None else argv):
                 status = args.func(args)
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
