@@ -8,7 +8,9 @@ limit minus its usage; ``os.sysconf`` elsewhere; no check where neither is known
 
 from __future__ import annotations
 
+import math
 import os
+import time
 
 from fastrisk.errors import ResourceError
 
@@ -22,8 +24,24 @@ def _read_int(path: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+#: Seconds a reading of the available memory is reused: the guards run on every call, and
+#: users call fastrisk in loops; the estimates they compare with are rough anyway.
+MEMORY_READING_TTL = 1.0
+_reading: tuple[float, int | None] = (-math.inf, None)
+
+
 def available_memory() -> int | None:
-    """Bytes that can be allocated now without swapping, or None if unknown."""
+    """Bytes that can be allocated now without swapping, or None if unknown (read at most once
+    every :data:`MEMORY_READING_TTL` seconds)."""
+    global _reading
+    now = time.monotonic()
+    if now - _reading[0] < MEMORY_READING_TTL:
+        return _reading[1]
+    _reading = (now, _read_available_memory())
+    return _reading[1]
+
+
+def _read_available_memory() -> int | None:
     found = []
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:

@@ -179,3 +179,14 @@ def test_user_statistics_are_bounds_checked():
     checked = compile_checked(far, np.array([0.25, 0.5, 1.0]), what="`statistic`", argument="a 1-D float array")
     with pytest.raises(IndexError):  # passed the probe; out of range later: an error, not a wild read
         checked(np.full(50, 0.9))
+
+
+def test_the_available_memory_is_read_once_a_second_not_once_a_call(monkeypatch):
+    from fastrisk import _resources
+
+    reads = []
+    monkeypatch.setattr(_resources, "_read_available_memory", lambda: reads.append(1) or 123)
+    monkeypatch.setattr(_resources, "_reading", (float("-inf"), None))
+    assert [_resources.available_memory() for _ in range(100)] == [123] * 100 and len(reads) == 1
+    monkeypatch.setattr(_resources, "_reading", (_resources._reading[0] - 2 * _resources.MEMORY_READING_TTL, 123))
+    assert _resources.available_memory() == 123 and len(reads) == 2
