@@ -98,6 +98,26 @@ def _zg(S2, A2, N, W, c):
     return z2 - z1, g2 - g1
 
 
+#: Bootstrap replicates kept per pair for the second pass of boot' (more are drawn twice).
+MAX_STORED = 1 << 20
+
+
+@njit
+def _boot_sum(seed, k, b, c, buf_d, buf_i):
+    """Sum of one bootstrap resample (replicate b of pair k) of ``buf_d``."""
+    draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
+    t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
+    t1 = 0.0
+    j = 0
+    while j + 1 < c:
+        t0 += buf_d[buf_i[j]]
+        t1 += buf_d[buf_i[j + 1]]
+        j += 2
+    if j < c:
+        t0 += buf_d[buf_i[j]]
+    return t0 + t1
+
+
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
                  buf_o, buf_i, buf_s, buf_h, buf_q, buf_r):
@@ -174,31 +194,22 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     tol = 1e-12 * scale
     tol_zg = 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
     # bootstrap: resample the centred differences d - mean; compare the replicate sum with obs
+    stored = B <= buf_r.shape[0]
+    rbar = 0.0
     for b in range(B):
-        draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
-        t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
-        t1 = 0.0
-        j = 0
-        while j + 1 < c:
-            t0 += buf_d[buf_i[j]]
-            t1 += buf_d[buf_i[j + 1]]
-            j += 2
-        if j < c:
-            t0 += buf_d[buf_i[j]]
-        dstar = (t0 + t1) - total  # sum of the shifted sample: sum(d[idx]) - c * mean
-        buf_r[b] = dstar
+        dstar = _boot_sum(seed, k, b, c, buf_d, buf_i) - total  # sum(d[idx]) - c * mean
+        if stored:
+            buf_r[b] = dstar
+        rbar += dstar
         if dstar >= total - tol:
             counts[0] += 1
         if dstar <= total + tol:
             counts[1] += 1
         if abs(dstar) >= abs(total) - tol:
             counts[2] += 1
-    rbar = 0.0
-    for b in range(B):
-        rbar += buf_r[b]
     rbar /= B
-    for b in range(B):
-        r = buf_r[b] - rbar
+    for b in range(B):  # boot': the replicates centred by their own mean (drawn again if not stored)
+        r = (buf_r[b] if stored else _boot_sum(seed, k, b, c, buf_d, buf_i) - total) - rbar
         if r >= total - tol:
             counts[9] += 1
         if abs(r) >= abs(total) - tol:
@@ -258,7 +269,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
         buf_s = np.empty(c)
         buf_h = np.empty(c)
         buf_q = np.empty(c)
-        buf_r = np.empty(max(B, 1))
+        buf_r = np.empty(max(min(B, MAX_STORED), 1))
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r)

@@ -559,7 +559,7 @@ class CollectionFit:
         return {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
                 "kept": self.kept.tolist(), "removed": self.removed,
                 "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
-                "copulas": self.copulas, "h1": self.h1}
+                "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
@@ -573,18 +573,30 @@ def _fit_margins(values, measure) -> list:
     return [(m.family, m.params) for m in (fit_margin(v, measure) for v in values)]
 
 
-def _load(path: Path, h: str, values, name, measure):
+def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:
+    """The fit stored at ``path`` (None if missing, unreadable, of another version or, when
+    ``h`` is given, of another matrix). ``values``: the matrix (systems x topics), needed only
+    for files written without the kept runs' scores."""
+    path = Path(path)
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if doc.get("version") != FIT_VERSION or doc.get("hash") != h:
+    if doc.get("version") != FIT_VERSION or (h is not None and doc.get("hash") != h):
         return None
     kept = np.asarray(doc["kept"], dtype=np.int64)
-    V = values[kept]
+    if "values" in doc:
+        V = np.asarray(doc["values"], dtype=np.float64)
+    else:
+        if values is None:
+            from fastrisk.datasets import trec_matrix
+
+            values = trec_matrix(doc["name"]).values
+        V = np.asarray(values, dtype=np.float64)[kept]
+    measure = doc["measure"]
     margins = [margin_from(m["family"], m["params"], V[i], measure) for i, m in enumerate(doc["margins"])]
-    return CollectionFit(name, measure, h, kept, doc["removed"], margins, doc["copulas"], V, source=f"cache:{path}",
-                         path=path, h1=doc.get("h1", {}))
+    return CollectionFit(doc["name"], measure, doc["hash"], kept, doc["removed"], margins, doc["copulas"], V,
+                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}))
 
 
 def _chunks(pairs, n):
@@ -608,7 +620,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
             raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
         h = matrix_hash(values, meas)
         path = None if cdir is None else cdir / f"{name}-{h[:16]}.json"
-        got = None if (refit or path is None) else _load(path, h, values, name, meas)
+        got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
             out[name] = got
         else:

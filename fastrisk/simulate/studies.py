@@ -34,9 +34,9 @@ or the thread count. Monte-Carlo standard errors are sqrt(rate (1 - rate) / n).
 
 from __future__ import annotations
 
-import functools
 import json
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -51,7 +51,7 @@ from fastrisk._results import Result, array
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import canonical_measure, fit_collections
+from fastrisk.simulate.fits import canonical_measure, fit_collections, load_fit
 
 #: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names; the study's data).
 MEASURES = {
@@ -74,11 +74,18 @@ _CODES = {"t": "t", "wilcoxon": "w", "sign": "s", "bootstrap": "b", "permutation
 
 def resolve(measure=None, collections=None) -> tuple[str, tuple]:
     """(measure key, collection names) from a measure name (AP, nDCG@20, ERR@20, P@10, RR or
-    the study's ap, ndcg20, ...) and/or bundled collection names; a collection of another
-    measure than ``measure`` is an error."""
+    the study's ap, ndcg20, ...) and/or bundled collection names (or a mapping name ->
+    ScoreMatrix, whose measure is ``measure``); a collection of another measure than
+    ``measure`` is an error."""
     if collections is None:
         key = canonical_measure("ap" if measure is None else measure)
         return key, MEASURES[key]
+    if isinstance(collections, Mapping):
+        if not collections:
+            raise InputError("`collections` is empty")
+        if measure is None:
+            raise InputError("in-memory collections need `measure`")
+        return canonical_measure(measure), tuple(collections)
     from fastrisk.datasets import path
 
     names = tuple(str(c).strip() for c in collections if str(c).strip())
@@ -96,10 +103,25 @@ def resolve(measure=None, collections=None) -> tuple[str, tuple]:
     return key, names
 
 
-@functools.lru_cache(maxsize=16)
-def _fits(names: tuple, cache) -> tuple:
-    fits = fit_collections(list(names), cache=cache)
-    return tuple(fits[n] for n in names)
+#: Fits in this process by token (the cache file, or "memory:NAME:HASH" for uncached ones).
+_LOADED: dict = {}
+
+
+def _token(fit) -> str:
+    return str(fit.path) if fit.path is not None else f"memory:{fit.name}:{fit.hash}"
+
+
+def _fits(tokens) -> tuple:
+    out = []
+    for tok in tokens:
+        if tok not in _LOADED:
+            fit = None if tok.startswith("memory:") else load_fit(tok)
+            if fit is None:
+                raise InputError(f"fitted models {tok} are not available in this worker: fit with a cache "
+                                 f"directory (cache=...) to run on other processes")
+            _LOADED[tok] = fit
+        out.append(_LOADED[tok])
+    return tuple(out)
 
 
 def _seeds(study_seed: int) -> tuple[int, int, int]:
@@ -155,10 +177,10 @@ def _simulate(fit, mode, first, second, h1_entry, U):
     return out
 
 
-def _errors_job(matrix, *, collections, cache, mode, collection, study_seed, trials, lo, step, topics, delta,
+def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
                 replicates, trisk_alpha, min_diff, alphas, threads=None) -> pa.Table:
     """One sweep job: trials lo .. lo + step - 1 (among those of collection ``collection``)."""
-    fits = _fits(tuple(collections), cache or None)
+    fits = _fits(fits)
     coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
     fit = fits[collection]
@@ -172,7 +194,6 @@ def _errors_job(matrix, *, collections, cache, mode, collection, study_seed, tri
         pairs = np.empty((len(mine), 2, topics))
         if mode == "type1":
             keys = a[mine] * 100_000 + b[mine]
-            entries = None
         else:
             base = h1[collection]
             slot = [min(int(b[t] * len(base[a[t]][1])), len(base[a[t]][1]) - 1) for t in mine]
@@ -312,9 +333,13 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, names = resolve(measure, collections)
-    fits = fit_collections(list(names), key, executor=executor, cache=cache)
+    fits = fit_collections(dict(collections) if isinstance(collections, Mapping) else list(names), key,
+                           executor=executor, cache=cache)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
+    tokens = [_token(f) for f in fit_list]
+    _LOADED.update(zip(tokens, fit_list))
+    data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
     skipped = {}
     experiments = []
     for delta in deltas:
@@ -325,8 +350,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
         for g, name in enumerate(names):
             if counts[g]:
                 experiments.append(Experiment(
-                    "simulate_errors", f"trec:{name}", name=f"{mode}-{name}-{delta:g}",
-                    params={"collections": list(names), "cache": "" if cache is None else str(cache),
+                    "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
+                    params={"fits": tokens,
                             "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
                             "trials": int(trials), "step": int(chunk), "topics": int(topics),
                             "replicates": int(replicates), "delta": float(delta),
@@ -336,7 +361,6 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     for f in fit_list:
         if f._dirty:
             f.save()  # the transformations, for the workers
-    _fits.cache_clear()
     res = sweep(Grid(experiments, seed=0), executor=executor, progress=progress, out=out, resume=resume)
     table = res.to_arrow()
     failed = table.filter(pc.equal(table.column("status"), "error"))
