@@ -29,6 +29,12 @@ def tiny():
     return {"tiny": _tiny()}
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One directory of fitted models for the module: the tiny collection is fitted once."""
+    return tmp_path_factory.mktemp("fits")
+
+
 # ------------------------------------------------------------------ copulas
 def test_copulas_are_selected_as_bicopselect_does():
     import pyvinecopulib as pv
@@ -149,8 +155,8 @@ def test_duplicate_and_bottom_ten_percent_runs_are_dropped():
     assert (len(kept), len(removed["duplicates"]), len(removed["bottom"])) == (114, 2, 13)
 
 
-def test_h1_pairs_follow_the_study(tiny):
-    fit = fits.fit_collections(tiny, "err20", cache=False)["tiny"]
+def test_h1_pairs_follow_the_study(tiny, cache):
+    fit = fits.fit_collections(tiny, "err20", cache=cache)["tiny"]
     mu = np.array([m.mean for m in fit.margins])
     pairs, failed = fit.h1_pairs(0.02)
     S = fit.n_runs
@@ -164,14 +170,14 @@ def test_h1_pairs_follow_the_study(tiny):
     assert failed == 0
 
 
-def test_power_never_fails_when_some_targets_are_unreachable(tiny):
+def test_power_never_fails_when_some_targets_are_unreachable(tiny, cache):
     res = power("err20", collections=tiny, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
-                cache=False)
+                cache=cache)
     assert json.loads(res.skipped)["0.8"] > 0
     assert np.isfinite(res.rate[0, 0]).all()
     with pytest.raises(InputError, match="no pair of runs reaches delta"):
         power("err20", collections=tiny, delta=[2.0], topics=10, trials=10, replicates=0, rng=2, progress=False,
-              cache=False)
+              cache=cache)
 
 
 # ------------------------------------------------------------------ the battery of the study
@@ -200,14 +206,14 @@ def test_the_study_battery_matches_its_r_code():
 
 
 # ------------------------------------------------------------------ studies and tables
-def _small(fn, collections, **kw):
+def _small(fn, collections, cache, **kw):
     return fn("err20", collections=collections, topics=12, trials=120, replicates=50, rng=11, progress=False,
-              cache=False, **kw)
+              cache=cache, **kw)
 
 
-def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny):
-    a = _small(type1, tiny, chunk=40)
-    b = _small(type1, tiny, chunk=120)
+def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache):
+    a = _small(type1, tiny, cache, chunk=40)
+    b = _small(type1, tiny, cache, chunk=120)
     assert a.to_arrow().equals(b.to_arrow())
     (name, table), = a.tables().items()
     assert name == "type_1/type_1_err20_12"
@@ -222,9 +228,9 @@ def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny):
     assert json.loads(a.fits)["tiny"]["runs"] == 7
 
 
-def test_power_and_type3_tables(tiny):
-    p = _small(power, tiny, delta=[0.02, 0.05])
-    t3 = _small(type3, tiny, delta=[0.02, 0.05])
+def test_power_and_type3_tables(tiny, cache):
+    p = _small(power, tiny, cache, delta=[0.02, 0.05])
+    t3 = _small(type3, tiny, cache, delta=[0.02, 0.05])
     names = list(p.tables())
     assert "type_2_by_alpha/delta0.05/type_2_by_alpha_err20_12_delta0.05" in names
     assert "type_2_by_delta/alpha0.050/type_2_by_delta_err20_12_alpha0.050" in names

@@ -361,14 +361,29 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     for f in fit_list:
         if f._dirty:
             f.save()  # the transformations, for the workers
-    res = sweep(Grid(experiments, seed=0), executor=executor, progress=progress, out=out, resume=resume)
-    table = res.to_arrow()
+    grid = Grid(experiments, seed=0)
+    table = _finished(out, grid) if resume else None
+    if table is None:
+        table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume).to_arrow()
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed} for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
                           meta, json.dumps(skipped)) for m in modes}
+
+
+def _finished(out, grid):
+    """The table of a finished sweep at ``out`` if it holds exactly ``grid``'s jobs (a resume
+    of a cell that completed), else None."""
+    if out is None or not Path(out).exists() or Path(str(out) + ".parts").exists():
+        return None
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out)
+    want = {j.job: j.params_json for j in grid.jobs(0)}
+    got = dict(zip(table.column("job").to_pylist(), table.column("params").to_pylist()))
+    return table if got == want else None
 
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
