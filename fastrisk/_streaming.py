@@ -21,6 +21,7 @@ import sys
 import pyarrow as pa
 
 from fastrisk._resources import check_memory
+from fastrisk._tabular import format_text
 
 __all__ = ["TableStream", "chunk_size", "text_table_bytes", "write_pieces"]
 
@@ -130,8 +131,6 @@ class TableStream:
                 self._writer = pq.ParquetWriter(self._sink, self._schema or pa.schema([]))
             self._writer.close()
         elif self.fmt == "table":
-            from fastrisk.cli._output import format_text
-
             table = pa.concat_tables(self._pieces) if self._pieces else pa.table({})
             self._pieces = []
             self._emit(format_text(table).encode())

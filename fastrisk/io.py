@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk import _atomic
+from fastrisk._tabular import parse_comment_header
 from fastrisk.errors import InputError
 from fastrisk.matrix import (
     ALIASES,
@@ -160,8 +161,6 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     elif fmt == "csv":
         table = _read_csv(p, system, "topic", skip_rows=len(header))
         if header:
-            from fastrisk.cli._output import parse_comment_header
-
             meta = {k.encode(): v.encode() for k, v in parse_comment_header(header).items()}
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
     else:

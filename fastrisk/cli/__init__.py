@@ -19,10 +19,11 @@ import os
 import sys
 import warnings
 
+from fastrisk import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
 
-_COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
+_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
 
 #: Exit statuses.
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
@@ -33,7 +34,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fastrisk",
         description="Risk-sensitive evaluation and meta-evaluation of retrieval systems.",
     )
-    from fastrisk import __version__
 
     parser.add_argument("--version", action="version", version=f"fastrisk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
