@@ -23,7 +23,8 @@ from fastrisk._threads import limit_threads
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
-from fastrisk.resampling import _as_scores_array, _choice, _positive_int
+from fastrisk.resampling._engine import _choice, _positive_int
+from fastrisk.resampling._scores import _as_scores_array
 
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 

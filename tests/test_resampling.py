@@ -13,7 +13,8 @@ from scipy import stats
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test, t_test
+from fastrisk.resampling import bootstrap, jackknife, permutation_test, t_test
+from fastrisk.resampling._engine import _Stream
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -161,9 +162,9 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
 @pytest.mark.parametrize("pilot", [None, 1024])
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
     if pilot is not None:  # place the windows from the first 1024 replicates
-        import fastrisk.resampling
+        from fastrisk.resampling import _engine
 
-        monkeypatch.setattr(fastrisk.resampling, "_PILOT", pilot)
+        monkeypatch.setattr(_engine, "_PILOT", pilot)
     x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
     for method in ("percentile", "bca", "studentized"):
         res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
