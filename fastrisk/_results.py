@@ -26,6 +26,9 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._publication import layout_to_arrow, to_latex, to_markdown, wide_layout
+from fastrisk.errors import InputError
+
 #: Coordinates of the common dimensions: dim -> {long-form column: attribute of the result}.
 COORDS: dict[str, dict[str, str]] = {
     "system": {"system": "systems"},
@@ -196,7 +199,6 @@ class Result:
         -------
         pyarrow.Table
         """
-        from fastrisk._publication import layout_to_arrow, wide_layout
 
         return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
 
@@ -223,7 +225,6 @@ class Result:
         -------
         str
         """
-        from fastrisk._publication import to_markdown, wide_layout
 
         _digits_iv(digits)
         return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
@@ -252,7 +253,6 @@ class Result:
         -------
         str
         """
-        from fastrisk._publication import to_latex, wide_layout
 
         _digits_iv(digits)
         return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
@@ -284,8 +284,6 @@ class Result:
 
 def _digits_iv(digits) -> None:
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 15:
-        from fastrisk.errors import InputError
-
         raise InputError(f"`digits` must be an integer in [0, 15], got {digits!r}")
 
 

@@ -14,12 +14,17 @@ from fastrisk import _atomic
 from fastrisk._tabular import parse_comment_header
 from fastrisk.errors import InputError
 from fastrisk.matrix import (
+    _META_TOPICS,
     ALIASES,
     ScoreMatrix,
+    _apply_missing,
+    _float_column,
     as_matrix,
     check_missing_policy,
     is_frame,
+    label,
     long_columns,
+    natural_key,
     pick_measure,
 )
 
@@ -336,8 +341,6 @@ def _read_native_parquet(path: Path) -> pa.Table | None:
     None for any other file (or one with nulls), which is then read whole."""
     import pyarrow.parquet as pq
 
-    from fastrisk.matrix import _META_TOPICS
-
     f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     schema = f.schema_arrow
     meta = schema.metadata or {}
@@ -418,8 +421,6 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     duplicate (system, topic)."""
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
-
-    from fastrisk.matrix import _apply_missing, label, natural_key
 
     delimiter = _delimiter(path)
     try:
@@ -519,8 +520,6 @@ def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:
 
 
 def _long_csv(path, table, system, topic, score, measure, missing) -> ScoreMatrix:
-    from fastrisk.matrix import _float_column
-
     vals, absent = _float_column(table, score, source=str(path), check=False)
     if absent.any():
         row = int(np.flatnonzero(absent)[0])

@@ -435,19 +435,6 @@ class ScoreMatrix:
         """From a polars DataFrame in long or wide form (see :meth:`from_arrow`)."""
         return cls.from_arrow(df.to_arrow(), **kwargs)
 
-    @classmethod
-    def read(cls, path, **kwargs) -> "ScoreMatrix":
-        """Read a matrix from a file; see :func:`fastrisk.io.read_matrix` for formats."""
-        from fastrisk.io import read_matrix
-
-        return read_matrix(path, **kwargs)
-
-    def write(self, path, **kwargs) -> None:
-        """Write to Parquet, Arrow IPC or CSV; see :func:`fastrisk.io.write_matrix`."""
-        from fastrisk.io import write_matrix
-
-        write_matrix(self, path, **kwargs)
-
     # ------------------------------------------------------------------ export
     def to_arrow(self) -> pa.Table:
         """The native Arrow table (``system``, ``scores: fixed_size_list``), zero-copy."""

@@ -12,6 +12,7 @@ from scipy import stats
 
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
+from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.resampling import bootstrap, jackknife, permutation_test, t_test
 from fastrisk.resampling._engine import _Stream
@@ -26,9 +27,9 @@ def small():
 
 @pytest.fixture(scope="module")
 def trec(bench_data):
-    matrix = ScoreMatrix.read(bench_data / "trec-matrices" / "web2012_err20.csv")
+    matrix = read_matrix(bench_data / "trec-matrices" / "web2012_err20.csv")
     matrix = ScoreMatrix(matrix.values, matrix.systems, [str(t) for t in range(151, 201)])
-    base = ScoreMatrix.read(bench_data / "trec2012-web" / "baseline-indriCASP.csv")
+    base = read_matrix(bench_data / "trec2012-web" / "baseline-indriCASP.csv")
     return matrix, dict(zip(base.topics, base.scores_of("err20")))
 
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.io import write_matrix
 from fastrisk.metrics import GDEVAL, evaluate
 from fastrisk.runs import read_runs
 
@@ -56,5 +57,5 @@ def run(args) -> None:
     if args.matrix_out:
         several = len(result.measures) > 1
         for name in result.measures:
-            result[name].write(matrix_path(args.matrix_out, name, several))
+            write_matrix(result[name], matrix_path(args.matrix_out, name, several))
     write_table(result.to_arrow() if args.per_topic else result.means(), args.format, args.out)

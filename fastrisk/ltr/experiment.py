@@ -28,6 +28,7 @@ from fastrisk.ltr.evaluation import (
 )
 from fastrisk.ltr.objective import objective
 from fastrisk.matrix import ScoreMatrix
+from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
 #: LightGBM parameters of the experiment (LightGBM's defaults but a smaller learning rate;
 #: one thread and ``deterministic`` so that the same seed gives the same models).
@@ -81,7 +82,6 @@ class LTRExperiment(Result):
             from matplotlib.figure import Figure
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("the figure needs matplotlib: pip install 'fastrisk[plot]'") from None
-        from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
         fig = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
         axes = fig.subplots(1, 2)
