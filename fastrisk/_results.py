@@ -18,6 +18,7 @@ Nothing else needs to be written by a result class.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from dataclasses import MISSING, dataclass, field, fields
@@ -270,8 +271,6 @@ class Result:
         return f"{self._summary()}\n  arrays: {arrays}"
 
     def _repr_html_(self, rows: int = 10) -> str:
-        import html
-
         table = self.to_arrow()
         head = table.slice(0, rows).to_pylist()
         cells = "".join(
@@ -288,8 +287,6 @@ def _digits_iv(digits) -> None:
 
 
 def _fmt(value) -> str:
-    import html
-
     if isinstance(value, float):
         return f"{value:.4g}"
     return html.escape(str(value))

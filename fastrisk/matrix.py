@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fastrisk.errors import InputError
 
@@ -455,7 +456,7 @@ class ScoreMatrix:
             return self.to_long().to_pandas()
         if layout != "wide":
             raise InputError(f"`layout` must be 'wide' or 'long', got {layout!r}")
-        import pandas as pd
+        import pandas as pd  # optional dependency
 
         return pd.DataFrame(self._values.T, index=pd.Index(self.topics, name="topic"), columns=list(self.systems))
 
@@ -480,7 +481,6 @@ def pick_measure(table: pa.Table, measure, source: str | None = None):
     """Rows of one measure from a long table with a ``measure`` column; (table, measure)."""
     if "measure" not in table.column_names:
         return table, measure
-    import pyarrow.compute as pc
 
     available = list(dict.fromkeys(table.column("measure").cast(pa.string()).to_pylist()))
     where = f"{source} " if source else ""

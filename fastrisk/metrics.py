@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from fastrisk._kernels import metrics as _km
 from fastrisk._results import Result, array
@@ -282,7 +283,6 @@ class Evaluation(Result):
 
     def means(self):
         """Per-system mean over the scored topics: a table ``system, <measure>...``."""
-        import pyarrow as pa
 
         cols = {"system": pa.array(list(self.systems), pa.string())}
         for i, name in enumerate(self.measures):

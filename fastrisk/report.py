@@ -16,11 +16,15 @@ import hashlib
 import html
 import io
 import platform
+import re
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numba
 import numpy as np
+import scipy
 
 from fastrisk import __version__, _atomic, plot
 from fastrisk._publication import format_pvalue
@@ -122,9 +126,7 @@ def measure_definition(name) -> str | None:
 
 
 def _versions() -> str:
-    import matplotlib
-    import numba
-    import scipy
+    import matplotlib  # optional dependency (fastrisk[plot])
 
     return (f"fastrisk {__version__}, Python {platform.python_version()}, NumPy {np.__version__}, "
             f"SciPy {scipy.__version__}, Numba {numba.__version__}, Matplotlib {matplotlib.__version__}")
@@ -478,7 +480,7 @@ _PDF_COLORS = {"risk": "#A63603", "reward": "#00664A"}
 
 def _table_pages(table: Table, heading: str):
     """The PDF pages (matplotlib Figures) of one report table, ``PDF_TABLE_ROWS`` rows a page."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
 
     rows = table.text_rows()
     if not rows:
@@ -515,7 +517,6 @@ def _table_pages(table: Table, heading: str):
 
 def _plain(value: str) -> str:
     """HTML parameter text as plain text (list items on their own lines)."""
-    import re
 
     value = re.sub(r"<summary>.*?</summary>", "", value)
     value = re.sub(r"<li>", "\n  ", value)
@@ -523,10 +524,8 @@ def _plain(value: str) -> str:
 
 
 def _write_pdf(path: Path, sections, params, title: str) -> None:
-    import textwrap
-
-    from matplotlib.backends.backend_pdf import PdfPages
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_pdf import PdfPages  # optional dependency (fastrisk[plot])
+    from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
 
     with _atomic.atomic_open(path, "wb") as fh, PdfPages(fh, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
         cover = Figure(figsize=(8.27, 11.69))

@@ -16,8 +16,10 @@ import argparse
 import contextlib
 import importlib
 import os
+import pickle
 import sys
 import warnings
+import zlib
 
 from fastrisk import __version__
 from fastrisk.cli._output import invocation
@@ -113,8 +115,6 @@ def _first_line(exc: BaseException) -> str:
 def describe_error(exc: BaseException, files=()) -> str:
     """One line for ``exc``: fastrisk's own errors as they are, the others translated and, for
     errors of reading, the input file(s) named."""
-    import pickle
-    import zlib
 
     where = ", ".join(files) if files else "the input"
     if isinstance(exc, (InputError, ResourceError)):

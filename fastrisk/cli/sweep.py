@@ -26,7 +26,7 @@ def _executor(args):
         client = local_client(n)
         return client, client.close
     try:
-        from distributed import Client
+        from distributed import Client  # optional (fastrisk[dask])
     except ModuleNotFoundError:
         raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
     try:

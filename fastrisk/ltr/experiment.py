@@ -79,7 +79,7 @@ class LTRExperiment(Result):
         """Mean nDCG@10 and losses > 20 % against α for every kind (LambdaRank and the baseline as
         lines); saved to ``path`` if given. Returns the matplotlib Figure."""
         try:
-            from matplotlib.figure import Figure
+            from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("the figure needs matplotlib: pip install 'fastrisk[plot]'") from None
 
@@ -179,7 +179,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
         nDCG@1, nDCG@10 and robustness (wins, losses, URisk against the baseline) per model.
     """
     try:
-        import lightgbm as lgb
+        import lightgbm as lgb  # optional (fastrisk[ltr])
     except ImportError:  # pragma: no cover - the optional extra
         raise InputError("the experiment needs LightGBM: pip install 'fastrisk[ltr]'") from None
     train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params,

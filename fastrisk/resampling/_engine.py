@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -148,7 +149,7 @@ class _Progress:
         if progress is False or (progress is None and (work < _PROGRESS_MIN_WORK or not _stderr_is_terminal())):
             return
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # optional (fastrisk[progress])
         except ImportError:
             return
         self.bar = tqdm(total=total, desc=desc, unit="rep", file=sys.stderr, leave=False,
@@ -366,7 +367,6 @@ def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
         step = -(-n // workers)
         step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
         bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-        from concurrent.futures import ThreadPoolExecutor
 
         def part(bound):
             lo, hi = bound

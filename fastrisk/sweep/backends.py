@@ -95,7 +95,7 @@ def local_client(n_workers: int | None = None, **kwargs):
     with :func:`worker_env` (closing the client closes the cluster). Keyword arguments go to
     the cluster."""
     try:
-        from distributed import Client
+        from distributed import Client  # optional (fastrisk[dask])
     except ModuleNotFoundError:
         raise InputError("a Dask cluster needs dask.distributed: pip install 'fastrisk[dask]'") from None
     env = dict(worker_env())
@@ -223,7 +223,7 @@ class _Dask(_Backend):
         return self.client.submit(fn, *args, key=f"fastrisk-sweep-{self.token}-{key}", pure=False)
 
     def wait(self, pending):
-        from distributed import wait
+        from distributed import wait  # optional (fastrisk[dask])
 
         try:
             return wait(list(pending), return_when="FIRST_COMPLETED").done

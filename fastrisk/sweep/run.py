@@ -34,7 +34,7 @@ class _Progress:
         if not enabled:
             return
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # optional (fastrisk[progress])
         except ModuleNotFoundError:
             self.total, self.done, self.t0, self.last = total, initial, time.monotonic(), 0.0
             return
