@@ -380,8 +380,6 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
 
             native = _read_native_parquet(path)
             return native if native is not None else pq.read_table(path)
-        from pyarrow import feather
-
         return feather.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
         raise InputError(f"{path}: not a readable {fmt} file ({exc})") from None
