@@ -27,8 +27,9 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - effect sizes (:meth:`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
   is the Beta(a, b) CDF of the old one, a, b >= 1, found by L-BFGS-B from (1, 1) on the
   squared distance to the target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); a
-  failure is an unreachable target. We also require the result within 1e-5 of the target
-  (and, when L-BFGS-B stops short, finish on the one-parameter path (a, 1) or (1, b));
+  failure is an unreachable target. From (1, 1) that search moves along (a, 1) (target above
+  the mean) or (1, b) (below): we solve on that path by Brent's method and require the
+  result within 1e-5 of the target (R's stopping rule leaves up to ~5e-5);
 - copulas (:func:`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
   runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
   (every family, all rotations, ``method = "mle"``): here ``pyvinecopulib`` with
@@ -423,14 +424,9 @@ def margin_from(family: str, params: dict, scores, measure: str) -> SimMargin:
 # ================================================================== copulas
 def pobs(x, y, seed: int) -> np.ndarray:
     """(n, 2) pseudo-observations rank / (n + 1), ties broken at random (``pobs(ties.method = "random")``)."""
-    gen = np.random.default_rng(seed)
-    out = np.empty((len(x), 2))
-    for c, v in enumerate((x, y)):
-        order = np.lexsort((gen.random(len(v)), v))
-        r = np.empty(len(v))
-        r[order] = np.arange(1, len(v) + 1)
-        out[:, c] = r / (len(v) + 1)
-    return out
+    from fastrisk.simulate.collections import pseudo_observations
+
+    return pseudo_observations(x, y, seed)
 
 
 def copula_controls():
