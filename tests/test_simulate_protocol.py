@@ -277,3 +277,18 @@ def test_study_tables_are_identical_across_executors(tmp_path):
     with process_pool(2) as pool:
         there = type1("err20", executor=pool, chunk=50, **kw)
     assert here.to_arrow().equals(there.to_arrow())
+
+
+def test_figures_draw_the_curves_as_the_paper(tiny, cache, tmp_path):
+    pytest.importorskip("matplotlib")
+    from fastrisk import plot
+
+    t1 = _small(type1, tiny, cache)
+    p = _small(power, tiny, cache, delta=[0.02, 0.05])
+    ax = plot.simulation_rates(t1, tails="two-sided")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert len(ax.lines) == 1 + len(t1.tests)  # the nominal diagonal and one line per test
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), ALPHAS)
+    fig = plot.plot_studies([p], tmp_path / "power.svg")
+    assert len([a for a in fig.axes if a.get_visible()]) == 4  # 2 tails x (by alpha, by delta)
+    assert "Power" in (tmp_path / "power.svg").read_text()
