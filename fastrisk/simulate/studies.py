@@ -34,6 +34,8 @@ or the thread count. Monte-Carlo standard errors are sqrt(rate (1 - rate) / n).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import numbers
 from collections.abc import Mapping
@@ -105,6 +107,14 @@ def resolve(measure=None, collections=None) -> tuple[str, tuple]:
 
 #: Fits in this process by token (the cache file, or "memory:NAME:HASH" for uncached ones).
 _LOADED: dict = {}
+
+
+@atexit.register
+def _release() -> None:
+    """Free the pyvinecopulib objects before the interpreter shuts nanobind down (else it
+    reports them as leaked)."""
+    _LOADED.clear()
+    gc.collect()
 
 
 def _token(fit) -> str:
