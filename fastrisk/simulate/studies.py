@@ -174,8 +174,8 @@ def _simulate(fit, mode, first, second, h1_entry, U):
         i, j = first, second
         e_margin = b_margin = fit.margins[first]
     else:
-        i, (j, e_margin) = first, h1_entry
-        b_margin = fit.margins[first]
+        i, (j, shapes) = first, h1_entry
+        b_margin, e_margin = fit.margins[first], fit.margins[j].with_beta(*shapes)
     lo, hi = min(i, j), max(i, j)
     u2 = fit.copula(lo, hi).hinv1(np.column_stack([u1, U[:, 1].reshape(-1)]))
     u2 = np.clip(np.asarray(u2, dtype=np.float64), 1e-15, 1 - 1e-15)
