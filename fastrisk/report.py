@@ -26,10 +26,11 @@ import numba
 import numpy as np
 import scipy
 
-from fastrisk import __version__, _atomic, plot
+from fastrisk import _atomic, plot
 from fastrisk._publication import format_pvalue
 from fastrisk._risk import risk, topic_risk
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
+from fastrisk._version import __version__
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.metrics import parse_measure
