@@ -14,16 +14,13 @@ result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 
 Pairs. Every comparison here is symmetric, so the two rankings (or score vectors) of a pair
 are the parameters ``a`` and ``b`` and the long-form columns ``a`` and ``b`` (their labels);
-a dimension that only enumerates pairs is ``pair``. The old parameter names ``x``/``y``
-(:func:`rbo`, :func:`kendall_tau`) and ``xs``/``ys`` (:func:`rbo_many`) still work with a
-DeprecationWarning.
+a dimension that only enumerates pairs is ``pair``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -210,23 +207,6 @@ def _hashable(item) -> bool:
 # ---------------------------------------------------------------------------- validation
 
 
-def _pair_iv(fn: str, a, b, old: tuple, given: tuple):
-    """The two inputs ``a``, ``b`` of a symmetric pair, accepting their deprecated names ``old``."""
-    if any(v is not None for v in given):
-        warnings.warn(f"{fn}({old[0]}=, {old[1]}=) is deprecated; the two inputs are `a` and `b` "
-                      "(positional calls are unchanged)", DeprecationWarning, stacklevel=3)
-    out = []
-    for name, value, old_name, old_value in zip(("a", "b"), (a, b), old, given):
-        if old_value is not None:
-            if value is not None:
-                raise InputError(f"pass `{name}` only (`{old_name}` is its deprecated old name)")
-            value = old_value
-        if value is None:
-            raise InputError(f"{fn}() compares two inputs, `a` and `b`; `{name}` is missing")
-        out.append(value)
-    return out
-
-
 def _check_p(p) -> float:
     return open_unit(p, "p", "a persistence")
 
@@ -346,14 +326,14 @@ def _rbo_many_iv(xs, ys, p, ties, labels):
     return xs, ys, np.ascontiguousarray(pv), ties, labels
 
 
-def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
-             threads: int | None = None, xs=None, ys=None) -> RBOResult:
+def rbo_many(a, b, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
+             threads: int | None = None) -> RBOResult:
     """RBO of each pair ``(a[i], b[i])`` of rankings in one parallel call.
 
     Parameters
     ----------
     a, b : sequence of rankings
-        As many rankings each; pair i is ``(a[i], b[i])`` (``xs``/``ys``: deprecated names).
+        As many rankings each; pair i is ``(a[i], b[i])``.
     p : float or sequence of float
         Persistence, one for all pairs or one per pair.
     ties : {"w", "a", "b"}
@@ -363,15 +343,11 @@ def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None 
     threads : int, optional
         Numba threads (default: all).
 
-    xs, ys
-        Deprecated names of ``a``, ``b``.
-
     Returns
     -------
     RBOResult
         Arrays ``[pair]``.
     """
-    a, b = _pair_iv("rbo_many", a, b, ("xs", "ys"), (xs, ys))
     xs, ys, pv, ties, labels = _rbo_many_iv(a, b, p, ties, labels)
     n = len(xs)
     names = [f"a[{i}]" for i in range(n)] + [f"b[{i}]" for i in range(n)]
@@ -386,8 +362,7 @@ def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None 
                      p=pv if np.ndim(p) else float(p), ties=ties, labels_a=labels[0], labels_b=labels[1])
 
 
-def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b"),
-        x=None, y=None) -> RBOResult:
+def rbo(a, b, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b")) -> RBOResult:
     """Rank-biased overlap of two rankings (Webber, Moffat & Zobel, TOIS 2010).
 
     ``RBO = (1 - p) sum_d p^(d-1) |A_d ∩ B_d| / d`` over prefix depths d, reported as its
@@ -397,8 +372,7 @@ def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = (
     ----------
     a, b : ranking
         Lists of items (tuples/sets for tied items) or strings such as ``"a (b c) d"``; they
-        may have different lengths and need not share all items (``x``/``y``: deprecated
-        names).
+        may have different lengths and need not share all items.
     p : float
         Persistence, 0 < p < 1 (expected depth 1/(1-p)).
     ties : {"w", "a", "b"}
@@ -406,15 +380,11 @@ def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = (
     labels : (str, str)
         Names of the two rankings, for the long form's ``a``/``b`` columns.
 
-    x, y
-        Deprecated names of ``a``, ``b``.
-
     Returns
     -------
     RBOResult
         ``ext``, ``min``, ``max``, ``res`` as floats.
     """
-    a, b = _pair_iv("rbo", a, b, ("x", "y"), (x, y))
     p = _check_p(p)
     ties = _check_ties(ties)
     labels = _row_labels(labels, 2, "labels", "rankings")
@@ -569,7 +539,7 @@ def _dense(table: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
+def kendall_tau(a, b) -> KendallTauResult:
     """Kendall's tau-b between two score vectors over the same items (ties allowed).
 
     Equal to ``scipy.stats.kendalltau(a, b)``: the p-value is exact without ties and for
@@ -580,15 +550,12 @@ def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
     ----------
     a, b : array-like
         Scores of the same n items.
-    x, y
-        Deprecated names of ``a``, ``b``.
 
     Returns
     -------
     KendallTauResult
         ``statistic`` (tau-b) and ``pvalue`` (two-sided).
     """
-    a, b = _pair_iv("kendall_tau", a, b, ("x", "y"), (x, y))
     x = _score_vector(a, "a")
     y = _score_vector(b, "b")
     if x.size != y.size:

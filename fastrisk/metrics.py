@@ -27,8 +27,6 @@ topic scores 0 there (trec_eval's ``-c``). Topics whose judgments hold no releva
 are left out with a :class:`TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
 them (0 for every measure but Judged), as trec_eval does.
 
-``convention="gdeval"`` reads the bare ``nDCG@k`` as gdeval's ``nDCG(dcg='exp-log2')@k``,
-the one-line migration for code written against fastrisk's earlier names.
 :func:`evaluate` returns an :class:`Evaluation` (``result["nDCG@20"]`` is a ScoreMatrix, so
 every risk measure runs on raw runs; ``to_arrow()`` is the long table).
 """
@@ -50,7 +48,7 @@ from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
 
-__all__ = ["GDEVAL", "Evaluation", "Measure", "TopicMismatchWarning", "evaluate", "parse_measure"]
+__all__ = ["Evaluation", "Measure", "TopicMismatchWarning", "evaluate", "parse_measure"]
 
 
 _FAMILIES = {"p": "P", "r": "R", "recall": "R", "ap": "AP", "map": "AP", "rr": "RR", "mrr": "RR",
@@ -65,9 +63,6 @@ ERR_MAX_GRADE = 4
 _SERIAL_WORK = 1_000_000
 _PATTERN = re.compile(r"^\s*([A-Za-z]+)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 
-#: The measure names of fastrisk before it followed ir_measures: under ``convention="gdeval"``
-#: a bare ``nDCG@k`` means gdeval's ``nDCG(dcg='exp-log2')@k``.
-GDEVAL = "gdeval"
 
 
 @dataclass(frozen=True)
@@ -133,18 +128,14 @@ def _params(measure: str, family: str, text: str | None) -> dict:
     return params
 
 
-def parse_measure(measure, *, convention: str | None = None) -> Measure:
+def parse_measure(measure) -> Measure:
     """Parse an ir_measures name (``nDCG@20``, ``AP``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``,
     ``nDCG(dcg='exp-log2')@20``) or pass a :class:`Measure` through.
-
-    ``convention="gdeval"`` reads a bare ``nDCG@k`` as ``nDCG(dcg='exp-log2')@k``.
 
     Parameters
     ----------
     measure : str or Measure
         The name.
-    convention : {None, "gdeval"}
-        How to read a bare ``nDCG@k``.
 
     Returns
     -------
@@ -155,8 +146,6 @@ def parse_measure(measure, *, convention: str | None = None) -> Measure:
         return measure
     if not isinstance(measure, str):
         raise InputError(f"`measure` must be a string such as 'nDCG@20', got {type(measure).__name__}")
-    if convention not in (None, GDEVAL):
-        raise InputError(f"`convention` must be None or 'gdeval', got {convention!r}")
     m = _PATTERN.match(measure)
     family = _FAMILIES.get(m.group(1).lower()) if m else None
     if family is None:
@@ -196,7 +185,7 @@ def parse_measure(measure, *, convention: str | None = None) -> Measure:
             f"measure {measure!r}: `rel` must be a positive integer, `p` in (0, 1), `residual` True or False"
         ) from None
     if family == "nDCG":
-        dcg = params.get("dcg", "exp-log2" if convention == GDEVAL else "log2")
+        dcg = params.get("dcg", "log2")
         if dcg not in ("log2", "exp-log2"):
             raise InputError(f"measure {measure!r}: `dcg` must be 'log2' (trec_eval) or 'exp-log2' (gdeval)")
         if dcg == "exp-log2" and cutoff is None:
@@ -213,13 +202,13 @@ def _as_qrels(qrels) -> Qrels:
     return qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
 
 
-def _measures_iv(measures, convention=None) -> list[Measure]:
+def _measures_iv(measures) -> list[Measure]:
     if isinstance(measures, (str, Measure)):
         measures = [measures]
     if not isinstance(measures, (list, tuple)):
         raise InputError("`measures` must be a measure name such as 'nDCG@20' or a list of names, "
                          f"got {type(measures).__name__}")
-    out = [parse_measure(m, convention=convention) for m in measures]
+    out = [parse_measure(m) for m in measures]
     if not out:
         raise InputError("`measures` must name at least one measure")
     names = [m.name for m in out]
@@ -316,16 +305,16 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     return keep
 
 
-def _evaluate_iv(measures, convention, no_relevant, threads):
+def _evaluate_iv(measures, no_relevant, threads):
     if no_relevant not in ("skip", "keep"):
         raise InputError(f"`no_relevant` must be 'skip' or 'keep', got {no_relevant!r}")
     if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
         raise InputError(f"`threads` must be a positive integer, got {threads!r}")
-    return _measures_iv(measures, convention)
+    return _measures_iv(measures)
 
 
-def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, convention: str | None = None,
-             no_relevant: str = "skip", threads=None) -> Evaluation:
+def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_relevant: str = "skip",
+             threads=None) -> Evaluation:
     """Score every run on every judged topic, each measure as ir_measures defines it.
 
     A system that returned nothing for a scored topic scores 0 on it (trec_eval ``-c``).
@@ -339,8 +328,6 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, convent
     measures : sequence of str or Measure
         ir_measures names such as ``"nDCG@20"``, ``"ERR@20"``, ``"AP"`` (the module docstring
         defines each).
-    convention : {None, "gdeval"}
-        ``"gdeval"`` reads a bare ``nDCG@k`` as gdeval's ``nDCG(dcg='exp-log2')@k``.
     no_relevant : {"skip", "keep"}
         Topics whose judgments hold no relevant document: left out with a warning (``"skip"``,
         as gdeval) or scored (``"keep"``, as trec_eval).
@@ -354,7 +341,7 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, convent
         long table (measure, system, topic, score).
     """
 
-    measures = _evaluate_iv(measures, convention, no_relevant, threads)
+    measures = _evaluate_iv(measures, no_relevant, threads)
     runs = _as_runs(runs)
     qrels = _as_qrels(qrels)
     for m in measures:

@@ -14,7 +14,6 @@ colours consistent across figures.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -226,22 +225,15 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     return _finish(ax, created)
 
 
-def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None,
-                    alphas=None):
+def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None):
     """Per-topic TR_i (or TJ_i) bars of one system at several α, the ±t lines and the
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
     Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2. ``result`` is a
     :class:`fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
     bars with TJ_i as black ticks on them, to show that the two agree). ``sort`` orders topics
-    by the score at the first α. ``alpha``: the α values to draw (default: all; ``alphas`` is
-    its deprecated old name).
+    by the score at the first α. ``alpha``: the α values to draw (default: all).
     """
-    if alphas is not None:
-        warnings.warn("topic_risk_bars(alphas=) is deprecated; pass alpha=", DeprecationWarning, stacklevel=2)
-        if alpha is not None:
-            raise InputError("pass `alpha` only (`alphas` is its deprecated old name)")
-        alpha = alphas
     if statistic not in ("tr", "tj", "both"):
         raise InputError(f"`statistic` must be 'tr', 'tj' or 'both', got {statistic!r}")
     (row,) = _pick_systems(result.systems, [system], "system")

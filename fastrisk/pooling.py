@@ -39,7 +39,6 @@ Two options follow the paper's protocol or depart from it, each named after what
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -556,26 +555,18 @@ _count_iv = positive_int
 
 def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,
                        repeats=100, common_topics=None, topic_repeats=200, mode="assumed",
-                       pooled_unjudged="unjudged", ideal="pool", rng=None, threads=None,
-                       seed=None) -> PoolingExperiment:
+                       pooled_unjudged="unjudged", ideal="pool", rng=None, threads=None) -> PoolingExperiment:
     """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
     pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
     and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
     adjusted mean scores; common topics are ``topic_repeats`` random draws of each size in
     ``common_topics``. Parallel over (width, repeat); the same ``rng`` gives the same numbers
-    whatever the thread count (``seed=`` is its deprecated old name). Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
+    whatever the thread count. Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
     20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
     ``pooled_unjudged="nonrelevant"`` with ``mode="condensed"`` is the paper's protocol (pooled
     documents without a judgment are judged non-relevant); ``ideal`` is as in
     :func:`score_against_pool`.
     """
-
-    if seed is not None:
-        warnings.warn("pooling_experiment(seed=) is deprecated; pass rng= (as every random procedure)",
-                      DeprecationWarning, stacklevel=2)
-        if rng is not None:
-            raise InputError("pass `rng` only (`seed` is its deprecated old name)")
-        rng = seed
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:

@@ -138,7 +138,7 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
                    convention: str = "classic", rank_ties: str = "average", exclude_self: bool = False,
-                   threads: int | None = None, ties: str | None = None) -> BaselineTable:
+                   threads: int | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
     Dinçer, Ounis & Macdonald (ECIR 2014): with ``d_i = r_i - b_i`` and ``x_i = d_i`` for gains,
@@ -171,8 +171,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         with URisk 0. URisk, SE and TRisk are the same either way.
     threads : int, optional
         Numba threads (default: all).
-    ties : str, optional
-        Deprecated name of ``rank_ties``.
 
     Returns
     -------
@@ -180,10 +178,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         Arrays ``[alpha, system, baseline]``.
     """
     matrix = as_matrix(matrix)
-    if ties is not None:
-        warnings.warn("baseline_table(ties=) is deprecated; pass rank_ties= (RBO's tie treatment is rbo_ties=)",
-                      DeprecationWarning, stacklevel=2)
-        rank_ties = ties
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
     c = matrix.n_topics
     with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):

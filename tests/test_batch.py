@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_batch as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import batch as ref
 from scipy import stats
 
 import fastrisk

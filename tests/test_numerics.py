@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import urisk_ref
+from reference.risk import urisk_ref
 
 from fastrisk import (
     InputError,

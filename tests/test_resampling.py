@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_resampling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import resampling as ref
 from scipy import stats
 
 from fastrisk._kernels import resampling as K

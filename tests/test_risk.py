@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from reference import smooth_ref, topic_risk_ref, urisk_ref
+from reference.risk import smooth_ref, topic_risk_ref, urisk_ref
 from scipy import stats
 
 import fastrisk

@@ -115,23 +115,6 @@ def linear_risk(R, B, alphas):
 
 
 @njit
-def standardise(num, den):
-    """num / den elementwise; where den is 0: NaN if num is 0 too, else ±inf (sign of num)."""
-    out = np.empty(num.shape)
-    flat_out = out.reshape(-1)
-    flat_num = num.reshape(-1)
-    flat_den = den.reshape(-1)
-    for i in range(flat_num.shape[0]):
-        if flat_den[i] > 0.0:
-            flat_out[i] = flat_num[i] / flat_den[i]
-        elif flat_num[i] == 0.0:
-            flat_out[i] = math.nan
-        else:
-            flat_out[i] = math.copysign(math.inf, flat_num[i])
-    return out
-
-
-@njit
 def _differences(r, b, d):
     """d = r - b into ``d``; returns (sum of gains, sum of losses as a positive number)."""
     reward = 0.0
