@@ -89,41 +89,15 @@ def file_provenance(path) -> dict:
             "modified": _modified(latest or p.stat()), "files": files}
 
 
-#: What each measure family means (as :func:`fastrisk.evaluate` computes it, ir_measures' names).
-_MEASURES = {
-    "P": "precision at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by {k} (trec_eval P)",
-    "R": "recall at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by R, the number of "
-         "relevant documents (trec_eval recall)",
-    "AP": "average precision{at}: the sum of the precision at the rank of each relevant document (grade ≥ {rel})"
-          "{within}, divided by R, the number of relevant documents (trec_eval map)",
-    "RR": "reciprocal rank of the first relevant document (grade ≥ {rel}){within} (trec_eval recip_rank)",
-    "Rprec": "R-precision: relevant documents (grade ≥ {rel}) in the top R, divided by R (trec_eval Rprec)",
-    "nDCG": "normalised discounted cumulative gain{at} (Järvelin & Kekäläinen, TOIS 2002): DCG / ideal DCG, "
-            "DCG = Σ gain(grade_r) / log2(r + 1) over ranks r{within}, {gain}",
-    "ERR": "expected reciprocal rank at {k} (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009): "
-           "Σ_{{r ≤ {k}}} (1/r) R_r Π_{{i < r}} (1 − R_i), stop probability R = (2^grade − 1) / 2^4, "
-           "as the TREC Web track's gdeval computes it",
-    "RBP": "rank-biased precision (Moffat & Zobel, TOIS 2008): (1 − p) Σ_r p^(r−1) rel_r with p = {p}, "
-           "rel_r = 1 when grade ≥ {rel}{within}",
-    "Judged": "share of the top {k} documents that are judged",
-}
-
-
 def measure_definition(name) -> str | None:
     """A one-sentence definition of measure ``name`` (an ir_measures name such as ``ERR@20``),
     or None when fastrisk does not know it."""
     if not name:
         return None
-
     try:
-        m = parse_measure(str(name))
+        return parse_measure(str(name)).definition()
     except (InputError, ValueError):
         return None
-    k = m.cutoff
-    gain = ("gain 2^grade − 1 (gdeval, TREC Web track)" if m.dcg == "exp-log2"
-            else "gain = grade (trec_eval ndcg_cut)")
-    return _MEASURES[m.family].format(k=k, rel=m.rel, p=f"{m.p:g}", gain=gain, at=f" at {k}" if k else "",
-                                      within=f" within the top {k}" if k else "")
 
 
 def _versions() -> str:
