@@ -146,7 +146,7 @@ class Result:
         sizes = self.sizes()
         unknown = [d for d in dims if d not in sizes]
         if unknown:
-            raise ValueError(f"{type(self).__name__} has no dimension {unknown[0]!r}; it has {sorted(sizes)}")
+            raise InputError(f"{type(self).__name__} has no dimension {unknown[0]!r}; it has {sorted(sizes)}")
         shape = tuple(sizes[d] for d in dims)
         columns: dict[str, Any] = {}
         for axis, d in enumerate(dims):

@@ -191,7 +191,7 @@ class BatchRiskResult(Result):
     significance: float
     critical_t: float
     urisk: np.ndarray = array("batch", "alpha", "system")
-    se_param: np.ndarray = array("batch", "alpha", "system")
+    standard_error: np.ndarray = array("batch", "alpha", "system")
     se_jack: np.ndarray = array("batch", "alpha", "system")
     trisk: np.ndarray = array("batch", "alpha", "system")
     freward: np.ndarray = array("batch", "system")
@@ -203,10 +203,6 @@ class BatchRiskResult(Result):
     @property
     def statistic(self) -> np.ndarray:
         return self.trisk
-
-    @property
-    def standard_error(self) -> np.ndarray:
-        return self.se_param
 
     @property
     def pvalue(self) -> np.ndarray:
@@ -225,8 +221,8 @@ class BatchRiskResult(Result):
 
 @dataclass(frozen=True, repr=False)
 class BatchTTestResult(Result):
-    """Paired t test per collection and system: ``statistic`` t, ``pvalue``, ``mean``
-    (URisk at alpha), ``[batch, alpha, system]``."""
+    """Paired t test per collection and system: ``statistic`` t, ``pvalue``, ``urisk``
+    (the mean per-topic score, URisk at alpha), ``[batch, alpha, system]``."""
 
     systems: tuple
     alpha: np.ndarray
@@ -236,7 +232,7 @@ class BatchTTestResult(Result):
     df: int
     statistic: np.ndarray = array("batch", "alpha", "system")
     pvalue: np.ndarray = array("batch", "alpha", "system")
-    mean: np.ndarray = array("batch", "alpha", "system")
+    urisk: np.ndarray = array("batch", "alpha", "system")
 
 
 @dataclass(frozen=True, repr=False)
@@ -333,7 +329,7 @@ def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: Alpha
     return BatchRiskResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                            convention=convention, df=df, significance=float(significance),
                            critical_t=float(special.stdtrit(df, 1.0 - significance / 2)), urisk=sign * urisk,
-                           se_param=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
+                           standard_error=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
 
 
 def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None, alternative: str = "two-sided",
@@ -351,7 +347,7 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None,
     df = st.shape[2] - 1
     return BatchTTestResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                             alternative=alternative, df=df, statistic=t, pvalue=t_pvalue(t, df, alternative),
-                            mean=urisk)
+                            urisk=urisk)
 
 
 def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,

@@ -250,7 +250,7 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
     for k in rows_h:
         for j in range(A):
             a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
-            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.se_param[j, k],
+            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.standard_error[j, k],
                          res.trisk[j, k], pvalue_text(res.pvalue[j, k])])
             flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
             classes.append(["", "", "", "", flag, flag])

@@ -208,10 +208,10 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
                 cols_u.append(r.urisk.T)  # risk() is [alpha, system]; the kernels' layout [system, baseline, alpha]
-                cols_se.append(r.se_param.T)
+                cols_se.append(r.standard_error.T)
                 cols_t.append(r.trisk.T)
                 self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
-                _numerics.warn_zero_variance(_numerics.zero_rows((r.se_param == 0).T, r.systems, self_row),
+                _numerics.warn_zero_variance(_numerics.zero_rows((r.standard_error == 0).T, r.systems, self_row),
                                              where=f" against baseline {r.baseline!r}")
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)

@@ -327,7 +327,7 @@ def test_example_grid_reproduces_the_published_tables():
     rows = {(r["system"], r["alpha"]): r for r in web2012.to_pylist()}
     for run, alpha, urisk, se, trisk, p in PUBLISHED:
         r = rows[(run, float(alpha))]
-        assert (round(r["urisk"], 4), round(r["se_param"], 4), round(r["se_jack"], 4)) == (urisk, se, se)
+        assert (round(r["urisk"], 4), round(r["standard_error"], 4), round(r["se_jack"], 4)) == (urisk, se, se)
         assert (round(r["trisk"], 4), round(r["pvalue"], 3)) == (trisk, p)
     # every bundled web and ad hoc matrix, against each virtual baseline, in both conventions
     every = t.filter(pc.equal(t.column("experiment"), "trisk-all"))

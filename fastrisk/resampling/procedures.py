@@ -383,13 +383,14 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 @dataclass(frozen=True, repr=False)
 class TTestResult(_Labelled):
     """Paired t test of mean per-topic score = 0 (TRisk/TGain with Student's t, df = c - 1);
-    arrays ``[alpha, system]``: ``statistic`` the mean (URisk), ``t``, ``pvalue``.
+    arrays ``[alpha, system]``: ``statistic`` the test statistic t (TRisk against a baseline),
+    ``urisk`` the mean per-topic score (URisk against a baseline), ``pvalue``.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``statistic``, ``t``, ``pvalue``.
+    ``baseline``, ``statistic``, ``urisk``, ``pvalue``.
     """
 
-    t: np.ndarray = array("alpha", "system", default=None)
+    urisk: np.ndarray = array("alpha", "system", default=None)
     pvalue: np.ndarray = array("alpha", "system", default=None)
     df: int = 0
     alternative: str = "two-sided"
@@ -433,5 +434,5 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
         p = stats.t.sf(t, c - 1)
     else:
         p = stats.t.cdf(t, c - 1)
-    res = TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    res = TTestResult(statistic=t, urisk=mean, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
     return _in_convention(res, convention, given_alternative)
