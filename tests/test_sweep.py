@@ -168,7 +168,7 @@ def test_dask_local_cluster_gives_identical_results(client, reference):
 
 def test_failing_job_is_recorded_with_its_parameters_and_the_sweep_goes_on(tmp_path):
     grid = Grid([Experiment("risk", "trec:web2012_err20", {"alpha": [0, 5]}, {"baseline": ["mean", "nope", "max"]})],
-                seed=3)
+                rng=3)
     result = sweep(grid, out=tmp_path / "r.parquet", progress=False)
     assert result.n_failed == 1 and result.complete
     errors = result.errors().to_pylist()

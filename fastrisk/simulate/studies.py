@@ -170,7 +170,7 @@ def _run(mode, measure, topics, trials, replicates, deltas, rng, trisk_alpha, mi
                     "trisk_alpha": [float(a) for a in np.atleast_1d(trisk_alpha)], "min_diff": float(min_diff),
                     "alphas": [float(a) for a in alphas]},
             grid={"delta": [float(x) for x in deltas], "lo": list(range(0, int(counts[g]), int(chunk)))}))
-    res = sweep(Grid(experiments, seed=0), executor=executor, progress=progress)
+    res = sweep(Grid(experiments, rng=0), executor=executor, progress=progress)
     table = res.to_arrow()
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
