@@ -395,20 +395,24 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
                          deltas=deltas)
 
 
-@dataclass(frozen=True)
-class CommonTopicAdjustment:
+@dataclass(frozen=True, repr=False)
+class CommonTopicAdjustment(Result):
     """Algorithm 2: ``estimate = mean(unpooled) + adjustment``, ``adjustment`` the mean of
     ``true - unpooled`` over the ``n`` common topics; ``variance`` eq. 7 (eq. 3 with the
-    sample variance ``s_a^2``); ``accurate`` the estimated eq. 6 condition."""
+    sample variance ``s_a^2``); ``accurate`` the estimated eq. 6 condition.
 
-    estimate: float
-    adjustment: float
-    unpooled: float
-    variance: float
-    standard_error: float
-    n: int
-    N: int
-    accurate: bool
+    Long form: one row, ``estimate``, ``adjustment``, ``unpooled``, ``variance``,
+    ``standard_error``, ``accurate`` (``n`` and ``N`` in the metadata).
+    """
+
+    estimate: float = array()
+    adjustment: float = array()
+    unpooled: float = array()
+    variance: float = array()
+    standard_error: float = array()
+    n: int = 0
+    N: int = 0
+    accurate: bool = array(default=False)
 
 
 def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustment:

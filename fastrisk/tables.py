@@ -21,6 +21,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from fastrisk import _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
@@ -102,11 +103,17 @@ class BaselineTable(TRiskInference, Result):
         )
 
 
-@dataclass(frozen=True)
-class RankAgreement:
+@dataclass(frozen=True, repr=False)
+class RankAgreement(Result):
     """Agreement of the rankings that the baselines of a :class:`BaselineTable` induce at one
     alpha: ``friedman`` (:class:`~fastrisk.FriedmanResult`, with Kendall's W and each
-    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO)."""
+    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO).
+
+    Long form: one row per pair of baselines ``a`` < ``b``: ``alpha``, ``a``, ``b``,
+    ``kendall_tau``, ``kendall_p``, ``rbo_ext``, ``rbo_min``, ``rbo_res``, and the Friedman
+    test over all baselines repeated on each row (``friedman_chi2``, ``friedman_p``,
+    ``kendall_w``).
+    """
 
     alpha: float
     baselines: tuple
@@ -114,6 +121,18 @@ class RankAgreement:
     friedman: object
     kendall: object
     rbo: object
+
+    def to_arrow(self, dims=None) -> pa.Table:
+        a, b = np.triu_indices(len(self.baselines), k=1)
+        names = np.asarray(self.baselines, dtype=object)
+        return pa.table({
+            "alpha": np.full(a.size, self.alpha), "a": names[a], "b": names[b],
+            "kendall_tau": self.kendall.statistic[a, b], "kendall_p": self.kendall.pvalue[a, b],
+            "rbo_ext": self.rbo.ext[a, b], "rbo_min": self.rbo.min[a, b], "rbo_res": self.rbo.res[a, b],
+            "friedman_chi2": np.full(a.size, self.friedman.statistic),
+            "friedman_p": np.full(a.size, self.friedman.pvalue),
+            "kendall_w": np.full(a.size, self.friedman.kendall_w),
+        })
 
 
 def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self):
