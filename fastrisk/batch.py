@@ -36,6 +36,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk._typing import AlphaLike, SeedLike
+from fastrisk._validation import choice, non_negative_int, replicates
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.values import resolve_alphas
@@ -147,22 +148,12 @@ def _baseline_row(st: Stack, baseline) -> int:
     raise InputError(f"`baseline` must be a system name or row index, got {type(baseline).__name__}")
 
 
-def _choice(x, name, options):
-    if x not in options:
-        raise InputError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {x!r}")
-    return x
-
-
-def _replicates_iv(replicates) -> int:
-    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 1:
-        raise InputError(f"`replicates` must be a positive integer, got {replicates!r}")
-    return int(replicates)
+_choice = choice
+_replicates_iv = replicates
 
 
 def _start_iv(start) -> int:
-    if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
-        raise InputError(f"`start` must be a non-negative integer, got {start!r}")
-    return int(start)
+    return non_negative_int(start, "start")
 
 
 def t_pvalue(t, df, alternative: str):
