@@ -61,7 +61,18 @@ _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
 def parse_ranking(text: str) -> list:
-    """Parse ``"a (b c) d"`` into ``['a', ('b', 'c'), 'd']``: parentheses group ties."""
+    """Parse ``"a (b c) d"`` into ``['a', ('b', 'c'), 'd']``: parentheses group ties.
+
+    Parameters
+    ----------
+    text : str
+        Items separated by spaces, tied items in parentheses: ``"a (b c) d"``.
+
+    Returns
+    -------
+    list
+        The ranking: items, tuples for tied items.
+    """
     if not isinstance(text, str):
         raise InputError(f"a ranking string must be a str, got {type(text).__name__}")
     out: list = []
@@ -88,7 +99,18 @@ def parse_ranking(text: str) -> list:
 
 
 def format_ranking(ranking) -> str:
-    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``."""
+    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``.
+
+    Parameters
+    ----------
+    ranking : sequence
+        Items, tuples or sets for tied items.
+
+    Returns
+    -------
+    str
+        The ranking as text, tied items in parentheses.
+    """
     parts = []
     for element in _ranking_elements(ranking, "ranking"):
         if isinstance(element, _GROUP_TYPES):
@@ -103,6 +125,18 @@ def ranking_from_scores(scores, items: Sequence | None = None) -> list:
     """The ranking of ``items`` (default: positions 0..n-1) by decreasing ``scores``.
 
     Items with equal scores form a tie group (a tuple, in the order given).
+
+    Parameters
+    ----------
+    scores : array_like
+        One score per item.
+    items : sequence, optional
+        Item labels (default: positions).
+
+    Returns
+    -------
+    list
+        Items by descending score, equal scores tied.
     """
     x = _score_vector(scores, "scores")
     if items is None:
@@ -433,6 +467,24 @@ def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | No
     Row k scores n items (e.g. the URisk of n systems under baseline k); each row induces a
     ranking, higher score first, equal scores tied. Every unordered pair (and the diagonal,
     which is below 1 under ``"a"``/``"b"`` when a ranking has ties) is computed once.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(K, n)``: K score vectors over the same n items, ranked by descending score.
+    p : float
+        Persistence.
+    ties : {"w", "a", "b"}
+        Treatment of ties.
+    labels : sequence, optional
+        Labels of the K rankings.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    RBOMatrix
+        ``ext``, ``min``, ``max``, ``res``, ``[a, b]``.
     """
     p = _check_p(p)
     ties = _check_ties(ties)
@@ -506,6 +558,24 @@ def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
     value function); each induces an ordering (higher first, equal scores tied). For each
     depth k (default 1..n) the RBO of the two top-k prefixes is computed, as in Figure 4 of
     Benham et al. (2019).
+
+    Parameters
+    ----------
+    a, b : ranking
+        The two rankings.
+    depths : sequence of int, optional
+        Prefix depths (default: every depth).
+    p : float
+        Persistence.
+    ties : {"w", "a", "b"}
+        Treatment of ties.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    PrefixAgreement
+        RBO of the two prefixes ``[depth]``.
     """
     a, b, d, p, ties = _prefix_agreement_iv(a, b, depths, p, ties)
     out = np.empty((d.size, 4))
@@ -588,6 +658,20 @@ def kendall_tau_matrix(scores, *, labels: Sequence | None = None,
     """Kendall's tau-b between the rows of ``scores`` (K rankings x n items), in parallel.
 
     Each unordered pair is computed once (O(n log n), Knight's algorithm).
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(K, n)``: K score vectors over the same n items.
+    labels : sequence, optional
+        Labels of the K vectors.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    KendallTauMatrix
+        ``statistic`` and ``pvalue``, ``[a, b]``.
     """
     table = _score_table(scores, "scores", 1, 2)
     k = table.shape[0]
@@ -639,6 +723,22 @@ def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
     holds every system's risk under baseline k (blocks: baselines, treatments: systems).
     ``blocks="columns"``: each column is a block (``scores.T`` with rows as blocks). The
     result records the orientation in ``blocks``.
+
+    Parameters
+    ----------
+    scores : array_like
+        Scores, ``(K, n)`` for K rankings of n items (or transposed with ``blocks="columns"``).
+    items : sequence, optional
+        Item labels.
+    blocks : {"rows", "columns"}
+        The axis that holds the rankings.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    FriedmanResult
+        ``statistic``, ``pvalue``, ``kendall_w`` and the items' mean ranks.
     """
     from scipy.stats import chi2  # scipy.stats: ~0.3 s to import, needed here only
 
