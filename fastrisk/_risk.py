@@ -54,7 +54,7 @@ class RiskScores(Result):
 class RiskResult(TRiskInference, Result):
     """URisk/TRisk of every system at every alpha against one baseline.
 
-    Arrays ``[alpha, system]``: ``urisk``, ``se_param`` (SE_x, also ``standard_error``),
+    Arrays ``[alpha, system]``: ``urisk``, ``standard_error`` (SE_x),
     ``se_jack`` (SE_J), ``trisk`` (also ``statistic``), ``pvalue`` (two-sided, Student t,
     ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk beyond ∓ ``critical_t`` at level
     ``significance``). ``[system]``: ``freward``, ``frisk``, ``ugain``. ``[alpha]``:
@@ -63,7 +63,7 @@ class RiskResult(TRiskInference, Result):
     significantly worse than the baseline.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``convention``, ``value``, ``urisk``, ``se_param``, ``se_jack``, ``trisk``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``se_jack``, ``trisk``,
     ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``.
     """
 
@@ -82,7 +82,7 @@ class RiskResult(TRiskInference, Result):
     significance: float
     critical_t: float
     urisk: np.ndarray = array("alpha", "system")
-    se_param: np.ndarray = array("alpha", "system")
+    standard_error: np.ndarray = array("alpha", "system")
     se_jack: np.ndarray = array("alpha", "system")
     trisk: np.ndarray = array("alpha", "system")
     at_risk: np.ndarray = array("alpha", "system")
@@ -92,15 +92,11 @@ class RiskResult(TRiskInference, Result):
     ugain: np.ndarray = array("system")
     se_rmse: np.ndarray = array("alpha")
 
-    @property
-    def standard_error(self) -> np.ndarray:
-        return self.se_param
-
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
         k = self.systems.index(system)
         return {name: getattr(self, name)[:, k] for name in
-                ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
+                ("urisk", "standard_error", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
 
 @dataclass(frozen=True, repr=False)
@@ -109,7 +105,7 @@ class TopicRiskResult(Result):
 
     Arrays ``[alpha, system, topic]``: ``x`` (signed by the convention), ``tr`` (TR_i = x_i /
     s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
-    theta_(i))), ``pseudo`` (pseudo-values; column ``pseudo_value``), significance flags
+    theta_(i))), ``pseudo_values`` (column ``pseudo_value``), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
 
     Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
@@ -133,7 +129,7 @@ class TopicRiskResult(Result):
     tr: np.ndarray = array("alpha", "system", "topic")
     tj: np.ndarray = array("alpha", "system", "topic")
     influence: np.ndarray = array("alpha", "system", "topic")
-    pseudo: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
+    pseudo_values: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
     bias: np.ndarray = array("alpha", "system")
     loss: np.ndarray = array("alpha", "system", "topic")
     win: np.ndarray = array("alpha", "system", "topic")
@@ -269,7 +265,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     Returns
     -------
     RiskResult
-        ``urisk``, ``se_param``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
+        ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
         give the system × α publication table.
 
@@ -301,7 +297,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
-        se_param=se, se_jack=sej, trisk=sign * trisk,
+        standard_error=se, se_jack=sej, trisk=sign * trisk,
         at_risk=trisk < -crit, rewarding=trisk > crit,
         se_rmse=se_rmse,
     )
@@ -379,7 +375,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     Returns
     -------
     TopicRiskResult
-        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo``, ``loss``, ``win``
+        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo_values``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
     """
     choice(convention, "convention", CONVENTIONS)
@@ -404,7 +400,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
         loss_weight=scores.loss_weight, convention=convention, value=scores.value, df=df,
         significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
-        influence=s * influence, pseudo=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
+        influence=s * influence, pseudo_values=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
     )
 
 

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-import reference_simulate as ref
+from reference import simulate as ref
 from scipy import stats
 
 import fastrisk

@@ -49,25 +49,25 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
 
 
 @njit
-def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
+def risk_sums(r, b):
+    """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
 
-    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
-    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
-    give every alpha's sum of squares exactly, and the leave-one-out means
+    With d_i = r_i - b_i and n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i +
+    alpha f_i for the centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of
+    e^2, e f, f^2) give every alpha's sum of squares exactly, and the leave-one-out means
     theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
-    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
-    over topics does not depend on the number of alphas.
+    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). Two passes,
+    branch-free (max/min); returns (gains, losses, s_ee, s_ef, s_ff, s_e, s_f). The one scalar
+    core of the single-collection (:func:`_linear_row`) and batched
+    (:func:`fastrisk._kernels.batch.risk_pair`) paths.
     """
     c = r.shape[0]
     gains = 0.0
     losses = 0.0
     for i in range(c):
         d = r[i] - b[i]
-        if d < 0.0:
-            losses += d
-        else:
-            gains += d
+        gains += max(d, 0.0)
+        losses += min(d, 0.0)
     mean_d = (gains + losses) / c
     mean_n = losses / c
     s_ee = 0.0
@@ -78,20 +78,34 @@ def _linear_row(r, b, alphas, urisk, se, sej):
     for i in range(c):
         d = r[i] - b[i]
         e = d - mean_d
-        f = (d if d < 0.0 else 0.0) - mean_n
+        f = min(d, 0.0) - mean_n
         s_ee += e * e
         s_ef += e * f
         s_ff += f * f
         s_e += e
         s_f += f
+    return gains, losses, s_ee, s_ef, s_ff, s_e, s_f
+
+
+@njit
+def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
+    """(URisk, SE_x, SE_J) at ``alpha`` from the sums of :func:`risk_sums`."""
     inv = 1.0 / (c - 1)
+    urisk = (gains + (1.0 + alpha) * losses) / c
+    ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
+    shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
+    return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@njit
+def _linear_row(r, b, alphas, urisk, se, sej):
+    """URisk, SE_x and SE_J of one system at every alpha (:func:`risk_sums`, then
+    :func:`risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
+    depend on the number of alphas."""
+    c = r.shape[0]
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(r, b)
     for a in range(alphas.shape[0]):
-        alpha = alphas[a]
-        urisk[a] = (gains + (1.0 + alpha) * losses) / c
-        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
-        se[a] = math.sqrt(ss * inv / c)
-        shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
-        sej[a] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+        urisk[a], se[a], sej[a] = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
     return gains / c, -losses / c
 
 
@@ -112,23 +126,6 @@ def linear_risk(R, B, alphas):
         b = B[k] if B.shape[0] > 1 else B[0]
         freward[k], frisk[k] = _linear_row(R[k], b, alphas, urisk[k], se[k], sej[k])
     return freward, frisk, urisk, se, sej
-
-
-@njit
-def standardise(num, den):
-    """num / den elementwise; where den is 0: NaN if num is 0 too, else ±inf (sign of num)."""
-    out = np.empty(num.shape)
-    flat_out = out.reshape(-1)
-    flat_num = num.reshape(-1)
-    flat_den = den.reshape(-1)
-    for i in range(flat_num.shape[0]):
-        if flat_den[i] > 0.0:
-            flat_out[i] = flat_num[i] / flat_den[i]
-        elif flat_num[i] == 0.0:
-            flat_out[i] = math.nan
-        else:
-            flat_out[i] = math.copysign(math.inf, flat_num[i])
-    return out
 
 
 @njit

@@ -371,7 +371,7 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     for f in fit_list:
         if f._dirty:
             f.save()  # the transformations, for the workers
-    grid = Grid(experiments, seed=0)
+    grid = Grid(experiments, rng=0)
     table = _finished(out, grid) if resume else None
     if table is None:
         table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume).to_arrow()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from reference_batch import Replicate
 from scipy import integrate, stats
+
+from reference.batch import Replicate
 
 
 def kept_runs(V):
