@@ -21,6 +21,7 @@ from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
+from fastrisk._kernels.zrisk import cell_sums
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -133,18 +134,7 @@ def _zrisk_one(X, pos, neg, eff, tt):
         for i in range(c):
             sk += X[s, i]
         eff[s] = sk / c
-        p = 0.0
-        n = 0.0
-        for i in range(c):
-            e = tt[i] * sk / grand if grand > 0.0 else 0.0
-            if e > 0.0:
-                z = (X[s, i] - e) / math.sqrt(e)
-                if z > 0.0:
-                    p += z
-                else:
-                    n += z
-        pos[s] = p
-        neg[s] = n
+        pos[s], neg[s] = cell_sums(X[s], tt, sk, grand)
 
 
 @pjit

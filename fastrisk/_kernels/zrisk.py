@@ -14,29 +14,35 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 
 
+@njit
+def cell_sums(x, topic_totals, sk, grand):
+    """One system's sums of positive and of negative standardised cells: ``x`` its scores,
+    ``sk`` their total, ``topic_totals`` and ``grand`` the collection's. The one scalar core of
+    :func:`zrisk_parts` and the batched :func:`fastrisk._kernels.batch.zrisk_batch`."""
+    p = 0.0
+    n = 0.0
+    for i in range(x.shape[0]):
+        e = topic_totals[i] * sk / grand if grand > 0.0 else 0.0
+        if e > 0.0:
+            z = (x[i] - e) / math.sqrt(e)
+            if z > 0.0:
+                p += z
+            else:
+                n += z
+    return p, n
+
+
 @pjit
 def zrisk_parts(V, topic_totals, system_totals, grand):
     """Per system (rows of V, (S, c)): the sums of positive and of negative standardised cells.
 
     ZRisk with loss weight w = 1 + alpha is ``pos + w * neg``, for any number of alphas.
     """
-    S, c = V.shape
+    S = V.shape[0]
     pos = np.zeros(S)
     neg = np.zeros(S)
     for k in prange(S):
-        p = 0.0
-        n = 0.0
-        sk = system_totals[k]
-        for i in range(c):
-            e = topic_totals[i] * sk / grand if grand > 0.0 else 0.0
-            if e > 0.0:
-                z = (V[k, i] - e) / math.sqrt(e)
-                if z > 0.0:
-                    p += z
-                else:
-                    n += z
-        pos[k] = p
-        neg[k] = n
+        pos[k], neg[k] = cell_sums(V[k], topic_totals, system_totals[k], grand)
     return pos, neg
 
 
