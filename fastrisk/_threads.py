@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numba
+import threadpoolctl
 
 from fastrisk._validation import positive_int
 
@@ -22,6 +24,17 @@ PAIR_CELL_WORK = 1 / 5
 def parallel(work: float) -> bool:
     """True when ``work`` element-operations are worth a parallel launch."""
     return work >= SMALL_WORK
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> threadpoolctl.ThreadpoolController:
+    return threadpoolctl.ThreadpoolController()  # inspects the loaded libraries: once per process
+
+
+def blas_threads(n: int):
+    """A context manager that runs the block with ``n`` BLAS threads (threadpoolctl). With
+    one, every element of a product has one summation order, whatever the machine."""
+    return _blas_controller().limit(limits=n, user_api="blas")
 
 
 @contextlib.contextmanager
