@@ -335,22 +335,8 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
-    systems : sequence, optional
-        The systems to score (default: all).
-    threads : int, optional
-        Numba threads (default: all).
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
+    runs, qrels, measure, depth, mode, systems, pooled_unjudged, ideal, threads
+        As in :func:`score_against_pool`.
 
     Returns
     -------
@@ -402,22 +388,12 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
     pooled : sequence
         Names or positions of the pooled systems.
     new : str or int
         The unpooled run.
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
 
     Returns
     -------
@@ -637,18 +613,8 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
     widths : sequence of int, optional
         Pool widths (default: the paper's that the data allows).
     repeats : int

@@ -333,37 +333,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    replicates : int
-        Number of replicates (at most 10**9).
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis of the p-value.
-    rng : int, SeedSequence or Generator, optional
-        Seed; the same seed gives the same numbers for any thread count and chunking.
-    keep_replicates : bool, optional
-        Keep the replicate arrays (default: when they fit in 256 MB).
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
-    chunk_size : int, optional
-        Replicates per chunk (default: sized from memory and work).
-    threads : int, optional
-        Numba threads (default: all cores).
-    progress : bool, optional
-        A progress bar on standard error (default: for long runs on a terminal).
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, replicates, alternative, rng, keep_replicates, chunk_size, threads, progress
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -439,27 +410,8 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    statistic : callable, optional
-        A numba-compilable function of the per-topic vector (default: the mean).
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
-    threads : int, optional
-        Numba threads (default: all cores).
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, statistic, threads
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -524,25 +476,8 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis.
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, alternative
+        As in :func:`bootstrap`.
 
     Returns
     -------
