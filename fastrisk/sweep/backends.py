@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-import numbers
 import os
 import threading
 import time
@@ -14,6 +13,7 @@ import warnings
 from pathlib import Path
 
 from fastrisk._threads import blas_threads, limit_threads
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind
@@ -104,9 +104,8 @@ def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
     :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
     second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or workers < 1):
-        raise InputError(f"`workers` must be a positive integer, got {workers!r}")
+    if workers is not None:
+        positive_int(workers, "workers")
     ctx = multiprocessing.get_context("spawn")
     return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                   initargs=(worker_env(), os.getpid()))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import json
-import numbers
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import pyarrow.compute as pc
 from fastrisk._progress import Progress
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result
+from fastrisk._validation import non_negative_int, non_negative_number, positive_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.backends import _backend, _run_batch
 from fastrisk.sweep.checkpoint import _META_KEY, _Checkpoint, _reason
@@ -61,13 +61,10 @@ class SweepResult(Result):
 
 
 def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries):
-    for name, v in (("batch_seconds", batch_seconds), ("checkpoint_seconds", checkpoint_seconds)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-            raise InputError(f"`{name}` must be a non-negative number of seconds, got {v!r}")
-    if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
-        raise InputError(f"`max_batch` must be a positive integer, got {max_batch!r}")
-    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
-        raise InputError(f"`retries` must be a non-negative integer, got {retries!r}")
+    non_negative_number(batch_seconds, "batch_seconds", "seconds")
+    non_negative_number(checkpoint_seconds, "checkpoint_seconds", "seconds")
+    positive_int(max_batch, "max_batch")
+    non_negative_int(retries, "retries")
     if resume and out is None:
         raise InputError("`resume` needs `out`, the Parquet file the sweep checkpoints to")
     return _backend(executor)
