@@ -659,3 +659,17 @@ def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, 
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0)
     return _finish(ax, created)
+
+
+def simulation_rates(result, **kwargs):
+    """Error-rate curves of a simulation study: :func:`fastrisk.simulate.figures.simulation_rates`."""
+    from fastrisk.simulate.figures import simulation_rates as draw
+
+    return draw(result, **kwargs)
+
+
+def plot_studies(results, path, **kwargs):
+    """Every panel of simulation studies into one file: :func:`fastrisk.simulate.figures.plot_studies`."""
+    from fastrisk.simulate.figures import plot_studies as draw
+
+    return draw(results, path, **kwargs)
