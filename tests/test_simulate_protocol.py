@@ -165,8 +165,8 @@ def test_h1_pairs_follow_the_study(tiny, cache):
     for b, partners in pairs.items():
         closest = [j for j in np.argsort(np.abs(mu - mu[b] - 0.02), kind="stable") if j != b][:10]
         assert [e for e, _ in partners] == [j for j in closest if j in {e for e, _ in partners}]
-        for _, margin in partners:
-            assert abs(margin.mean - (mu[b] + 0.02)) <= 1e-5
+        for e, shapes in partners:
+            assert abs(fit.margins[e].with_beta(*shapes).mean - (mu[b] + 0.02)) <= 1e-5
     assert failed == 0
 
 
@@ -195,9 +195,16 @@ def test_the_study_battery_matches_its_r_code():
             ge, ab = ref.bootstrap_centred(list(d[k]), res.seed, k, 300)
             assert res.p("bootstrap", "greater")[k] == pytest.approx(round(ge / 300, 6))
             assert res.p("bootstrap", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
-            ge, ab = ref.flips(list(d[k] / 2), res.seed, k, 300)
+            ge, ab = ref.flips(list(d[k]), res.seed, k, 300)
             assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 300, 6))
             assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
+    # lattice-valued differences (P@10): flips equal to the observed mean count as rounding falls
+    V = np.round(rng.integers(0, 11, (5, 2, 30)) / 10, 1)
+    res = battery(V, replicates=400, rng=6, protocol="urbano2019")
+    for k in range(5):
+        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 400)
+        assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 400, 6))
+        assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 400, 6))
     # the sign test: |d| <= 0.01 is a tie
     V = np.zeros((1, 2, 30))
     V[0, 1] = np.r_[np.full(10, 0.005), np.full(14, 0.2), np.full(6, -0.2)]

@@ -25,7 +25,7 @@ from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
 N_STATS = 10
 #: Columns of the counts array (see :func:`_battery_one`).
-N_COUNTS = 12
+N_COUNTS = 14
 
 
 @njit
@@ -120,13 +120,17 @@ def _boot_sum(seed, k, b, c, buf_d, buf_i):
 
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_i, buf_s, buf_h, buf_q, buf_r):
+                 buf_o, buf_i, buf_s, buf_h, buf_q, buf_r, xmean):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
     counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
-    boot' >=, boot' |.|>=, perm |.|>=] (the ZRisk/GeoRisk flips only when ``zg``). boot' is
-    the bootstrap of Urbano et al.'s ``R/test.cpp`` (``testCpp_bootstrap``): the replicate
-    means are centred by their own mean (not by the observed one) before the comparison.
+    boot' >=, boot' |.|>=, perm |.|>=, perm' >=, perm' |.|>=] (the ZRisk/GeoRisk flips only
+    when ``zg``). boot' is the bootstrap of Urbano et al.'s ``R/test.cpp``
+    (``testCpp_bootstrap``): the replicate means are centred by their own mean (not by the
+    observed one) before the comparison. perm' (only when ``xmean`` is not NaN) is their
+    ``testCpp_permutation``: the flipped mean summed in topic order in double precision and
+    compared with R's mean of d (``xmean``) with no tolerance, so on lattice-valued
+    differences (P@10) a flip equal to the observed mean counts or not as rounding falls.
     """
     c = x.shape[0]
     total = 0.0
@@ -234,6 +238,15 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             counts[4] += 1
         if abs(t) >= abs(hobs) - tol:
             counts[11] += 1
+        if xmean == xmean:
+            xb = 0.0
+            for i in range(c):
+                xb += buf_s[i] * buf_d[i]
+            xb /= c
+            if xb >= xmean:
+                counts[12] += 1
+            if abs(xb) >= abs(xmean):
+                counts[13] += 1
         if zg:
             zs, gs = _zg(Sm + t, Am + q, N, W, c)
             if zs >= zobs - tol_zg:
@@ -247,8 +260,9 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
 
 
 @pjit
-def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
+def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean):
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
+    ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
 
     Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see :func:`_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
@@ -260,6 +274,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
     trisk = np.empty((K, A))
     counts = np.empty((K, N_COUNTS), np.int64)
     n_chunks = (K + chunk - 1) // chunk
+    raw = xmean.shape[0] > 0
     for q in prange(n_chunks):  # buffers once per chunk of collections, not per collection
         buf_d = np.empty(c)
         buf_v = np.empty(c)
@@ -272,7 +287,8 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
-                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r)
+                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r,
+                         xmean[k] if raw else np.nan)
     return stats, trisk, counts
 
 

@@ -508,17 +508,17 @@ class CollectionFit:
         """The study's ``R/02-margins_transform.R`` for effect ``delta``: baselines are the
         bottom 75 % of runs by margin mean (the top round(0.25 S) dropped); for each, the 10
         other runs whose mean is closest to mu_b + delta, their own margin transformed to
-        mean mu_b + delta (:meth:`SimMargin.transformed`). Returns ({baseline: [(e, margin),
-        ...]} for the baselines with at least one success, number of transformations that
-        failed: those pairs are skipped, as the study's ``try`` skips them)."""
+        mean mu_b + delta (:meth:`SimMargin.transformed`). Returns ({baseline: [(e, (a, b)),
+        ...]} for the baselines with at least one success, where e's margin transformed is
+        ``margins[e].with_beta(a, b)``; the number of transformations that failed: those pairs
+        are skipped, as the study's ``try`` skips them)."""
         key = f"{float(delta):.10g}"
         if key not in self._transforms:
             if key not in self.h1:
                 self.h1[key] = self._transform_all(float(delta))
                 self._dirty = True
             doc = self.h1[key]
-            pairs = {int(b): [(int(e), self.margins[int(e)].with_beta(a, bb)) for e, a, bb in lst]
-                     for b, lst in doc["pairs"].items()}
+            pairs = {int(b): [(int(e), (float(a), float(bb))) for e, a, bb in lst] for b, lst in doc["pairs"].items()}
             self._transforms[key] = (pairs, int(doc["failed"]))
         return self._transforms[key]
 

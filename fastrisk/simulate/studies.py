@@ -34,6 +34,8 @@ or the thread count. Monte-Carlo standard errors are sqrt(rate (1 - rate) / n).
 
 from __future__ import annotations
 
+import atexit
+import gc
 import json
 import numbers
 from collections.abc import Mapping
@@ -107,6 +109,14 @@ def resolve(measure=None, collections=None) -> tuple[str, tuple]:
 _LOADED: dict = {}
 
 
+@atexit.register
+def _release() -> None:
+    """Free the pyvinecopulib objects before the interpreter shuts nanobind down (else it
+    reports them as leaked)."""
+    _LOADED.clear()
+    gc.collect()
+
+
 def _token(fit) -> str:
     return str(fit.path) if fit.path is not None else f"memory:{fit.name}:{fit.hash}"
 
@@ -164,8 +174,8 @@ def _simulate(fit, mode, first, second, h1_entry, U):
         i, j = first, second
         e_margin = b_margin = fit.margins[first]
     else:
-        i, (j, e_margin) = first, h1_entry
-        b_margin = fit.margins[first]
+        i, (j, shapes) = first, h1_entry
+        b_margin, e_margin = fit.margins[first], fit.margins[j].with_beta(*shapes)
     lo, hi = min(i, j), max(i, j)
     u2 = fit.copula(lo, hi).hinv1(np.column_stack([u1, U[:, 1].reshape(-1)]))
     u2 = np.clip(np.asarray(u2, dtype=np.float64), 1e-15, 1 - 1e-15)

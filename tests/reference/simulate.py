@@ -67,13 +67,29 @@ def bootstrap_centred(d, seed, k, B):
     return sum(v >= m - tol for v in r), sum(abs(v) >= abs(m) - tol for v in r)
 
 
-def flips(h, seed, k, B):
-    """R/test.cpp testCpp_permutation: B random sign flips; counts of (>= obs, |.| >= |obs|)."""
-    obs = sum(h)
-    tol = 1e-12 * sum(abs(v) for v in h)
+def r_mean(d) -> float:
+    """R's mean: a long-double running sum / n, corrected by the mean of the residuals."""
+    n = len(d)
+    s = np.longdouble(0)
+    for v in d:
+        s += np.longdouble(v)
+    s /= n
+    t = np.longdouble(0)
+    for v in d:
+        t += np.longdouble(v) - s
+    return float(s + t / n)
+
+
+def flips(d, seed, k, B):
+    """R/test.cpp testCpp_permutation: B random sign flips; the flipped mean summed in order in
+    double, compared with R's mean with no tolerance; counts of (>= mean, |.| >= |mean|)."""
+    m = r_mean(d)
     ge = ab = 0
     for b in range(B):
-        t = sum(s * v for s, v in zip(Replicate(seed, k, 1, b).signs(len(h)), h))
-        ge += t >= obs - tol
-        ab += abs(t) >= abs(obs) - tol
+        xb = 0.0
+        for s, v in zip(Replicate(seed, k, 1, b).signs(len(d)), d):
+            xb += s * v
+        xb /= len(d)
+        ge += xb >= m
+        ab += abs(xb) >= abs(m)
     return ge, ab
