@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastrisk import _numerics
+from fastrisk import _interrupt, _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
@@ -198,7 +198,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                         with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
                             urisk, se = np.ldexp(urisk, -k), np.ldexp(se, -k)
             else:
-                sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
+                with _interrupt.stoppable() as stop:
+                    sx, sx2 = _k.value_pair_sums(matrix.values, vf.func, stop)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _numerics.check_finite(urisk, "URisk")
@@ -227,7 +228,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             for j, name in enumerate(names):
                 if name in matrix.systems:
                     skip[j] = matrix.systems.index(name)
-        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip)
+        with _interrupt.stoppable() as stop:
+            rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
     # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
     # array reordered in turn so that only one of the S x S x A originals has a copy alive at a time
@@ -252,7 +254,8 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     every SE keeps at least 13 significant digits.
     """
     VT = np.ascontiguousarray(values.T)
-    sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
+    with _interrupt.stoppable() as stop:
+        sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block, stop)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
