@@ -192,11 +192,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             if vf.is_linear:
                 urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
                 if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
-                    k = _numerics.power_of_two_scale(_numerics.absmax(matrix.values))
-                    if k:
-                        urisk, se, trisk = _all_pairs(np.ldexp(matrix.values, k), vf.alpha)
-                        with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
-                            urisk, se = np.ldexp(urisk, -k), np.ldexp(se, -k)
+                    _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
             else:
                 with _interrupt.stoppable() as stop:
                     sx, sx2 = _k.value_pair_sums(matrix.values, vf.func, stop)
@@ -288,6 +284,21 @@ def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
             s, _, t, _ = _numerics.floor_standardise(urisk[a, b, k], s, c)  # the one variance floor
             se[a, b, k] = s
             trisk[a, b, k] = t
+
+
+def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
+    """Recompute, in place, every pair involving a system whose own magnitude is extreme
+    (:func:`fastrisk._numerics.row_exponents`), each pair scaled by the exact power of two
+    of its larger row: the pairs of ordinary systems keep their numbers, whatever one
+    system's scores. Column e (systems against baseline e) is :func:`risk` against row e;
+    row e (e against every baseline) is the same on negated scores (d = e - b)."""
+    from fastrisk._risk import _moments
+
+    extreme = np.flatnonzero(_numerics.row_exponents(values, np.zeros((1, 1))))
+    for e in extreme:
+        for sign, cells in ((1.0, (slice(None), e)), (-1.0, (e, slice(None)))):
+            _, _, u, s, _, t, _ = _moments(sign * values, sign * values[e:e + 1], vf)
+            urisk[cells], se[cells], trisk[cells] = u, s, t
 
 
 def _warn_identical(systems, se) -> None:
