@@ -98,7 +98,7 @@ def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member
     for ij in prange(n * c):
         i = ij // c
         j = ij - i * c
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         out[i, j] = score_pooled(systems[i], topic_idx[j], docs, lengths, doc_offsets, grades, member,
                                  pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg,
@@ -118,7 +118,7 @@ def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, 
         s = held_out[it]
         mask = pool_systems_mask.copy()
         clear_bit(mask, s)
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         scratch = np.empty(topic_idx.shape[0], dtype=np.float64)
         out[it] = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
@@ -233,7 +233,7 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
         out_sys[wi, i, 0] = r
         for a in range(w):
             out_sys[wi, i, 1 + a] = pooled[a]
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         scratch = np.empty(N, dtype=np.float64)
         unpooled_t = np.empty(N, dtype=np.float64)
