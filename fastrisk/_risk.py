@@ -306,8 +306,9 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
 def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
     """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
     :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
-    TRisk is then ±inf (NaN where URisk is 0); scores so large that squares overflow, or so
-    small that they underflow, are rescaled by an exact power of two (linear value function)."""
+    TRisk is then ±inf (NaN where URisk is 0); a system whose scores (or its baseline's) are
+    so large that squares overflow, or so small that they underflow, is rescaled by its own
+    exact power of two (linear value function): the others' numbers are untouched."""
     c = R.shape[1]
 
     def run(R, B):
@@ -315,20 +316,26 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
             return _k.linear_risk(R, B, vf.alpha)
         return _k.value_risk(R, B, vf.func)
 
-    out = run(R, B)
-    k = 0
+    out = list(run(R, B))
+    ks = None
     suspect = _numerics.out_of_range(out[2], out[3])  # URisk (alpha 0 = FReward - FRisk) and SE
-    if vf.is_linear and suspect:
-        k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
-        if k:
-            out = run(np.ldexp(R, k), np.ldexp(B, k))
+    if vf.is_linear and suspect:  # rescale the extreme systems, each by its own exact power of two
+        ks = _numerics.row_exponents(R, B)
+        for k in np.unique(ks[ks != 0]):
+            rows = np.flatnonzero(ks == k)
+            part = run(np.ldexp(R[rows], k), np.ldexp(B if B.shape[0] == 1 else B[rows], k))
+            for whole, p in zip(out, part):
+                whole[rows] = p
+        ks = ks if ks.any() else None
     freward, frisk, urisk, se, sej = out
     se, sej, trisk, _ = _numerics.floor_standardise(urisk, se, c, sej)
-    se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
-    if k:
+    if ks is not None:
         with np.errstate(over="ignore", under="ignore"):  # an overflow is reported just below
-            freward, frisk, urisk, se, sej, se_rmse = (np.ldexp(a, -k)
-                                                       for a in (freward, frisk, urisk, se, sej, se_rmse))
+            freward, frisk = np.ldexp(freward, -ks), np.ldexp(frisk, -ks)
+            urisk, se, sej = (np.ldexp(a, -ks[:, None]) for a in (urisk, se, sej))
+            se_rmse = _numerics.rms(se - sej, axis=0)
+    else:
+        se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
     if suspect:  # otherwise out_of_range found every result finite
         _numerics.check_finite((urisk, se, freward, frisk),
                                ("URisk", "the standard error of URisk", "FReward", "FRisk"))

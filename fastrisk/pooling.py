@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from fastrisk import _interrupt
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
@@ -324,8 +325,9 @@ class LeaveOneOut(Result):
 def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
     """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself."""
     out = np.empty(len(held_out), dtype=np.float64)
-    _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
-                             ctx.max_pos, *ctx.kernel_tail(), out)
+    with _interrupt.stoppable() as stop:
+        _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
+                                 ctx.max_pos, *ctx.kernel_tail(), out, stop)
     return out
 
 
@@ -656,11 +658,11 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     out_loo = np.empty((W, repeats))
     out_stats = np.zeros((W, repeats, C, 5))
     out_cond = np.zeros((W, repeats, C), dtype=np.bool_)
-    with limit_threads(threads):
+    with limit_threads(threads), _interrupt.stoppable() as stop:
         _kp.algorithm3(seed, np.asarray(widths, np.int64), repeats, np.asarray(common, np.int64),
                        topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(), ctx.max_pos,
                        *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
-                       out_stats, out_cond)
+                       out_stats, out_cond, stop)
     out_stats /= topic_repeats
     return PoolingExperiment(
         widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,

@@ -1,6 +1,6 @@
 """The single numba configuration point: every kernel is cached, none uses fastmath.
 
-Two guards live here, so that no kernel module needs to know about them:
+Three guards live here, so that no kernel module needs to know about them:
 
 - A corrupt on-disk cache (a truncated or overwritten ``__pycache__/*.nbi`` index or
   ``*.nbc`` data file) is treated as a cache miss: the index is reset, the kernel compiled
@@ -9,6 +9,8 @@ Two guards live here, so that no kernel module needs to know about them:
   aborts the process when two Python threads enter parallel kernels at once. Parallel
   kernels are therefore called through a thin wrapper that, under that layer only,
   serialises the calls with one lock.
+- Ctrl-C: importing the kernels installs :mod:`fastrisk._interrupt`'s SIGINT handler, which
+  never raises inside a jitted call.
 """
 
 from __future__ import annotations
@@ -19,7 +21,11 @@ import warnings
 
 import numba
 from numba.core.caching import FunctionCache
+from numba.extending import intrinsic
 
+from fastrisk import _interrupt
+
+_interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._interrupt)
 prange = numba.prange
 
 _OPTIONS = {"cache": True, "fastmath": False, "nogil": True}
@@ -112,3 +118,23 @@ njit = _decorator(_OPTIONS)
 
 #: Parallel driver: ``prange`` over the outermost independent axis.
 pjit = _decorator({**_OPTIONS, "parallel": True})
+
+
+
+@intrinsic
+def _load_acquire(typingctx, flag):
+    """``flag[0]`` (a uint8 array) read as an atomic acquire load, which LLVM never hoists
+    out of a loop: numba marks the arrays of a prange body noalias, so a plain read of an
+    array the loop never writes is read once, before the loop, and a change is never seen."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.load_atomic(data, ordering="acquire", align=1)
+
+    return numba.types.uint8(flag), codegen
+
+
+@njit
+def stopped(stop) -> bool:
+    """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
+    :func:`fastrisk._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
+    return _load_acquire(stop) != 0
