@@ -26,8 +26,10 @@ def standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return _k.standardise(np.ascontiguousarray(num, dtype=np.float64), np.ascontiguousarray(den, dtype=np.float64))
 
 
+@functools.lru_cache(maxsize=256)
 def t_critical(significance: float, df: int) -> float:
-    """The two-sided critical value t(significance/2, df) of Student's t."""
+    """The two-sided critical value t(significance/2, df) of Student's t (remembered: small
+    calls repeat the same few levels and topic counts)."""
     return float(special.stdtrit(df, 1.0 - significance / 2))
 
 

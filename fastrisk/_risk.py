@@ -20,7 +20,7 @@ from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, parallel
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._validation import choice, level
 from fastrisk.baselines import Baseline, resolve_baseline
@@ -287,24 +287,43 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
                            significance=significance, threads=threads)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
-    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
-    zero = (se == 0).any(axis=1)
-    if zero.sum() > (base.system is not None):
-        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
-                                     where=f" against baseline {base.name!r}")
-    urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
+    table = _linear_table(matrix.values, base.values, vf.alpha, crit, sign, threads) if vf.is_linear else None
+    if table is not None:  # the usual case: one compiled call computes every array of the result
+        (urisk, se, sej, trisk), (at_risk, rewarding), (freward, frisk, ugain), zero, n_zero, se_rmse = table
+    else:  # a non-linear value function, or scores extreme enough to need rescaling
+        with limit_threads(threads, matrix.values.size * len(vf.alpha)):
+            freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
+        zero = (se == 0).any(axis=1)
+        n_zero = zero.sum()
+        urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
+        at_risk, rewarding = trisk < -crit, trisk > crit
+        urisk, trisk, ugain = sign * urisk, sign * trisk, freward - frisk
+    if n_zero > (base.system is not None):
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
+                                     where=f" against baseline {base.name!r}")
     return RiskResult(
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
-        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
-        se_param=se, se_jack=sej, trisk=sign * trisk,
-        at_risk=trisk < -crit, rewarding=trisk > crit,
-        se_rmse=se_rmse,
+        critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
+        se_param=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
     )
+
+
+def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float, sign: float, threads):
+    """Every array of a linear :class:`RiskResult` from one kernel call (the serial twin for
+    small jobs: no thread switch around it), or None when the scores need rescaling."""
+    work = R.size * len(alphas)
+    args = (R, B, alphas, _numerics.VARIANCE_RTOL, 2.0 ** -_numerics.SAFE_EXPONENT,
+            2.0 ** _numerics.SAFE_EXPONENT, crit, sign)
+    if threads is None and not parallel(work):
+        out = _k.linear_risk_table_serial(*args)
+    else:
+        with limit_threads(threads, work):
+            out = _k.linear_risk_table(*args)
+    return out[1:] if out[0] else None
 
 
 def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):

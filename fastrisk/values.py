@@ -19,7 +19,7 @@ import numpy as np
 
 from fastrisk._compile import compile_checked
 from fastrisk._kernels.risk import smooth_value
-from fastrisk._numerics import check_alpha_range
+from fastrisk._numerics import MAX_ALPHA, check_alpha_range
 from fastrisk.errors import InputError
 
 DEFAULT_ALPHAS = (0.0, 1.0, 5.0, 10.0)
@@ -55,6 +55,18 @@ def _as_float_array(values, name: str) -> np.ndarray:
     return arr
 
 
+def _fast_alphas(values):
+    """A short float64 vector of valid alphas (finite, in [0, MAX_ALPHA]) as a 1-D float64
+    array without the per-check reductions of the general path; None when it is anything else
+    (the general path then gives the precise error)."""
+    if type(values) in (tuple, list) and 0 < len(values) <= 64 and all(type(v) is float for v in values):
+        values = np.array(values)
+    if type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and 0 < values.size <= 64:
+        if all(0.0 <= v <= MAX_ALPHA for v in values.tolist()):  # NaN fails both comparisons
+            return values
+    return None
+
+
 def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
     """(alpha, loss_weight, given) from exactly one of ``alpha`` / ``loss_weight`` (or the default)."""
     if alpha is not None and loss_weight is not None:
@@ -66,6 +78,9 @@ def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
         check_alpha_range(lw, "loss_weight")
         return lw - 1.0, lw, "loss_weight"
     given = "alpha" if alpha is not None else "none"
+    a = _fast_alphas(default if alpha is None else alpha)
+    if a is not None:
+        return a, a + 1.0, given
     a = _as_float_array(default if alpha is None else alpha, "alpha")
     if (a < 0).any():
         raise InputError(f"`alpha` must be >= 0, got {a[a < 0].tolist()}")

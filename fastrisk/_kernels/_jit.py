@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 import warnings
 
 import numba
@@ -112,3 +113,20 @@ njit = _decorator(_OPTIONS)
 
 #: Parallel driver: ``prange`` over the outermost independent axis.
 pjit = _decorator({**_OPTIONS, "parallel": True})
+
+
+def serial(kernel):
+    """The one-thread twin of a parallel kernel: the same body compiled without ``parallel``
+    (``prange`` runs as ``range``), cached under its own name (``<name>_serial``: numba's
+    cache index is keyed by the function's name and bytecode, not by its flags).
+
+    Small calls use it: no thread-pool wake-up, no thread-count switch around the call, and
+    the numbers are the parallel kernel's (every kernel's result is thread-count independent).
+    """
+    func = getattr(kernel, "py_func", kernel)
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
+                              func.__defaults__, func.__closure__)
+    twin.__qualname__ = func.__qualname__ + "_serial"
+    twin.__module__ = func.__module__
+    twin.__doc__ = f"{func.__name__} on one thread (same body, compiled without ``parallel``)."
+    return njit(twin)

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels.numerics import floored_t
 
 
 @njit
@@ -62,12 +63,10 @@ def _linear_row(r, b, alphas, urisk, se, sej):
     c = r.shape[0]
     gains = 0.0
     losses = 0.0
-    for i in range(c):
+    for i in range(c):  # min/max, not a branch: the sign of d is a coin flip (adding 0.0 is exact)
         d = r[i] - b[i]
-        if d < 0.0:
-            losses += d
-        else:
-            gains += d
+        losses += min(d, 0.0)
+        gains += max(d, 0.0)
     mean_d = (gains + losses) / c
     mean_n = losses / c
     s_ee = 0.0
@@ -78,7 +77,7 @@ def _linear_row(r, b, alphas, urisk, se, sej):
     for i in range(c):
         d = r[i] - b[i]
         e = d - mean_d
-        f = (d if d < 0.0 else 0.0) - mean_n
+        f = min(d, 0.0) - mean_n
         s_ee += e * e
         s_ef += e * f
         s_ff += f * f
@@ -112,6 +111,59 @@ def linear_risk(R, B, alphas):
         b = B[k] if B.shape[0] > 1 else B[0]
         freward[k], frisk[k] = _linear_row(R[k], b, alphas, urisk[k], se[k], sej[k])
     return freward, frisk, urisk, se, sej
+
+
+@pjit
+def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
+    """:func:`linear_risk` and everything :func:`fastrisk.risk` reports from it, in one call.
+
+    Returns ``ok``; ``stats`` ``[4, alpha, system]``: URisk and TRisk (times ``sign``), SE_x
+    and SE_J under the relative variance floor (:func:`floored_t`, ``rtol``) in the order
+    URisk, SE_x, SE_J, TRisk; ``flags`` ``[2, alpha, system]``: ``at_risk`` and ``rewarding``
+    (classic TRisk beyond ∓ ``crit``); ``per_system`` ``[3, system]``: FReward, FRisk, UGain;
+    ``zero`` ``[system]``: an SE was floored to 0 at some alpha, and their count; ``se_rmse`` ``[alpha]``: the
+    RMSE of SE_x - SE_J over systems. ``ok`` is False when a URisk or SE is not finite or a
+    non-zero magnitude lies outside [lo, hi] (the caller then rescales; the rest is unspecified).
+    Few, packed outputs: each returned array costs a box on the way to Python.
+    """
+    S, c = R.shape
+    A = alphas.shape[0]
+    per_system = np.empty((3, S))
+    rows = np.empty((3, S, A))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        per_system[0, k], per_system[1, k] = _linear_row(R[k], b, alphas, rows[0, k], rows[1, k], rows[2, k])
+        per_system[2, k] = per_system[0, k] - per_system[1, k]
+    stats = np.empty((4, A, S))
+    flags = np.empty((2, A, S), dtype=np.bool_)
+    zero = np.zeros(S, dtype=np.bool_)
+    se_rmse = np.zeros(A)
+    ok = True
+    for k in range(S):
+        for a in range(A):
+            m = rows[0, k, a]
+            s = rows[1, k, a]
+            am = abs(m)
+            As = abs(s)
+            if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
+                ok = False
+            z, t = floored_t(m, s, float(c), rtol)
+            sj = 0.0 if z else rows[2, k, a]
+            s = 0.0 if z else s
+            zero[k] |= z
+            stats[0, a, k] = sign * m
+            stats[1, a, k] = s
+            stats[2, a, k] = sj
+            stats[3, a, k] = sign * t
+            flags[0, a, k] = t < -crit
+            flags[1, a, k] = t > crit
+            se_rmse[a] += (s - sj) * (s - sj)
+    for a in range(A):
+        se_rmse[a] = np.sqrt(se_rmse[a] / S)
+    return ok, stats, flags, per_system, zero, zero.sum(), se_rmse
+
+
+linear_risk_table_serial = serial(linear_risk_table)
 
 
 @njit
