@@ -55,14 +55,15 @@ def _as_float_array(values, name: str) -> np.ndarray:
     return arr
 
 
-def _fast_alphas(values):
-    """A short float64 vector of valid alphas (finite, in [0, MAX_ALPHA]) as a 1-D float64
-    array without the per-check reductions of the general path; None when it is anything else
-    (the general path then gives the precise error)."""
+def _fast_alphas(values, lo=0.0, hi=MAX_ALPHA):
+    """A short vector of valid weights (finite, in [lo, hi]: alphas, or loss weights with
+    lo = 1, hi = MAX_ALPHA + 1) as a 1-D float64 array, without the per-check reductions of
+    the general path; None when it is anything else (the general path then gives the precise
+    error)."""
     if type(values) in (tuple, list) and 0 < len(values) <= 64 and all(type(v) is float for v in values):
         values = np.array(values)
     if type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and 0 < values.size <= 64:
-        if all(0.0 <= v <= MAX_ALPHA for v in values.tolist()):  # NaN fails both comparisons
+        if all(lo <= v <= hi for v in values.tolist()):  # NaN fails both comparisons
             return values
     return None
 
@@ -72,6 +73,9 @@ def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
     if alpha is not None and loss_weight is not None:
         raise InputError("give either `alpha` (>= 0) or `loss_weight` (= 1 + alpha, >= 1), not both")
     if loss_weight is not None:
+        lw = _fast_alphas(loss_weight, 1.0, MAX_ALPHA + 1.0)
+        if lw is not None:
+            return lw - 1.0, lw, "loss_weight"
         lw = _as_float_array(loss_weight, "loss_weight")
         if (lw < 1).any():
             raise InputError(f"`loss_weight` must be >= 1 (it is 1 + alpha), got {lw[lw < 1].tolist()}")

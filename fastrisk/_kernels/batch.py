@@ -20,6 +20,7 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
+from fastrisk._kernels.zrisk import georisk_cell
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -178,7 +179,7 @@ def _zrisk_one(X, pos, neg, eff, tt):
 def zrisk_batch(V, loss_weights, sign):
     """ZRisk and GeoRisk (K, S, A) of every collection; ``sign`` -1 for the minus convention.
 
-    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sqrt(Eff * Phi(ZRisk / c)).
+    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sign sqrt(Eff * Phi(ZRisk / c)) (:func:`georisk_cell`).
     """
     K, S, c = V.shape
     A = loss_weights.shape[0]
@@ -194,8 +195,7 @@ def zrisk_batch(V, loss_weights, sign):
             for a in range(A):
                 zz = sign * (pos[s] + loss_weights[a] * neg[s])
                 z[k, s, a] = zz
-                phi = 0.5 * math.erfc(-(zz / c) / math.sqrt(2.0))
-                geo[k, s, a] = math.sqrt(eff[k, s] * phi)
+                geo[k, s, a] = georisk_cell(eff[k, s], zz, c, sign)
     return z, geo, eff
 
 
