@@ -20,13 +20,17 @@ from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads, parallel
+from fastrisk._threads import limit_threads, run
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._validation import choice, level
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
+
+
+#: Results whose magnitudes leave this range are recomputed on rescaled scores (see _moments).
+_LO, _HI = 2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT
 
 
 @dataclass(frozen=True, repr=False)
@@ -313,16 +317,10 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
 
 
 def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float, sign: float, threads):
-    """Every array of a linear :class:`RiskResult` from one kernel call (the serial twin for
-    small jobs: no thread switch around it), or None when the scores need rescaling."""
-    work = R.size * len(alphas)
-    args = (R, B, alphas, _numerics.VARIANCE_RTOL, 2.0 ** -_numerics.SAFE_EXPONENT,
-            2.0 ** _numerics.SAFE_EXPONENT, crit, sign)
-    if threads is None and not parallel(work):
-        out = _k.linear_risk_table_serial(*args)
-    else:
-        with limit_threads(threads, work):
-            out = _k.linear_risk_table(*args)
+    """Every array of a linear :class:`RiskResult` from one kernel call, or None when the
+    scores need rescaling."""
+    out = run(_k.linear_risk_table, _k.linear_risk_table_serial, R.size * len(alphas), threads,
+              R, B, alphas, _numerics.VARIANCE_RTOL, _LO, _HI, crit, sign)
     return out[1:] if out[0] else None
 
 
@@ -401,9 +399,26 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         ``x``, ``tr``, ``tj``, ``influence``, ``pseudo``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
     """
-    choice(convention, "convention", CONVENTIONS)
-    level(significance, "significance")
-    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
+    df = matrix.n_topics - 1
+    crit = t_critical(significance, df)
+    s = _sign(convention)
+    if vf.is_linear:  # the usual case: one compiled call
+        R = matrix.values
+        ok, arrays, flags, bias, zero, n_zero = run(
+            _k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
+            R, base.values, vf.alpha, s, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
+        if ok:
+            if n_zero:
+                _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), matrix.systems, base.system),
+                                             where=f" against baseline {base.name!r}")
+            x, tr, tj, influence, pseudo = arrays
+            return TopicRiskResult(
+                systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
+                loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
+                significance=float(significance), critical_t=crit, x=x, tr=tr, tj=tj, influence=influence,
+                pseudo=pseudo, bias=bias, loss=flags[0], win=flags[1])
+    scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
@@ -416,9 +431,6 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         tj = np.where(z, np.nan, tj)
         _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), scores.systems, scores.baseline_system),
                                      where=f" against baseline {scores.baseline!r}")
-    df = len(scores.topics) - 1
-    crit = t_critical(significance, df)
-    s = _sign(convention)
     return TopicRiskResult(
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
         loss_weight=scores.loss_weight, convention=convention, value=scores.value, df=df,

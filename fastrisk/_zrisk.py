@@ -40,7 +40,7 @@ from fastrisk import batch as _batch
 from fastrisk._inference import CONVENTIONS
 from fastrisk._kernels import zrisk as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads, parallel
+from fastrisk._threads import limit_threads, run
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
@@ -104,12 +104,8 @@ def _linear_table(V, loss_weights, sign, threads):
     """(zrisk, georisk) ``[alpha, system]`` and the effectiveness from one kernel call (the
     serial twin for small jobs), or None when the totals need rescaling; -1 when a score is
     negative."""
-    args = (V, loss_weights, sign, 2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT)
-    if threads is None and not parallel(2 * V.size):
-        ok, negative, stats, eff = _k.zrisk_table_serial(*args)
-    else:
-        with limit_threads(threads, 2 * V.size):
-            ok, negative, stats, eff = _k.zrisk_table(*args)
+    ok, negative, stats, eff = run(_k.zrisk_table, _k.zrisk_table_serial, 2 * V.size, threads, V, loss_weights, sign,
+                                   2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT)
     if negative >= 0:
         return -1
     return (stats[0], stats[1], eff) if ok else None

@@ -50,16 +50,10 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
 
 
 @njit
-def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
-
-    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
-    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
-    give every alpha's sum of squares exactly, and the leave-one-out means
-    theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
-    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
-    over topics does not depend on the number of alphas.
-    """
+def _linear_sums(r, b):
+    """The sums behind every alpha's moments of x = d + alpha min(d, 0), d = r - b, in two
+    passes: (gains, losses, s_ee, s_ef, s_ff, s_e, s_f) with the centred e_i = d_i - mean(d),
+    f_i = min(d_i, 0) - mean(min(d, 0)) (s_e, s_f: their sums, 0 up to rounding)."""
     c = r.shape[0]
     gains = 0.0
     losses = 0.0
@@ -83,15 +77,37 @@ def _linear_row(r, b, alphas, urisk, se, sej):
         s_ff += f * f
         s_e += e
         s_f += f
+    return gains, losses, s_ee, s_ef, s_ff, s_e, s_f
+
+
+@njit
+def _linear_moments(sums, alpha, c):
+    """(URisk, SE_x, SE_J, shift) at ``alpha`` from :func:`_linear_sums`; shift = mean of the
+    leave-one-out means minus URisk (0 up to rounding)."""
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = sums
     inv = 1.0 / (c - 1)
+    ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
+    shift = -(s_e + alpha * s_f) * inv / c
+    return ((gains + (1.0 + alpha) * losses) / c, math.sqrt(ss * inv / c),
+            math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0)), shift)
+
+
+@njit
+def _linear_row(r, b, alphas, urisk, se, sej):
+    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
+
+    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
+    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
+    give every alpha's sum of squares exactly, and the leave-one-out means
+    theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
+    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
+    over topics does not depend on the number of alphas.
+    """
+    c = r.shape[0]
+    sums = _linear_sums(r, b)
     for a in range(alphas.shape[0]):
-        alpha = alphas[a]
-        urisk[a] = (gains + (1.0 + alpha) * losses) / c
-        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
-        se[a] = math.sqrt(ss * inv / c)
-        shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
-        sej[a] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
-    return gains / c, -losses / c
+        urisk[a], se[a], sej[a], _ = _linear_moments(sums, alphas[a], c)
+    return sums[0] / c, -sums[1] / c
 
 
 @pjit
@@ -245,6 +261,29 @@ def linear_scores(R, B, alphas):
     return X
 
 
+@njit
+def _topic_row(x, loo, tr, tj, influence, pseudo):
+    """Exploratory risk of one row of per-topic scores ``x`` into the given rows; returns
+    (jackknife bias, mean, SE_x) for theta = mean(x). ``loo``: scratch of length c."""
+    c = x.shape[0]
+    moments = np.empty(3)
+    _row_moments(x, moments[0:1], moments[1:2], moments[2:3], 0)
+    theta = moments[0]
+    sd = moments[1] * math.sqrt(c)
+    jsd = moments[2] * math.sqrt(c)
+    loo_total = 0.0
+    for i in range(c):
+        loo[i] = (c * theta - x[i]) / (c - 1)
+        loo_total += loo[i]
+    for i in range(c):
+        influence[i] = (c - 1) * (theta - loo[i])
+        pseudo[i] = c * theta - (c - 1) * loo[i]
+        tr[i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
+        inf_i = influence[i]
+        tj[i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return (c - 1) * (loo_total / c - theta), theta, moments[1]
+
+
 @pjit
 def topic_risk(X):
     """Exploratory per-topic risk of per-topic scores X (A, S, c).
@@ -260,25 +299,88 @@ def topic_risk(X):
     pseudo = np.empty((A, S, c))
     bias = np.empty((A, S))
     for k in prange(S):
-        mean = np.empty(1)
-        se = np.empty(1)
-        sej = np.empty(1)
         loo = np.empty(c)
         for a in range(A):
-            x = X[a, k]
-            _row_moments(x, mean, se, sej, 0)
-            theta = mean[0]
-            sd = se[0] * math.sqrt(c)
-            jsd = sej[0] * math.sqrt(c)
-            loo_total = 0.0
-            for i in range(c):
-                loo[i] = (c * theta - x[i]) / (c - 1)
-                loo_total += loo[i]
-            bias[a, k] = (c - 1) * (loo_total / c - theta)
-            for i in range(c):
-                influence[a, k, i] = (c - 1) * (theta - loo[i])
-                pseudo[a, k, i] = c * theta - (c - 1) * loo[i]
-                tr[a, k, i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
-                inf_i = influence[a, k, i]
-                tj[a, k, i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+            bias[a, k] = _topic_row(X[a, k], loo, tr[a, k], tj[a, k], influence[a, k], pseudo[a, k])[0]
     return tr, tj, influence, pseudo, bias
+
+
+@pjit
+def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
+    """Everything :func:`fastrisk.topic_risk` reports for the linear value function, in one call.
+
+    Returns ``ok``; ``arrays`` ``[5, alpha, system, topic]``: x, TR, TJ, influence and
+    pseudo-value, each times ``sign``; ``flags`` ``[2, alpha, system, topic]``: loss and win
+    (classic TR beyond ∓ ``crit``); ``bias`` ``[alpha, system]`` times ``sign``; ``zero``
+    ``[alpha, system]`` (SE_x below the relative floor of :func:`floored_t`: TR is then x/0 by
+    the ±inf/NaN rule and TJ NaN) and how many. ``ok`` is False when a score x is not finite or
+    a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then unspecified).
+    The formulas are :func:`topic_risk`'s with the moments of :func:`_linear_row` (the same
+    URisk, SE_x and SE_J as :func:`linear_risk_table`): two passes per system for every alpha,
+    then one pass per alpha writing every output.
+    """
+    S, c = R.shape
+    A = alphas.shape[0]
+    arrays = np.empty((5, A, S, c))
+    flags = np.empty((2, A, S, c), dtype=np.bool_)
+    bias = np.empty((A, S))
+    zero = np.zeros((A, S), dtype=np.bool_)
+    bad = np.zeros(S, dtype=np.bool_)
+    inv = 1.0 / (c - 1)
+    root_c = math.sqrt(c)
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        sums = _linear_sums(R[k], b)  # two passes for every alpha (independent sums: no latency chain per alpha)
+        for a in range(A):
+            x = arrays[0, a, k]
+            w = 1.0 + alphas[a]
+            big = 0.0
+            small = math.inf
+            for i in range(c):
+                d = R[k, i] - b[i]
+                v = d * (w if d < 0.0 else 1.0)  # a select, not a branch (d * 1.0 is d)
+                x[i] = v
+                mag = abs(v)
+                big = max(big, mag)
+                small = min(small, mag if mag != 0.0 else math.inf)
+            if not (big <= hi and small >= lo):
+                bad[k] = True
+            theta, se, sej, shift = _linear_moments(sums, alphas[a], c)
+            sd = se * root_c
+            jsd = sej * root_c
+            bias[a, k] = sign * (c - 1) * shift
+            z = floored_t(theta, se, float(c), rtol)[0]
+            zero[a, k] = z
+            tr = arrays[1, a, k]
+            tj = arrays[2, a, k]
+            influence = arrays[3, a, k]
+            pseudo = arrays[4, a, k]
+            rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
+            rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
+            for i in range(c):  # no branch: the rare cases are patched below
+                loo = (c * theta - x[i]) * inv
+                inf_i = (c - 1) * (theta - loo)
+                influence[i] = sign * inf_i
+                pseudo[i] = sign * (c * theta - (c - 1) * loo)
+                t = x[i] * rsd
+                tj[i] = sign * (inf_i * rjsd)
+                tr[i] = sign * t
+                flags[0, a, k, i] = t < -crit
+                flags[1, a, k, i] = t > crit
+                x[i] *= sign
+            if z or not jsd > 0.0:
+                for i in range(c):
+                    if z:  # constant scores up to rounding: TR = x / 0, the influences are 0 / 0
+                        v = sign * x[i]  # classic x
+                        t = math.nan if v == 0.0 else math.copysign(math.inf, v)
+                        tr[i] = sign * t
+                        tj[i] = math.nan
+                        flags[0, a, k, i] = t < -crit
+                        flags[1, a, k, i] = t > crit
+                    else:
+                        inf_i = sign * influence[i]
+                        tj[i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return not bad.any(), arrays, flags, bias, zero, zero.sum()
+
+
+linear_topic_risk_table_serial = serial(linear_topic_risk_table)
