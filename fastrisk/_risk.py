@@ -28,7 +28,6 @@ from fastrisk.errors import InputError
 from fastrisk.matrix import as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 
-
 #: Results whose magnitudes leave this range are recomputed on rescaled scores (see _moments).
 _LO, _HI = 2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT
 
