@@ -297,8 +297,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     if table is not None:  # the usual case: one compiled call computes every array of the result
         (urisk, se, sej, trisk), (at_risk, rewarding), (freward, frisk, ugain), zero, n_zero, se_rmse = table
     else:  # a non-linear value function, or scores extreme enough to need rescaling
-        with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-            freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
+        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf, threads)
         zero = (se == 0).any(axis=1)
         n_zero = zero.sum()
         urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
@@ -323,25 +322,26 @@ def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float,
     return out[1:] if out[0] else None
 
 
-def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
+def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None):
     """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
     :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
     TRisk is then ±inf (NaN where URisk is 0); scores so large that squares overflow, or so
     small that they underflow, are rescaled by an exact power of two (linear value function)."""
     c = R.shape[1]
 
-    def run(R, B):
+    def kernel(R, B):
         if vf.is_linear:
-            return _k.linear_risk(R, B, vf.alpha)
-        return _k.value_risk(R, B, vf.func)
+            with limit_threads(threads, R.size * len(vf.alpha)):
+                return _k.linear_risk(R, B, vf.alpha)
+        return run(_k.value_risk, _k.value_risk_serial, R.size, threads, R, B, vf.func)
 
-    out = run(R, B)
+    out = kernel(R, B)
     k = 0
     suspect = _numerics.out_of_range(out[2], out[3])  # URisk (alpha 0 = FReward - FRisk) and SE
     if vf.is_linear and suspect:
         k = _numerics.power_of_two_scale(_numerics.absmax(R, B))
         if k:
-            out = run(np.ldexp(R, k), np.ldexp(B, k))
+            out = kernel(np.ldexp(R, k), np.ldexp(B, k))
     freward, frisk, urisk, se, sej = out
     se, sej, trisk, _ = _numerics.floor_standardise(urisk, se, c, sej)
     se_rmse = np.sqrt(np.mean((se - sej) ** 2, axis=0))
@@ -403,10 +403,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     crit = t_critical(significance, df)
     s = _sign(convention)
     if vf.is_linear:  # the usual case: one compiled call
-        R = matrix.values
-        ok, arrays, flags, bias, zero, n_zero = run(
-            _k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
-            R, base.values, vf.alpha, s, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
+        ok, arrays, flags, bias, zero, n_zero = _topic_table(matrix, base, vf, s, crit, threads)
         if ok:
             if n_zero:
                 _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), matrix.systems, base.system),
@@ -436,6 +433,13 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
         influence=s * influence, pseudo=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
     )
+
+
+def _topic_table(matrix, base, vf, sign: float, crit: float, threads):
+    """:func:`fastrisk._kernels.risk.linear_topic_risk_table` on a validated matrix and baseline."""
+    R = matrix.values
+    return run(_k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
+               R, base.values, vf.alpha, sign, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
 
 
 def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
@@ -477,17 +481,22 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
     choice(convention, "convention", CONVENTIONS)
-    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
-    with limit_threads(threads, scores.x.size):
-        tr = _k.topic_risk(scores.x)[0]
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, None, convention, 0.05, missing)
+    ok, arrays = _topic_table(matrix, base, vf, 1.0, 0.0, threads)[:2]  # TR_i, classic sign
+    if ok:
+        tr = arrays[1]
+    else:  # scores extreme enough to need rescaling (TR_i is scale-free)
+        scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, threads=threads)
+        with limit_threads(threads, scores.x.size):
+            tr = _k.topic_risk(scores.x)[0]
     tr = np.nan_to_num(tr, nan=0.0)
-    adaptive = (1.0 - special.ndtr(tr)) * scores.alpha[:, None, None]
-    d = scores.d[None]
+    adaptive = (1.0 - special.ndtr(tr)) * vf.alpha[:, None, None]
+    d = (matrix.values - base.values)[None]
     weights = 1.0 + adaptive if method == "faro" else np.where(d < 0, 1.0 + adaptive, 1.0)
     urisk = (weights * d).mean(axis=-1)
     return AdaptiveRiskResult(
-        systems=scores.systems, topics=scores.topics, baseline=scores.baseline, method=method,
-        alpha=scores.alpha, loss_weight=scores.loss_weight, convention=convention,
+        systems=matrix.systems, topics=matrix.topics, baseline=base.name, method=method,
+        alpha=vf.alpha, loss_weight=vf.loss_weight, convention=convention,
         adaptive_alpha=adaptive, weights=weights, urisk=_sign(convention) * urisk,
     )
 

@@ -14,11 +14,14 @@ Two guards live here, so that no kernel module needs to know about them:
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import threading
 import types
 import warnings
 
 import numba
+from numba.core import event as _event
 from numba.core.caching import FunctionCache
 
 prange = numba.prange
@@ -64,6 +67,34 @@ def _finish(dispatcher, opts):
         return dispatcher
     dispatcher = _safe_cache(dispatcher)
     return _Serialised(dispatcher) if opts.get("parallel") else dispatcher
+
+
+# ---------------------------------------------------------------------- first-compile note
+class _CompileNote(_event.Listener):
+    """One line on stderr when the first fastrisk kernel of the process is compiled (a cache
+    miss: loading a cached kernel is no compile event), so a first call that takes seconds
+    says why. Only on a terminal, and never with ``FASTRISK_QUIET`` set."""
+
+    noted = False
+
+    def on_start(self, event):
+        if _CompileNote.noted:
+            return
+        dispatcher = (event.data or {}).get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if not module.startswith("fastrisk."):
+            return
+        _CompileNote.noted = True
+        if os.environ.get("FASTRISK_QUIET") or not getattr(sys.stderr, "isatty", lambda: False)():
+            return
+        print("fastrisk: compiling kernels on first use; they are cached on disk for the next runs "
+              "(`fastrisk warmup` compiles them all ahead)", file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        pass
+
+
+_event.register("numba:compile", _CompileNote())
 
 
 # ---------------------------------------------------------------------- workqueue guard

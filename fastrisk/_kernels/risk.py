@@ -234,6 +234,9 @@ def value_risk(R, B, value):
     return freward, frisk, urisk, se, sej
 
 
+value_risk_serial = serial(value_risk)
+
+
 @pjit
 def value_scores(R, B, value):
     """Per-topic x = value(r - b) for every system: (S, c)."""
