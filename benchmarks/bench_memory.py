@@ -38,10 +38,10 @@ COMMANDS = {
 
 
 def _matrix(path: Path, systems: int, topics: int) -> int:
-    from fastrisk import ScoreMatrix
+    from fastrisk import ScoreMatrix, write_matrix
 
     values = np.random.default_rng(2014).random((systems, topics))
-    ScoreMatrix(values, [f"s{i}" for i in range(systems)], [str(t) for t in range(topics)], "AP").write(path)
+    write_matrix(ScoreMatrix(values, [f"s{i}" for i in range(systems)], [str(t) for t in range(topics)], "AP"), path)
     return values.nbytes
 
 

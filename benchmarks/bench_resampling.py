@@ -19,7 +19,7 @@ import pytest
 from conftest import BENCH_DATA, memory_budget_ok
 from scipy import stats
 
-from fastrisk.matrix import ScoreMatrix
+from fastrisk.io import read_matrix
 from fastrisk.multiple import tukey_hsd
 from fastrisk.resampling import bootstrap, permutation_test
 
@@ -28,8 +28,8 @@ REPLICATES = [10_000, 100_000]
 
 @pytest.fixture(scope="module")
 def trec():
-    m = ScoreMatrix.read(BENCH_DATA / "trec-matrices" / "web2012_err20.csv")
-    base = ScoreMatrix.read(BENCH_DATA / "trec2012-web" / "baseline-indriCASP.csv")
+    m = read_matrix(BENCH_DATA / "trec-matrices" / "web2012_err20.csv")
+    base = read_matrix(BENCH_DATA / "trec2012-web" / "baseline-indriCASP.csv")
     r = m.values  # (48, 50)
     b = base.scores_of("err20")[None, :]
     return r, np.broadcast_to(b, r.shape).copy()

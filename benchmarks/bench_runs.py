@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from fastrisk import _trec_text
 from fastrisk.metrics import evaluate
 from fastrisk.runs import read_qrels, read_runs
+from fastrisk.runs import text as _trec_text
 
 BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
 WEB = BENCH_DATA / "trec2012-web"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from fastrisk.sweep import KINDS, Grid, _load, local_client, process_pool, sweep
+from fastrisk.sweep import KINDS, Grid, local_client, process_pool, sweep
+from fastrisk.sweep.data import _load
 
 BOOTSTRAP = "bootstrap" in KINDS
 DATA = ["trec:web2010_err20", "trec:web2011_err20", "trec:web2012_err20", "trec:web2013_err20",
@@ -37,7 +38,7 @@ GROUP = f"{'bootstrap' if BOOTSTRAP else 'risk'} sweep, {N_JOBS} jobs"
 def _loop():
     """The same jobs as plain calls in this process (no batching, tables, checkpoints), with
     one BLAS thread as the sweep uses, so the difference is the sweep's overhead."""
-    from fastrisk.sweep import _blas_limit
+    from fastrisk.sweep.backends import _blas_limit
 
     kind = KINDS[GRID.experiments[0].kind]
     with _blas_limit(1):

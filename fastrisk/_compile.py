@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numbers
 
+import numba
+from numba.core.registry import CPUDispatcher
+
 from fastrisk.errors import InputError
 
 
@@ -19,8 +22,6 @@ def compile_checked(func, probe, *, what: str, argument: str, hint: str = ""):
     once on ``probe`` so that a typing error, an out-of-range index or a non-numeric result
     is a clear :class:`InputError` naming ``what``, never a numba traceback later inside a
     kernel."""
-    import numba
-    from numba.core.registry import CPUDispatcher
 
     name = getattr(func, "__name__", repr(func))
     try:

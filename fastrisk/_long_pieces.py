@@ -17,9 +17,11 @@ import warnings
 
 import numpy as np
 
+from fastrisk._risk import topic_risk
 from fastrisk._streaming import chunk_size
 from fastrisk.baselines import Baseline
 from fastrisk.matrix import ScoreMatrix
+from fastrisk.values import resolve_value
 
 __all__ = ["topic_risk_pieces", "table_pieces", "alpha_steps"]
 
@@ -44,8 +46,6 @@ def _block(matrix: ScoreMatrix, base: Baseline, lo: int, hi: int):
 def topic_risk_pieces(matrix: ScoreMatrix, base: Baseline, columns=None, *, rows: int | None = None, **kwargs):
     """Yield the long form of ``topic_risk(matrix, base, **kwargs)`` (``columns`` of it) in
     pieces of about ``rows`` rows; warnings are issued once each, after the last piece."""
-    from fastrisk._risk import topic_risk
-    from fastrisk.values import resolve_value
 
     resolve_value(kwargs.get("value"), alpha=kwargs.get("alpha"), loss_weight=kwargs.get("loss_weight"))  # all alphas
     step = chunk_size(matrix.n_topics, rows)

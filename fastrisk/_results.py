@@ -18,6 +18,7 @@ Nothing else needs to be written by a result class.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from dataclasses import MISSING, dataclass, field, fields
@@ -25,6 +26,9 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+
+from fastrisk._publication import layout_to_arrow, to_latex, to_markdown, wide_layout
+from fastrisk.errors import InputError
 
 #: Coordinates of the common dimensions: dim -> {long-form column: attribute of the result}.
 COORDS: dict[str, dict[str, str]] = {
@@ -196,7 +200,6 @@ class Result:
         -------
         pyarrow.Table
         """
-        from fastrisk._publication import layout_to_arrow, wide_layout
 
         return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
 
@@ -223,7 +226,6 @@ class Result:
         -------
         str
         """
-        from fastrisk._publication import to_markdown, wide_layout
 
         _digits_iv(digits)
         return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
@@ -252,7 +254,6 @@ class Result:
         -------
         str
         """
-        from fastrisk._publication import to_latex, wide_layout
 
         _digits_iv(digits)
         return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
@@ -270,8 +271,6 @@ class Result:
         return f"{self._summary()}\n  arrays: {arrays}"
 
     def _repr_html_(self, rows: int = 10) -> str:
-        import html
-
         table = self.to_arrow()
         head = table.slice(0, rows).to_pylist()
         cells = "".join(
@@ -284,14 +283,10 @@ class Result:
 
 def _digits_iv(digits) -> None:
     if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 15:
-        from fastrisk.errors import InputError
-
         raise InputError(f"`digits` must be an integer in [0, 15], got {digits!r}")
 
 
 def _fmt(value) -> str:
-    import html
-
     if isinstance(value, float):
         return f"{value:.4g}"
     return html.escape(str(value))

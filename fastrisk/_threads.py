@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numba
+
 from fastrisk._validation import positive_int
 
 #: Below this many element-operations a parallel launch costs more than it saves (measured on
@@ -35,7 +37,6 @@ def limit_threads(n: int | None, work: int | None = None):
             yield
             return
         n = 1
-    import numba
 
     n = min(positive_int(n, "threads"), numba.config.NUMBA_NUM_THREADS)
     previous = numba.get_num_threads()

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from fastrisk.errors import InputError, TopicMismatchWarning
+from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix, check_missing_policy, label
 
 VIRTUAL = ("mean", "median", "max")
@@ -190,7 +191,6 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
 
 def _read_baseline_file(path: Path, column: str | None):
     """(name, {topic: score}) from a per-topic file."""
-    from fastrisk.io import read_matrix
 
     m = read_matrix(path)
     if m.n_systems == 1 and column is None:

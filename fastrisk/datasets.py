@@ -6,6 +6,7 @@ from importlib import resources
 from pathlib import Path
 
 from fastrisk.errors import InputError
+from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix
 
 #: Known runs of the TREC 2012 Web track matrices (anonymised columns of the source data).
@@ -18,11 +19,7 @@ MEASURES = {"err20": "ERR@20", "ndcg20": "nDCG@20", "ap": "AP", "p10": "P@10", "
 
 def path(name: str) -> Path:
     """Path of a bundled file, e.g. ``path("trec2012-web/baseline-indriCASP.csv")``."""
-    try:
-        root = Path(str(resources.files("fastrisk.bench_data")))
-    except ModuleNotFoundError:  # running from a source tree that is not installed
-        root = Path(__file__).resolve().parent.parent / "bench_data"
-    p = root / name
+    p = Path(str(resources.files("fastrisk.bench_data"))) / name
     if not p.exists():
         raise InputError(f"no bundled file {name!r}")
     return p
@@ -37,7 +34,7 @@ def trec_matrix(name: str) -> ScoreMatrix:
     collection, _, measure = name.partition("_")
     topics = _MATRICES.get(collection)
     p = path(f"trec-matrices/{name}.csv")
-    m = ScoreMatrix.read(p, measure=MEASURES.get(measure, measure.upper()) if measure else None)
+    m = read_matrix(p, measure=MEASURES.get(measure, measure.upper()) if measure else None)
     if topics is not None and len(topics) == m.n_topics:
         m = ScoreMatrix(m.values, m.systems, list(topics), m.measure)
     return m
@@ -59,6 +56,6 @@ def trec2012_web(measure: str = "err20", *, rename: bool = True):
     m = trec_matrix(f"web2012_{measure}")
     if rename:
         m = ScoreMatrix(m.values, [TREC2012_WEB_RUNS.get(s, s) for s in m.systems], m.topics, m.measure)
-    base = ScoreMatrix.read(path("trec2012-web/baseline-indriCASP.csv"))
+    base = read_matrix(path("trec2012-web/baseline-indriCASP.csv"))
     baseline = dict(zip(base.topics, base.scores_of(measure)))
     return m, baseline

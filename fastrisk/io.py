@@ -3,22 +3,33 @@ ir_measures per-query output. Every parse error names the file and line."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+from pyarrow import feather
 
 from fastrisk import _atomic
+from fastrisk._tabular import parse_comment_header
 from fastrisk.errors import InputError
 from fastrisk.matrix import (
+    _META_TOPICS,
     ALIASES,
     ScoreMatrix,
+    _apply_missing,
+    _float_column,
     as_matrix,
     check_missing_policy,
     is_frame,
+    label,
     long_columns,
+    natural_key,
     pick_measure,
 )
 
@@ -160,8 +171,6 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     elif fmt == "csv":
         table = _read_csv(p, system, "topic", skip_rows=len(header))
         if header:
-            from fastrisk.cli._output import parse_comment_header
-
             meta = {k.encode(): v.encode() for k, v in parse_comment_header(header).items()}
             table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
     else:
@@ -191,8 +200,6 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
     if fmt == "parquet":
         _atomic.write_parquet(matrix.to_arrow(), path)
     elif fmt == "ipc":
-        from pyarrow import feather
-
         with _atomic.atomic_open(path, "wb") as fh:
             feather.write_feather(matrix.to_arrow(), fh, compression="uncompressed")
     else:
@@ -207,7 +214,6 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
 
 def write_csv(table: pa.Table, sink) -> None:
     """CSV with quotes only where a value needs them (plain ``a,b`` headers and labels)."""
-    import pyarrow.csv as pacsv
 
     data = None
     for style in ("none", "needed"):  # "none" fails on a value with a comma, quote or newline
@@ -293,15 +299,12 @@ _TREC_EVAL_MEASURES = {
 def _open_text(path: Path):
     """A text handle that drops a UTF-8 byte-order mark (``utf-8-sig``); gzip by suffix."""
     if path.suffix == ".gz":
-        import gzip
-
         return gzip.open(path, "rt", encoding="utf-8-sig")
     return open(path, encoding="utf-8-sig")
 
 
 def _text_lines(path: Path):
     """(line number, line) of a text file; decoding and decompression errors name the file."""
-    import zlib
 
     lineno = 0
     try:
@@ -335,9 +338,7 @@ def _read_native_parquet(path: Path) -> pa.Table | None:
     one preallocated array: the peak is the matrix plus one batch, where reading the column
     whole (its nested levels and pages decoded at once) takes about four times the matrix.
     None for any other file (or one with nulls), which is then read whole."""
-    import pyarrow.parquet as pq
-
-    from fastrisk.matrix import _META_TOPICS
+    import pyarrow.parquet as pq  # ~0.15 s to import, needed for Parquet only
 
     f = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     schema = f.schema_arrow
@@ -375,12 +376,10 @@ def _read_native_parquet(path: Path) -> pa.Table | None:
 def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
     try:
         if fmt == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # ~0.15 s to import, needed for Parquet only
 
             native = _read_native_parquet(path)
             return native if native is not None else pq.read_table(path)
-        from pyarrow import feather
-
         return feather.read_table(path, memory_map=True)
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError) as exc:
         raise InputError(f"{path}: not a readable {fmt} file ({exc})") from None
@@ -417,10 +416,6 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     then reads the whole table, whose errors name the line) when the file is not such a table
     or has any irregular cell: an empty or blank label, a score that is not a finite number, a
     duplicate (system, topic)."""
-    import pyarrow.compute as pc
-    import pyarrow.csv as pacsv
-
-    from fastrisk.matrix import _apply_missing, label, natural_key
 
     delimiter = _delimiter(path)
     try:
@@ -483,8 +478,6 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
 
 
 def _read_csv(path: Path, system: str, topic: str, *, skip_rows: int = 0) -> pa.Table:
-    import pyarrow.csv as pacsv
-
     delimiter = _delimiter(path, skip_rows)
     try:
         table = pacsv.read_csv(
@@ -520,8 +513,6 @@ def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:
 
 
 def _long_csv(path, table, system, topic, score, measure, missing) -> ScoreMatrix:
-    from fastrisk.matrix import _float_column
-
     vals, absent = _float_column(table, score, source=str(path), check=False)
     if absent.any():
         row = int(np.flatnonzero(absent)[0])

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from fastrisk.errors import InputError
 
@@ -435,19 +436,6 @@ class ScoreMatrix:
         """From a polars DataFrame in long or wide form (see :meth:`from_arrow`)."""
         return cls.from_arrow(df.to_arrow(), **kwargs)
 
-    @classmethod
-    def read(cls, path, **kwargs) -> "ScoreMatrix":
-        """Read a matrix from a file; see :func:`fastrisk.io.read_matrix` for formats."""
-        from fastrisk.io import read_matrix
-
-        return read_matrix(path, **kwargs)
-
-    def write(self, path, **kwargs) -> None:
-        """Write to Parquet, Arrow IPC or CSV; see :func:`fastrisk.io.write_matrix`."""
-        from fastrisk.io import write_matrix
-
-        write_matrix(self, path, **kwargs)
-
     # ------------------------------------------------------------------ export
     def to_arrow(self) -> pa.Table:
         """The native Arrow table (``system``, ``scores: fixed_size_list``), zero-copy."""
@@ -468,7 +456,7 @@ class ScoreMatrix:
             return self.to_long().to_pandas()
         if layout != "wide":
             raise InputError(f"`layout` must be 'wide' or 'long', got {layout!r}")
-        import pandas as pd
+        import pandas as pd  # optional dependency
 
         return pd.DataFrame(self._values.T, index=pd.Index(self.topics, name="topic"), columns=list(self.systems))
 
@@ -493,7 +481,6 @@ def pick_measure(table: pa.Table, measure, source: str | None = None):
     """Rows of one measure from a long table with a ``measure`` column; (table, measure)."""
     if "measure" not in table.column_names:
         return table, measure
-    import pyarrow.compute as pc
 
     available = list(dict.fromkeys(table.column("measure").cast(pa.string()).to_pylist()))
     where = f"{source} " if source else ""

@@ -41,10 +41,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from fastrisk._kernels import metrics as _km
 from fastrisk._results import Result, array
+from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError, TopicMismatchWarning
+from fastrisk.matrix import ScoreMatrix
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
 
 __all__ = ["GDEVAL", "Evaluation", "Measure", "TopicMismatchWarning", "evaluate", "parse_measure"]
@@ -268,14 +271,10 @@ class Evaluation(Result):
 
     @property
     def matrices(self) -> dict:
-        from fastrisk.matrix import ScoreMatrix
-
         return {name: ScoreMatrix(self.values[i], self.systems, self.topics, measure=name)
                 for i, name in enumerate(self.measures)}
 
     def __getitem__(self, measure):
-        from fastrisk.matrix import ScoreMatrix
-
         name = measure if measure in self.measures else parse_measure(measure).name
         if name not in self.measures:
             raise InputError(f"measure {name!r} was not evaluated; have {list(self.measures)}")
@@ -284,7 +283,6 @@ class Evaluation(Result):
 
     def means(self):
         """Per-system mean over the scored topics: a table ``system, <measure>...``."""
-        import pyarrow as pa
 
         cols = {"system": pa.array(list(self.systems), pa.string())}
         for i, name in enumerate(self.measures):
@@ -355,7 +353,6 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, convent
         ``result["ERR@20"]`` is the :class:`ScoreMatrix` of one measure; ``to_arrow()`` the
         long table (measure, system, topic, score).
     """
-    from fastrisk._threads import limit_threads
 
     measures = _evaluate_iv(measures, convention, no_relevant, threads)
     runs = _as_runs(runs)

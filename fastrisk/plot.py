@@ -14,6 +14,7 @@ colours consistent across figures.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -37,7 +38,7 @@ WIDE_FIGSIZE = (7.2, 2.8)
 # ---------------------------------------------------------------------- matplotlib plumbing
 def _pyplot():
     try:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional dependency (fastrisk[plot])
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError("fastrisk.plot needs matplotlib: pip install 'fastrisk[plot]'") from None
     return plt
@@ -51,7 +52,7 @@ def new_axes(figsize=COLUMN_FIGSIZE, *, pyplot: bool = True):
         fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
     else:
         try:
-            from matplotlib.figure import Figure
+            from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("fastrisk.plot needs matplotlib: pip install 'fastrisk[plot]'") from None
         fig = Figure(figsize=figsize, layout="constrained")
@@ -237,8 +238,6 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
     its deprecated old name).
     """
     if alphas is not None:
-        import warnings
-
         warnings.warn("topic_risk_bars(alphas=) is deprecated; pass alpha=", DeprecationWarning, stacklevel=2)
         if alpha is not None:
             raise InputError("pass `alpha` only (`alphas` is its deprecated old name)")
@@ -490,7 +489,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     The colour map (PuOr) is diverging and colour-blind safe; the diagonal (a system against
     itself) is grey.
     """
-    from scipy import stats
+    from scipy import stats  # scipy.stats: ~0.3 s to import, needed here only
 
     if statistic not in ("trisk", "urisk"):
         raise InputError(f"`statistic` must be 'trisk' or 'urisk', got {statistic!r}")
@@ -515,7 +514,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     ax, created = _axes(ax, (6.0, 5.4) if big else (3.6, 3.2))
     finite = np.abs(V[np.isfinite(V)])
     vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-    import matplotlib as mpl
+    import matplotlib as mpl  # optional dependency (fastrisk[plot])
 
     cmap = mpl.colormaps["PuOr"].with_extremes(bad="#A6A6A6")
     image = ax.imshow(np.ma.masked_invalid(V), cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto",
@@ -618,7 +617,7 @@ def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=Non
     ax.set_xlabel("common topics n (log scale)")
     ax.set_ylabel(f"MAE of mean {result.measure}")
     ax.set_ylim(bottom=0.0)
-    from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D  # optional dependency (fastrisk[plot])
 
     handles = [Line2D([], [], color=shades[k], linewidth=2.0, label=f"width {all_widths[w]}")
                for k, w in enumerate(wi)]

@@ -49,8 +49,10 @@ from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
+from fastrisk._threads import limit_threads
 from fastrisk._validation import choice, positive_int
 from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import Measure, _as_qrels, _as_runs, _check_err_grades, parse_measure
 from fastrisk.runs import RunSet, align
 
@@ -268,8 +270,6 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
     ScoreMatrix
         Systems x judged topics (topics with a positive judgment).
     """
-    from fastrisk._threads import limit_threads
-    from fastrisk.matrix import ScoreMatrix
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     runs = ctx.runs
@@ -327,7 +327,6 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     LeaveOneOut
         ``true`` and ``unpooled`` mean scores ``[system]``.
     """
-    from fastrisk._threads import limit_threads
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     idx = _systems_iv(ctx.runs, systems, "systems")
@@ -570,7 +569,6 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     documents without a judgment are judged non-relevant); ``ideal`` is as in
     :func:`score_against_pool`.
     """
-    from fastrisk._threads import limit_threads
 
     if seed is not None:
         warnings.warn("pooling_experiment(seed=) is deprecated; pass rng= (as every random procedure)",

@@ -16,15 +16,25 @@ import hashlib
 import html
 import io
 import platform
+import re
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numba
 import numpy as np
+import scipy
 
-from fastrisk import _atomic
+from fastrisk import __version__, _atomic, plot
+from fastrisk._publication import format_pvalue
+from fastrisk._risk import risk, topic_risk
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
+from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.metrics import parse_measure
+from fastrisk.plot import new_axes
+from fastrisk.tables import baseline_table
 
 IMAGE_FORMATS = ("svg", "png")
 REPORT_FORMATS = ("html", "pdf")
@@ -103,7 +113,6 @@ def measure_definition(name) -> str | None:
     or None when fastrisk does not know it."""
     if not name:
         return None
-    from fastrisk.metrics import parse_measure
 
     try:
         m = parse_measure(str(name))
@@ -117,11 +126,7 @@ def measure_definition(name) -> str | None:
 
 
 def _versions() -> str:
-    import matplotlib
-    import numba
-    import scipy
-
-    from fastrisk import __version__
+    import matplotlib  # optional dependency (fastrisk[plot])
 
     return (f"fastrisk {__version__}, Python {platform.python_version()}, NumPy {np.__version__}, "
             f"SciPy {scipy.__version__}, Numba {numba.__version__}, Matplotlib {matplotlib.__version__}")
@@ -166,8 +171,6 @@ class Table:
 
 
 def _figure(width: float, height: float):
-    from fastrisk.plot import new_axes
-
     ax = new_axes((width, height), pyplot=False)
     return ax.figure, ax
 
@@ -187,7 +190,6 @@ def _fmt(v, digits: int = 4) -> str:
 
 def pvalue_text(p, digits: int = 4) -> str:
     """A p-value as the report prints it: ``< 0.0001`` below the precision, ``–`` for NaN."""
-    from fastrisk._publication import format_pvalue
 
     return format_pvalue(p, digits)
 
@@ -236,8 +238,6 @@ def _alpha_grid(result):
 
 def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=None):
     """Compute every result and build the report's sections."""
-    from fastrisk import plot
-    from fastrisk._risk import risk, topic_risk
 
     styles = plot.system_styles(highlight)
     with warnings.catch_warnings():
@@ -346,21 +346,12 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
 
 
 def _rows_baseline(base, rows):
-    from fastrisk.baselines import Baseline
-
     values = base.values if base.values.shape[0] == 1 else base.values[rows]
     return Baseline(base.name, np.ascontiguousarray(values))
 
 
 def _baseline_section(matrix, res, significance, heatmap_alpha=None):
-    from fastrisk import plot
-
     sec = Section("Every system as the baseline", "")
-    try:
-        from fastrisk.tables import baseline_table
-    except ImportError:
-        sec.note = "This fastrisk has no all-baseline tables (fastrisk.tables); the heat map is left out."
-        return sec
     if res.value != "linear":
         sec.note = f"All-baseline tables use the linear value function; not drawn for {html.escape(res.value)}."
         return sec
@@ -489,7 +480,7 @@ _PDF_COLORS = {"risk": "#A63603", "reward": "#00664A"}
 
 def _table_pages(table: Table, heading: str):
     """The PDF pages (matplotlib Figures) of one report table, ``PDF_TABLE_ROWS`` rows a page."""
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
 
     rows = table.text_rows()
     if not rows:
@@ -526,7 +517,6 @@ def _table_pages(table: Table, heading: str):
 
 def _plain(value: str) -> str:
     """HTML parameter text as plain text (list items on their own lines)."""
-    import re
 
     value = re.sub(r"<summary>.*?</summary>", "", value)
     value = re.sub(r"<li>", "\n  ", value)
@@ -534,10 +524,8 @@ def _plain(value: str) -> str:
 
 
 def _write_pdf(path: Path, sections, params, title: str) -> None:
-    import textwrap
-
-    from matplotlib.backends.backend_pdf import PdfPages
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_pdf import PdfPages  # optional dependency (fastrisk[plot])
+    from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
 
     with _atomic.atomic_open(path, "wb") as fh, PdfPages(fh, metadata={"Title": title, "Creator": "fastrisk"}) as pdf:
         cover = Figure(figsize=(8.27, 11.69))
@@ -590,7 +578,6 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
         baseline, α, convention, significance, then ``provenance``.
     title : str
     """
-    from fastrisk.baselines import resolve_baseline
 
     _report_iv("svg", "html", "report.html", significance, heatmap_alpha)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)

@@ -29,6 +29,7 @@ from fastrisk._results import Result, array
 from fastrisk._risk import risk
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads
 from fastrisk._validation import flag
+from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
@@ -81,7 +82,6 @@ class BaselineTable(TRiskInference, Result):
         matrix (persistence ``p``, tie treatment ``rbo_ties``; best system first). ``alpha``: one
         of the table's alphas (default: the first). Every ranking covers every system, whatever
         ``exclude_self`` (the tests need the same items in each ranking)."""
-        from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 
         if alpha is None:
             a = 0

@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 from interrupting import interrupt
 
-from fastrisk import resampling
 from fastrisk.cli import main
 from fastrisk.errors import InputError, ResourceError
-from fastrisk.resampling import bootstrap, jackknife, permutation_test
+from fastrisk.resampling import _engine, _scores, bootstrap, jackknife, permutation_test, procedures
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX = ROOT / "bench_data" / "trec-matrices" / "web2012_err20.csv"
@@ -127,26 +126,26 @@ def test_a_statistic_that_works_gives_the_same_numbers_whatever_the_chunks(score
         return np.median(x)
 
     whole = bootstrap(scores, statistic=median, replicates=5000, rng=3, keep_replicates=True, method="percentile")
-    monkeypatch.setattr(resampling, "CHUNK_WORK_STATISTIC", 1)  # one block of 1,024 replicates per chunk
-    assert resampling._chunk_rows(5000, 8, None, 4 * 30, resampling.CHUNK_WORK_STATISTIC) == resampling.BLOCK
+    monkeypatch.setattr(procedures, "CHUNK_WORK_STATISTIC", 1)  # one block of 1,024 replicates per chunk
+    assert _engine._chunk_rows(5000, 8, None, 4 * 30, procedures.CHUNK_WORK_STATISTIC) == _engine.BLOCK
     chunked = bootstrap(scores, statistic=median, replicates=5000, rng=3, keep_replicates=True, method="percentile")
     assert np.array_equal(whole.bootstrap_distribution, chunked.bootstrap_distribution)
     assert np.array_equal(whole.confidence_interval.low, chunked.confidence_interval.low)
 
 
 def test_chunks_bound_the_work_between_interrupt_checks():
-    rows = resampling._chunk_rows(10**9, 8 * 51, None, 2000 * 50)  # 2,000 columns x 50 topics
-    assert rows * 2000 * 50 <= resampling.CHUNK_WORK and rows % resampling.BLOCK == 0
-    assert resampling._chunk_rows(10**9, 8, None, 10**9) == resampling.BLOCK  # never below one block
+    rows = _engine._chunk_rows(10**9, 8 * 51, None, 2000 * 50)  # 2,000 columns x 50 topics
+    assert rows * 2000 * 50 <= _engine.CHUNK_WORK and rows % _engine.BLOCK == 0
+    assert _engine._chunk_rows(10**9, 8, None, 10**9) == _engine.BLOCK  # never below one block
 
 
 # ---------------------------------------------------------------------- progress
 def test_no_progress_bar_into_a_file_or_pipe(scores, capsys, monkeypatch):
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(resampling, "_PROGRESS_MIN_WORK", 0)  # a "long" run
+    monkeypatch.setattr(_engine, "_PROGRESS_MIN_WORK", 0)  # a "long" run
     bootstrap(scores, replicates=2000, rng=1)  # progress=None: stderr is captured, not a terminal
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(resampling, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(_engine, "_stderr_is_terminal", lambda: True)
     bootstrap(scores, replicates=2000, rng=1, progress=None)
     # tqdm's delay of 2 s keeps a short run silent even on a terminal; asking for it shows it
     bootstrap(scores, replicates=2000, rng=1, progress=True)
@@ -172,7 +171,7 @@ def test_a_long_bootstrap_is_interruptible_from_the_cli(tmp_path):
 def test_centred_moments_by_blocks_are_those_of_the_whole(monkeypatch):
     V = np.random.default_rng(8).random((9, 40)) ** 3
     whole = bootstrap(V, replicates=3000, rng=5, method="bca", keep_replicates=False)
-    monkeypatch.setattr(resampling, "_MOMENT_BLOCK_BYTES", 1)  # one row per block
+    monkeypatch.setattr(procedures, "_MOMENT_BLOCK_BYTES", 1)  # one row per block
     rows = bootstrap(V, replicates=3000, rng=5, method="bca", keep_replicates=False)
     for name in ("standard_error", "pvalue", "bias"):
         assert np.array_equal(getattr(whole, name), getattr(rows, name))
@@ -226,7 +225,7 @@ def test_progress_must_be_none_true_or_false(scores, run):
 def test_a_system_is_dropped_in_place_as_by_indexing(shape, b):
     y = np.random.default_rng(0).random(shape)
     expected = y[:, np.arange(shape[1]) != b].copy()
-    out = resampling._without_system(y, b)
+    out = _scores._without_system(y, b)
     assert np.array_equal(out, expected) and out.flags.c_contiguous and np.shares_memory(out, y)
 
 

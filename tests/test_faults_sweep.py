@@ -27,7 +27,7 @@ from test_sweep import identical
 def _kill_once_risk(matrix, *, marker, kill_baseline, baseline, **params):
     """The ``risk`` job, except that the first job on ``kill_baseline`` SIGKILLs its own worker
     process (once: the marker file records that it happened)."""
-    from fastrisk.sweep import _risk_job
+    from fastrisk.sweep.kinds import _risk_job
 
     if baseline == kill_baseline:
         try:

@@ -11,6 +11,7 @@ import pytest
 
 from fastrisk import InputError, ScoreMatrix, read_matrix
 from fastrisk.datasets import trec_matrix
+from fastrisk.io import write_matrix
 
 
 def small():
@@ -28,14 +29,14 @@ def test_values_are_a_zero_copy_view_of_the_arrow_buffer():
 @pytest.mark.parametrize("suffix", [".parquet", ".arrow", ".csv"])
 def test_round_trip(tmp_path, suffix):
     m = small()
-    m.write(tmp_path / f"m{suffix}")
+    write_matrix(m, tmp_path / f"m{suffix}")
     back = read_matrix(tmp_path / f"m{suffix}", measure="AP")
     assert back == m
 
 
 def test_ipc_is_memory_mapped_zero_copy(tmp_path):
     m = small()
-    m.write(tmp_path / "m.arrow")
+    write_matrix(m, tmp_path / "m.arrow")
     back = read_matrix(tmp_path / "m.arrow")
     child = back.to_arrow().column("scores").chunk(0).values
     assert child.buffers()[1].address == back.values.__array_interface__["data"][0]
@@ -49,7 +50,7 @@ def test_wide_csv_real_data_and_topics():
 
 def test_wide_csv_with_topic_column_and_csv_wide_writer(tmp_path):
     m = small()
-    m.write(tmp_path / "w.csv", format="csv-wide")
+    write_matrix(m, tmp_path / "w.csv", format="csv-wide")
     assert (tmp_path / "w.csv").read_text().splitlines()[0] == "topic,a,b"
     assert read_matrix(tmp_path / "w.csv", measure="AP") == m
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastrisk.errors import InputError
+from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.metrics import TopicMismatchWarning, evaluate, parse_measure, score_matrix_values
 from fastrisk.runs import Qrels, read_qrels, read_runs
@@ -152,7 +153,7 @@ def test_cli_evaluate_long_output_and_matrix_file(bench_data, tmp_path, capsys):
     lines = capsys.readouterr().out.replace('"', "").splitlines()
     assert lines[0] == "measure,system,topic,value" and len(lines) == 51
     assert lines[1].startswith("ERR@20,indri,151,0.2174")
-    m = ScoreMatrix.read(out)
+    m = read_matrix(out)
     assert m.shape == (1, 50)
     assert main(["evaluate", str(web / "runs" / "indri-rm-cata-filtered.run.gz"), "--qrels",
                  str(web / "qrels.adhoc.txt"), "--measure", "MAD"]) == 2

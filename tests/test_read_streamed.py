@@ -90,7 +90,7 @@ def test_native_parquet_read_in_batches_is_the_matrix(tmp_path, monkeypatch, bat
     rng = np.random.default_rng(3)
     m = ScoreMatrix(rng.random((11, 17)), [f"s{i}" for i in range(11)], [f"q{j}" for j in range(17)], "nDCG@10")
     path = tmp_path / "m.parquet"
-    m.write(path)
+    fio.write_matrix(m, path)
     monkeypatch.setattr(fio, "NATIVE_BATCH_VALUES", batch_values)
     assert fio._read_native_parquet(path) is not None
     got = read_matrix(path)

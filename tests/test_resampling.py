@@ -12,8 +12,10 @@ from scipy import stats
 
 from fastrisk._kernels import resampling as K
 from fastrisk.errors import InputError
+from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.resampling import _Stream, bootstrap, jackknife, permutation_test, t_test
+from fastrisk.resampling import bootstrap, jackknife, permutation_test, t_test
+from fastrisk.resampling._engine import _Stream
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -25,9 +27,9 @@ def small():
 
 @pytest.fixture(scope="module")
 def trec(bench_data):
-    matrix = ScoreMatrix.read(bench_data / "trec-matrices" / "web2012_err20.csv")
+    matrix = read_matrix(bench_data / "trec-matrices" / "web2012_err20.csv")
     matrix = ScoreMatrix(matrix.values, matrix.systems, [str(t) for t in range(151, 201)])
-    base = ScoreMatrix.read(bench_data / "trec2012-web" / "baseline-indriCASP.csv")
+    base = read_matrix(bench_data / "trec2012-web" / "baseline-indriCASP.csv")
     return matrix, dict(zip(base.topics, base.scores_of("err20")))
 
 
@@ -161,9 +163,9 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
 @pytest.mark.parametrize("pilot", [None, 1024])
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
     if pilot is not None:  # place the windows from the first 1024 replicates
-        import fastrisk.resampling
+        from fastrisk.resampling import _engine
 
-        monkeypatch.setattr(fastrisk.resampling, "_PILOT", pilot)
+        monkeypatch.setattr(_engine, "_PILOT", pilot)
     x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
     for method in ("percentile", "bca", "studentized"):
         res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)

@@ -136,7 +136,7 @@ def test_save_and_memory_mapped_load(files, tmp_path):
 
 
 def test_parse_cache_hits_and_invalidates(files, tmp_path, monkeypatch):
-    from fastrisk import _trec_text
+    from fastrisk.runs import text as _trec_text
 
     cache = tmp_path / "cache"
     paths = [files / "a.run", files / "b.run"]

@@ -21,6 +21,7 @@ from fastrisk.baselines import resolve_baseline
 from fastrisk.cli import main
 from fastrisk.cli._output import write_table
 from fastrisk.errors import ResourceError
+from fastrisk.io import write_matrix
 from fastrisk.tables import baseline_table
 
 PER_TOPIC = ["system", "topic", "alpha", "x", "tr", "tj"]
@@ -68,7 +69,7 @@ def _streamed(capsysbinary, argv) -> bytes:
 @pytest.mark.parametrize("fmt", ["csv", "json", "table"])
 def test_per_topic_stream_is_the_materialised_long_form(matrix, tmp_path, fmt, small_groups, capsysbinary):
     path = tmp_path / "m.parquet"
-    matrix.write(path)
+    write_matrix(matrix, path)
     with warnings.catch_warnings(record=True) as whole_warnings:
         warnings.simplefilter("always")
         whole = topic_risk(matrix, "s2", alpha=[0, 1, 5]).to_arrow().select(PER_TOPIC)
@@ -84,7 +85,7 @@ def test_per_topic_stream_is_the_materialised_long_form(matrix, tmp_path, fmt, s
 
 def test_per_topic_parquet_has_row_groups_and_metadata(matrix, tmp_path, small_groups):
     src = tmp_path / "m.parquet"
-    matrix.write(src)
+    write_matrix(matrix, src)
     out = tmp_path / "per_topic.parquet"
     assert main(["risk", str(src), "--baseline", "mean", "--loss-weight", "1,2", "--per-topic", "--format",
                  "parquet", "--out", str(out)]) == 0
@@ -110,7 +111,7 @@ def test_pieces_follow_the_long_form_order(matrix):
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_table_stream_is_the_materialised_long_form(matrix, tmp_path, fmt, small_groups, capsysbinary):
     path = tmp_path / "m.parquet"
-    matrix.write(path)
+    write_matrix(matrix, path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = _materialised(baseline_table(matrix, alpha=[0, 2]).to_arrow().select(TABLE), fmt)
@@ -164,7 +165,7 @@ def test_a_text_table_beyond_memory_is_refused_before_computing(matrix, tmp_path
     with pytest.raises(ResourceError, match=r"aligned text table of 189 rows needs about .* --format parquet"):
         TableStream("table", None, rows=189, columns=6)
     path = tmp_path / "m.parquet"
-    matrix.write(path)
+    write_matrix(matrix, path)
     assert main(["risk", str(path), "--baseline", "s0", "--alpha", "0,1,5", "--per-topic"]) == 2
     assert "fastrisk risk: error: an aligned text table of 189 rows" in capsys.readouterr().err
     assert main(["risk", str(path), "--baseline", "s0", "--per-topic", "--format", "csv",
@@ -173,7 +174,7 @@ def test_a_text_table_beyond_memory_is_refused_before_computing(matrix, tmp_path
 
 def test_an_output_directory_that_does_not_exist_is_named(matrix, tmp_path, capsys):
     path = tmp_path / "m.parquet"
-    matrix.write(path)
+    write_matrix(matrix, path)
     target = tmp_path / "no" / "such" / "out.parquet"
     assert main(["risk", str(path), "--baseline", "s0", "--per-topic", "--format", "parquet", "--out",
                  str(target)]) == 2

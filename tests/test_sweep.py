@@ -130,7 +130,7 @@ def test_results_are_the_public_api_calls(reference):
     from fastrisk._risk import risk
     from fastrisk.datasets import trec_matrix
     from fastrisk.pooling import pooling_experiment
-    from fastrisk.sweep import _load
+    from fastrisk.sweep.data import _load
 
     t = reference
     job1 = t.filter(pc.equal(t.column("job"), 1))

@@ -16,13 +16,16 @@ import argparse
 import contextlib
 import importlib
 import os
+import pickle
 import sys
 import warnings
+import zlib
 
+from fastrisk import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
 
-_COMMANDS = ("risk", "tables", "resample", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
+_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
 
 #: Exit statuses.
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
@@ -33,7 +36,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fastrisk",
         description="Risk-sensitive evaluation and meta-evaluation of retrieval systems.",
     )
-    from fastrisk import __version__
 
     parser.add_argument("--version", action="version", version=f"fastrisk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -113,8 +115,6 @@ def _first_line(exc: BaseException) -> str:
 def describe_error(exc: BaseException, files=()) -> str:
     """One line for ``exc``: fastrisk's own errors as they are, the others translated and, for
     errors of reading, the input file(s) named."""
-    import pickle
-    import zlib
 
     where = ", ".join(files) if files else "the input"
     if isinstance(exc, (InputError, ResourceError)):

@@ -6,7 +6,11 @@ the helpers only parse options into the keyword arguments the library functions 
 
 from __future__ import annotations
 
+from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
+from fastrisk.cli._output import record
 from fastrisk.errors import InputError
+from fastrisk.io import read_matrix
+from fastrisk.metrics import evaluate
 
 
 def parse_floats(text: str, name: str) -> list[float]:
@@ -90,13 +94,9 @@ def alpha_kwargs(args) -> dict:
 def load_matrix(args):
     """The command's ScoreMatrix (files, or runs with --qrels); its measure and size are recorded
     in every output of the command."""
-    from fastrisk.cli._output import record
-
     if getattr(args, "qrels", None):
         matrix = runs_to_matrix(args.files, args.qrels, args.measure, threads=getattr(args, "threads", None))
     else:
-        from fastrisk.io import read_matrix
-
         matrix = read_matrix(args.files if len(args.files) > 1 else args.files[0], format=args.input_format,
                              measure=args.measure, topics=parse_topics(args.topics), missing=args.missing)
     record(measure=matrix.measure, n_systems=matrix.n_systems, n_topics=matrix.n_topics)
@@ -105,8 +105,6 @@ def load_matrix(args):
 
 def runs_to_matrix(runs, qrels, measure, *, threads=None):
     """The ScoreMatrix of TREC runs (paths) scored against ``qrels`` with one measure."""
-    from fastrisk.metrics import evaluate
-
     if not measure:
         raise InputError("--qrels needs --measure, e.g. --measure AP or --measure nDCG@20")
     return evaluate(list(runs), qrels, [measure], threads=threads)[measure]
@@ -114,8 +112,6 @@ def runs_to_matrix(runs, qrels, measure, *, threads=None):
 
 def load_matrix_and_baseline(args):
     """(matrix, baseline) as ``fastrisk.risk`` accepts them, from the parsed options."""
-    from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
-
     matrix = load_matrix(args)
     baseline = args.baseline
     if getattr(args, "leave_out", False):

@@ -18,9 +18,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from fastrisk.agreement import kendall_tau, prefix_agreement, rbo_matrix
+from fastrisk.cli._args import parse_topics
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
-from fastrisk.io import read_table
+from fastrisk.io import read_matrix, read_table
 
 
 def _column_scores(path: str, table: pa.Table, column: str, system: str) -> dict:
@@ -49,9 +51,6 @@ def _column_scores(path: str, table: pa.Table, column: str, system: str) -> dict
 
 
 def _matrix_means(path: str, args) -> dict:
-    from fastrisk.cli._args import parse_topics
-    from fastrisk.io import read_matrix
-
     m = read_matrix(path, format=args.input_format, measure=args.measure,
                     topics=parse_topics(args.topics), missing=args.missing)
     return dict(zip(m.systems, m.values.mean(axis=1).tolist()))
@@ -118,8 +117,6 @@ def _parse_depths(text: str, n: int):
 
 
 def _cmd_agree(args) -> None:
-    from fastrisk.agreement import kendall_tau, prefix_agreement, rbo_matrix
-
     if not 0.0 < args.p < 1.0:
         raise InputError(f"--p (persistence) must be strictly between 0 and 1, got {args.p}")
     name_a, name_b, systems, xa, xb = _scorings(args)

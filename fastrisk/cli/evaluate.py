@@ -6,6 +6,9 @@ import re
 from pathlib import Path
 
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.io import write_matrix
+from fastrisk.metrics import GDEVAL, evaluate
+from fastrisk.runs import read_runs
 
 MEASURE_HELP = (
     "measure, as ir_measures names it (repeatable; default nDCG@20 and ERR@20): trec_eval's P@k, R@k, "
@@ -47,9 +50,6 @@ def matrix_path(path: str, measure: str, several: bool) -> Path:
 
 
 def run(args) -> None:
-    from fastrisk.metrics import GDEVAL, evaluate
-    from fastrisk.runs import read_runs
-
     measures = args.measure or ["nDCG@20", "ERR@20"]
     runs = read_runs(args.runs, pattern=args.pattern, threads=args.threads)
     result = evaluate(runs, args.qrels, measures, convention=GDEVAL if args.gdeval_names else None,
@@ -57,5 +57,5 @@ def run(args) -> None:
     if args.matrix_out:
         several = len(result.measures) > 1
         for name in result.measures:
-            result[name].write(matrix_path(args.matrix_out, name, several))
+            write_matrix(result[name], matrix_path(args.matrix_out, name, several))
     write_table(result.to_arrow() if args.per_topic else result.means(), args.format, args.out)

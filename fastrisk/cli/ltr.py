@@ -7,19 +7,17 @@ import sys
 
 from fastrisk.cli._args import parse_floats, parse_names
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.errors import InputError
+from fastrisk.ltr import lightgbm_example, ltr_experiment, read_letor
 
 COLUMNS = ["model", "kind", "alpha", "ndcg1", "ndcg10", "risk_reward", "loss_win", "big_losses", "wins", "losses"]
 
 
 def _cmd_ltr(args) -> None:
-    from fastrisk.ltr import lightgbm_example, ltr_experiment, read_letor
-
     if args.example:
         train, test = lightgbm_example()
     else:
         if args.train is None or args.test is None:
-            from fastrisk.errors import InputError
-
             raise InputError("give TRAIN and TEST (LETOR files) or --example")
         train = read_letor(args.train, query=args.train_query)
         test = read_letor(args.test, query=args.test_query)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
+from fastrisk.pooling import pooling_experiment
 
 
 def _ints(text: str, name: str) -> list[int]:
@@ -48,10 +51,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> None:
-    import sys
-
-    from fastrisk.pooling import pooling_experiment
-
     res = pooling_experiment(
         args.runs, args.qrels, args.measure, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),

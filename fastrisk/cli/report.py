@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk import datasets
+from fastrisk.baselines import Baseline
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
@@ -16,11 +18,10 @@ from fastrisk.cli._args import (
     load_matrix_and_baseline,
 )
 from fastrisk.errors import InputError
+from fastrisk.report import file_provenance, write_report
 
 
 def _provenance(args) -> dict:
-    from fastrisk.report import file_provenance
-
     out = {}
     for k, f in enumerate(args.files):  # files, or directories of runs (with --qrels)
         kind = "input directory" if Path(f).is_dir() else "input file"
@@ -45,8 +46,6 @@ def _systems(text):
 
 
 def _cmd_report(args) -> None:
-    from fastrisk.report import write_report
-
     matrix, base = load_matrix_and_baseline(args)
     path = write_report(args.out, matrix, base, format=args.format, image_format=args.image_format,
                         convention=args.convention, significance=args.significance, systems=_systems(args.systems),
@@ -59,10 +58,6 @@ def write_demo_report(path, *, format: str | None = None, image_format: str = "s
     """The report of the bundled TREC 2012 Web track data (ERR@20, 48 runs, 50 topics) against
     the official baseline indriCASP at alpha = 0, 1, 5, 10, highlighting the runs of Dinçer,
     Macdonald & Ounis (SIGIR 2014), Tables 1-2. Returns the path written."""
-    from fastrisk import datasets
-    from fastrisk.baselines import Baseline
-    from fastrisk.report import file_provenance, write_report
-
     matrix, baseline = datasets.trec2012_web("err20")
     base = Baseline("indriCASP", np.array([[baseline[t] for t in matrix.topics]]))
     provenance = {

@@ -7,20 +7,17 @@ import sys
 from pathlib import Path
 
 from fastrisk.errors import InputError
+from fastrisk.sweep import load_grid, local_client, process_pool, sweep
 
 
 def _executor(args):
     """(executor, closer) from --processes / --scheduler."""
     if args.processes is not None:
-        from fastrisk.sweep import process_pool
-
         pool = process_pool(args.processes)
         return pool, lambda: pool.shutdown(cancel_futures=True)
     if args.scheduler is None:
         return None, lambda: None
     if args.scheduler == "local" or args.scheduler.startswith("local:"):
-        from fastrisk.sweep import local_client
-
         n = args.scheduler.partition(":")[2] or None
         try:
             n = None if n is None else int(n)
@@ -29,7 +26,7 @@ def _executor(args):
         client = local_client(n)
         return client, client.close
     try:
-        from distributed import Client
+        from distributed import Client  # optional (fastrisk[dask])
     except ModuleNotFoundError:
         raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
     try:
@@ -40,8 +37,6 @@ def _executor(args):
 
 
 def _cmd_sweep(args) -> int:
-    from fastrisk.sweep import load_grid, sweep
-
     grid = load_grid(args.grid)
     out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
     executor, close = _executor(args)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastrisk._results import Result, array
+from fastrisk._risk import risk
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 from fastrisk.ltr.objective import check_gains, parse_ndcg, query_ndcg
@@ -106,7 +107,6 @@ class RobustnessResult(Result):
 
 def robustness(matrix: ScoreMatrix, baseline: str, *, systems=None) -> RobustnessResult:
     """Risk/reward, loss/win and losses > 20 % of ``systems`` (default: all others) vs ``baseline``."""
-    from fastrisk._risk import risk
 
     matrix = as_matrix(matrix)
     if baseline not in matrix.systems:

@@ -28,6 +28,7 @@ from fastrisk.ltr.evaluation import (
 )
 from fastrisk.ltr.objective import objective
 from fastrisk.matrix import ScoreMatrix
+from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
 #: LightGBM parameters of the experiment (LightGBM's defaults but a smaller learning rate;
 #: one thread and ``deterministic`` so that the same seed gives the same models).
@@ -78,10 +79,9 @@ class LTRExperiment(Result):
         """Mean nDCG@10 and losses > 20 % against α for every kind (LambdaRank and the baseline as
         lines); saved to ``path`` if given. Returns the matplotlib Figure."""
         try:
-            from matplotlib.figure import Figure
+            from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
         except ImportError:  # pragma: no cover - depends on the environment
             raise ImportError("the figure needs matplotlib: pip install 'fastrisk[plot]'") from None
-        from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
         fig = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
         axes = fig.subplots(1, 2)
@@ -179,7 +179,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
         nDCG@1, nDCG@10 and robustness (wins, losses, URisk against the baseline) per model.
     """
     try:
-        import lightgbm as lgb
+        import lightgbm as lgb  # optional (fastrisk[ltr])
     except ImportError:  # pragma: no cover - the optional extra
         raise InputError("the experiment needs LightGBM: pip install 'fastrisk[ltr]'") from None
     train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params,

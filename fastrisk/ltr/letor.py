@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk.datasets import path
 from fastrisk.errors import InputError
 
 
@@ -215,8 +216,6 @@ def write_letor(data: LetorData, path, *, query_file: bool = False) -> None:
 
 
 def _bundled(name: str) -> Path:
-    from fastrisk.datasets import path
-
     try:
         return path(name)
     except InputError:  # a source tree whose bench_data is not the installed one

@@ -45,6 +45,7 @@ import re
 import numpy as np
 
 from fastrisk._kernels import ltr as _k
+from fastrisk._risk import adaptive_risk
 from fastrisk._threads import limit_threads
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -164,7 +165,6 @@ class LambdaObjective:
 
     def _adapt(self, scores) -> None:
         """SARO/FARO: α'_q from TR_q of the current model against the baseline (fastrisk.adaptive_risk)."""
-        from fastrisk._risk import adaptive_risk
 
         model = query_ndcg(scores, self.labels, self.boundaries, [self.k], self.gains, self.threads)[:, 0]
         nq = model.size

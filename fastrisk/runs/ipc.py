@@ -1,19 +1,13 @@
-"""Binary RunSet/Qrels files (Arrow IPC, memory-mapped on load) and the opt-in parse cache.
+"""Binary RunSet/Qrels files (Arrow IPC, memory-mapped on load).
 
 A saved RunSet is one IPC file holding a single row whose columns are the arrays of the set
 (``docs`` flattened, ``lengths``, ``doc_offsets``, ``best_rank`` and the concatenated
 document vocabulary); shapes and labels live in the schema metadata. Loading maps the file
 and views the arrays without copying them.
-
-The parse cache (``read_runs(..., cache=True)`` or ``cache=DIR``) stores such a file under a
-key made of every source file's absolute path, size, modification time and a BLAKE2 hash of
-its first and last 64 KiB, so a sweep re-reading the same runs parses them once. The
-default directory is ``$FASTRISK_CACHE`` or ``~/.cache/fastrisk/runs``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -27,7 +21,7 @@ from fastrisk.errors import InputError
 _KIND = b"fastrisk.kind"
 _META = b"fastrisk.meta"
 _MAGIC = b"ARROW1"
-_VERSION = 1
+VERSION = 1
 
 
 def is_saved(obj) -> bool:
@@ -71,7 +65,7 @@ def save_runs(runs, path) -> None:
         "best_rank": _one(runs.best_rank),
         "vocab": pa.LargeListArray.from_arrays(pa.array([0, len(vocab)], pa.int64()), vocab),
     })
-    meta = {"version": _VERSION, "shape": list(runs.docs.shape), "systems": list(runs.systems),
+    meta = {"version": VERSION, "shape": list(runs.docs.shape), "systems": list(runs.systems),
             "topics": list(runs.topics), "sources": list(runs.sources), "has_vocab": voc is not None}
     _atomic_write(table.replace_schema_metadata({_KIND: b"RunSet", _META: json.dumps(meta).encode()}), path)
 
@@ -91,9 +85,8 @@ def _values(table, name) -> np.ndarray:
     return table.column(name).chunk(0).values.to_numpy(zero_copy_only=True)
 
 
-def load_runs(path):
-    from fastrisk.runs import RunSet
-
+def runs_fields(path) -> tuple:
+    """The :class:`~fastrisk.runs.model.RunSet` constructor arguments of a saved file."""
     path = Path(path[0] if isinstance(path, (list, tuple)) else path)
     table, meta = _open(path, b"RunSet")
     S, T, D = meta["shape"]
@@ -104,70 +97,21 @@ def load_runs(path):
         if flat.nbytes < 2**31 - 1:
             flat = flat.cast(pa.string())  # one copy; qrels alignment hashes against string arrays
         vocab = tuple(flat.slice(int(offsets[t]), int(offsets[t + 1] - offsets[t])) for t in range(T))
-    return RunSet(tuple(meta["systems"]), tuple(meta["topics"]), _values(table, "docs").reshape(S, T, D),
-                  _values(table, "lengths").reshape(S, T), offsets, _values(table, "best_rank"), vocab,
-                  tuple(meta["sources"]))
+    return (tuple(meta["systems"]), tuple(meta["topics"]), _values(table, "docs").reshape(S, T, D),
+            _values(table, "lengths").reshape(S, T), offsets, _values(table, "best_rank"), vocab,
+            tuple(meta["sources"]))
 
 
 def save_qrels(qrels, path) -> None:
     table = pa.table({"docid": qrels.docids.cast(pa.large_string()), "grade": pa.array(qrels.raw_grades)})
-    meta = {"version": _VERSION, "topics": list(qrels.topics), "offsets": qrels.topic_offsets.tolist(),
+    meta = {"version": VERSION, "topics": list(qrels.topics), "offsets": qrels.topic_offsets.tolist(),
             "source": qrels.source}
     _atomic_write(table.replace_schema_metadata({_KIND: b"Qrels", _META: json.dumps(meta).encode()}), path)
 
 
-def load_qrels(path):
-    from fastrisk.runs import Qrels
-
+def qrels_fields(path) -> tuple:
+    """The :class:`~fastrisk.runs.model.Qrels` constructor arguments of a saved file."""
     table, meta = _open(path, b"Qrels")
     raw = table.column("grade").to_numpy()
-    return Qrels(tuple(meta["topics"]), np.asarray(meta["offsets"], np.int64), table.column("docid").combine_chunks(),
-                 np.maximum(raw, 0).astype(np.int8), raw, meta["source"] or str(path))
-
-
-# ---------------------------------------------------------------------------------------
-# the parse cache
-
-
-def cache_dir(cache) -> Path:
-    if cache is True:
-        base = os.environ.get("FASTRISK_CACHE") or Path.home() / ".cache" / "fastrisk" / "runs"
-        return Path(base)
-    if isinstance(cache, (str, os.PathLike)):
-        return Path(cache)
-    raise InputError(f"`cache` must be True or a directory, got {cache!r}")
-
-
-def key(files, *, names=None) -> str:
-    """Hash of the files' identities: absolute path, size, mtime and their first/last 64 KiB."""
-    h = hashlib.blake2b(digest_size=20)
-    h.update(json.dumps({"v": _VERSION, "names": list(names) if names is not None else None}).encode())
-    for f in files:
-        st = os.stat(f)
-        h.update(f"{Path(f).resolve()}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-        with open(f, "rb") as fh:
-            h.update(fh.read(1 << 16))
-            if st.st_size > 1 << 17:
-                fh.seek(-(1 << 16), os.SEEK_END)
-                h.update(fh.read(1 << 16))
-    return h.hexdigest()
-
-
-def lookup(cache, k: str):
-    path = cache_dir(cache) / f"{k}.arrow"
-    if not path.is_file():
-        return None
-    try:
-        return load_runs(path)
-    except InputError:
-        path.unlink(missing_ok=True)  # a damaged entry is rebuilt
-        return None
-
-
-def store(cache, k: str, runs) -> None:
-    d = cache_dir(cache)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        save_runs(runs, d / f"{k}.arrow")
-    except OSError:
-        pass  # a cache that cannot be written only costs the next parse
+    return (tuple(meta["topics"]), np.asarray(meta["offsets"], np.int64), table.column("docid").combine_chunks(),
+            np.maximum(raw, 0).astype(np.int8), raw, meta["source"] or str(path))

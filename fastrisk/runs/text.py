@@ -14,6 +14,7 @@ import bz2
 import gzip
 import lzma
 import os
+import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk._kernels import parse as _kp
-from fastrisk.errors import InputError
+from fastrisk.errors import InputError, RunFileWarning
+from fastrisk.runs.model import RunSet, topic_order
 
 #: Judgment grades are stored as int8; anything outside this range is rejected.
 GRADE_RANGE = (-128, 127)
@@ -437,3 +439,87 @@ def run_from_columns(label, tag, topics: pa.Array, docs: pa.Array, scores: np.nd
     rank_of[pc.sort_indices(doc_dict).to_numpy()] = np.arange(len(doc_dict), dtype=np.int32)
     order = np.lexsort((rank_of[doc], scores, -topic.astype(np.int64)))[::-1].astype(np.int32)
     return ParsedRun(Path(label), str(tag), topic_dict, topic, doc_dict, doc, order)
+
+
+# ---------------------------------------------------------------------------------------
+# files -> RunSet
+
+_RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".res", ".tsv")
+
+
+def expand_paths(paths, pattern=None) -> tuple[list[Path], list[bool]]:
+    """Files to read, and whether each came from a directory listing without a pattern
+    (such files are skipped, with a warning, when they are not runs)."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    if not isinstance(paths, (list, tuple)):
+        raise InputError(f"`runs` must be run file paths, a directory or an in-memory source, got {type(paths).__name__}")
+    out: list[Path] = []
+    optional: list[bool] = []
+    for p in paths:
+        if not isinstance(p, (str, os.PathLike)):
+            raise InputError(f"`runs` entries must be paths, got {type(p).__name__}")
+        p = Path(p)
+        if p.is_dir():
+            files = sorted(q for q in (p.glob(pattern) if pattern else p.iterdir())
+                           if q.is_file() and not q.name.startswith("."))
+            if not files:
+                raise InputError(f"run directory {str(p)!r} holds no files" + (f" matching {pattern!r}" if pattern else ""))
+            out.extend(files)
+            optional.extend([pattern is None] * len(files))
+        elif p.is_file():
+            out.append(p)
+            optional.append(False)
+        else:
+            raise InputError(f"run file {str(p)!r} does not exist")
+    if not out:
+        raise InputError("`runs` must name at least one run file or directory")
+    return out, optional
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    changed = True
+    while changed:
+        changed = False
+        for suf in _RUN_SUFFIXES:
+            if name.lower().endswith(suf) and len(name) > len(suf):
+                name = name[: -len(suf)]
+                changed = True
+    return name
+
+
+def parse_skipping(files, optional, threads):
+    if not any(optional):
+        return parse_runs(files, threads)
+    keep = []
+    for f, opt in zip(files, optional):
+        if not opt:
+            keep.append(f)
+            continue
+        try:
+            sniff_run(f)
+            keep.append(f)
+        except InputError as exc:
+            warnings.warn(f"skipping {f}: not a TREC run ({exc})", RunFileWarning, stacklevel=4)
+    if not keep:
+        raise InputError(f"no run files among {[str(f) for f in files][:10]}")
+    return parse_runs(keep, threads)
+
+
+def runset_from_parsed(parsed, names=None, sources=()) -> RunSet:
+    """Assemble a RunSet from parsed runs (files or in-memory sources)."""
+    if names is not None:
+        names = [str(n) for n in names]
+        if len(names) != len(parsed):
+            raise InputError(f"`names` has {len(names)} entries for {len(parsed)} run files")
+    else:
+        tags = [r.tag for r in parsed]
+        names = tags if len(set(tags)) == len(tags) else [_stem(r.path) for r in parsed]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        files = {n: [str(r.path) for r, m in zip(parsed, names) if m == n] for n in dup}
+        raise InputError(f"system names collide after using file names: {files}; pass `names=`")
+    topics = topic_order(t for r in parsed for t in r.topic_dict.to_pylist())
+    docs, lengths, offsets, best_rank, vocab = build_rankings(parsed, topics)
+    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))

@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk.errors import InputError
+from fastrisk.runs.model import Qrels
+from fastrisk.runs.text import qrels_from_columns, run_from_columns, runset_from_parsed
 
 __all__ = ["qrels_from", "runs_from"]
 
@@ -82,8 +84,6 @@ def _as_strings(col: pa.Array, what: str, label: str) -> pa.Array:
 
 
 def _run_from_table(table: pa.Table, tag: str, label: str):
-    from fastrisk._trec_text import run_from_columns
-
     topics = _as_strings(_column(table, _QID, "query id", label), "qid", label)
     docs = _as_strings(_column(table, _DOCNO, "document id", label), "docno", label)
     score = _column(table, _SCORE, "score", label)
@@ -166,8 +166,6 @@ def _parsed_runs(source, names):
 
 def runs_from(source, *, names=None):
     """A :class:`~fastrisk.runs.RunSet` from an in-memory source (see the module docstring)."""
-    from fastrisk.runs import runset_from_parsed
-
     parsed = _parsed_runs(source, names)
     if not parsed:
         raise InputError("`runs` holds no run")
@@ -176,9 +174,6 @@ def runs_from(source, *, names=None):
 
 def qrels_from(source):
     """A :class:`~fastrisk.runs.Qrels` from an in-memory source (see the module docstring)."""
-    from fastrisk._trec_text import qrels_from_columns
-    from fastrisk.runs import Qrels
-
     if _is_ranx(source, "Qrels"):
         source = source.to_dict()
     if _is_frame(source):

@@ -1,7 +1,12 @@
-"""``fastrisk table`` (URisk/TRisk against every baseline) and ``fastrisk zrisk`` (ZRisk/GeoRisk)."""
+"""``fastrisk table``: URisk/TRisk of every system against every baseline."""
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+
+from fastrisk._long_pieces import table_pieces
+from fastrisk._streaming import write_pieces
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
@@ -10,15 +15,13 @@ from fastrisk.cli._args import (
     load_matrix,
     load_matrix_and_baseline,
 )
-from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.cli._output import add_format_options, stream_options, write_table
+from fastrisk.tables import baseline_table
 
 TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
-ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
 
 
 def _cmd_table(args) -> None:
-    from fastrisk.tables import baseline_table
-
     kwargs = alpha_kwargs(args)
     if args.baseline is None or args.baseline == "all":
         matrix, baseline = load_matrix(args), "all"
@@ -34,10 +37,6 @@ def _cmd_table(args) -> None:
 
 def _write_long(result, fmt: str, out) -> None:
     """The table's long form ``[alpha, system, baseline]``, streamed a block of systems at a time."""
-    from fastrisk._long_pieces import table_pieces
-    from fastrisk._streaming import write_pieces
-    from fastrisk.cli._output import stream_options
-
     rows = len(result.alpha) * len(result.systems) * len(result.baselines)
     write_pieces(table_pieces(result, TABLE_COLUMNS), fmt, out, rows=rows, columns=len(TABLE_COLUMNS),
                  **stream_options())
@@ -46,9 +45,6 @@ def _write_long(result, fmt: str, out) -> None:
 def _agreement_table(result, p: float):
     """One row per (alpha, pair of baselines): Kendall tau-b and RBO of the two rankings, with
     the Friedman test over all baselines' rankings at that alpha repeated on each row."""
-    import numpy as np
-    import pyarrow as pa
-
     parts = []
     for alpha in result.alpha:
         agree = result.agreement(alpha, p=p)
@@ -63,33 +59,6 @@ def _agreement_table(result, p: float):
             "kendall_w": np.full(a.size, agree.friedman.kendall_w),
         }))
     return pa.concat_tables(parts)
-
-
-def _cmd_zrisk(args) -> None:
-    from fastrisk._zrisk import zrisk
-
-    result = zrisk(load_matrix(args), convention=args.convention, threads=args.threads, **alpha_kwargs(args))
-    write_table(result.to_arrow().select(ZRISK_COLUMNS), args.format, args.out)
-
-
-def _cmd_pca(args) -> None:
-    import sys
-
-    from fastrisk._pca import pca
-    from fastrisk.baselines import VIRTUAL, virtual_baseline
-    from fastrisk.cli._args import parse_names
-    from fastrisk.errors import InputError
-
-    matrix = load_matrix(args)
-    kinds = parse_names(args.baselines) if args.baselines else []
-    unknown = [k for k in kinds if k.lower() not in VIRTUAL]
-    if unknown:
-        raise InputError(f"--baselines takes {', '.join(VIRTUAL)}; got {', '.join(unknown)}")
-    result = pca(matrix, args.components, extra=[virtual_baseline(matrix, k) for k in kinds] or None,
-                 center=not args.uncentred)
-    ratios = ", ".join(f"PC{j + 1} {100 * r:.1f}%" for j, r in enumerate(result.explained_variance_ratio))
-    print(f"fastrisk pca: explained variance {ratios}", file=sys.stderr)
-    write_table(result.coordinates(), args.format, args.out)
 
 
 def register(sub) -> None:
@@ -112,24 +81,3 @@ def register(sub) -> None:
     p.add_argument("--rbo-p", type=float, default=0.9, help="RBO persistence with --agreement (default 0.9)")
     add_format_options(p)
     p.set_defaults(func=_cmd_table)
-
-    p = sub.add_parser("pca", help="PCA map of systems, with virtual baselines projected",
-                       description="Principal components of the systems x topics matrix (topics as variables, "
-                                   "centred); one row per system and per projected virtual baseline with its "
-                                   "coordinates pc1..pcN. The explained variance goes to stderr.")
-    add_matrix_arguments(p)
-    p.add_argument("--components", type=int, default=2, help="components to keep (default 2)")
-    p.add_argument("--uncentred", action="store_true",
-                   help="decompose the raw matrix, as Dinçer, Ounis & Macdonald (ECIR 2014) report it")
-    p.add_argument("--baselines", metavar="mean,median,max", help="virtual baselines to project as extra points")
-    add_format_options(p)
-    p.set_defaults(func=_cmd_pca)
-
-    p = sub.add_parser("zrisk", help="ZRisk and GeoRisk of every system over the whole matrix",
-                       description="ZRisk and GeoRisk (Dinçer, Macdonald & Ounis 2016) of every system, every "
-                                   "system being a baseline of every other; scores must be non-negative. "
-                                   "--convention minus gives ZRisk- = -ZRisk and GeoRisk- (Benham et al. 2019).")
-    add_matrix_arguments(p)
-    add_alpha_arguments(p)
-    add_format_options(p)
-    p.set_defaults(func=_cmd_zrisk)

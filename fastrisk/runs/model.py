@@ -1,4 +1,4 @@
-"""TREC run files and qrels: parsing, validation and a dense per-topic integer encoding.
+"""The data model of runs and qrels: :class:`RunSet`, :class:`Qrels` and their alignment.
 
 A :class:`RunSet` holds every system's ranking for every topic as one ``(S, T, D)`` int32
 array of *dense per-topic document ids* (``-1`` pads rankings shorter than ``D``). Within a
@@ -15,70 +15,19 @@ but otherwise ignored.
 
 from __future__ import annotations
 
-import os
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastrisk.errors import InputError, RunFileWarning
+from fastrisk.errors import InputError
+from fastrisk.runs import ipc
 
-__all__ = ["Qrels", "RunFileWarning", "RunSet", "read_qrels", "read_runs"]
+__all__ = ["Judged", "Qrels", "RunSet", "align", "encode_rankings"]
 
-_RUN_SUFFIXES = (".gz", ".run", ".txt", ".trec", ".res", ".tsv")
-
-
-# ---------------------------------------------------------------------------------------
-# file helpers
-
-
-def _expand_paths(paths, pattern=None) -> tuple[list[Path], list[bool]]:
-    """Files to read, and whether each came from a directory listing without a pattern
-    (such files are skipped, with a warning, when they are not runs)."""
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    if not isinstance(paths, (list, tuple)):
-        raise InputError(f"`runs` must be run file paths, a directory or an in-memory source, got {type(paths).__name__}")
-    out: list[Path] = []
-    optional: list[bool] = []
-    for p in paths:
-        if not isinstance(p, (str, os.PathLike)):
-            raise InputError(f"`runs` entries must be paths, got {type(p).__name__}")
-        p = Path(p)
-        if p.is_dir():
-            files = sorted(q for q in (p.glob(pattern) if pattern else p.iterdir())
-                           if q.is_file() and not q.name.startswith("."))
-            if not files:
-                raise InputError(f"run directory {str(p)!r} holds no files" + (f" matching {pattern!r}" if pattern else ""))
-            out.extend(files)
-            optional.extend([pattern is None] * len(files))
-        elif p.is_file():
-            out.append(p)
-            optional.append(False)
-        else:
-            raise InputError(f"run file {str(p)!r} does not exist")
-    if not out:
-        raise InputError("`runs` must name at least one run file or directory")
-    return out, optional
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    changed = True
-    while changed:
-        changed = False
-        for suf in _RUN_SUFFIXES:
-            if name.lower().endswith(suf) and len(name) > len(suf):
-                name = name[: -len(suf)]
-                changed = True
-    return name
-
-
-def _topic_order(topics: Iterable[str]) -> list[str]:
+def topic_order(topics: Iterable[str]) -> list[str]:
     """Numeric order when every topic id is an integer, else lexicographic."""
     topics = set(topics)
     try:
@@ -87,7 +36,6 @@ def _topic_order(topics: Iterable[str]) -> list[str]:
         return sorted(topics)
 
 
-# ---------------------------------------------------------------------------------------
 # ---------------------------------------------------------------------------------------
 # RunSet
 
@@ -163,9 +111,12 @@ class RunSet:
 
     def save(self, path) -> None:
         """Write to an Arrow IPC file that :func:`read_runs` memory-maps back."""
-        from fastrisk import run_cache
+        ipc.save_runs(self, path)
 
-        run_cache.save_runs(self, path)
+    @classmethod
+    def load(cls, path) -> RunSet:
+        """Memory-map a RunSet written by :meth:`save`."""
+        return cls(*ipc.runs_fields(path))
 
     # -- shape ---------------------------------------------------------------------
 
@@ -290,106 +241,6 @@ def encode_rankings(docs: np.ndarray, lengths: np.ndarray, topics=None):
     return out, offsets, best_rank, ranked_all
 
 
-def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None = None,
-              threads: int | None = None, cache=None) -> RunSet:
-    """Read TREC runs into a :class:`RunSet`.
-
-    ``paths``: run files (plain, gzip, bz2, xz or zstd) and/or directories; a RunSet saved
-    with :meth:`RunSet.save`; or an in-memory source (a pandas/polars/Arrow frame or a
-    ``{name: frame}`` mapping with PyTerrier columns ``qid, docno, score``, pytrec_eval-style
-    ``{name: {qid: {docno: score}}}`` dicts, ranx ``Run`` objects): see
-    :func:`fastrisk.run_sources.runs_from`.
-
-    Each file must have six whitespace-separated columns ``topic Q0 docid rank score tag``;
-    a document listed twice for a topic is an error naming the file and line. The system
-    name is the run tag, or the file name (without ``.gz``/``.run``/...) when two files
-    share a tag. ``names`` overrides both. In a directory, only files matching ``pattern``
-    (a glob, e.g. ``"*.gz"``) are read; without a pattern, files that are not runs (binary,
-    or not six columns on their first line) are skipped with a :class:`RunFileWarning`.
-    Files are parsed in parallel by a compiled scanner (``threads`` workers; default all
-    cores). ``cache=True`` (or a directory) keeps the parsed set on disk, keyed by the files'
-    paths, sizes, modification times and a hash of their ends, so the next read of the same
-    files is a memory-mapped load.
-
-    Parameters
-    ----------
-    paths : str or os.PathLike or sequence of them, or an in-memory source
-        Run files and directories, a saved RunSet, or frames / dicts / ranx runs.
-    names : sequence of str, optional
-        System names, one per run.
-    pattern : str, optional
-        A glob selecting the run files of a directory.
-    threads : int, optional
-        Parser workers (default: all cores).
-    cache : bool or str or os.PathLike, optional
-        Keep the parsed set on disk (True: the default cache directory).
-
-    Returns
-    -------
-    RunSet
-        Every run's ranking per topic, with dense per-topic document ids.
-    """
-    from fastrisk import run_cache, run_sources
-
-    if run_sources.is_in_memory(paths):
-        return run_sources.runs_from(paths, names=names)
-    if run_cache.is_saved(paths):
-        return run_cache.load_runs(paths)
-    files, optional = _expand_paths(paths, pattern)
-    key = None
-    if cache:
-        key = run_cache.key(files, names=names)
-        hit = run_cache.lookup(cache, key)
-        if hit is not None:
-            return hit
-    parsed = _parse_skipping(files, optional, threads)
-    files = [p.path for p in parsed]
-    out = runset_from_parsed(parsed, names, tuple(str(p) for p in files))
-    if key is not None:
-        run_cache.store(cache, key, out)
-    return out
-
-
-def _parse_skipping(files, optional, threads):
-    from fastrisk import _trec_text
-
-    if not any(optional):
-        return _trec_text.parse_runs(files, threads)
-    keep = []
-    for f, opt in zip(files, optional):
-        if not opt:
-            keep.append(f)
-            continue
-        try:
-            _trec_text.sniff_run(f)
-            keep.append(f)
-        except InputError as exc:
-            warnings.warn(f"skipping {f}: not a TREC run ({exc})", RunFileWarning, stacklevel=4)
-    if not keep:
-        raise InputError(f"no run files among {[str(f) for f in files][:10]}")
-    return _trec_text.parse_runs(keep, threads)
-
-
-def runset_from_parsed(parsed, names=None, sources=()) -> RunSet:
-    """Assemble a RunSet from parsed runs (files or in-memory sources)."""
-    from fastrisk import _trec_text
-
-    if names is not None:
-        names = [str(n) for n in names]
-        if len(names) != len(parsed):
-            raise InputError(f"`names` has {len(names)} entries for {len(parsed)} run files")
-    else:
-        tags = [r.tag for r in parsed]
-        names = tags if len(set(tags)) == len(tags) else [_stem(r.path) for r in parsed]
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        files = {n: [str(r.path) for r, m in zip(parsed, names) if m == n] for n in dup}
-        raise InputError(f"system names collide after using file names: {files}; pass `names=`")
-    topics = _topic_order(t for r in parsed for t in r.topic_dict.to_pylist())
-    docs, lengths, offsets, best_rank, vocab = _trec_text.build_rankings(parsed, topics)
-    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
-
-
 # ---------------------------------------------------------------------------------------
 # Qrels
 
@@ -412,7 +263,7 @@ class Qrels:
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
         """Build from ``{topic: {docid: grade}}``."""
-        topics = _topic_order(str(t) for t in judgments)
+        topics = topic_order(str(t) for t in judgments)
         lookup = {str(t): v for t, v in judgments.items()}
         docs, grades, offsets = [], [], [0]
         for t in topics:
@@ -431,7 +282,7 @@ class Qrels:
     def from_rows(cls, topic_dict, topic, docids, raw, source="") -> Qrels:
         """From per-row topic codes (into ``topic_dict``), document names and raw grades."""
         names = topic_dict.to_pylist()
-        topics = _topic_order(names)
+        topics = topic_order(names)
         rank = {t: i for i, t in enumerate(topics)}
         pos = np.array([rank[t] for t in names], np.int64)[topic]
         order = np.argsort(pos, kind="stable")
@@ -451,9 +302,12 @@ class Qrels:
 
     def save(self, path) -> None:
         """Write to an Arrow IPC file that :func:`read_qrels` memory-maps back."""
-        from fastrisk import run_cache
+        ipc.save_qrels(self, path)
 
-        run_cache.save_qrels(self, path)
+    @classmethod
+    def load(cls, path) -> Qrels:
+        """Memory-map a Qrels written by :meth:`save`."""
+        return cls(*ipc.qrels_fields(path))
 
     def topic_slice(self, t: int) -> slice:
         return slice(int(self.topic_offsets[t]), int(self.topic_offsets[t + 1]))
@@ -469,42 +323,6 @@ class Qrels:
 
     def to_pandas(self):
         return self.to_arrow().to_pandas()
-
-
-def read_qrels(path) -> Qrels:
-    """Read TREC qrels (``topic iteration docid grade``; plain or compressed) into :class:`Qrels`.
-
-    Negative grades count as 0 (judged non-relevant); grades must lie in -128..127. A
-    document judged twice for a topic with different grades is an error naming the file and
-    line. Blank lines and ``#`` comment lines are skipped, as trec_eval does. ``path`` may
-    also be a saved Qrels (:meth:`Qrels.save`) or an in-memory source (a frame with columns
-    ``qid, docno, label``, ``{qid: {docno: grade}}``, an ir_datasets qrels iterable, a ranx
-    ``Qrels``): see :func:`fastrisk.run_sources.qrels_from`.
-
-    Parameters
-    ----------
-    path : str or os.PathLike or Qrels or an in-memory source
-        The qrels file (plain or compressed) or another source of judgments.
-
-    Returns
-    -------
-    Qrels
-        Grades per (topic, document).
-    """
-    from fastrisk import _trec_text, run_cache, run_sources
-
-    if isinstance(path, Qrels):
-        return path
-    if run_sources.is_in_memory(path, qrels=True):
-        return run_sources.qrels_from(path)
-    if not isinstance(path, (str, os.PathLike)):
-        raise InputError(f"`qrels` must be a path or an in-memory qrels source, got {type(path).__name__}")
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"qrels file {str(path)!r} does not exist")
-    if run_cache.is_saved(path):
-        return run_cache.load_qrels(path)
-    return Qrels.from_rows(*_trec_text.parse_qrels(path), source=str(path))
 
 
 # ---------------------------------------------------------------------------------------

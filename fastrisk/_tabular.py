@@ -1,0 +1,66 @@
+"""Plain-text tables and ``# key: value`` comment headers, shared by the library's readers and
+writers and by the CLI: :func:`format_text` (an aligned text table), :func:`comment_header`
+and its inverse :func:`parse_comment_header` (what produced a CSV or text output, escaped one
+line per entry). Data layer: imports nothing of fastrisk.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+
+__all__ = ["comment_header", "format_text", "parse_comment_header"]
+
+
+def comment_header(metadata: dict[str, str]) -> str:
+    """``# key: value`` lines (newlines in a value escaped as ``\\n``)."""
+    return "".join(f"# {k}: {v.replace(chr(92), chr(92) * 2).replace(chr(10), chr(92) + 'n')}\n"
+                   for k, v in metadata.items())
+
+
+def parse_comment_header(lines) -> dict[str, str]:
+    """Inverse of :func:`comment_header` for the leading ``#`` lines of a file."""
+    out = {}
+    for line in lines:
+        body = line.rstrip("\r\n")[1:].strip()
+        key, sep, value = body.partition(": ")
+        if not sep:
+            key, value = body.rstrip(":"), ""
+        out[key] = _unescape(value)
+    return out
+
+
+def _unescape(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text):
+            out.append("\n" if text[i + 1] == "n" else text[i + 1])
+            i += 2
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.4f}"
+    return str(value)
+
+
+def format_text(table: pa.Table) -> str:
+    """A fixed-width text table; floats to 4 decimals, numbers right-aligned."""
+    names = table.column_names
+    cols = [[_cell(v) for v in table.column(n).to_pylist()] for n in names]
+    widths = [max([len(n)] + [len(v) for v in col]) for n, col in zip(names, cols)]
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+    def fmt(vals):
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+    lines = [fmt(names)]
+    lines += [fmt(row) for row in zip(*cols)] if cols else []
+    return "\n".join(lines) + "\n"

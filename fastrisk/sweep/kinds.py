@@ -1,0 +1,112 @@
+"""Job kinds: what a sweep can run (:data:`KINDS`) and :func:`register_kind`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from fastrisk._risk import risk, topic_risk
+from fastrisk._zrisk import zrisk
+from fastrisk.datasets import trec2012_web
+from fastrisk.errors import InputError
+from fastrisk.pooling import pooling_experiment
+from fastrisk.resampling import bootstrap, permutation_test
+from fastrisk.tables import baseline_table
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """A procedure a sweep can run: ``func(data, **params) -> pyarrow.Table``.
+
+    ``data`` says what a data source must load to (``"matrix"``: a ScoreMatrix; ``"runs"``:
+    a ``(RunSet, Qrels)`` pair); ``seed`` names the keyword that receives the job's seed
+    (None: the procedure is not random); ``threads`` whether ``func`` accepts ``threads=``.
+    """
+
+    name: str
+    func: Callable
+    data: str = "matrix"
+    seed: str | None = None
+    threads: bool = True
+
+    def __call__(self, data, params: Mapping, seed: int, threads: int | None) -> pa.Table:
+        kwargs = dict(params)
+        if self.seed is not None:
+            kwargs[self.seed] = seed
+        if self.threads:
+            kwargs["threads"] = threads
+        table = self.func(data, **kwargs)
+        if not isinstance(table, pa.Table):
+            table = table.to_arrow()
+        return table
+
+
+#: The registry of job kinds: name -> :class:`JobKind`.
+KINDS: dict[str, JobKind] = {}
+
+
+#: Job kinds registered by optional modules when a grid first names them (kind -> module).
+PLUGIN_KINDS = {"simulate_errors": "fastrisk.simulate"}
+
+
+def register_kind(name: str, func: Callable, *, data: str = "matrix", seed: str | None = None,
+                  threads: bool = True, replace: bool = False) -> JobKind:
+    """Add a job kind: ``func(data, **params)`` returning a pyarrow Table (or a result with
+    ``to_arrow()``). ``func`` must be importable by name (a module-level function) for
+    process and Dask workers to find it."""
+    if data not in ("matrix", "runs"):
+        raise InputError(f"`data` must be 'matrix' or 'runs', got {data!r}")
+    if name in KINDS and not replace:
+        raise InputError(f"job kind {name!r} is already registered (pass replace=True to replace it)")
+    KINDS[name] = kind = JobKind(name, func, data, seed, threads)
+    return kind
+
+
+def _baseline_ref(baseline, matrix):
+    """``"trec2012-web:indriCASP"`` -> the official per-topic baseline for the matrix's measure."""
+    if isinstance(baseline, str) and baseline.lower() == "trec2012-web:indricasp":
+        measure = (matrix.measure or "err20").lower().replace("@", "")
+        return dict(trec2012_web(measure)[1])
+    return baseline
+
+
+def _risk_job(matrix, *, baseline, **params) -> pa.Table:
+    return risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+
+
+def _topic_risk_job(matrix, *, baseline, **params) -> pa.Table:
+    return topic_risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+
+
+def _pool_bias_job(data, **params) -> pa.Table:
+    runs, qrels = data
+    return pooling_experiment(runs, qrels, **params).mae_long()
+
+
+def _bootstrap_job(matrix, *, baseline=None, **params) -> pa.Table:
+    params.setdefault("keep_replicates", False)
+    return bootstrap(matrix, _baseline_ref(baseline, matrix), progress=False, **params).to_arrow()
+
+
+def _permutation_job(matrix, *, baseline=None, **params) -> pa.Table:
+    params.setdefault("keep_replicates", False)
+    return permutation_test(matrix, _baseline_ref(baseline, matrix), progress=False, **params).to_arrow()
+
+
+def _zrisk_job(matrix, **params) -> pa.Table:
+    return zrisk(matrix, **params).to_arrow()
+
+
+def _table_job(matrix, *, baseline="all", **params) -> pa.Table:
+    return baseline_table(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+
+
+register_kind("risk", _risk_job)
+register_kind("topic_risk", _topic_risk_job)
+register_kind("bootstrap", _bootstrap_job, seed="rng")
+register_kind("permutation", _permutation_job, seed="rng")
+register_kind("pool_bias", _pool_bias_job, data="runs", seed="rng")
+register_kind("zrisk", _zrisk_job)
+register_kind("table", _table_job)
