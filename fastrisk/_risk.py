@@ -219,15 +219,18 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
         ``x`` ``[alpha, system, topic]`` and the differences ``d`` ``[system, topic]``.
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
-    R = matrix.values
-    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        if vf.is_linear:
-            X = _k.linear_scores(R, base.values, vf.alpha)
-        else:
-            X = _k.value_scores(R, base.values, vf.func)[None]
+    X = value_scores(matrix.values, base.values, vf, threads)
     _numerics.check_finite_fast(X, "a risk-reward score (r - b, weighted)")
     return RiskScores(systems=matrix.systems, topics=matrix.topics, alpha=vf.alpha, loss_weight=vf.loss_weight,
-                      baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=R - base.values)
+                      baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=matrix.values - base.values)
+
+
+def value_scores(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None) -> np.ndarray:
+    """x = v(R - B) ``[alpha, system, topic]`` (one alpha for a non-linear ``vf``); small jobs
+    on the kernels' serial twins."""
+    if vf.is_linear:
+        return run(_k.linear_scores, _k.linear_scores_serial, R.size * len(vf.alpha), threads, R, B, vf.alpha)
+    return run(_k.value_scores, _k.value_scores_serial, R.size, threads, R, B, vf.func)[None]
 
 
 def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,

@@ -287,6 +287,10 @@ def _topic_row(x, loo, tr, tj, influence, pseudo):
     return (c - 1) * (loo_total / c - theta), theta, moments[1]
 
 
+linear_scores_serial = serial(linear_scores)
+value_scores_serial = serial(value_scores)
+
+
 @pjit
 def topic_risk(X):
     """Exploratory per-topic risk of per-topic scores X (A, S, c).
