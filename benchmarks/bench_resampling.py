@@ -180,16 +180,17 @@ def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
     W = np.empty((B, x.shape[1]))
     Z = np.ascontiguousarray(x / x.shape[1])
 
-    def limit():
-        _k.multinomial_counts(1, 0, W)
+    def limit():  # on one thread: the floor of the work, not of a parallel launch on a busy machine
+        _k.multinomial_counts_serial(1, 0, W)
         means = Z @ W.T
-        np.partition(means, [B // 40, B - B // 40], axis=1)
+        for row in means:
+            row.partition([B // 40, B - B // 40])
     limit()
     ts = []
     for _ in range(7):
         t0 = time.perf_counter()
         limit()
         ts.append(time.perf_counter() - t0)
-    benchmark.extra_info["limit_seconds"] = float(np.median(ts))
+    benchmark.extra_info["limit_seconds"] = float(np.min(ts))
     side_by_side(benchmark, lambda: bootstrap(x, replicates=B, rng=1, method="percentile", progress=False),
                  peers, blocks=9, block_seconds=0.2, aim=3.0)

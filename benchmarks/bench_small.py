@@ -19,11 +19,16 @@ import fastrisk
 from fastrisk._inference import t_critical
 
 
+def numpy_scores(R, B, alphas):
+    """x = d, or (1 + alpha) d for a loss, [alpha, system, topic]."""
+    d = R - B
+    return np.where(d < 0, d[None] * (1 + alphas[:, None, None]), d[None])
+
+
 def numpy_topic_risk(R, B, alphas, crit):
     """Per-topic TR_i, TJ_i, influences, pseudo-values, bias and the loss/win flags, vectorised."""
     c = R.shape[1]
-    d = R - B
-    x = np.where(d < 0, d[None] * (1 + alphas[:, None, None]), d[None])
+    x = numpy_scores(R, B, alphas)
     mean = x.mean(axis=-1, keepdims=True)
     sd = x.std(axis=-1, ddof=1, keepdims=True)
     loo = (c * mean - x) / (c - 1)
@@ -42,48 +47,38 @@ def trec():
     return m, base
 
 
-def test_risk_small(benchmark, trec):
-    m, base = trec
-    benchmark.group = "small-risk-48x50x4"
-    ours = fastrisk.risk(m, base, alpha=ALPHAS)
-    np.testing.assert_allclose(numpy_risk(m.values, base.values, ALPHAS)[3], ours.trisk, rtol=1e-9)
-    side_by_side(benchmark, lambda: fastrisk.risk(m, base, alpha=ALPHAS),
-                 {"numpy": lambda: numpy_risk(m.values, base.values, ALPHAS)}, aim=3.0)
-
-
-def test_zrisk_small(benchmark, trec):
-    m, _ = trec
-    benchmark.group = "small-zrisk-48x50x4"
-    lw = 1.0 + ALPHAS
-    ours = fastrisk.zrisk(m, loss_weight=lw)
-    np.testing.assert_allclose(numpy_zrisk(m.values, lw)[0].T, ours.zrisk, rtol=1e-9)
-    side_by_side(benchmark, lambda: fastrisk.zrisk(m, loss_weight=lw),
-                 {"numpy": lambda: numpy_zrisk(m.values, lw)}, aim=3.0)
-
-
-def test_topic_risk_small(benchmark, trec):
-    m, base = trec
-    benchmark.group = "small-topic-risk-48x50x4"
-    crit = t_critical(0.05, m.n_topics - 1)
-    ours = fastrisk.topic_risk(m, base, alpha=ALPHAS)
-    np.testing.assert_allclose(numpy_topic_risk(m.values, base.values, ALPHAS, crit)[1], ours.tr, rtol=1e-9)
-    side_by_side(benchmark, lambda: fastrisk.topic_risk(m, base, alpha=ALPHAS),
-                 {"numpy": lambda: numpy_topic_risk(m.values, base.values, ALPHAS, crit)}, aim=3.0)
-
-
 def numpy_t_test(R, B, alphas):
     """Paired t of every system at every alpha with its two-sided p-value, vectorised."""
     c = R.shape[1]
-    d = R - B
-    x = np.where(d < 0, d[None] * (1 + alphas[:, None, None]), d[None])
+    x = numpy_scores(R, B, alphas)
     t = x.mean(axis=-1) / (x.std(axis=-1, ddof=1) / np.sqrt(c))
     return t, 2 * special.stdtr(c - 1, -np.abs(t))
 
 
-def test_t_test_small(benchmark, trec):
+
+#: name -> (fastrisk call, NumPy peer, what to compare: (fastrisk result, peer output) -> arrays)
+CASES = {
+    "risk": (lambda m, b, crit: fastrisk.risk(m, b, alpha=ALPHAS),
+             lambda m, b, crit: numpy_risk(m.values, b.values, ALPHAS),
+             lambda ours, peer: (ours.trisk, peer[3])),
+    "zrisk": (lambda m, b, crit: fastrisk.zrisk(m, loss_weight=1.0 + ALPHAS),
+              lambda m, b, crit: numpy_zrisk(m.values, 1.0 + ALPHAS),
+              lambda ours, peer: (ours.zrisk, peer[0].T)),
+    "topic_risk": (lambda m, b, crit: fastrisk.topic_risk(m, b, alpha=ALPHAS),
+                   lambda m, b, crit: numpy_topic_risk(m.values, b.values, ALPHAS, crit),
+                   lambda ours, peer: (ours.tr, peer[1])),
+    "t_test": (lambda m, b, crit: fastrisk.t_test(m, b, alpha=ALPHAS),
+               lambda m, b, crit: numpy_t_test(m.values, b.values, ALPHAS),
+               lambda ours, peer: (ours.t, peer[0])),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_small_call(benchmark, trec, name):
+    """One call of fastrisk (result object included) against the NumPy of the same arithmetic (aim >= 3)."""
     m, base = trec
-    benchmark.group = "small-t-test-48x50x4"
-    ours = fastrisk.t_test(m, base, alpha=ALPHAS)
-    np.testing.assert_allclose(numpy_t_test(m.values, base.values, ALPHAS)[0], ours.t, rtol=1e-9)
-    side_by_side(benchmark, lambda: fastrisk.t_test(m, base, alpha=ALPHAS),
-                 {"numpy": lambda: numpy_t_test(m.values, base.values, ALPHAS)}, aim=3.0)
+    ours, peer, compare = CASES[name]
+    crit = t_critical(0.05, m.n_topics - 1)
+    benchmark.group = f"small-{name}-48x50x4"
+    np.testing.assert_allclose(*compare(ours(m, base, crit), peer(m, base, crit)), rtol=1e-9)
+    side_by_side(benchmark, lambda: ours(m, base, crit), {"numpy": lambda: peer(m, base, crit)}, aim=3.0)
