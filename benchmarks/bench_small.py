@@ -69,7 +69,7 @@ CASES = {
                    lambda ours, peer: (ours.tr, peer[1])),
     "t_test": (lambda m, b, crit: fastrisk.t_test(m, b, alpha=ALPHAS),
                lambda m, b, crit: numpy_t_test(m.values, b.values, ALPHAS),
-               lambda ours, peer: (ours.t, peer[0])),
+               lambda ours, peer: (ours.statistic, peer[0])),
 }
 
 

@@ -57,7 +57,7 @@ class RiskScores(Result):
 class RiskResult(TRiskInference, Result):
     """URisk/TRisk of every system at every alpha against one baseline.
 
-    Arrays ``[alpha, system]``: ``urisk``, ``se_param`` (SE_x, also ``standard_error``),
+    Arrays ``[alpha, system]``: ``urisk``, ``standard_error`` (SE_x),
     ``se_jack`` (SE_J), ``trisk`` (also ``statistic``), ``pvalue`` (two-sided, Student t,
     ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk beyond ∓ ``critical_t`` at level
     ``significance``). ``[system]``: ``freward``, ``frisk``, ``ugain``. ``[alpha]``:
@@ -66,7 +66,7 @@ class RiskResult(TRiskInference, Result):
     significantly worse than the baseline.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``convention``, ``value``, ``urisk``, ``se_param``, ``se_jack``, ``trisk``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``se_jack``, ``trisk``,
     ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``.
     """
 
@@ -85,7 +85,7 @@ class RiskResult(TRiskInference, Result):
     significance: float
     critical_t: float
     urisk: np.ndarray = array("alpha", "system")
-    se_param: np.ndarray = array("alpha", "system")
+    standard_error: np.ndarray = array("alpha", "system")
     se_jack: np.ndarray = array("alpha", "system")
     trisk: np.ndarray = array("alpha", "system")
     at_risk: np.ndarray = array("alpha", "system")
@@ -95,15 +95,11 @@ class RiskResult(TRiskInference, Result):
     ugain: np.ndarray = array("system")
     se_rmse: np.ndarray = array("alpha")
 
-    @property
-    def standard_error(self) -> np.ndarray:
-        return self.se_param
-
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
         k = self.systems.index(system)
         return {name: getattr(self, name)[:, k] for name in
-                ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
+                ("urisk", "standard_error", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
 
 @dataclass(frozen=True, repr=False)
@@ -112,7 +108,7 @@ class TopicRiskResult(Result):
 
     Arrays ``[alpha, system, topic]``: ``x`` (signed by the convention), ``tr`` (TR_i = x_i /
     s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
-    theta_(i))), ``pseudo`` (pseudo-values; column ``pseudo_value``), significance flags
+    theta_(i))), ``pseudo_values`` (column ``pseudo_value``), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
 
     Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
@@ -136,7 +132,7 @@ class TopicRiskResult(Result):
     tr: np.ndarray = array("alpha", "system", "topic")
     tj: np.ndarray = array("alpha", "system", "topic")
     influence: np.ndarray = array("alpha", "system", "topic")
-    pseudo: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
+    pseudo_values: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
     bias: np.ndarray = array("alpha", "system")
     loss: np.ndarray = array("alpha", "system", "topic")
     win: np.ndarray = array("alpha", "system", "topic")
@@ -275,7 +271,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     Returns
     -------
     RiskResult
-        ``urisk``, ``se_param``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
+        ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
         give the system × α publication table.
 
@@ -313,7 +309,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
-        se_param=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
+        standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
     )
 
 
@@ -398,7 +394,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     Returns
     -------
     TopicRiskResult
-        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo``, ``loss``, ``win``
+        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo_values``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
@@ -416,7 +412,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
                 systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
                 loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
                 significance=float(significance), critical_t=crit, x=x, tr=tr, tj=tj, influence=influence,
-                pseudo=pseudo, bias=bias, loss=flags[0], win=flags[1])
+                pseudo_values=pseudo, bias=bias, loss=flags[0], win=flags[1])
     scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
@@ -434,7 +430,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
         loss_weight=scores.loss_weight, convention=convention, value=scores.value, df=df,
         significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
-        influence=s * influence, pseudo=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
+        influence=s * influence, pseudo_values=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
     )
 
 

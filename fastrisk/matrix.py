@@ -243,16 +243,6 @@ class ScoreMatrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_numpy(cls, values, systems=None, topics=None, measure=None) -> "ScoreMatrix":
-        """From an ``(S, c)`` array; labels default to ``"0".."S-1"`` and ``"0".."c-1"``."""
-        arr = np.asarray(values, dtype=np.float64)
-        if arr.ndim != 2:
-            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
-        systems = range(arr.shape[0]) if systems is None else systems
-        topics = range(arr.shape[1]) if topics is None else topics
-        return cls(arr, systems, topics, measure)
-
-    @classmethod
     def from_long(cls, systems, topics, scores, *, measure=None, missing="raise",
                   source: str | None = None, lines=None) -> "ScoreMatrix":
         """Pivot long-form triples (system, topic, score) into a matrix.

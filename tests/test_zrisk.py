@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from reference import multibase as ref
 
 from fastrisk._zrisk import zrisk
 from fastrisk.errors import InputError

@@ -50,17 +50,25 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
 
 
 @njit
-def _linear_sums(r, b):
-    """The sums behind every alpha's moments of x = d + alpha min(d, 0), d = r - b, in two
-    passes: (gains, losses, s_ee, s_ef, s_ff, s_e, s_f) with the centred e_i = d_i - mean(d),
-    f_i = min(d_i, 0) - mean(min(d, 0)) (s_e, s_f: their sums, 0 up to rounding)."""
+def risk_sums(r, b):
+    """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
+
+    With d_i = r_i - b_i and n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i +
+    alpha f_i for the centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of
+    e^2, e f, f^2) give every alpha's sum of squares exactly, and the leave-one-out means
+    theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
+    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). Two passes,
+    branch-free (max/min); returns (gains, losses, s_ee, s_ef, s_ff, s_e, s_f). The one scalar
+    core of the single-collection (:func:`_linear_row`) and batched
+    (:func:`fastrisk._kernels.batch.risk_pair`) paths.
+    """
     c = r.shape[0]
     gains = 0.0
     losses = 0.0
-    for i in range(c):  # min/max, not a branch: the sign of d is a coin flip (adding 0.0 is exact)
+    for i in range(c):
         d = r[i] - b[i]
-        losses += min(d, 0.0)
         gains += max(d, 0.0)
+        losses += min(d, 0.0)
     mean_d = (gains + losses) / c
     mean_n = losses / c
     s_ee = 0.0
@@ -81,33 +89,25 @@ def _linear_sums(r, b):
 
 
 @njit
-def _linear_moments(sums, alpha, c):
-    """(URisk, SE_x, SE_J, shift) at ``alpha`` from :func:`_linear_sums`; shift = mean of the
-    leave-one-out means minus URisk (0 up to rounding)."""
-    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = sums
+def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
+    """(URisk, SE_x, SE_J) at ``alpha`` from the sums of :func:`risk_sums`."""
     inv = 1.0 / (c - 1)
+    urisk = (gains + (1.0 + alpha) * losses) / c
     ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
-    shift = -(s_e + alpha * s_f) * inv / c
-    return ((gains + (1.0 + alpha) * losses) / c, math.sqrt(ss * inv / c),
-            math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0)), shift)
+    shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
+    return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
 
 
 @njit
 def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
-
-    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
-    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
-    give every alpha's sum of squares exactly, and the leave-one-out means
-    theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
-    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
-    over topics does not depend on the number of alphas.
-    """
+    """URisk, SE_x and SE_J of one system at every alpha (:func:`risk_sums`, then
+    :func:`risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
+    depend on the number of alphas."""
     c = r.shape[0]
-    sums = _linear_sums(r, b)
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(r, b)
     for a in range(alphas.shape[0]):
-        urisk[a], se[a], sej[a], _ = _linear_moments(sums, alphas[a], c)
-    return sums[0] / c, -sums[1] / c
+        urisk[a], se[a], sej[a] = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+    return gains / c, -losses / c
 
 
 @pjit
@@ -180,23 +180,6 @@ def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
 
 
 linear_risk_table_serial = serial(linear_risk_table)
-
-
-@njit
-def standardise(num, den):
-    """num / den elementwise; where den is 0: NaN if num is 0 too, else ±inf (sign of num)."""
-    out = np.empty(num.shape)
-    flat_out = out.reshape(-1)
-    flat_num = num.reshape(-1)
-    flat_den = den.reshape(-1)
-    for i in range(flat_num.shape[0]):
-        if flat_den[i] > 0.0:
-            flat_out[i] = flat_num[i] / flat_den[i]
-        elif flat_num[i] == 0.0:
-            flat_out[i] = math.nan
-        else:
-            flat_out[i] = math.copysign(math.inf, flat_num[i])
-    return out
 
 
 @njit
@@ -322,8 +305,8 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
     ``[alpha, system]`` (SE_x below the relative floor of :func:`floored_t`: TR is then x/0 by
     the ±inf/NaN rule and TJ NaN) and how many. ``ok`` is False when a score x is not finite or
     a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then unspecified).
-    The formulas are :func:`topic_risk`'s with the moments of :func:`_linear_row` (the same
-    URisk, SE_x and SE_J as :func:`linear_risk_table`): two passes per system for every alpha,
+    The formulas are :func:`topic_risk`'s with the moments of :func:`risk_sums` /
+    :func:`risk_at` (the same URisk, SE_x and SE_J as :func:`linear_risk_table`): two passes per system for every alpha,
     then one pass per alpha writing every output.
     """
     S, c = R.shape
@@ -337,7 +320,7 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
     root_c = math.sqrt(c)
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
-        sums = _linear_sums(R[k], b)  # two passes for every alpha (independent sums: no latency chain per alpha)
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(R[k], b)  # two passes for every alpha
         for a in range(A):
             x = arrays[0, a, k]
             w = 1.0 + alphas[a]
@@ -352,7 +335,8 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
                 small = min(small, mag if mag != 0.0 else math.inf)
             if not (big <= hi and small >= lo):
                 bad[k] = True
-            theta, se, sej, shift = _linear_moments(sums, alphas[a], c)
+            theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+            shift = -(s_e + alphas[a] * s_f) * inv / c  # mean of theta_(i) - theta (as risk_at)
             sd = se * root_c
             jsd = sej * root_c
             bias[a, k] = sign * (c - 1) * shift

@@ -21,7 +21,7 @@ import sys
 import warnings
 import zlib
 
-from fastrisk import __version__
+from fastrisk._version import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
 

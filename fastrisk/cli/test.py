@@ -43,7 +43,7 @@ def _cmd_test(args) -> None:
     family = np.broadcast_to(np.reshape(adjusted.m, (-1, 1)), p.shape)
     table = res.to_arrow()
     keep = ["system", "baseline", "alpha", "loss_weight", "statistic", "pvalue"]
-    table = table.select(keep + (["t"] if "t" in table.column_names else []))
+    table = table.select(keep + (["urisk"] if "urisk" in table.column_names else []))
     table = table.append_column("pvalue_adjusted", pa.array(np.asarray(adjusted).reshape(-1)))
     table = table.append_column("family_size", pa.array(family.reshape(-1)))
     table = table.append_column("significant", pa.array(np.asarray(adjusted).reshape(-1) <= args.level))

@@ -16,6 +16,7 @@ import numpy as np
 
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
+from fastrisk._style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 from fastrisk._typing import AlphaLike, SeedLike
 from fastrisk.errors import InputError
 from fastrisk.ltr.evaluation import (
@@ -28,7 +29,6 @@ from fastrisk.ltr.evaluation import (
 )
 from fastrisk.ltr.objective import objective
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
 #: LightGBM parameters of the experiment (LightGBM's defaults but a smaller learning rate;
 #: one thread and ``deterministic`` so that the same seed gives the same models).

@@ -18,7 +18,7 @@ from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
 from fastrisk._resources import check_memory, format_bytes
 from fastrisk._threads import BLAS_FLOP_WORK, parallel
-from fastrisk._validation import choice, positive_int
+from fastrisk._validation import choice, positive_int, replicates
 from fastrisk.errors import InputError
 
 #: Replicates per summation block; chunks are whole numbers of blocks.
@@ -32,9 +32,6 @@ _PILOT = 32768
 #: Work (replicates x columns x topics) of one chunk, so that Ctrl-C is seen within about a
 #: second: the matrix-product path, and a user statistic (a gather and a call per replicate).
 CHUNK_WORK = 2**28
-#: Most replicates one call draws (the Monte Carlo error of a p-value p is sqrt(p (1 - p) / B):
-#: 10**6 replicates already resolve p = 0.05 to about 0.0002).
-MAX_REPLICATES = 10**9
 #: Runs with less work than this (replicates x columns x topics) never show a progress bar.
 _PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
@@ -48,14 +45,7 @@ _positive_int = positive_int
 _choice = choice
 
 
-def _replicates_iv(replicates) -> int:
-    """``replicates`` as a positive int no larger than :data:`MAX_REPLICATES`."""
-    B = _positive_int(replicates, "replicates")
-    if B > MAX_REPLICATES:
-        raise InputError(f"`replicates` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "
-                         "error of a p-value p is sqrt(p (1 - p) / B), so 10**6 replicates already resolve "
-                         "p = 0.05 to about 0.0002")
-    return B
+_replicates_iv = replicates
 
 
 def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, keep: bool, streams: int,

@@ -49,7 +49,7 @@ def _in_convention(res, convention: str, alternative: str | None = None):
     if alternative is not None:
         changes["alternative"] = alternative
     if convention == "minus":
-        for name in ("statistic", "bias", "t", "bootstrap_distribution", "null_distribution", "leave_one_out",
+        for name in ("statistic", "urisk", "bias", "bootstrap_distribution", "null_distribution", "leave_one_out",
                      "pseudo_values"):
             value = getattr(res, name, None)
             if value is not None:

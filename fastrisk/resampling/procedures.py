@@ -163,6 +163,53 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     ``convention="minus"`` reports URisk⁻ = -URisk (larger is riskier; see
     :class:`BootstrapResult`); ``exclude_self=True`` leaves out the baseline compared with
     itself when the baseline is a system of the matrix (as every resampling procedure).
+
+    Parameters
+    ----------
+    data : ScoreMatrix, array_like or frame
+        A score matrix (systems x topics), or per-topic scores used as they are.
+    baseline : optional
+        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file); None: ``data`` are the per-topic scores themselves.
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
+    value : str or callable, optional
+        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
+    pairs : bool
+        Every pair of systems instead of a baseline.
+    convention : {"classic", "minus"}
+        ``"minus"`` reports the negated estimate (larger is riskier).
+    exclude_self : bool
+        Leave out the baseline compared with itself.
+    statistic : callable, optional
+        A numba-compilable function of the per-topic vector (default: the mean).
+    replicates : int
+        Number of replicates (at most 10**9).
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis of the p-value.
+    rng : int, SeedSequence or Generator, optional
+        Seed; the same seed gives the same numbers for any thread count and chunking.
+    method : {"percentile", "basic", "bca", "studentized"}
+        The confidence interval.
+    confidence_level : float
+        Coverage of the interval.
+    test : {"shift", "t"}
+        The p-value's test: shifted replicates, or shifted and studentised.
+    keep_replicates : bool, optional
+        Keep the replicate arrays (default: when they fit in 256 MB).
+    missing : {"raise", "drop", "zero"}
+        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+    chunk_size : int, optional
+        Replicates per chunk (default: sized from memory and work).
+    threads : int, optional
+        Numba threads (default: all cores).
+    progress : bool, optional
+        A progress bar on standard error (default: for long runs on a terminal).
+
+    Returns
+    -------
+    BootstrapResult
+        Arrays ``[alpha, system]`` (replicates ``[alpha, system, replicate]``).
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
@@ -285,6 +332,45 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     For a risk-sensitive test of URisk_alpha = 0 use :func:`bootstrap` (``test="t"``) or
     TRisk (:func:`fastrisk.risk`, :func:`t_test`). The baseline compared with itself gets
     p-value NaN (it is no member of the family; see :func:`fastrisk.adjust_pvalues`).
+
+    Parameters
+    ----------
+    data : ScoreMatrix, array_like or frame
+        A score matrix (systems x topics), or per-topic scores used as they are.
+    baseline : optional
+        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file); None: ``data`` are the per-topic scores themselves.
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
+    value : str or callable, optional
+        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
+    pairs : bool
+        Every pair of systems instead of a baseline.
+    convention : {"classic", "minus"}
+        ``"minus"`` reports the negated estimate (larger is riskier).
+    exclude_self : bool
+        Leave out the baseline compared with itself.
+    replicates : int
+        Number of replicates (at most 10**9).
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis of the p-value.
+    rng : int, SeedSequence or Generator, optional
+        Seed; the same seed gives the same numbers for any thread count and chunking.
+    keep_replicates : bool, optional
+        Keep the replicate arrays (default: when they fit in 256 MB).
+    missing : {"raise", "drop", "zero"}
+        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+    chunk_size : int, optional
+        Replicates per chunk (default: sized from memory and work).
+    threads : int, optional
+        Numba threads (default: all cores).
+    progress : bool, optional
+        A progress bar on standard error (default: for long runs on a terminal).
+
+    Returns
+    -------
+    PermutationResult
+        Arrays ``[alpha, system]``.
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
@@ -352,6 +438,35 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     theta_(.))^2)``, ``bias_J = (c-1)(theta_(.) - theta)``, pseudo-values ``c theta - (c-1)
     theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.
+
+    Parameters
+    ----------
+    data : ScoreMatrix, array_like or frame
+        A score matrix (systems x topics), or per-topic scores used as they are.
+    baseline : optional
+        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file); None: ``data`` are the per-topic scores themselves.
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
+    value : str or callable, optional
+        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
+    pairs : bool
+        Every pair of systems instead of a baseline.
+    convention : {"classic", "minus"}
+        ``"minus"`` reports the negated estimate (larger is riskier).
+    exclude_self : bool
+        Leave out the baseline compared with itself.
+    statistic : callable, optional
+        A numba-compilable function of the per-topic vector (default: the mean).
+    missing : {"raise", "drop", "zero"}
+        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+    threads : int, optional
+        Numba threads (default: all cores).
+
+    Returns
+    -------
+    JackknifeResult
+        Arrays ``[alpha, system]`` (leave-one-out values ``[alpha, system, topic]``).
     """
     _choice(convention, "convention", CONVENTIONS)
     stat = _statistic_iv(statistic)
@@ -385,13 +500,14 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 @dataclass(frozen=True, repr=False)
 class TTestResult(_Labelled):
     """Paired t test of mean per-topic score = 0 (TRisk/TGain with Student's t, df = c - 1);
-    arrays ``[alpha, system]``: ``statistic`` the mean (URisk), ``t``, ``pvalue``.
+    arrays ``[alpha, system]``: ``statistic`` the test statistic t (TRisk against a baseline),
+    ``urisk`` the mean per-topic score (URisk against a baseline), ``pvalue``.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``statistic``, ``t``, ``pvalue``.
+    ``baseline``, ``statistic``, ``urisk``, ``pvalue``.
     """
 
-    t: np.ndarray = array("alpha", "system", default=None)
+    urisk: np.ndarray = array("alpha", "system", default=None)
     pvalue: np.ndarray = array("alpha", "system", default=None)
     df: int = 0
     alternative: str = "two-sided"
@@ -407,8 +523,8 @@ def _t_tails(t, df, alternative):
 
 def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_self, missing, alternative):
     """The usual call (a ScoreMatrix, a baseline, the linear value function) from the one
-    compiled pass of :func:`fastrisk.risk`: t is its TRisk, the statistic its URisk (the same
-    numerical rule). None for anything else, or when the scores need rescaling."""
+    compiled pass of :func:`fastrisk.risk`: the statistic t is its TRisk, ``urisk`` its URisk
+    (the same numerical rule). None for anything else, or when the scores need rescaling."""
     if baseline is not None and (is_frame(data) or (isinstance(data, np.ndarray) and data.ndim == 2)) \
             and pairs is False:
         data = as_matrix(data, "data")  # as _scores takes them: a systems x topics matrix
@@ -430,7 +546,7 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
     _numerics.warn_zero_variance(_numerics.zero_rows(zero & ~self_rows, systems), "system(s)",
                                  where=f" against baseline {base.name!r}", stacklevel=4)
     df = matrix.n_topics - 1
-    return TTestResult(statistic=mean, t=t, pvalue=_t_tails(t, df, alternative), df=df, alternative=alternative,
+    return TTestResult(statistic=t, urisk=mean, pvalue=_t_tails(t, df, alternative), df=df, alternative=alternative,
                        systems=systems, baselines=(base.name,) * len(systems), alpha=vf.alpha,
                        loss_weight=vf.loss_weight, value=vf.name)
 
@@ -445,6 +561,33 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     0 or below the relative floor of :mod:`fastrisk._numerics`) gets t = ±inf and p = 0 (t and
     p NaN where the mean is 0 too) and a :class:`~fastrisk.ZeroVarianceWarning` naming it, as
     :func:`fastrisk.risk`; the baseline compared with itself gets NaN without a warning.
+
+    Parameters
+    ----------
+    data : ScoreMatrix, array_like or frame
+        A score matrix (systems x topics), or per-topic scores used as they are.
+    baseline : optional
+        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file); None: ``data`` are the per-topic scores themselves.
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
+    value : str or callable, optional
+        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
+    pairs : bool
+        Every pair of systems instead of a baseline.
+    convention : {"classic", "minus"}
+        ``"minus"`` reports the negated estimate (larger is riskier).
+    exclude_self : bool
+        Leave out the baseline compared with itself.
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis.
+    missing : {"raise", "drop", "zero"}
+        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+
+    Returns
+    -------
+    TTestResult
+        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[alpha, system]``.
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
@@ -469,5 +612,5 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
                                  not sc.baselines[0] else "system(s)",
                                  where=f" against baseline {sc.baselines[0]!r}" if not pairs and sc.baselines[0] else "")
     p = _t_tails(t, c - 1, alternative)
-    res = TTestResult(statistic=mean, t=t, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
+    res = TTestResult(statistic=t, urisk=mean, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
     return _in_convention(res, convention, given_alternative)

@@ -4,6 +4,7 @@ backends that submit batches and wait for them."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import multiprocessing
 import numbers
@@ -35,16 +36,8 @@ def _blas_controller():
 def _blas_limit(threads: int):
     controller = _blas_controller()
     if controller is None:
-        return _nullcontext()
+        return contextlib.nullcontext()
     return controller.limit(limits=threads, user_api="blas")
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk._random import resolve_seed
+from fastrisk._results import Result
 from fastrisk.errors import InputError
 from fastrisk.sweep.backends import _backend, _run_batch
 from fastrisk.sweep.checkpoint import _META_KEY, _Checkpoint, _reason
@@ -62,8 +63,8 @@ class _Progress:
             print(file=sys.stderr)
 
 
-@dataclass(frozen=True)
-class SweepResult:
+@dataclass(frozen=True, repr=False)
+class SweepResult(Result):
     """The gathered table (one block of rows per job, in job order) and what happened.
 
     ``n_computed`` jobs ran now, ``n_reused`` came from the checkpoint, ``n_failed`` raised
@@ -85,11 +86,9 @@ class SweepResult:
     def complete(self) -> bool:
         return self.n_missing == 0
 
-    def to_arrow(self) -> pa.Table:
+    def to_arrow(self, dims=None) -> pa.Table:
+        """The gathered table (one block of rows per job)."""
         return self.table
-
-    def to_pandas(self):
-        return self.table.to_pandas()
 
     def errors(self) -> pa.Table:
         """The failed jobs: job, experiment, kind, data, params (JSON) and error."""
