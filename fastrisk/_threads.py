@@ -58,3 +58,13 @@ def limit_threads(n: int | None, work: int | None = None):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def run(kernel, twin, work: float, threads: int | None, *args):
+    """``kernel(*args)`` under :func:`limit_threads`, or its one-thread twin (same body, see
+    :func:`fastrisk._kernels._jit.serial`) when the job is small and no thread count is given:
+    a small call then pays neither a thread-count switch nor a thread-pool wake-up."""
+    if threads is None and not parallel(work):
+        return twin(*args)
+    with limit_threads(threads, work):
+        return kernel(*args)
