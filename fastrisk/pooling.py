@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from fastrisk import _interrupt
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from fastrisk import _interrupt, _numerics
+from fastrisk import _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
 from fastrisk._risk import risk

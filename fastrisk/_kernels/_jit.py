@@ -9,7 +9,7 @@ Three guards live here, so that no kernel module needs to know about them:
   aborts the process when two Python threads enter parallel kernels at once. Parallel
   kernels are therefore called through a thin wrapper that, under that layer only,
   serialises the calls with one lock.
-- Ctrl-C: importing the kernels installs :mod:`fastrisk._interrupt`'s SIGINT handler, which
+- Ctrl-C: importing the kernels installs :mod:`fastrisk._kernels._interrupt`'s SIGINT handler, which
   never raises inside a jitted call.
 """
 
@@ -27,9 +27,9 @@ from numba.core import event as _event
 from numba.core.caching import FunctionCache
 from numba.extending import intrinsic
 
-from fastrisk import _interrupt
+from fastrisk._kernels import _interrupt
 
-_interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._interrupt)
+_interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._kernels._interrupt)
 prange = numba.prange
 
 _OPTIONS = {"cache": True, "fastmath": False, "nogil": True}
@@ -168,7 +168,7 @@ def _load_acquire(typingctx, flag):
 @njit
 def stopped(stop) -> bool:
     """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
-    :func:`fastrisk._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
+    :func:`fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
     return _load_acquire(stop) != 0
 
 
