@@ -78,8 +78,10 @@ def _pooling():
     import fastrisk
 
     runs, qrels = _runs()
-    fastrisk.pooling_experiment(runs, qrels, rng=1)
-    fastrisk.pooling_experiment(runs, qrels, depth=10, measure="RBP(rel=1,p=0.8)@10", rng=1)
+    exp = fastrisk.pooling_experiment(runs, qrels, rng=1)
+    exp.mae_table()
+    exp.bias_distribution()
+    fastrisk.pooling_experiment(runs, qrels, mode="condensed", pooled_unjudged="nonrelevant", rng=1)
 
 
 #: Groups of calls, each run in its own process (the slowest first).
