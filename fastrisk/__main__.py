@@ -1,5 +1,9 @@
 import sys
 
-from fastrisk.cli import main
+try:
+    from fastrisk.cli import main
+except KeyboardInterrupt:  # Ctrl-C during the imports (a second or two): the CLI's status and message
+    print("fastrisk: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

@@ -19,8 +19,10 @@ def sign(convention: str) -> float:
     return -1.0 if convention == "minus" else 1.0
 
 
+@functools.lru_cache(maxsize=256)
 def t_critical(significance: float, df: int) -> float:
-    """The two-sided critical value t(significance/2, df) of Student's t."""
+    """The two-sided critical value t(significance/2, df) of Student's t (remembered: small
+    calls repeat the same few levels and topic counts)."""
     return float(special.stdtrit(df, 1.0 - significance / 2))
 
 

@@ -22,7 +22,9 @@ systems (never the baseline compared with itself).
 **Extremes.** Kernels square scores; beyond about 1e154 squares overflow and below about
 1e-154 they underflow. :func:`power_of_two_scale` gives an exact power-of-two factor that
 brings such data to unit magnitude (statistics such as TRisk are scale-invariant and the
-others are scaled back exactly); :func:`check_finite` turns a result that still overflows
+others are scaled back exactly). The factor is chosen per system (per row with its
+baseline, :func:`row_exponents`; per pair in the all-baseline table), never per matrix: one
+extreme system must not push the others' squares out of range; :func:`check_finite` turns a result that still overflows
 into a clear :class:`InputError`. Risk weights are bounded by :data:`MAX_ALPHA`.
 """
 
@@ -84,8 +86,9 @@ def warn_zero_variance(labels, what: str = "system(s)", where: str = "", stackle
     if not labels:
         return
     shown = ", ".join(map(str, labels[:10])) + (f" and {len(labels) - 10} more" if len(labels) > 10 else "")
-    warnings.warn(f"zero standard error for {what} {shown}{where}: their per-topic scores are constant over topics "
-                  "(up to rounding), so the standardised statistic is ±inf (NaN where the mean is 0 too)",
+    warnings.warn(f"zero standard error for {what} {shown}{where}: their per-topic differences are the same on "
+                  "every topic (a shifted copy, or a spread within rounding of their magnitude), so the "
+                  "standardised statistic is ±inf (NaN where the mean is 0 too)",
                   ZeroVarianceWarning, stacklevel=stacklevel)
 
 
@@ -129,6 +132,26 @@ def power_of_two_scale(magnitude: float, *, target: int = 0) -> int:
     if -SAFE_EXPONENT <= e <= SAFE_EXPONENT:
         return 0
     return target - e
+
+
+def row_exponents(R: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Per-row exponents k (int64, one per row of ``R``): :func:`power_of_two_scale` of the
+    largest magnitude of row s of ``R`` and of its baseline row (``B`` is (1, c) shared or
+    (S, c)). Scaling each system with its own k keeps an extreme system from pushing the
+    others out of range (a matrix-wide factor made their squares underflow to 0)."""
+    with np.errstate(invalid="ignore"):
+        mag = np.maximum(np.abs(R).max(axis=1, initial=0.0), np.abs(B).max(axis=1, initial=0.0))
+    e = np.frexp(mag)[1].astype(np.int64)
+    ordinary = (mag == 0) | ~np.isfinite(mag) | ((e >= -SAFE_EXPONENT) & (e <= SAFE_EXPONENT))
+    return np.where(ordinary, 0, -e)
+
+
+def rms(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Root mean square over ``axis`` without overflow or underflow of the squares."""
+    m = np.abs(x).max(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled = np.where(m > 0, x / np.where(m > 0, m, 1.0), 0.0)
+    return np.squeeze(m, axis=axis) * np.sqrt(np.mean(scaled ** 2, axis=axis))
 
 
 def mean_t(y: np.ndarray, what: str):

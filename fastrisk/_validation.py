@@ -37,6 +37,13 @@ def replicates(x, name: str = "replicates") -> int:
     return B
 
 
+def non_negative_number(x, name: str, unit: str = "") -> float:
+    """``x`` as a float >= 0 (bools are not numbers here); ``unit`` names it in the message."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not x >= 0:
+        raise InputError(f"`{name}` must be a non-negative number{' of ' + unit if unit else ''}, got {x!r}")
+    return float(x)
+
+
 def non_negative_int(x, name: str) -> int:
     """``x`` as an int >= 0 (bools are not integers here)."""
     if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:

@@ -355,18 +355,12 @@ def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: Alpha
 
     Parameters
     ----------
-    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
-        K collections of S systems x c topics.
-    baseline : int or str
-        The row (or system name) of the baseline in every collection.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha``.
+    data, baseline, alpha, loss_weight, threads
+        As in :func:`bootstrap`.
     convention : {"classic", "minus"}
         ``"minus"`` negates URisk and TRisk.
     significance : float
         Two-sided level of the at-risk and rewarding flags.
-    threads : int, optional
-        Numba threads (default: all cores).
 
     Returns
     -------
@@ -395,16 +389,8 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None,
 
     Parameters
     ----------
-    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
-        K collections of S systems x c topics.
-    baseline : int or str
-        The row (or system name) of the baseline in every collection.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha``.
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis.
-    threads : int, optional
-        Numba threads (default: all cores).
+    data, baseline, alpha, loss_weight, alternative, threads
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -549,22 +535,8 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
 
     Parameters
     ----------
-    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
-        K collections of S systems x c topics.
-    baseline : int or str
-        The row (or system name) of the baseline in every collection.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha``.
-    replicates : int
-        Number of replicates (at most 10**9).
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis.
-    rng : int, SeedSequence or Generator, optional
-        Seed; the same seed gives the same numbers for any thread count.
-    start : int
-        Stream of the first collection (chunks of a stack give the numbers of the whole).
-    threads : int, optional
-        Numba threads (default: all cores).
+    data, baseline, alpha, loss_weight, replicates, alternative, rng, start, threads
+        As in :func:`bootstrap`.
 
     Returns
     -------

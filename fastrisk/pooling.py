@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
@@ -324,8 +325,9 @@ class LeaveOneOut(Result):
 def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
     """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself."""
     out = np.empty(len(held_out), dtype=np.float64)
-    _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
-                             ctx.max_pos, *ctx.kernel_tail(), out)
+    with _interrupt.stoppable() as stop:
+        _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
+                                 ctx.max_pos, *ctx.kernel_tail(), out, stop)
     return out
 
 
@@ -335,22 +337,8 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
-    systems : sequence, optional
-        The systems to score (default: all).
-    threads : int, optional
-        Numba threads (default: all).
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
+    runs, qrels, measure, depth, mode, systems, pooled_unjudged, ideal, threads
+        As in :func:`score_against_pool`.
 
     Returns
     -------
@@ -402,22 +390,12 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
     pooled : sequence
         Names or positions of the pooled systems.
     new : str or int
         The unpooled run.
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
 
     Returns
     -------
@@ -637,18 +615,8 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
 
     Parameters
     ----------
-    runs, qrels
-        A :class:`~fastrisk.RunSet` (or run files) and the qrels.
-    measure : str
-        Measure name (default RBP(rel=1,p=0.8)@10, the paper's).
-    depth : int
-        Pool depth.
-    mode : {"assumed", "condensed"}
-        Unjudged documents assumed irrelevant, or removed from the ranking (condensed).
-    pooled_unjudged : {"unjudged", "nonrelevant"}
-        What a pooled document absent from the qrels counts as.
-    ideal : {"pool", "full"}
-        Normaliser from the positive judgments inside the pool, or from all of the topic's.
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
     widths : sequence of int, optional
         Pool widths (default: the paper's that the data allows).
     repeats : int
@@ -690,11 +658,11 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     out_loo = np.empty((W, repeats))
     out_stats = np.zeros((W, repeats, C, 5))
     out_cond = np.zeros((W, repeats, C), dtype=np.bool_)
-    with limit_threads(threads):
+    with limit_threads(threads), _interrupt.stoppable() as stop:
         _kp.algorithm3(seed, np.asarray(widths, np.int64), repeats, np.asarray(common, np.int64),
                        topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(), ctx.max_pos,
                        *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
-                       out_stats, out_cond)
+                       out_stats, out_cond, stop)
     out_stats /= topic_repeats
     return PoolingExperiment(
         widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from fastrisk import _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
 from fastrisk._risk import risk
@@ -205,13 +206,10 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             if vf.is_linear:
                 urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
                 if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
-                    k = _numerics.power_of_two_scale(_numerics.absmax(matrix.values))
-                    if k:
-                        urisk, se, trisk = _all_pairs(np.ldexp(matrix.values, k), vf.alpha)
-                        with np.errstate(over="ignore", under="ignore"):  # overflow: checked below
-                            urisk, se = np.ldexp(urisk, -k), np.ldexp(se, -k)
+                    _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
             else:
-                sx, sx2 = _k.value_pair_sums(matrix.values, vf.func)
+                with _interrupt.stoppable() as stop:
+                    sx, sx2 = _k.value_pair_sums(matrix.values, vf.func, stop)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _numerics.check_finite(urisk, "URisk")
@@ -240,7 +238,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             for j, name in enumerate(names):
                 if name in matrix.systems:
                     skip[j] = matrix.systems.index(name)
-        rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip)
+        with _interrupt.stoppable() as stop:
+            rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
     # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
     # array reordered in turn so that only one of the S x S x A originals has a copy alive at a time
@@ -265,7 +264,8 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     every SE keeps at least 13 significant digits.
     """
     VT = np.ascontiguousarray(values.T)
-    sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block)
+    with _interrupt.stoppable() as stop:
+        sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block, stop)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
@@ -298,6 +298,21 @@ def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
             s, _, t, _ = _numerics.floor_standardise(urisk[a, b, k], s, c)  # the one variance floor
             se[a, b, k] = s
             trisk[a, b, k] = t
+
+
+def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
+    """Recompute, in place, every pair involving a system whose own magnitude is extreme
+    (:func:`fastrisk._numerics.row_exponents`), each pair scaled by the exact power of two
+    of its larger row: the pairs of ordinary systems keep their numbers, whatever one
+    system's scores. Column e (systems against baseline e) is :func:`risk` against row e;
+    row e (e against every baseline) is the same on negated scores (d = e - b)."""
+    from fastrisk._risk import _moments
+
+    extreme = np.flatnonzero(_numerics.row_exponents(values, np.zeros((1, 1))))
+    for e in extreme:
+        for sign, cells in ((1.0, (slice(None), e)), (-1.0, (e, slice(None)))):
+            _, _, u, s, _, t, _ = _moments(sign * values, sign * values[e:e + 1], vf)
+            urisk[cells], se[cells], trisk[cells] = u, s, t
 
 
 def _warn_identical(systems, se) -> None:

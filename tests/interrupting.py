@@ -23,3 +23,18 @@ def interrupt(argv, *, cwd, env, after: float = 8.0) -> tuple[int, float, str]:
             proc.kill()
             proc.wait()
     return status, waited, proc.stderr.read().strip()
+
+
+def interrupt_at_random(argv, *, cwd, env, lo: float, hi: float, times: int, seed: int) -> list[tuple[float, int, float, str]]:
+    """``times`` runs of ``argv``, each interrupted at a moment drawn uniformly from [lo, hi]
+    seconds (a seeded draw, so a failure can be replayed); (moment, status, seconds to stop,
+    stderr) of each."""
+    import random
+
+    draw = random.Random(seed)
+    out = []
+    for _ in range(times):
+        after = draw.uniform(lo, hi)
+        status, waited, err = interrupt(argv, cwd=cwd, env=env, after=after)
+        out.append((after, status, waited, err))
+    return out

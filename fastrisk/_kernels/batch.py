@@ -21,6 +21,7 @@ from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
+from fastrisk._kernels.zrisk import cell_sums, georisk_cell, topic_factors
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -128,30 +129,20 @@ def _zrisk_one(X, pos, neg, eff, tt):
             t += X[s, i]
         tt[i] = t
         grand += t
+    share, root = topic_factors(tt, grand)
     for s in range(S):
         sk = 0.0
         for i in range(c):
             sk += X[s, i]
         eff[s] = sk / c
-        p = 0.0
-        n = 0.0
-        for i in range(c):
-            e = tt[i] * sk / grand if grand > 0.0 else 0.0
-            if e > 0.0:
-                z = (X[s, i] - e) / math.sqrt(e)
-                if z > 0.0:
-                    p += z
-                else:
-                    n += z
-        pos[s] = p
-        neg[s] = n
+        pos[s], neg[s] = cell_sums(X[s], share, root, sk)
 
 
 @pjit
 def zrisk_batch(V, loss_weights, sign):
     """ZRisk and GeoRisk (K, S, A) of every collection; ``sign`` -1 for the minus convention.
 
-    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sqrt(Eff * Phi(ZRisk / c)).
+    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sign sqrt(Eff * Phi(ZRisk / c)) (:func:`georisk_cell`).
     """
     K, S, c = V.shape
     A = loss_weights.shape[0]
@@ -167,8 +158,7 @@ def zrisk_batch(V, loss_weights, sign):
             for a in range(A):
                 zz = sign * (pos[s] + loss_weights[a] * neg[s])
                 z[k, s, a] = zz
-                phi = 0.5 * math.erfc(-(zz / c) / math.sqrt(2.0))
-                geo[k, s, a] = math.sqrt(eff[k, s] * phi)
+                geo[k, s, a] = georisk_cell(eff[k, s], zz, c, sign)
     return z, geo, eff
 
 

@@ -32,13 +32,14 @@ def in_pool(member, row, mask):
 
 @njit
 def ranked_grades(ranking, length, grades, goff, use_pool, member, poff, npool, mask, mode, k, buf):
-    """Fill ``buf[:k]`` with the grades of the top of ``ranking``.
+    """Fill ``buf[:min(k, len(buf))]`` with the grades of the top of ``ranking``.
 
     ``grades[goff + d]`` is document ``d``'s grade (-1 unjudged). With ``use_pool`` a
     document counts as judged only if ``d < npool`` and its membership row ``poff + d``
     intersects ``mask``. Mode 0 keeps unjudged documents as -1; mode 1 (condensed) skips
     them. Positions past the end of the ranking are -2 (no document: non-relevant).
     """
+    k = min(k, buf.shape[0])
     j = 0
     for i in range(length):
         if j >= k:
@@ -105,17 +106,23 @@ def topic_norm(sorted_desc, k, code, rel):
 
 @njit
 def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
-    """Score of the grade vector ``buf[:k]`` (-1 unjudged, -2 no document: non-relevant)."""
+    """Score of the grade vector ``buf[:k]`` (-1 unjudged, -2 no document: non-relevant).
+
+    ``buf`` may be shorter than ``k`` (no deeper than the deepest ranking: a cutoff beyond it
+    costs nothing); the missing positions are -2, which no measure counts, and ``k`` itself
+    enters only P@k's denominator and RBP's residual p^k.
+    """
+    top = min(k, buf.shape[0])
     if code == P:
         c = 0
-        for i in range(k):
+        for i in range(top):
             if buf[i] >= rel:
                 c += 1
         return c / k
     if code == RBP:
         total = 0.0
         w = 1.0 - p
-        for i in range(k):
+        for i in range(top):
             if buf[i] >= rel or (residual and buf[i] == UNJUDGED):
                 total += w
             w *= p
@@ -126,7 +133,7 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
         if norm <= 0.0:
             return 0.0
         total = 0.0
-        for i in range(k):
+        for i in range(top):
             g = buf[i]
             if g > 0:
                 gain = (2.0 ** g - 1.0) if code == NDCG else float(g)
@@ -136,7 +143,7 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
         total = 0.0
         decay = 1.0
         denom = 2.0 ** max_grade
-        for i in range(k):
+        for i in range(top):
             g = buf[i]
             if g > 0:
                 r = (2.0 ** g - 1.0) / denom
@@ -148,13 +155,13 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
             return 0.0
         hits = 0
         total = 0.0
-        for i in range(k):
+        for i in range(top):
             if buf[i] >= rel:
                 hits += 1
                 total += hits / (i + 1.0)
         return total / norm
     if code == RR:
-        for i in range(k):
+        for i in range(top):
             if buf[i] >= rel:
                 return 1.0 / (i + 1.0)
         return 0.0
@@ -162,7 +169,7 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
         if norm <= 0.0:
             return 0.0
         c = 0
-        for i in range(min(k, int(norm))):
+        for i in range(min(top, int(norm))):
             if buf[i] >= rel:
                 c += 1
         return c / norm
@@ -170,14 +177,14 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
         if norm <= 0.0:
             return 0.0
         c = 0
-        for i in range(k):
+        for i in range(top):
             if buf[i] >= rel:
                 c += 1
         return c / norm
     # JUDGED: judged share of the documents in the top k (of min(k, length) documents)
     c = 0
     n = 0
-    for i in range(k):
+    for i in range(top):
         if buf[i] != NO_DOC:
             n += 1
             if buf[i] >= 0:
@@ -201,7 +208,7 @@ def score_all(docs, lengths, doc_offsets, grades, norm, code, k, p, rel, max_gra
     for st in prange(S * T):
         s = st // T
         t = st - s * T
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], False, dummy_member,
                       0, 0, dummy_mask, mode, k, buf)
         out[s, t] = measure_value(buf, k, code, p, rel, max_grade, norm[t], residual)

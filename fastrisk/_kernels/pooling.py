@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import next_below, stream_state
 from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
@@ -98,7 +98,7 @@ def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member
     for ij in prange(n * c):
         i = ij // c
         j = ij - i * c
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         out[i, j] = score_pooled(systems[i], topic_idx[j], docs, lengths, doc_offsets, grades, member,
                                  pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg,
@@ -108,14 +108,17 @@ def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member
 @pjit
 def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
                          member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
-                         maxg, residual, out):
+                         maxg, residual, out, stop):
     """Driver: iteration ``i`` scores system ``held_out[i]`` against the pool of
-    ``pool_systems_mask`` without it; ``out[i]`` is its mean over ``topic_idx``."""
+    ``pool_systems_mask`` without it; ``out[i]`` is its mean over ``topic_idx``. Iterations
+    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards ``out``)."""
     for it in prange(held_out.shape[0]):
+        if stopped(stop):
+            continue
         s = held_out[it]
         mask = pool_systems_mask.copy()
         clear_bit(mask, s)
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         scratch = np.empty(topic_idx.shape[0], dtype=np.float64)
         out[it] = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
@@ -198,17 +201,20 @@ def common_topic_draws(true_t, unpooled_t, n, J, state, tperm, out_stats):
 @pjit
 def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
                grades, member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
-               maxg, residual, nwords, out_sys, out_true, out_unpooled, out_loo, out_stats, out_cond):
+               maxg, residual, nwords, out_sys, out_true, out_unpooled, out_loo, out_stats, out_cond, stop):
     """Driver for the resampling experiment: one task (and one random stream) per (width, repeat).
 
     out_sys (W, I, 1 + max width): r then the pooled systems (-1 padded)
     out_true, out_unpooled, out_loo (W, I): r's true mean, unpooled mean, LOO adjustment a
     out_stats (W, I, len(ns), 5): sums over the J topic draws (see common_topic_draws)
     out_cond (W, I, len(ns)): eq. 6 holds (bias^2 > (N-n)/(nN) sigma_a^2, population values)
+    Tasks are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the outputs).
     """
     W = widths.shape[0]
     N = topic_idx.shape[0]
     for task in prange(W * repeats):
+        if stopped(stop):
+            continue
         wi = task // repeats
         i = task - wi * repeats
         state = stream_state(seed, task)
@@ -227,7 +233,7 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
         out_sys[wi, i, 0] = r
         for a in range(w):
             out_sys[wi, i, 1 + a] = pooled[a]
-        buf = np.empty(k, dtype=np.int64)
+        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         tmp = np.empty(max(max_pos, 1), dtype=np.int64)
         scratch = np.empty(N, dtype=np.float64)
         unpooled_t = np.empty(N, dtype=np.float64)

@@ -22,20 +22,21 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 
 EPS = 2.220446049250313e-16  # float64 machine epsilon
 
 
 @njit
-def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
+def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
     """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
 
     Topics are taken four at a time and added to the accumulators as ((t0 + t1) + (t2 + t3)),
     which quarters the accumulator traffic. The grouping is fixed by the topic index alone,
     so a pair and its mirror (where n and p swap roles, negated) give exactly negated sums.
-    On a diagonal tile (a0 == b0) only the pairs a < b are computed.
+    On a diagonal tile (a0 == b0) only the pairs a < b are computed. ``stop[0]`` set
+    (Ctrl-C) ends the tile at the next block of topics.
     """
     c = VT.shape[0]
     na = a1 - a0
@@ -45,6 +46,8 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
     acc_p = np.zeros((na, nb))
     acc_p2 = np.zeros((na, nb))
     for i0 in range(0, c, topic_block):
+        if stopped(stop):
+            break
         i1 = min(i0 + topic_block, c)
         for q in range(na):
             a = a0 + q
@@ -102,11 +105,13 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2):
 
 
 @pjit
-def pair_sums(VT, block, topic_block):
+def pair_sums(VT, block, topic_block, stop):
     """sum d, sum n, sum n^2, sum d^2 (S, S) for every ordered pair (system a, baseline b).
 
     ``VT`` is the (c, S) transposed score matrix. Tiles on and above the diagonal are
-    computed in parallel; pairs below the diagonal are filled from their mirror.
+    computed in parallel; pairs below the diagonal are filled from their mirror. Once
+    ``stop[0]`` is set (Ctrl-C, :mod:`fastrisk._kernels._interrupt`) every tile ends at its next
+    block of topics and the partial sums are returned, for the caller to discard.
     """
     S = VT.shape[1]
     nblocks = (S + block - 1) // block
@@ -126,7 +131,7 @@ def pair_sums(VT, block, topic_block):
     for t in prange(ntiles):
         a0 = tiles_a[t] * block
         b0 = tiles_b[t] * block
-        _tile_sums(VT, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2)
+        _tile_sums(VT, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
     sd = np.empty((S, S))
     sd2 = np.empty((S, S))
     for a in prange(S):
@@ -198,17 +203,20 @@ def _rank_desc(values, ids, top, bot, out, ordinal):
 
 
 @pjit
-def baseline_ranks(stat, ordinal, bblock, skip):
+def baseline_ranks(stat, ordinal, bblock, skip, stop):
     """Rank of every system (axis 0) under every baseline and alpha (axes 1, 2) of ``stat``.
 
     ``skip[b]`` is the system left out of baseline ``b``'s ranking (its rank is NaN and the
     others are ranked among themselves, 1..S-1), or -1 to rank every system. Baselines are
-    taken ``bblock`` at a time so the gather reads rows of ``stat`` contiguously.
+    taken ``bblock`` at a time so the gather reads rows of ``stat`` contiguously. Blocks
+    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the partial ranks).
     """
     S, B, A = stat.shape
     ranks = np.empty((S, B, A))
     nblocks = (B + bblock - 1) // bblock
     for t in prange(nblocks):
+        if stopped(stop):
+            continue
         b0 = t * bblock
         nb = min(b0 + bblock, B) - b0
         cols = np.empty((nb, A, S))
@@ -249,16 +257,19 @@ def baseline_ranks(stat, ordinal, bblock, skip):
 
 
 @pjit
-def value_pair_sums(V, value):
+def value_pair_sums(V, value, stop):
     """sum x and sum x^2 (S, S) of x_i = value(V[a, i] - V[b, i]) for every ordered pair.
 
     For a non-linear value function (a jitted scalar function): no antisymmetry to exploit,
-    every ordered pair is one pass over the two contiguous rows of ``V`` (S, c).
+    every ordered pair is one pass over the two contiguous rows of ``V`` (S, c). Rows are
+    skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the partial sums).
     """
     S, c = V.shape
     sx = np.empty((S, S))
     sx2 = np.empty((S, S))
     for a in prange(S):
+        if stopped(stop):
+            continue
         for b in range(S):
             acc = 0.0
             acc2 = 0.0

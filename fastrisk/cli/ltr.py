@@ -4,11 +4,13 @@ Dinçer, Macdonald & Ounis, SIGIR 2014) with LightGBM."""
 from __future__ import annotations
 
 import sys
+import warnings
 
 from fastrisk.cli._args import parse_floats, parse_names
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
 from fastrisk.ltr import lightgbm_example, ltr_experiment, read_letor
+from fastrisk.ltr.letor import MAX_FEATURES
 
 COLUMNS = ["model", "kind", "alpha", "ndcg1", "ndcg10", "risk_reward", "loss_win", "big_losses", "wins", "losses"]
 
@@ -19,9 +21,13 @@ def _cmd_ltr(args) -> None:
     else:
         if args.train is None or args.test is None:
             raise InputError("give TRAIN and TEST (LETOR files) or --example")
-        train = read_letor(args.train, query=args.train_query)
-        test = read_letor(args.test, query=args.test_query)
+        train = read_letor(args.train, query=args.train_query, max_features=args.max_features)
+        test = read_letor(args.test, query=args.test_query, max_features=args.max_features)
         width = max(train.n_features, test.n_features)  # the largest feature id either file uses
+        if test.n_features > train.n_features:
+            warnings.warn(f"{args.test} uses feature ids up to {test.n_features}, beyond the {train.n_features} "
+                          f"of {args.train}: those features were 0 in every training document, so the models "
+                          "ignore them", stacklevel=2)
         if train.n_features < width:
             train = read_letor(args.train, query=args.train_query, n_features=width)
         if test.n_features < width:
@@ -47,6 +53,8 @@ def register(sub) -> None:
                                                              "TRAIN.query group file")
     p.add_argument("test", nargs="?", metavar="TEST", help="test data, same format")
     p.add_argument("--example", action="store_true", help="use the bundled LightGBM lambdarank example data")
+    p.add_argument("--max-features", type=int, default=MAX_FEATURES, metavar="N",
+                   help=f"largest LETOR feature id accepted (default {MAX_FEATURES:,}; features are stored densely)")
     p.add_argument("--train-query", metavar="FILE", help="LightGBM group file of TRAIN")
     p.add_argument("--test-query", metavar="FILE", help="LightGBM group file of TEST")
     p.add_argument("--baseline-feature", type=int, metavar="F",

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._resources import check_memory, format_bytes
+from fastrisk._validation import positive_int
 from fastrisk.datasets import path
 from fastrisk.errors import InputError
 
@@ -103,9 +105,16 @@ def letor_data(features, labels, group, *, qids=None, source: str | None = None)
     return LetorData(X, yf.astype(np.int64), np.concatenate([[0], np.cumsum(g)]).astype(np.int64), qids, source)
 
 
-def _parse_svmlight(path: Path, n_features: int | None):
+#: Feature ids above this are refused unless ``max_features`` (``--max-features``) allows
+#: them: the features are stored densely (documents x largest id x 8 bytes), and public LETOR
+#: sets use at most a few hundred (MSLR-WEB 136, Yahoo! 700, Istella 220).
+MAX_FEATURES = 10_000
+
+
+def _parse_svmlight(path: Path, n_features: int | None, max_features: int = MAX_FEATURES):
     labels, qids, rows, cols, vals = [], [], [], [], []
     n = 0
+    limit = max(max_features, n_features or 0)
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             line = line.split("#", 1)[0].strip()
@@ -117,6 +126,7 @@ def _parse_svmlight(path: Path, n_features: int | None):
             except ValueError:
                 raise InputError(f"{path}, line {lineno}: the label {tokens[0]!r} is not a number") from None
             qid = None
+            seen = set()
             for tok in tokens[1:]:
                 key, sep, value = tok.partition(":")
                 if not sep:
@@ -130,6 +140,14 @@ def _parse_svmlight(path: Path, n_features: int | None):
                     raise InputError(f"{path}, line {lineno}: bad feature {tok!r}") from None
                 if j < 1:
                     raise InputError(f"{path}, line {lineno}: feature ids start at 1, got {j}")
+                if j in seen:
+                    raise InputError(f"{path}, line {lineno}: feature {j} appears twice on the line")
+                seen.add(j)
+                if j > limit:
+                    raise InputError(f"{path}, line {lineno}: feature id {j} is beyond the limit of {limit:,} "
+                                     f"features (they are stored densely: each document would take "
+                                     f"{format_bytes(8 * j)}); if the id is right, raise the limit with "
+                                     f"--max-features {j} (max_features= in the API)")
                 if not math.isfinite(v):
                     raise InputError(f"{path}, line {lineno}: feature {j} is {value}; features must be finite")
                 rows.append(n)
@@ -144,6 +162,8 @@ def _parse_svmlight(path: Path, n_features: int | None):
         if width > n_features:
             raise InputError(f"{path}: feature {width} exceeds `n_features` = {n_features}")
         width = n_features
+    check_memory(8.0 * n * width, f"{path}: {n:,} documents x {width:,} features",
+                 "use fewer features (renumber the ids) or fewer documents")
     X = np.zeros((n, width))
     X[np.asarray(rows, np.int64), np.asarray(cols, np.int64)] = vals
     return X, np.asarray(labels), qids
@@ -156,18 +176,20 @@ def _check_labels(path, labels) -> None:
         raise InputError(f"{path}, document {i + 1}: label {labels[i]} is not an integer grade >= 0")
 
 
-def read_letor(path, *, query=None, n_features: int | None = None) -> LetorData:
+def read_letor(path, *, query=None, n_features: int | None = None, max_features: int = MAX_FEATURES) -> LetorData:
     """Read an svmlight/LETOR file, grouping documents by ``qid:`` or by a ``.query`` file.
 
     ``query``: path of LightGBM's group file (one query size per line). If omitted, the
     ``qid:`` fields group the documents; if there are none, ``<path>.query`` is used when it
     exists. A query's documents must be contiguous. ``n_features`` fixes the width (so that
-    train and test files agree); by default it is the largest feature id present.
+    train and test files agree); by default it is the largest feature id present. Feature ids
+    above ``max_features`` (default :data:`MAX_FEATURES`) are refused, naming the line; a
+    feature id twice on one line is an error.
     """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"no LETOR file {str(path)!r}")
-    X, labels, qids = _parse_svmlight(path, n_features)
+    X, labels, qids = _parse_svmlight(path, n_features, positive_int(max_features, "max_features"))
     _check_labels(path, labels)
     has_qid = [q is not None for q in qids]
     if query is None and not any(has_qid) and Path(str(path) + ".query").is_file():

@@ -17,8 +17,10 @@ from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
 from fastrisk._results import ConfidenceInterval, array
+from fastrisk._risk import _linear_table, _risk_iv
 from fastrisk._threads import limit_threads
 from fastrisk.errors import AlphaInvariantWarning, InputError
+from fastrisk.matrix import ScoreMatrix, as_matrix, is_frame
 from fastrisk.resampling._engine import (
     _WINDOW_BYTES,
     ALTERNATIVES,
@@ -333,37 +335,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    replicates : int
-        Number of replicates (at most 10**9).
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis of the p-value.
-    rng : int, SeedSequence or Generator, optional
-        Seed; the same seed gives the same numbers for any thread count and chunking.
-    keep_replicates : bool, optional
-        Keep the replicate arrays (default: when they fit in 256 MB).
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
-    chunk_size : int, optional
-        Replicates per chunk (default: sized from memory and work).
-    threads : int, optional
-        Numba threads (default: all cores).
-    progress : bool, optional
-        A progress bar on standard error (default: for long runs on a terminal).
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, replicates, alternative, rng, keep_replicates, chunk_size, threads, progress
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -439,27 +412,8 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    statistic : callable, optional
-        A numba-compilable function of the per-topic vector (default: the mean).
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
-    threads : int, optional
-        Numba threads (default: all cores).
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, statistic, threads
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -511,6 +465,44 @@ class TTestResult(_Labelled):
     alternative: str = "two-sided"
 
 
+def _t_tails(t, df, alternative):
+    """p-values of Student's t by scipy.special.stdtr, as scipy.stats.t.sf/cdf compute them,
+    without their per-call argument handling (tens of microseconds on a small call)."""
+    if alternative == "two-sided":
+        return 2 * special.stdtr(df, -np.abs(t))
+    return special.stdtr(df, -t if alternative == "greater" else t)
+
+
+def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_self, missing, alternative):
+    """The usual call (a ScoreMatrix, a baseline, the linear value function) from the one
+    compiled pass of :func:`fastrisk.risk`: the statistic t is its TRisk, ``urisk`` its URisk
+    (the same numerical rule). None for anything else, or when the scores need rescaling."""
+    if baseline is not None and (is_frame(data) or (isinstance(data, np.ndarray) and data.ndim == 2)) \
+            and pairs is False:
+        data = as_matrix(data, "data")  # as _scores takes them: a systems x topics matrix
+    if not isinstance(data, ScoreMatrix) or baseline is None or data.n_topics < 2 \
+            or pairs is not False or exclude_self not in (False, True) or value not in (None, "linear"):
+        return None
+    matrix, base, vf = _risk_iv(data, baseline, alpha, loss_weight, None, "classic", 0.05, missing)
+    table = _linear_table(matrix.values, base.values, vf.alpha, 0.0, 1.0, None)
+    if table is None:
+        return None
+    (mean, _, _, t), _, _, zero, _, _ = table
+    systems = matrix.systems
+    if exclude_self and base.system is not None:  # the baseline against itself, left out
+        keep = np.arange(len(systems)) != base.system
+        mean, t, zero = mean[:, keep], t[:, keep], zero[keep]
+        systems = tuple(s for k, s in enumerate(systems) if k != base.system)
+    self_rows = np.array([s == base.name for s in systems], dtype=bool)
+    t[:, self_rows] = np.nan
+    _numerics.warn_zero_variance(_numerics.zero_rows(zero & ~self_rows, systems), "system(s)",
+                                 where=f" against baseline {base.name!r}", stacklevel=4)
+    df = matrix.n_topics - 1
+    return TTestResult(statistic=t, urisk=mean, pvalue=_t_tails(t, df, alternative), df=df, alternative=alternative,
+                       systems=systems, baselines=(base.name,) * len(systems), alpha=vf.alpha,
+                       loss_weight=vf.loss_weight, value=vf.name)
+
+
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
            convention: str = "classic", exclude_self: bool = False,
            alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
@@ -524,25 +516,8 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
-    baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
-        vector, a file); None: ``data`` are the per-topic scores themselves.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
-    value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
-    pairs : bool
-        Every pair of systems instead of a baseline.
-    convention : {"classic", "minus"}
-        ``"minus"`` reports the negated estimate (larger is riskier).
-    exclude_self : bool
-        Leave out the baseline compared with itself.
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis.
-    missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+    data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, alternative
+        As in :func:`bootstrap`.
 
     Returns
     -------
@@ -558,8 +533,9 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
-    from scipy import stats  # scipy.stats: ~0.3 s to import, needed here only
-
+    fast = _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_self, missing, alternative)
+    if fast is not None:
+        return _in_convention(fast, convention, given_alternative)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False, exclude_self=exclude_self)
     c = sc.y.shape[-1]
@@ -570,11 +546,6 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
                                  "pair(s) of systems" if pairs else "column(s)" if sc.alpha is None and
                                  not sc.baselines[0] else "system(s)",
                                  where=f" against baseline {sc.baselines[0]!r}" if not pairs and sc.baselines[0] else "")
-    if alternative == "two-sided":
-        p = 2 * stats.t.sf(np.abs(t), c - 1)
-    elif alternative == "greater":
-        p = stats.t.sf(t, c - 1)
-    else:
-        p = stats.t.cdf(t, c - 1)
+    p = _t_tails(t, c - 1, alternative)
     res = TTestResult(statistic=t, urisk=mean, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
     return _in_convention(res, convention, given_alternative)

@@ -4,10 +4,7 @@ backends that submit batches and wait for them."""
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
-import functools
 import multiprocessing
-import numbers
 import os
 import threading
 import time
@@ -15,29 +12,14 @@ import uuid
 import warnings
 from pathlib import Path
 
-from fastrisk._threads import limit_threads
+from fastrisk._threads import blas_threads, limit_threads
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind
 from fastrisk.sweep.table import _assemble
 
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue layer must not be entered by two threads at once
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ModuleNotFoundError:
-        return None
-    return ThreadpoolController()  # inspecting the loaded libraries once, not per batch
-
-
-def _blas_limit(threads: int):
-    controller = _blas_controller()
-    if controller is None:
-        return contextlib.nullcontext()
-    return controller.limit(limits=threads, user_api="blas")
 
 
 def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
@@ -51,7 +33,7 @@ def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
     out = []
     # one BLAS thread everywhere, in-process too: OpenBLAS's results depend on its thread count,
     # and the linear bootstrap is a matrix product (numba's parallel kernels do not have that issue)
-    with _KERNEL_LOCK, limit_threads(threads), _blas_limit(1):
+    with _KERNEL_LOCK, limit_threads(threads), blas_threads(1):
         for job in jobs:
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
@@ -122,9 +104,8 @@ def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
     :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
     second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or workers < 1):
-        raise InputError(f"`workers` must be a positive integer, got {workers!r}")
+    if workers is not None:
+        positive_int(workers, "workers")
     ctx = multiprocessing.get_context("spawn")
     return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                   initargs=(worker_env(), os.getpid()))

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from fastrisk._random import resolve_seed
+from fastrisk._validation import non_negative_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.data import _expand_source, _source_kind
 from fastrisk.sweep.kinds import KINDS, PLUGIN_KINDS
@@ -126,8 +127,8 @@ class Grid:
                     raise InputError(f"experiment {i + 1}: missing `{key}`")
             out.append(Experiment(x["kind"], x["data"], x.get("params", {}), x.get("grid", {}), x.get("name")))
         seed = head.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-            raise InputError(f"[sweep] `seed` must be a non-negative integer, got {seed!r}")
+        if seed is not None:
+            non_negative_int(seed, "seed")
         return cls(out, rng=seed, base_dir=base_dir)
 
     @classmethod

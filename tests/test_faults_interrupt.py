@@ -1,0 +1,156 @@
+"""Issue 21: Ctrl-C never crashes, and stops every long command within about a second.
+
+The crash it pins: numba boxes an array a jitted call returns by running a Python function
+(``_numba_unpickle``); a pending Ctrl-C raised ``KeyboardInterrupt`` there, and the call
+returned a tuple holding NULL (segmentation fault when unpacked) or a value with an exception
+set (``SystemError``). :mod:`fastrisk._kernels._interrupt` defers the handler while numba code runs
+and lets long kernels poll a stop flag.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from interrupting import interrupt_at_random
+
+from fastrisk._kernels import _interrupt
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+#: A jitted call that returns a tuple of arrays, interrupted at random moments in a loop: the
+#: shape that crashed (the first call compiles; every later one must end normally or raise
+#: KeyboardInterrupt, never SystemError, a wrong tuple or a segmentation fault).
+_TUPLE_LOOP = textwrap.dedent("""
+    import os, random, signal, threading, time
+    import numpy as np
+    import fastrisk._kernels._jit as jit
+
+    @jit.njit(cache=False)
+    def pair(n):
+        a = np.zeros(n)
+        for i in range(n):
+            a[i] = np.sin(i * 1e-3)
+        return a, a.copy(), a.sum()
+
+    pair(10)
+    rng = random.Random(7)
+    interrupted = 0
+    for trial in range(40):
+        t = threading.Timer(rng.uniform(0.0, 0.03), os.kill, (os.getpid(), signal.SIGINT))
+        t.start()
+        try:
+            a, b, s = pair(400_000)
+            assert a.shape == b.shape == (400_000,) and np.array_equal(a, b)
+            time.sleep(0.05)  # a Ctrl-C handled after the call raises here
+        except KeyboardInterrupt:
+            interrupted += 1
+        t.join()
+    print("interrupted", interrupted)
+""")
+
+
+def test_ctrl_c_during_a_jitted_call_returning_arrays_raises_keyboard_interrupt_and_no_crash(tmp_path):
+    out = subprocess.run([sys.executable, "-c", _TUPLE_LOOP], cwd=tmp_path, env=ENV, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.strip() == "interrupted 40", out.stdout
+
+
+def test_a_polling_kernel_stops_early_and_the_call_raises_keyboard_interrupt():
+    from fastrisk._kernels import tables as k
+
+    VT = np.random.default_rng(1).random((64, 40))
+    with pytest.raises(KeyboardInterrupt), _interrupt.stoppable() as stop:
+        stop[0] = 1  # as the watcher thread does when Ctrl-C arrives
+        sd, *_ = k.pair_sums(VT, 8, 16, stop)
+        assert not sd.any()  # every tile ended before its first block of topics
+    assert _interrupt.STOP[0] == 0 and not _interrupt.interrupted()  # reset for the next call
+    with _interrupt.stoppable() as stop:  # and the next call runs to its end
+        sd, *_ = k.pair_sums(VT, 8, 16, stop)
+    assert sd.any()
+
+
+def test_the_handler_defers_inside_numba_and_raises_elsewhere():
+    import numba.core.serialize as ser
+
+    assert signal.getsignal(signal.SIGINT) is _interrupt._on_sigint  # installed with the kernels
+    inside = ser._numba_unpickle.__code__
+    frame = type("F", (), {"f_code": inside, "f_back": None})()
+    assert _interrupt._in_numba(frame)
+    assert not _interrupt._in_numba(sys._getframe())
+    with pytest.raises(KeyboardInterrupt):
+        _interrupt._on_sigint(signal.SIGINT, sys._getframe())
+
+
+def test_stoppable_outside_the_main_thread_gives_a_private_flag():
+    import threading
+
+    seen = []
+
+    def work():
+        with _interrupt.stoppable() as stop:
+            seen.append(stop is _interrupt.STOP)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen == [False]
+
+
+# ---------------------------------------------------------------------- the CLI, many times
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """A matrix for `table --value smooth` (about 20 s), a run set for evaluate/pool-bias."""
+    from bench_data.synthetic_runs import generate, write
+    from fastrisk import ScoreMatrix, write_matrix
+
+    d = tmp_path_factory.mktemp("interrupt")
+    v = np.random.default_rng(2014).random((1200, 4000))
+    write_matrix(ScoreMatrix(v, [f"s{i}" for i in range(1200)], [str(t) for t in range(4000)], "AP"),
+                 d / "m.parquet")
+    runs, qrels = generate(n_systems=30, n_topics=300, depth=1000, seed=21)
+    write(runs, qrels, d / "runs")
+    (d / "qrels.txt").write_bytes((d / "runs" / "qrels.txt").read_bytes())
+    (d / "runs" / "qrels.txt").unlink()
+    return d
+
+
+MATRIX = ROOT / "fastrisk" / "bench_data" / "trec-matrices" / "web2012_err20.csv"
+
+COMMANDS = {  # (arguments, latest moment to interrupt in seconds: well before the command ends)
+    "table": (["table", "{d}/m.parquet", "--value", "smooth", "--format", "parquet", "--out", "{d}/o.parquet"], 12),
+    "bootstrap": (["bootstrap", str(MATRIX), "--baseline", "run1", "--replicates", str(10**9), "--seed", "1"], 12),
+    "evaluate": (["evaluate", "{d}/runs", "--qrels", "{d}/qrels.txt", "--measure", "nDCG@20", "--out",
+                  "{d}/e.csv"], 6),
+    "pool-bias": (["pool-bias", "{d}/runs", "--qrels", "{d}/qrels.txt", "--measure", "AP", "--repeats", "100000",
+                   "--out", "{d}/p.csv"], 12),
+    "simulate": (["simulate", "type1", "--trials", "1000000", "--seed", "1", "--out", "{d}/s.csv"], 12),
+    "ltr": (["ltr", "--example", "--rounds", "100000", "--out", "{d}/l.csv"], 12),
+}
+
+
+_SIM_PENDING = pytest.mark.xfail(strict=True, reason="simulate's battery_batch kernel (helper sim's) does not poll "
+                                 "the stop flag yet: a job runs to its end after Ctrl-C")
+
+
+@pytest.mark.slow  # about 30 s per command: the run set, then three interrupted runs each
+@pytest.mark.parametrize("command", [pytest.param(c, marks=_SIM_PENDING) if c == "simulate" else c
+                                     for c in COMMANDS])
+def test_ctrl_c_at_random_moments_exits_130_without_a_crash(command, inputs, tmp_path):
+    if command == "ltr":
+        pytest.importorskip("lightgbm")
+    args, latest = COMMANDS[command]
+    argv = [sys.executable, "-m", "fastrisk"] + [a.format(d=inputs) for a in args]
+    for after, status, waited, err in interrupt_at_random(argv, cwd=tmp_path, env=ENV, lo=0.5, hi=latest,
+                                                           times=3, seed=21):
+        assert status == 130, (after, status, err[-2000:])  # not -11 (core), -6 (abort) or 2 (SystemError)
+        assert err.endswith("interrupted"), (after, err[-2000:])
+        assert waited < 20, (after, waited)  # a liveness bound for a loaded CI machine, not a speed claim
