@@ -269,9 +269,8 @@ def test_the_power_study_never_fails_on_a_bundled_collection():
             measure = name.partition("_")[2]
             margins = [fits.fit_margin(V[k], measure) for k in kept]
             fit = fits.CollectionFit(name, measure, "", kept, removed, margins, {}, V[kept])
-            for delta in (0.01, 0.1):
-                pairs, failed = fit.h1_pairs(delta)
-                assert pairs and failed >= 0
+            pairs, failed = fit.h1_pairs(0.1)  # the largest effect of the study: the hardest to reach
+            assert pairs and failed >= 0
 
 
 @pytest.mark.slow
