@@ -111,8 +111,8 @@ def absmax(*arrays) -> float:
 def out_of_range(*arrays) -> bool:
     """True if any value is not finite, or any non-zero magnitude lies outside
     [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: the results may have overflowed or underflowed."""
-    flat = np.concatenate([np.ravel(a) for a in arrays]) if len(arrays) > 1 else np.ravel(arrays[0])
-    return _kn.out_of_range(np.ascontiguousarray(flat, dtype=np.float64), _LO, _HI)
+    # one array at a time: concatenating them would copy every result (peak memory)
+    return any(_kn.out_of_range(np.ascontiguousarray(np.ravel(a), dtype=np.float64), _LO, _HI) for a in arrays)
 
 
 def check_finite_fast(values: np.ndarray, what: str) -> None:

@@ -125,8 +125,13 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     p = paths[0]
     if fmt in ("parquet", "ipc"):
         table = _read_arrow_file(p, fmt)
-        return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
-                          topics=topics, measure=measure, missing=missing)
+        matrix = _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
+                            topics=topics, measure=measure, missing=missing)
+        del table
+        # decoding and checking freed their buffers, but Arrow's allocator (mimalloc) keeps the
+        # pages (about the matrix's size again) for the rest of the process unless handed back
+        pa.default_memory_pool().release_unused()
+        return matrix
     if fmt in ("csv", "csv-long"):
         streamed = _stream_long_csv(p, system, topic, score, measure, missing)
         if streamed is not None:

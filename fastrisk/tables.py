@@ -212,8 +212,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     sx, sx2 = _k.value_pair_sums(matrix.values, vf.func, stop)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
-            _numerics.check_finite(urisk, "URisk")
-            _numerics.check_finite(se, "the standard error of URisk")
+            _numerics.check_finite_fast(urisk, "URisk")
+            _numerics.check_finite_fast(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
         else:
             names, cols_u, cols_se, cols_t = [], [], [], []
@@ -266,9 +266,11 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     VT = np.ascontiguousarray(values.T)
     with _interrupt.stoppable() as stop:
         sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block, stop)
+    del VT  # a copy of the matrix: freed before the S x S x A outputs are allocated (peak memory)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    del sd, sn, sn2, sd2
     _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
     return urisk, se, trisk
 
