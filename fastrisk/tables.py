@@ -233,6 +233,12 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = np.stack(cols_t, axis=1)
+        # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
+        # array reordered in turn so that only one of the S x S x A originals has a copy alive at a
+        # time, and before the ranks are allocated (the rank kernel reads and writes the final layout)
+        urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
+        se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
+        trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
         skip = np.full(len(names), -1, dtype=np.int64)
         if exclude_self:
             for j, name in enumerate(names):
@@ -241,12 +247,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         with _interrupt.stoppable() as stop:
             rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
-    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
-    # array reordered in turn so that only one of the S x S x A originals has a copy alive at a time
-    urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
-    se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
-    trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
-    rank = np.ascontiguousarray(np.moveaxis(rank, 2, 0))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          rank_ties=rank_ties, exclude_self=bool(exclude_self),
