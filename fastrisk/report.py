@@ -4,7 +4,7 @@ them, and the parameters and data provenance at the top, for a paper's supplemen
 ``write_report(path, matrix, baseline, ...)`` computes URisk/TRisk (Wang et al. 2012; Dinçer,
 Macdonald & Ounis 2014), the exploratory per-topic TR_i/TJ_i and, when fastrisk has it, the
 all-baseline table (Dinçer, Ounis & Macdonald, ECIR 2014), then draws every figure with
-:mod:`fastrisk.plot` (figures are built without pyplot, so nothing is shown or kept open) and
+`fastrisk.plot` (figures are built without pyplot, so nothing is shown or kept open) and
 embeds them as inline SVG (default) or base64 PNG: the page needs no other file and no network.
 """
 
@@ -121,10 +121,10 @@ class Section:
 
 @dataclass
 class Table:
-    """A table of the report, rendered as HTML (:func:`html_table`) or as PDF pages.
+    """A table of the report, rendered as HTML (`html_table`) or as PDF pages.
 
     ``rows`` hold numbers or ready-made strings (p-values are formatted by
-    :func:`pvalue_text`); ``classes[i][j]`` is an optional CSS class per cell (``risk`` /
+    `pvalue_text`); ``classes[i][j]`` is an optional CSS class per cell (``risk`` /
     ``reward``); ``numeric[j]`` right-aligns column j; ``empty`` is shown when there are no rows.
     """
 
@@ -583,12 +583,12 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
                  loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
                  significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
                  title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None):
-    """The report's content without writing it; see :func:`write_report` for the parameters.
+    """The report's content without writing it; see `write_report` for the parameters.
 
     Returns
     -------
     sections : list of Section
-        Headings, captions, figures and :class:`Table` s, in page order.
+        Headings, captions, figures and `Table`s, in page order.
     parameters : list of (str, str)
         The header's (name, HTML value) rows: measure and its definition, systems, topics,
         baseline, highlighted systems and why, α, convention, significance, then ``provenance``.
@@ -624,7 +624,7 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
     matrix : MatrixLike
         Per-topic scores, systems × topics.
     baseline : BaselineLike
-        A system name, a file, a mapping topic -> score, a :class:`~fastrisk.Baseline` or
+        A system name, a file, a mapping topic -> score, a `Baseline` or
         ``"mean"`` / ``"median"`` / ``"max"``.
     format : {"html", "pdf"}, optional
         One self-contained HTML page (default unless ``path`` ends in ``.pdf``), or a PDF: a
@@ -633,7 +633,7 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
         Figures of the HTML page as inline SVG (scalable) or base64 PNG (smaller for huge
         matrices).
     alpha, loss_weight, value, convention, missing, threads
-        As in :func:`fastrisk.risk`.
+        As in `fastrisk.risk`.
     significance : float
         Two-sided level of the critical lines, the flags and the markers (default 0.05).
     systems : sequence of str, optional

@@ -1,5 +1,5 @@
 """``fastrisk report``: the self-contained HTML (or PDF) risk report of a score matrix, and
-:func:`write_demo_report` for ``fastrisk demo --report`` (the bundled TREC 2012 Web data)."""
+`write_demo_report` for ``fastrisk demo --report`` (the bundled TREC 2012 Web data)."""
 
 from __future__ import annotations
 

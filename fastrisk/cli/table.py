@@ -43,7 +43,7 @@ def _write_long(result, fmt: str, out) -> None:
 
 
 def _agreement_table(result, p: float):
-    """One row per (alpha, pair of baselines): :meth:`RankAgreement.to_arrow` at every alpha."""
+    """One row per (alpha, pair of baselines): `RankAgreement.to_arrow` at every alpha."""
     return pa.concat_tables([result.agreement(alpha, p=p).to_arrow() for alpha in result.alpha])
 
 
