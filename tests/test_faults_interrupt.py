@@ -45,11 +45,13 @@ _TUPLE_LOOP = textwrap.dedent("""
     interrupted = 0
     for trial in range(40):
         t = threading.Timer(rng.uniform(0.0, 0.03), os.kill, (os.getpid(), signal.SIGINT))
-        t.start()
         try:
+            t.start()
             a, b, s = pair(400_000)
             assert a.shape == b.shape == (400_000,) and np.array_equal(a, b)
-            time.sleep(0.05)  # a Ctrl-C handled after the call raises here
+            while t.is_alive():  # a Ctrl-C that comes after the call raises here
+                time.sleep(0.01)
+            time.sleep(0.05)
         except KeyboardInterrupt:
             interrupted += 1
         t.join()

@@ -99,7 +99,7 @@ class SweepResult:
         return t.select(["job", "experiment", "kind", "data", "params", "error"])
 
 
-def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries):
+def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout=None):
     for name, v in (("batch_seconds", batch_seconds), ("checkpoint_seconds", checkpoint_seconds)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
             raise InputError(f"`{name}` must be a non-negative number of seconds, got {v!r}")
@@ -109,7 +109,7 @@ def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resum
         raise InputError(f"`retries` must be a non-negative integer, got {retries!r}")
     if resume and out is None:
         raise InputError("`resume` needs `out`, the Parquet file the sweep checkpoints to")
-    return _backend(executor)
+    return _backend(executor, worker_timeout)
 
 
 def _reuse(checkpoint: _Checkpoint, jobs: list[Job], retry_errors: bool) -> tuple[list[pa.Table], set]:
@@ -171,7 +171,7 @@ class _Sizer:
 
 def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: bool = False,
           progress: bool | None = None, batch_seconds: float = 0.2, max_batch: int = 1000,
-          checkpoint_seconds: float = 2.0, retries: int = 2) -> SweepResult:
+          checkpoint_seconds: float = 2.0, retries: int = 2, worker_timeout: float | None = None) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
     ``grid``: a :class:`Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
@@ -184,7 +184,10 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     raises is recorded with ``status="error"``; the sweep goes on. A batch lost with its
     worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
     recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
-    its checksum is reported (:class:`CheckpointWarning`) and its jobs are recomputed.
+    its checksum is reported (:class:`CheckpointWarning`) and its jobs are recomputed. On a
+    Dask cluster without any worker (none started, or all lost) for ``worker_timeout``
+    seconds (default 60, or $FASTRISK_WORKER_TIMEOUT) the sweep stops with a
+    :class:`~fastrisk.errors.ResourceError`, its finished batches checkpointed for a resume.
 
     The table has the columns :data:`JOB_COLUMNS` (``seed``: the job's seed, spawned from
     the grid's root seed and the job's position), ``param_<name>`` per parameter, then the
@@ -192,7 +195,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     """
     grid = load_grid(grid)
     out = None if out is None else Path(out)
-    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries)
+    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout)
     ck = _Checkpoint(out, {}, float(checkpoint_seconds))
     if not resume and ck.dir is not None and ck.dir.exists():
         raise InputError(f"{ck.dir} holds the checkpoint of an unfinished sweep: resume it "
