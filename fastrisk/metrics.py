@@ -46,6 +46,7 @@ import pyarrow as pa
 from fastrisk._kernels import metrics as _km
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._validation import listing
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
@@ -133,6 +134,24 @@ def _params(measure: str, family: str, text: str | None) -> dict:
     return params
 
 
+def _did_you_mean(measure: str, match) -> str:
+    """" (did you mean 'nDCG@20')" for a misspelt family name (same parameters and cutoff)."""
+    import difflib
+    import re
+
+    trec = re.fullmatch(r"([A-Za-z]+)_?(\d+)", measure)  # trec_eval's P_10, or P10
+    if trec and trec.group(1).lower() in _FAMILIES:
+        return f" (did you mean '{_FAMILIES[trec.group(1).lower()]}@{trec.group(2)}')"
+    name = match.group(1) if match else measure.split("@")[0].split("(")[0]
+    names = sorted({f for f in _FAMILIES.values()})
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5) or \
+        difflib.get_close_matches(name.lower(), [n.lower() for n in names], n=1, cutoff=0.5)
+    if not close:
+        return ""
+    family = next(n for n in names if n.lower() == close[0].lower())
+    return f" (did you mean {family + measure[len(name):] if measure.startswith(name) else family!r})"
+
+
 def parse_measure(measure, *, convention: str | None = None) -> Measure:
     """Parse an ir_measures name (``nDCG@20``, ``AP``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``,
     ``nDCG(dcg='exp-log2')@20``) or pass a :class:`Measure` through.
@@ -161,8 +180,8 @@ def parse_measure(measure, *, convention: str | None = None) -> Measure:
     family = _FAMILIES.get(m.group(1).lower()) if m else None
     if family is None:
         raise InputError(
-            f"unknown measure {measure!r}: expected one of P@k, R@k, AP, AP@k, RR, RR@k, Rprec, nDCG, "
-            "nDCG@k, nDCG(dcg='exp-log2')@k, ERR@k, RBP(rel=1,p=0.8)@k, Judged@k")
+            f"unknown measure {measure!r}{_did_you_mean(measure, m)}: expected one of P@k, R@k, AP, AP@k, RR, "
+            "RR@k, Rprec, nDCG, nDCG@k, nDCG(dcg='exp-log2')@k, ERR@k, RBP(rel=1,p=0.8)@k, Judged@k")
     params = _params(measure, family, m.group(2))
     cutoff = None
     if m.group(3) is not None:
@@ -236,7 +255,7 @@ def _check_err_grades(qrels: Qrels, measure: Measure) -> None:
         topic_of = np.repeat(np.arange(qrels.n_topics), np.diff(qrels.topic_offsets))
         bad = sorted({qrels.topics[i] for i in topic_of[over]})
         raise InputError(f"{measure.name} (gdeval) is defined for grades 0..{measure.max_grade}; the qrels grade "
-                         f"above {measure.max_grade} on topics {bad[:10]}{' ...' if len(bad) > 10 else ''}")
+                         f"above {measure.max_grade} on topics {listing(bad)}")
 
 
 def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condensed: bool = False):
@@ -295,11 +314,11 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     only_runs = sorted(run_topics - qrel_topics)
     only_qrels = sorted(qrel_topics - run_topics)
     if not (run_topics & qrel_topics):
-        raise InputError(f"no topic of the runs is judged in the qrels (runs: {sorted(run_topics)[:5]}..., "
-                         f"qrels: {sorted(qrel_topics)[:5]}...)")
+        raise InputError(f"no topic of the runs is judged in the qrels (runs: {listing(sorted(run_topics), 5)}; "
+                         f"qrels: {listing(sorted(qrel_topics), 5)})")
     if only_runs or only_qrels:
         warnings.warn(f"topics do not match between runs and qrels: {len(only_runs)} only in the runs "
-                      f"{only_runs[:20]}, {len(only_qrels)} only in the qrels {only_qrels[:20]}; "
+                      f"({listing(only_runs, 20)}), {len(only_qrels)} only in the qrels ({listing(only_qrels, 20)}); "
                       "topics only in the runs are not scored, topics only in the qrels are left out",
                       TopicMismatchWarning, stacklevel=3)
     judged = np.array([t in qrel_topics for t in runs.topics])
@@ -308,7 +327,7 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     empty = judged & ~j.has_relevant
     if empty.any():
         names = [runs.topics[i] for i in np.flatnonzero(empty)]
-        warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: {names[:20]} "
+        warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: {listing(names, 20)} "
                       "(no_relevant='keep' scores them, as trec_eval does)", TopicMismatchWarning, stacklevel=3)
     keep = np.flatnonzero(j.has_relevant)
     if keep.size == 0:

@@ -69,3 +69,29 @@ def test_a_worker_says_nothing_at_exit_unless_verbose(verbose, tmp_path):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "the worker's own output" in out.stderr and ("leaked" in out.stderr) == verbose, out.stderr
+
+
+# ---------------------------------------------------------------------- checkpoint on a full disk
+def test_a_full_disk_leaves_no_orphan_checksum_and_a_resume_drops_old_ones(tmp_path, monkeypatch):
+    import errno
+
+    import pyarrow as pa
+
+    from fastrisk.sweep import checkpoint
+
+    ck = checkpoint._Checkpoint(tmp_path / "o.parquet", {}, 0.0)
+    real = checkpoint.write_bytes
+
+    def full(path, data):
+        if not str(path).endswith(".sha256"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, data)
+
+    monkeypatch.setattr(checkpoint, "write_bytes", full)
+    ck.buffer.append(pa.table({"job": [0]}))
+    with pytest.raises(OSError, match="No space left"):
+        ck.flush()
+    assert list(ck.dir.iterdir()) == []  # the sidecar went with the failed part
+    (ck.dir / "part-1.parquet.sha256").write_text("0" * 64 + "  part-1.parquet\n")  # left by a killed run
+    assert checkpoint._Checkpoint(tmp_path / "o.parquet", {}, 0.0).existing() == []
+    assert list(ck.dir.iterdir()) == []
