@@ -154,3 +154,43 @@ def test_tukey_hsd_trec2012(benchmark, trec):
         return tukey_hsd(r, replicates=1_000, rng=1)
     run()
     benchmark(run)
+
+
+@pytest.mark.parametrize("B", REPLICATES, ids=lambda b: f"B={b:.0e}")
+def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
+    """Percentile bootstrap of 47 systems (the baseline left out) against the best NumPy (aim >= 3)
+    and, at 1e4, vectorised scipy.stats.bootstrap (aim >= 10), in alternating blocks.
+
+    The limit: the draws (B x c) plus one selection pass over each system's B replicates; the
+    GEMM (47 x 50 by 50 x B) is a few percent of a call. ``extra_info["limit_seconds"]`` is
+    that floor measured in this session (the count draws + the product + one pass)."""
+    import time
+
+    from conftest import side_by_side
+
+    from fastrisk._kernels import resampling as _k
+
+    r, b = trec
+    x = (r - b)[1:]  # 47 systems
+    benchmark.group = f"issue #20: bootstrap 47 systems, B={B:.0e}, side by side"
+    peers = {"numpy-bincount-matmul": lambda: numpy_bincount_matmul(x, B, np.random.default_rng(1))}
+    if B <= 10_000:
+        peers["scipy-vectorised"] = lambda: stats.bootstrap((x,), np.mean, axis=-1, n_resamples=B,
+                                                            method="percentile", vectorized=True, rng=1)
+    W = np.empty((B, x.shape[1]))
+    Z = np.ascontiguousarray(x / x.shape[1])
+
+    def limit():  # on one thread: the floor of the work, not of a parallel launch on a busy machine
+        _k.multinomial_counts_serial(1, 0, W)
+        means = Z @ W.T
+        for row in means:
+            row.partition([B // 40, B - B // 40])
+    limit()
+    ts = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        limit()
+        ts.append(time.perf_counter() - t0)
+    benchmark.extra_info["limit_seconds"] = float(np.min(ts))
+    side_by_side(benchmark, lambda: bootstrap(x, replicates=B, rng=1, method="percentile", progress=False),
+                 peers, blocks=9, block_seconds=0.2, aim=3.0)

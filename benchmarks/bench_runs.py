@@ -177,3 +177,33 @@ def test_robust_dict_pytrec_eval(benchmark):
         return [ev.evaluate(_py_run(p)) for p in runs]
 
     benchmark.pedantic(go, rounds=1, iterations=1)
+
+
+# ---------------------------------------------------------------------------- issue #20 rows, side by side
+
+def test_issue20_parse_vs_pyarrow(benchmark):
+    """Parse the 8 gzip runs (no parse cache) against a bare pyarrow.csv read of the same files (aim >= 1)."""
+    csv = pytest.importorskip("pyarrow.csv")
+    from conftest import side_by_side
+
+    benchmark.group = "issue #20: parse 8 gzip runs, side by side"
+    ro = csv.ReadOptions(column_names=["qid", "q0", "docno", "rank", "score", "tag"])
+    po = csv.ParseOptions(delimiter=" ")
+    side_by_side(benchmark, lambda: read_runs(FILES),
+                 {"pyarrow.csv": lambda: [csv.read_csv(p, read_options=ro, parse_options=po) for p in FILES]},
+                 blocks=9, block_seconds=0.2, aim=1.0)
+
+
+def test_issue20_runs_to_measures_vs_pytrec_eval(benchmark):
+    """Runs + qrels -> nDCG@20, P@10 from the files (no parse cache) against dicts + pytrec_eval (aim >= 5)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from conftest import side_by_side
+
+    benchmark.group = "issue #20: 8 runs + qrels -> nDCG@20, P@10, side by side"
+
+    def peer():
+        ev = pytrec_eval.RelevanceEvaluator(_py_qrels(QRELS), {"ndcg_cut.20", "P.10"})
+        return [ev.evaluate(_py_run(p)) for p in FILES]
+
+    side_by_side(benchmark, lambda: evaluate(read_runs(FILES), read_qrels(QRELS), ["nDCG@20", "P@10"]),
+                 {"dicts+pytrec_eval": peer}, blocks=9, block_seconds=0.3, aim=5.0)

@@ -155,14 +155,27 @@ def test_resampling_per_collection_loop(benchmark):
 
 
 TRIALS, REPS = 2000, 1000
+SMALL = ["web2013_err20"]  # the smallest bundled collection (34 runs; 30 kept, 435 pairs)
 
 
-def test_type1_study_end_to_end(benchmark):
-    """One measure (ap), 50 topics; first call warms the JIT and the margin/copula caches of
-    the pairs it draws, the measured call uses another seed (new pairs partly fitted anew)."""
+def test_type1_study_end_to_end(benchmark, tmp_path):
+    """The published protocol, ERR@20 of web2013, 50 topics, fitted models from the cache: the
+    first call fits them (and warms the JIT), the measured call runs the study alone."""
     benchmark.group = "type1-study"
-    type1("ap", topics=50, trials=200, replicates=10, rng=0, progress=False)
-    benchmark.pedantic(type1, args=("ap",), kwargs={"topics": 50, "trials": TRIALS, "replicates": REPS, "rng": 1,
-                                                    "progress": False}, rounds=1, iterations=1)
+    kw = {"collections": SMALL, "topics": 50, "progress": False, "cache": tmp_path}
+    type1("err20", trials=200, replicates=10, rng=0, **kw)
+    benchmark.pedantic(type1, args=("err20",), kwargs={"trials": TRIALS, "replicates": REPS, "rng": 1, **kw},
+                       rounds=1, iterations=1)
     per_trial = benchmark.stats.stats.median / TRIALS
     benchmark.extra_info["ms_per_trial"] = per_trial * 1e3
+
+
+def test_fit_one_collection(benchmark, tmp_path):
+    """Margins of every kept run and the copula of every pair (all families, MLE, AIC) of the
+    smallest bundled collection, in-process (the cost per pair is in ``extra_info``)."""
+    from fastrisk.simulate.fits import fit_collections
+
+    benchmark.group = "simulate-fit"
+    fit = benchmark.pedantic(fit_collections, args=(SMALL,), kwargs={"cache": tmp_path, "refit": True}, rounds=1,
+                             iterations=1)[SMALL[0]]
+    benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(fit.copulas) * 1e3

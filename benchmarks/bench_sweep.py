@@ -38,10 +38,10 @@ GROUP = f"{'bootstrap' if BOOTSTRAP else 'risk'} sweep, {N_JOBS} jobs"
 def _loop():
     """The same jobs as plain calls in this process (no batching, tables, checkpoints), with
     one BLAS thread as the sweep uses, so the difference is the sweep's overhead."""
-    from fastrisk.sweep.backends import _blas_limit
+    from fastrisk._threads import blas_threads
 
     kind = KINDS[GRID.experiments[0].kind]
-    with _blas_limit(1):
+    with blas_threads(1):
         for job in GRID.jobs():
             kind(_cached(job.data), job.params, job.seed, None)
 

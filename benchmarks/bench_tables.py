@@ -148,6 +148,6 @@ def test_zrisk_numpy(benchmark, matrix):
     benchmark.group = f"zrisk-{name}"
     z, g = numpy_zrisk(m.values, 1 + ALPHAS)
     ours = zrisk(m, alpha=ALPHAS)
-    np.testing.assert_allclose(z, ours.zrisk, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(g, ours.georisk, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(z.T, ours.zrisk, rtol=1e-9, atol=1e-9)  # results are [alpha, system]
+    np.testing.assert_allclose(g.T, ours.georisk, rtol=1e-9, atol=1e-12)
     benchmark(numpy_zrisk, m.values, 1 + ALPHAS)

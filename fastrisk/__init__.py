@@ -33,6 +33,7 @@ from fastrisk._risk import (
     risk_scores,
     topic_risk,
 )
+from fastrisk._version import __version__ as __version__
 from fastrisk._zrisk import ZRiskResult, zrisk
 from fastrisk.agreement import (
     FriedmanResult,
@@ -172,4 +173,3 @@ __all__ = [
     "write_matrix",
     "zrisk",
 ]
-__version__ = "0.1.0"

@@ -9,8 +9,6 @@ import functools
 import numpy as np
 from scipy import special
 
-from fastrisk._kernels import risk as _k
-
 #: ``classic``: larger is better; ``minus``: URisk⁻, TRisk⁻, ZRisk⁻ (larger is riskier; Benham,
 #: Moffat & Culpepper 2019).
 CONVENTIONS = ("classic", "minus")
@@ -21,13 +19,10 @@ def sign(convention: str) -> float:
     return -1.0 if convention == "minus" else 1.0
 
 
-def standardise(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den; NaN for 0/0 and ±inf for x/0 (a zero standard error)."""
-    return _k.standardise(np.ascontiguousarray(num, dtype=np.float64), np.ascontiguousarray(den, dtype=np.float64))
-
-
+@functools.lru_cache(maxsize=256)
 def t_critical(significance: float, df: int) -> float:
-    """The two-sided critical value t(significance/2, df) of Student's t."""
+    """The two-sided critical value t(significance/2, df) of Student's t (remembered: small
+    calls repeat the same few levels and topic counts)."""
     return float(special.stdtrit(df, 1.0 - significance / 2))
 
 

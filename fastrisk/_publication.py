@@ -90,8 +90,8 @@ class WideLayout:
 
 
 #: How captions name the arrays they tabulate.
-DISPLAY_NAMES = {"trisk": "TRisk", "urisk": "URisk", "zrisk": "ZRisk", "georisk": "GeoRisk", "se_param": "SE_x",
-                 "se_jack": "SE_J", "standard_error": "standard error", "pvalue": "p-value"}
+DISPLAY_NAMES = {"trisk": "TRisk", "urisk": "URisk", "zrisk": "ZRisk", "georisk": "GeoRisk", "se_jack": "SE_J",
+                 "standard_error": "standard error", "pvalue": "p-value"}
 
 
 def _alias(result, name: str) -> str:
@@ -209,7 +209,9 @@ def wide_layout(result, value: str = "statistic", *, at: dict | None = None, sig
         nan = np.isnan(key)
         order = np.argsort(-key if sort == "descending" else key, kind="stable")
         order = np.concatenate([order[~nan[order]], order[nan[order]]])  # NaN rows last either way
-    title = DISPLAY_NAMES.get(_alias(result, value), _alias(result, value))
+    name = _alias(result, value)
+    # a risk result's standard error is the parametric SE_x, beside its jackknife SE_J
+    title = "SE_x" if name == "standard_error" and hasattr(result, "se_jack") else DISPLAY_NAMES.get(name, name)
     baseline = getattr(result, "baseline", None)
     if isinstance(baseline, str):
         title += f" of every system against the baseline {baseline}"

@@ -146,7 +146,7 @@ class Result:
         sizes = self.sizes()
         unknown = [d for d in dims if d not in sizes]
         if unknown:
-            raise ValueError(f"{type(self).__name__} has no dimension {unknown[0]!r}; it has {sorted(sizes)}")
+            raise InputError(f"{type(self).__name__} has no dimension {unknown[0]!r}; it has {sorted(sizes)}")
         shape = tuple(sizes[d] for d in dims)
         columns: dict[str, Any] = {}
         for axis, d in enumerate(dims):
@@ -271,14 +271,18 @@ class Result:
         return f"{self._summary()}\n  arrays: {arrays}"
 
     def _repr_html_(self, rows: int = 10) -> str:
-        table = self.to_arrow()
-        head = table.slice(0, rows).to_pylist()
-        cells = "".join(
-            "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row.values()) + "</tr>" for row in head)
-        header = "".join(f"<th>{html.escape(c)}</th>" for c in table.column_names)
-        more = f"<p>{table.num_rows - rows} more rows</p>" if table.num_rows > rows else ""
-        return (f"<p><code>{html.escape(self._summary())}</code></p>"
-                f"<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}")
+        return html_table(self.to_arrow(), self._summary(), rows)
+
+
+def html_table(table: pa.Table, summary: str, rows: int = 10) -> str:
+    """A notebook's view of a long form: the summary line and the first ``rows`` rows."""
+    head = table.slice(0, rows).to_pylist()
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row.values()) + "</tr>" for row in head)
+    header = "".join(f"<th>{html.escape(c)}</th>" for c in table.column_names)
+    more = f"<p>{table.num_rows - rows} more rows</p>" if table.num_rows > rows else ""
+    return (f"<p><code>{html.escape(summary)}</code></p>"
+            f"<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}")
 
 
 def _digits_iv(digits) -> None:

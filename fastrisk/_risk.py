@@ -20,13 +20,16 @@ from fastrisk._inference import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._inference import sign as _sign
 from fastrisk._kernels import risk as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, run
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._validation import choice, level
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError
 from fastrisk.matrix import as_matrix
 from fastrisk.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
+
+#: Results whose magnitudes leave this range are recomputed on rescaled scores (see _moments).
+_LO, _HI = 2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT
 
 
 @dataclass(frozen=True, repr=False)
@@ -54,7 +57,7 @@ class RiskScores(Result):
 class RiskResult(TRiskInference, Result):
     """URisk/TRisk of every system at every alpha against one baseline.
 
-    Arrays ``[alpha, system]``: ``urisk``, ``se_param`` (SE_x, also ``standard_error``),
+    Arrays ``[alpha, system]``: ``urisk``, ``standard_error`` (SE_x),
     ``se_jack`` (SE_J), ``trisk`` (also ``statistic``), ``pvalue`` (two-sided, Student t,
     ``df`` = c - 1), ``at_risk`` / ``rewarding`` (TRisk beyond ∓ ``critical_t`` at level
     ``significance``). ``[system]``: ``freward``, ``frisk``, ``ugain``. ``[alpha]``:
@@ -63,7 +66,7 @@ class RiskResult(TRiskInference, Result):
     significantly worse than the baseline.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``convention``, ``value``, ``urisk``, ``se_param``, ``se_jack``, ``trisk``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``se_jack``, ``trisk``,
     ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``.
     """
 
@@ -82,7 +85,7 @@ class RiskResult(TRiskInference, Result):
     significance: float
     critical_t: float
     urisk: np.ndarray = array("alpha", "system")
-    se_param: np.ndarray = array("alpha", "system")
+    standard_error: np.ndarray = array("alpha", "system")
     se_jack: np.ndarray = array("alpha", "system")
     trisk: np.ndarray = array("alpha", "system")
     at_risk: np.ndarray = array("alpha", "system")
@@ -92,15 +95,11 @@ class RiskResult(TRiskInference, Result):
     ugain: np.ndarray = array("system")
     se_rmse: np.ndarray = array("alpha")
 
-    @property
-    def standard_error(self) -> np.ndarray:
-        return self.se_param
-
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
         k = self.systems.index(system)
         return {name: getattr(self, name)[:, k] for name in
-                ("urisk", "se_param", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
+                ("urisk", "standard_error", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
 
 @dataclass(frozen=True, repr=False)
@@ -109,7 +108,7 @@ class TopicRiskResult(Result):
 
     Arrays ``[alpha, system, topic]``: ``x`` (signed by the convention), ``tr`` (TR_i = x_i /
     s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
-    theta_(i))), ``pseudo`` (pseudo-values; column ``pseudo_value``), significance flags
+    theta_(i))), ``pseudo_values`` (column ``pseudo_value``), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
 
     Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
@@ -133,7 +132,7 @@ class TopicRiskResult(Result):
     tr: np.ndarray = array("alpha", "system", "topic")
     tj: np.ndarray = array("alpha", "system", "topic")
     influence: np.ndarray = array("alpha", "system", "topic")
-    pseudo: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
+    pseudo_values: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
     bias: np.ndarray = array("alpha", "system")
     loss: np.ndarray = array("alpha", "system", "topic")
     win: np.ndarray = array("alpha", "system", "topic")
@@ -216,15 +215,18 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
         ``x`` ``[alpha, system, topic]`` and the differences ``d`` ``[system, topic]``.
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
-    R = matrix.values
-    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        if vf.is_linear:
-            X = _k.linear_scores(R, base.values, vf.alpha)
-        else:
-            X = _k.value_scores(R, base.values, vf.func)[None]
+    X = value_scores(matrix.values, base.values, vf, threads)
     _numerics.check_finite_fast(X, "a risk-reward score (r - b, weighted)")
     return RiskScores(systems=matrix.systems, topics=matrix.topics, alpha=vf.alpha, loss_weight=vf.loss_weight,
-                      baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=R - base.values)
+                      baseline=base.name, value=vf.name, baseline_system=base.system, x=X, d=matrix.values - base.values)
+
+
+def value_scores(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None) -> np.ndarray:
+    """x = v(R - B) ``[alpha, system, topic]`` (one alpha for a non-linear ``vf``); small jobs
+    on the kernels' serial twins."""
+    if vf.is_linear:
+        return run(_k.linear_scores, _k.linear_scores_serial, R.size * len(vf.alpha), threads, R, B, vf.alpha)
+    return run(_k.value_scores, _k.value_scores_serial, R.size, threads, R, B, vf.func)[None]
 
 
 def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
@@ -269,7 +271,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     Returns
     -------
     RiskResult
-        ``urisk``, ``se_param``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
+        ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
         give the system × α publication table.
 
@@ -287,27 +289,39 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
                            significance=significance, threads=threads)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
-    with limit_threads(threads, matrix.values.size * len(vf.alpha)):
-        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf)
-    zero = (se == 0).any(axis=1)
-    if zero.sum() > (base.system is not None):
-        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
-                                     where=f" against baseline {base.name!r}")
-    urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
     df = c - 1
     crit = t_critical(significance, df)
     sign = _sign(convention)
+    table = _linear_table(matrix.values, base.values, vf.alpha, crit, sign, threads) if vf.is_linear else None
+    if table is not None:  # the usual case: one compiled call computes every array of the result
+        (urisk, se, sej, trisk), (at_risk, rewarding), (freward, frisk, ugain), zero, n_zero, se_rmse = table
+    else:  # a non-linear value function, or scores extreme enough to need rescaling
+        freward, frisk, urisk, se, sej, trisk, se_rmse = _moments(matrix.values, base.values, vf, threads)
+        zero = (se == 0).any(axis=1)
+        n_zero = zero.sum()
+        urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
+        at_risk, rewarding = trisk < -crit, trisk > crit
+        urisk, trisk, ugain = sign * urisk, sign * trisk, freward - frisk
+    if n_zero > (base.system is not None):
+        _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
+                                     where=f" against baseline {base.name!r}")
     return RiskResult(
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
-        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
-        se_param=se, se_jack=sej, trisk=sign * trisk,
-        at_risk=trisk < -crit, rewarding=trisk > crit,
-        se_rmse=se_rmse,
+        critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
+        standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
     )
 
 
-def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
+def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float, sign: float, threads):
+    """Every array of a linear :class:`RiskResult` from one kernel call, or None when the
+    scores need rescaling."""
+    out = run(_k.linear_risk_table, _k.linear_risk_table_serial, R.size * len(alphas), threads,
+              R, B, alphas, _numerics.VARIANCE_RTOL, _LO, _HI, crit, sign)
+    return out[1:] if out[0] else None
+
+
+def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None):
     """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
     :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
     TRisk is then ±inf (NaN where URisk is 0); a system whose scores (or its baseline's) are
@@ -315,19 +329,20 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction):
     exact power of two (linear value function): the others' numbers are untouched."""
     c = R.shape[1]
 
-    def run(R, B):
+    def kernel(R, B):
         if vf.is_linear:
-            return _k.linear_risk(R, B, vf.alpha)
-        return _k.value_risk(R, B, vf.func)
+            with limit_threads(threads, R.size * len(vf.alpha)):
+                return _k.linear_risk(R, B, vf.alpha)
+        return run(_k.value_risk, _k.value_risk_serial, R.size, threads, R, B, vf.func)
 
-    out = list(run(R, B))
+    out = list(kernel(R, B))
     ks = None
     suspect = _numerics.out_of_range(out[2], out[3])  # URisk (alpha 0 = FReward - FRisk) and SE
     if vf.is_linear and suspect:  # rescale the extreme systems, each by its own exact power of two
         ks = _numerics.row_exponents(R, B)
         for k in np.unique(ks[ks != 0]):
             rows = np.flatnonzero(ks == k)
-            part = run(np.ldexp(R[rows], k), np.ldexp(B if B.shape[0] == 1 else B[rows], k))
+            part = kernel(np.ldexp(R[rows], k), np.ldexp(B if B.shape[0] == 1 else B[rows], k))
             for whole, p in zip(out, part):
                 whole[rows] = p
         ks = ks if ks.any() else None
@@ -386,12 +401,26 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     Returns
     -------
     TopicRiskResult
-        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo``, ``loss``, ``win``
+        ``x``, ``tr``, ``tj``, ``influence``, ``pseudo_values``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
     """
-    choice(convention, "convention", CONVENTIONS)
-    level(significance, "significance")
-    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
+    df = matrix.n_topics - 1
+    crit = t_critical(significance, df)
+    s = _sign(convention)
+    if vf.is_linear:  # the usual case: one compiled call
+        ok, arrays, flags, bias, zero, n_zero = _topic_table(matrix, base, vf, s, crit, threads)
+        if ok:
+            if n_zero:
+                _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), matrix.systems, base.system),
+                                             where=f" against baseline {base.name!r}")
+            x, tr, tj, influence, pseudo = arrays
+            return TopicRiskResult(
+                systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
+                loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
+                significance=float(significance), critical_t=crit, x=x, tr=tr, tj=tj, influence=influence,
+                pseudo_values=pseudo, bias=bias, loss=flags[0], win=flags[1])
+    scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
         tr, tj, influence, pseudo, bias = _k.topic_risk(scores.x)
@@ -404,15 +433,19 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         tj = np.where(z, np.nan, tj)
         _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), scores.systems, scores.baseline_system),
                                      where=f" against baseline {scores.baseline!r}")
-    df = len(scores.topics) - 1
-    crit = t_critical(significance, df)
-    s = _sign(convention)
     return TopicRiskResult(
         systems=scores.systems, topics=scores.topics, baseline=scores.baseline, alpha=scores.alpha,
         loss_weight=scores.loss_weight, convention=convention, value=scores.value, df=df,
         significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
-        influence=s * influence, pseudo=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
+        influence=s * influence, pseudo_values=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
     )
+
+
+def _topic_table(matrix, base, vf, sign: float, crit: float, threads):
+    """:func:`fastrisk._kernels.risk.linear_topic_risk_table` on a validated matrix and baseline."""
+    R = matrix.values
+    return run(_k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
+               R, base.values, vf.alpha, sign, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
 
 
 def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
@@ -454,17 +487,22 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
     choice(convention, "convention", CONVENTIONS)
-    scores = risk_scores(matrix, baseline, alpha=alpha, loss_weight=loss_weight, missing=missing, threads=threads)
-    with limit_threads(threads, scores.x.size):
-        tr = _k.topic_risk(scores.x)[0]
+    matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, None, convention, 0.05, missing)
+    ok, arrays = _topic_table(matrix, base, vf, 1.0, 0.0, threads)[:2]  # TR_i, classic sign
+    if ok:
+        tr = arrays[1]
+    else:  # scores extreme enough to need rescaling (TR_i is scale-free)
+        scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, threads=threads)
+        with limit_threads(threads, scores.x.size):
+            tr = _k.topic_risk(scores.x)[0]
     tr = np.nan_to_num(tr, nan=0.0)
-    adaptive = (1.0 - special.ndtr(tr)) * scores.alpha[:, None, None]
-    d = scores.d[None]
+    adaptive = (1.0 - special.ndtr(tr)) * vf.alpha[:, None, None]
+    d = (matrix.values - base.values)[None]
     weights = 1.0 + adaptive if method == "faro" else np.where(d < 0, 1.0 + adaptive, 1.0)
     urisk = (weights * d).mean(axis=-1)
     return AdaptiveRiskResult(
-        systems=scores.systems, topics=scores.topics, baseline=scores.baseline, method=method,
-        alpha=scores.alpha, loss_weight=scores.loss_weight, convention=convention,
+        systems=matrix.systems, topics=matrix.topics, baseline=base.name, method=method,
+        alpha=vf.alpha, loss_weight=vf.loss_weight, convention=convention,
         adaptive_alpha=adaptive, weights=weights, urisk=_sign(convention) * urisk,
     )
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numba
+import threadpoolctl
 
 from fastrisk._validation import positive_int
 
@@ -22,6 +24,17 @@ PAIR_CELL_WORK = 1 / 5
 def parallel(work: float) -> bool:
     """True when ``work`` element-operations are worth a parallel launch."""
     return work >= SMALL_WORK
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> threadpoolctl.ThreadpoolController:
+    return threadpoolctl.ThreadpoolController()  # inspects the loaded libraries: once per process
+
+
+def blas_threads(n: int):
+    """A context manager that runs the block with ``n`` BLAS threads (threadpoolctl). With
+    one, every element of a product has one summation order, whatever the machine."""
+    return _blas_controller().limit(limits=n, user_api="blas")
 
 
 @contextlib.contextmanager
@@ -45,3 +58,13 @@ def limit_threads(n: int | None, work: int | None = None):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def run(kernel, twin, work: float, threads: int | None, *args):
+    """``kernel(*args)`` under :func:`limit_threads`, or its one-thread twin (same body, see
+    :func:`fastrisk._kernels._jit.serial`) when the job is small and no thread count is given:
+    a small call then pays neither a thread-count switch nor a thread-pool wake-up."""
+    if threads is None and not parallel(work):
+        return twin(*args)
+    with limit_threads(threads, work):
+        return kernel(*args)

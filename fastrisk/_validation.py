@@ -22,6 +22,35 @@ def positive_int(x, name: str) -> int:
     return int(x)
 
 
+#: Most replicates one call draws (the Monte Carlo error of a p-value p is sqrt(p (1 - p) / B):
+#: 10**6 replicates already resolve p = 0.05 to about 0.0002).
+MAX_REPLICATES = 10**9
+
+
+def replicates(x, name: str = "replicates") -> int:
+    """``x`` as a positive int no larger than :data:`MAX_REPLICATES` (every resampling path)."""
+    B = positive_int(x, name)
+    if B > MAX_REPLICATES:
+        raise InputError(f"`{name}` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "
+                         "error of a p-value p is sqrt(p (1 - p) / B), so 10**6 replicates already resolve "
+                         "p = 0.05 to about 0.0002")
+    return B
+
+
+def non_negative_number(x, name: str, unit: str = "") -> float:
+    """``x`` as a float >= 0 (bools are not numbers here); ``unit`` names it in the message."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real) or not x >= 0:
+        raise InputError(f"`{name}` must be a non-negative number{' of ' + unit if unit else ''}, got {x!r}")
+    return float(x)
+
+
+def non_negative_int(x, name: str) -> int:
+    """``x`` as an int >= 0 (bools are not integers here)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0:
+        raise InputError(f"`{name}` must be a non-negative integer, got {x!r}")
+    return int(x)
+
+
 def choice(x, name: str, options) -> str:
     """``x`` if it is one of ``options``."""
     if x not in options:

@@ -8,15 +8,18 @@ scores 0 everywhere). Then
 - classic: ``ZRisk_k(alpha) = sum_{z>0} z_ik + (1 + alpha) sum_{z<0} z_ik`` and
   ``GeoRisk_k = sqrt(mean_i X[i,k] * Phi(ZRisk_k / c))``;
 - minus (Benham, Moffat & Culpepper, AIRS 2019, loss weight alpha_hat = 1 + alpha):
-  ``ZRisk⁻ = -ZRisk`` (larger = riskier) and ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``.
+  ``ZRisk⁻ = -ZRisk`` (larger = riskier) and ``GeoRisk⁻ = -sqrt(Eff * Phi(ZRisk⁻ / c))``.
 
-The sign inside Phi of GeoRisk⁻. Benham et al.'s eq. 8 and their Table 2 disagree on it;
-fastrisk follows the table: Phi takes ZRisk⁻ itself, so at a given effectiveness a larger
-GeoRisk⁻ is riskier, and the numbers are the ones Table 2 prints (TREC 2012 Web, ERR@20,
-alpha_hat = 2: uogTrA44xi ZRisk⁻ 5.779, GeoRisk⁻ 0.414; qutwb 8.636, 0.307). The other
-sign, ``sqrt(Eff * Phi(-ZRisk⁻ / c))``, is the classic GeoRisk (0.377 and 0.268 there):
-``convention="classic"`` gives it. GeoRisk⁻ is not a negation of GeoRisk: Eff enters
-unchanged, so a more effective system can have the larger GeoRisk⁻.
+GeoRisk⁻ as Benham et al.'s Table 2 prints it. The table (TREC 2012 Web, ERR@20,
+alpha_hat = 2) prints GeoRisk⁻ as negative numbers whose magnitudes are
+``sqrt(Eff * Phi(ZRisk⁻ / c))``: uogTrA44xi ZRisk⁻ 5.779, GeoRisk⁻ -0.414; qutwb 8.636,
+-0.307. Their eq. 8 (and SPEC §1) writes ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``, which is
+never negative, so no reading of the equation gives the table's signs; fastrisk follows the
+table, departing from eq. 8 by the leading minus. Phi takes ZRisk⁻ itself (the other sign,
+``sqrt(Eff * Phi(-ZRisk⁻ / c))``, is the classic GeoRisk: 0.377 and 0.268 there). GeoRisk⁻ is
+not a negation of GeoRisk: Eff enters unchanged, so across systems of different effectiveness
+it does not simply reverse the classic ranking; at a given effectiveness a larger ZRisk⁻
+gives a larger |GeoRisk⁻|.
 
 With a value function v (Benham, Moffat & Culpepper 2019): ``ZRisk⁻_v = -sum_i v(X[i,k] - e_ik) / sqrt(e_ik)`` and the
 classic ``ZRisk_v`` is its negation. For the linear v this is the formula above, since
@@ -37,7 +40,7 @@ from fastrisk import batch as _batch
 from fastrisk._inference import CONVENTIONS
 from fastrisk._kernels import zrisk as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, run
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
@@ -83,6 +86,10 @@ def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
         raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
     if matrix.n_topics < 1 or matrix.n_systems < 1:
         raise InputError(f"ZRisk needs at least one system and one topic; the matrix is {matrix.shape}")
+    return resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+
+
+def _refuse_negative(matrix) -> None:
     V = matrix.values
     negative = V < 0
     if negative.any():
@@ -91,7 +98,17 @@ def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
             f"ZRisk/GeoRisk need non-negative scores (expected cells are built from totals); system "
             f"{matrix.systems[k]!r} scores {V[k, i]} on topic {matrix.topics[i]!r} "
             f"({int(negative.sum())} negative cell(s) in all)")
-    return resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+
+
+def _linear_table(V, loss_weights, sign, threads):
+    """(zrisk, georisk) ``[alpha, system]`` and the effectiveness from one kernel call (the
+    serial twin for small jobs), or None when the totals need rescaling; -1 when a score is
+    negative."""
+    ok, negative, stats, eff = run(_k.zrisk_table, _k.zrisk_table_serial, 2 * V.size, threads, V, loss_weights, sign,
+                                   2.0 ** -_numerics.SAFE_EXPONENT, 2.0 ** _numerics.SAFE_EXPONENT)
+    if negative >= 0:
+        return -1
+    return (stats[0], stats[1], eff) if ok else None
 
 
 def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, convention: str = "classic",
@@ -115,10 +132,9 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
         a non-linear one weights losses itself, so it takes no alpha.
     convention : {"classic", "minus"}
         ``"minus"`` (Benham, Moffat & Culpepper, AIRS 2019) reports ``ZRisk⁻ = -ZRisk`` and
-        ``GeoRisk⁻ = sqrt(Eff * Phi(ZRisk⁻ / c))``: Phi of ZRisk⁻ itself, the sign whose
-        numbers their Table 2 prints (their eq. 8 disagrees with the table on it), so at a
-        given effectiveness a larger GeoRisk⁻ is riskier. ``sqrt(Eff * Phi(-ZRisk⁻ / c))`` is
-        the classic GeoRisk.
+        ``GeoRisk⁻ = -sqrt(Eff * Phi(ZRisk⁻ / c))``: the numbers and the signs their Table 2
+        prints (e.g. uogTrA44xi -0.414 at loss weight 2); their eq. 8 lacks the leading minus
+        (see the module notes). ``sqrt(Eff * Phi(-ZRisk⁻ / c))`` is the classic GeoRisk.
     threads : int, optional
         Numba threads (default: all).
 
@@ -137,6 +153,15 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
         return _batch.zrisk(matrix, alpha=alpha, loss_weight=loss_weight, convention=convention, threads=threads)
     matrix = as_matrix(matrix)
     vf = _zrisk_iv(matrix, alpha, loss_weight, value, convention)
+    sign = -1.0 if convention == "minus" else 1.0
+    table = _linear_table(matrix.values, vf.loss_weight, sign, threads) if vf.is_linear else None
+    if table == -1 or not vf.is_linear:
+        _refuse_negative(matrix)
+    if table is not None:  # the usual case: one compiled call
+        z, georisk, eff = table
+        return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
+                           convention=convention, value=vf.name, n_topics=matrix.n_topics, effectiveness=eff,
+                           zrisk=z, georisk=georisk)
     V = matrix.values
     c = matrix.n_topics
     topic_totals = V.sum(axis=0)
@@ -164,7 +189,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
             z, eff = np.ldexp(z, half), np.ldexp(eff, 2 * half)
     _numerics.check_finite(z, "ZRisk")
     _numerics.check_finite(eff, "the mean effectiveness")
-    georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c))
+    georisk = _k.georisk(eff, np.ascontiguousarray(z), float(c), sign)
     z, georisk = np.ascontiguousarray(z.T), np.ascontiguousarray(georisk.T)  # [alpha, system]
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,

@@ -14,16 +14,13 @@ result reports the lower bound ``min`` (RBO_min), upper bound ``max``, residual
 
 Pairs. Every comparison here is symmetric, so the two rankings (or score vectors) of a pair
 are the parameters ``a`` and ``b`` and the long-form columns ``a`` and ``b`` (their labels);
-a dimension that only enumerates pairs is ``pair``. The old parameter names ``x``/``y``
-(:func:`rbo`, :func:`kendall_tau`) and ``xs``/``ys`` (:func:`rbo_many`) still work with a
-DeprecationWarning.
+a dimension that only enumerates pairs is ``pair``.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -64,7 +61,18 @@ _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
 def parse_ranking(text: str) -> list:
-    """Parse ``"a (b c) d"`` into ``['a', ('b', 'c'), 'd']``: parentheses group ties."""
+    """Parse ``"a (b c) d"`` into ``['a', ('b', 'c'), 'd']``: parentheses group ties.
+
+    Parameters
+    ----------
+    text : str
+        Items separated by spaces, tied items in parentheses: ``"a (b c) d"``.
+
+    Returns
+    -------
+    list
+        The ranking: items, tuples for tied items.
+    """
     if not isinstance(text, str):
         raise InputError(f"a ranking string must be a str, got {type(text).__name__}")
     out: list = []
@@ -91,7 +99,18 @@ def parse_ranking(text: str) -> list:
 
 
 def format_ranking(ranking) -> str:
-    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``."""
+    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``.
+
+    Parameters
+    ----------
+    ranking : sequence
+        Items, tuples or sets for tied items.
+
+    Returns
+    -------
+    str
+        The ranking as text, tied items in parentheses.
+    """
     parts = []
     for element in _ranking_elements(ranking, "ranking"):
         if isinstance(element, _GROUP_TYPES):
@@ -106,6 +125,18 @@ def ranking_from_scores(scores, items: Sequence | None = None) -> list:
     """The ranking of ``items`` (default: positions 0..n-1) by decreasing ``scores``.
 
     Items with equal scores form a tie group (a tuple, in the order given).
+
+    Parameters
+    ----------
+    scores : array_like
+        One score per item.
+    items : sequence, optional
+        Item labels (default: positions).
+
+    Returns
+    -------
+    list
+        Items by descending score, equal scores tied.
     """
     x = _score_vector(scores, "scores")
     if items is None:
@@ -208,23 +239,6 @@ def _hashable(item) -> bool:
 
 
 # ---------------------------------------------------------------------------- validation
-
-
-def _pair_iv(fn: str, a, b, old: tuple, given: tuple):
-    """The two inputs ``a``, ``b`` of a symmetric pair, accepting their deprecated names ``old``."""
-    if any(v is not None for v in given):
-        warnings.warn(f"{fn}({old[0]}=, {old[1]}=) is deprecated; the two inputs are `a` and `b` "
-                      "(positional calls are unchanged)", DeprecationWarning, stacklevel=3)
-    out = []
-    for name, value, old_name, old_value in zip(("a", "b"), (a, b), old, given):
-        if old_value is not None:
-            if value is not None:
-                raise InputError(f"pass `{name}` only (`{old_name}` is its deprecated old name)")
-            value = old_value
-        if value is None:
-            raise InputError(f"{fn}() compares two inputs, `a` and `b`; `{name}` is missing")
-        out.append(value)
-    return out
 
 
 def _check_p(p) -> float:
@@ -346,14 +360,14 @@ def _rbo_many_iv(xs, ys, p, ties, labels):
     return xs, ys, np.ascontiguousarray(pv), ties, labels
 
 
-def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
-             threads: int | None = None, xs=None, ys=None) -> RBOResult:
+def rbo_many(a, b, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
+             threads: int | None = None) -> RBOResult:
     """RBO of each pair ``(a[i], b[i])`` of rankings in one parallel call.
 
     Parameters
     ----------
     a, b : sequence of rankings
-        As many rankings each; pair i is ``(a[i], b[i])`` (``xs``/``ys``: deprecated names).
+        As many rankings each; pair i is ``(a[i], b[i])``.
     p : float or sequence of float
         Persistence, one for all pairs or one per pair.
     ties : {"w", "a", "b"}
@@ -363,15 +377,11 @@ def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None 
     threads : int, optional
         Numba threads (default: all).
 
-    xs, ys
-        Deprecated names of ``a``, ``b``.
-
     Returns
     -------
     RBOResult
         Arrays ``[pair]``.
     """
-    a, b = _pair_iv("rbo_many", a, b, ("xs", "ys"), (xs, ys))
     xs, ys, pv, ties, labels = _rbo_many_iv(a, b, p, ties, labels)
     n = len(xs)
     names = [f"a[{i}]" for i in range(n)] + [f"b[{i}]" for i in range(n)]
@@ -386,8 +396,7 @@ def rbo_many(a=None, b=None, *, p=0.9, ties: str = "a", labels: Sequence | None 
                      p=pv if np.ndim(p) else float(p), ties=ties, labels_a=labels[0], labels_b=labels[1])
 
 
-def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b"),
-        x=None, y=None) -> RBOResult:
+def rbo(a, b, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b")) -> RBOResult:
     """Rank-biased overlap of two rankings (Webber, Moffat & Zobel, TOIS 2010).
 
     ``RBO = (1 - p) sum_d p^(d-1) |A_d ∩ B_d| / d`` over prefix depths d, reported as its
@@ -397,8 +406,7 @@ def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = (
     ----------
     a, b : ranking
         Lists of items (tuples/sets for tied items) or strings such as ``"a (b c) d"``; they
-        may have different lengths and need not share all items (``x``/``y``: deprecated
-        names).
+        may have different lengths and need not share all items.
     p : float
         Persistence, 0 < p < 1 (expected depth 1/(1-p)).
     ties : {"w", "a", "b"}
@@ -406,15 +414,11 @@ def rbo(a=None, b=None, *, p: float = 0.9, ties: str = "a", labels: Sequence = (
     labels : (str, str)
         Names of the two rankings, for the long form's ``a``/``b`` columns.
 
-    x, y
-        Deprecated names of ``a``, ``b``.
-
     Returns
     -------
     RBOResult
         ``ext``, ``min``, ``max``, ``res`` as floats.
     """
-    a, b = _pair_iv("rbo", a, b, ("x", "y"), (x, y))
     p = _check_p(p)
     ties = _check_ties(ties)
     labels = _row_labels(labels, 2, "labels", "rankings")
@@ -463,6 +467,24 @@ def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | No
     Row k scores n items (e.g. the URisk of n systems under baseline k); each row induces a
     ranking, higher score first, equal scores tied. Every unordered pair (and the diagonal,
     which is below 1 under ``"a"``/``"b"`` when a ranking has ties) is computed once.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(K, n)``: K score vectors over the same n items, ranked by descending score.
+    p : float
+        Persistence.
+    ties : {"w", "a", "b"}
+        Treatment of ties.
+    labels : sequence, optional
+        Labels of the K rankings.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    RBOMatrix
+        ``ext``, ``min``, ``max``, ``res``, ``[a, b]``.
     """
     p = _check_p(p)
     ties = _check_ties(ties)
@@ -536,6 +558,24 @@ def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
     value function); each induces an ordering (higher first, equal scores tied). For each
     depth k (default 1..n) the RBO of the two top-k prefixes is computed, as in Figure 4 of
     Benham et al. (2019).
+
+    Parameters
+    ----------
+    a, b : ranking
+        The two rankings.
+    depths : sequence of int, optional
+        Prefix depths (default: every depth).
+    p : float
+        Persistence.
+    ties : {"w", "a", "b"}
+        Treatment of ties.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    PrefixAgreement
+        RBO of the two prefixes ``[depth]``.
     """
     a, b, d, p, ties = _prefix_agreement_iv(a, b, depths, p, ties)
     out = np.empty((d.size, 4))
@@ -569,7 +609,7 @@ def _dense(table: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
+def kendall_tau(a, b) -> KendallTauResult:
     """Kendall's tau-b between two score vectors over the same items (ties allowed).
 
     Equal to ``scipy.stats.kendalltau(a, b)``: the p-value is exact without ties and for
@@ -580,15 +620,12 @@ def kendall_tau(a=None, b=None, *, x=None, y=None) -> KendallTauResult:
     ----------
     a, b : array-like
         Scores of the same n items.
-    x, y
-        Deprecated names of ``a``, ``b``.
 
     Returns
     -------
     KendallTauResult
         ``statistic`` (tau-b) and ``pvalue`` (two-sided).
     """
-    a, b = _pair_iv("kendall_tau", a, b, ("x", "y"), (x, y))
     x = _score_vector(a, "a")
     y = _score_vector(b, "b")
     if x.size != y.size:
@@ -621,6 +658,20 @@ def kendall_tau_matrix(scores, *, labels: Sequence | None = None,
     """Kendall's tau-b between the rows of ``scores`` (K rankings x n items), in parallel.
 
     Each unordered pair is computed once (O(n log n), Knight's algorithm).
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(K, n)``: K score vectors over the same n items.
+    labels : sequence, optional
+        Labels of the K vectors.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    KendallTauMatrix
+        ``statistic`` and ``pvalue``, ``[a, b]``.
     """
     table = _score_table(scores, "scores", 1, 2)
     k = table.shape[0]
@@ -672,6 +723,22 @@ def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
     holds every system's risk under baseline k (blocks: baselines, treatments: systems).
     ``blocks="columns"``: each column is a block (``scores.T`` with rows as blocks). The
     result records the orientation in ``blocks``.
+
+    Parameters
+    ----------
+    scores : array_like
+        Scores, ``(K, n)`` for K rankings of n items (or transposed with ``blocks="columns"``).
+    items : sequence, optional
+        Item labels.
+    blocks : {"rows", "columns"}
+        The axis that holds the rankings.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    FriedmanResult
+        ``statistic``, ``pvalue``, ``kendall_w`` and the items' mean ranks.
     """
     from scipy.stats import chi2  # scipy.stats: ~0.3 s to import, needed here only
 

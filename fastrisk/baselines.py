@@ -144,6 +144,8 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
             raise InputError(f"baseline {baseline.name!r} has shape {baseline.values.shape}; expected "
                              f"(1, {matrix.n_topics}) or ({matrix.n_systems}, {matrix.n_topics})")
         values = np.asarray(baseline.values, dtype=np.float64)
+        if np.isfinite(values).all():
+            return matrix, baseline
         bad = np.argwhere(~np.isfinite(values))
         if bad.size:
             k, i = (int(j) for j in bad[0])

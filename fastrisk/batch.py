@@ -36,6 +36,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
 from fastrisk._typing import AlphaLike, SeedLike
+from fastrisk._validation import choice, non_negative_int, replicates
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.values import resolve_alphas
@@ -62,7 +63,18 @@ class Stack:
 
 def is_stack(data) -> bool:
     """True for what the batched functions take: a 3-D array, a :class:`Stack`, or a non-empty
-    list/tuple of ScoreMatrix (the test the single-collection API uses to dispatch here)."""
+    list/tuple of ScoreMatrix (the test the single-collection API uses to dispatch here).
+
+    Parameters
+    ----------
+    data : object
+        Any input.
+
+    Returns
+    -------
+    bool
+        Whether the batched functions take it.
+    """
     if isinstance(data, Stack):
         return True
     if isinstance(data, np.ndarray):
@@ -85,6 +97,22 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data", check: b
     One vectorised check for the whole stack: three dimensions, at least 2 topics, finite
     values (the first bad cell is named by collection, system and topic). ``check=False``
     leaves finiteness to the caller (the risk kernels check it in their own pass).
+
+    Parameters
+    ----------
+    data : (K, S, c) array_like or sequence of ScoreMatrix
+        The collections.
+    systems : sequence of str, optional
+        System names (default: those of the matrices, or positions).
+    name : str
+        The argument's name in messages.
+    check : bool
+        Check that every value is finite.
+
+    Returns
+    -------
+    Stack
+        The values and the system names.
     """
     if isinstance(data, Stack):
         return data
@@ -147,26 +175,31 @@ def _baseline_row(st: Stack, baseline) -> int:
     raise InputError(f"`baseline` must be a system name or row index, got {type(baseline).__name__}")
 
 
-def _choice(x, name, options):
-    if x not in options:
-        raise InputError(f"`{name}` must be one of {', '.join(map(repr, options))}, got {x!r}")
-    return x
-
-
-def _replicates_iv(replicates) -> int:
-    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 1:
-        raise InputError(f"`replicates` must be a positive integer, got {replicates!r}")
-    return int(replicates)
+_choice = choice
+_replicates_iv = replicates
 
 
 def _start_iv(start) -> int:
-    if isinstance(start, bool) or not isinstance(start, numbers.Integral) or start < 0:
-        raise InputError(f"`start` must be a non-negative integer, got {start!r}")
-    return int(start)
+    return non_negative_int(start, "start")
 
 
 def t_pvalue(t, df, alternative: str):
-    """p-value of Student's t statistic ``t`` with ``df`` degrees of freedom."""
+    """p-value of Student's t statistic ``t`` with ``df`` degrees of freedom.
+
+    Parameters
+    ----------
+    t : array_like
+        The t statistics.
+    df : int
+        Degrees of freedom.
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis.
+
+    Returns
+    -------
+    numpy.ndarray
+        The p-values.
+    """
     if alternative == "greater":
         return special.stdtr(df, -t)
     if alternative == "less":
@@ -191,7 +224,7 @@ class BatchRiskResult(Result):
     significance: float
     critical_t: float
     urisk: np.ndarray = array("batch", "alpha", "system")
-    se_param: np.ndarray = array("batch", "alpha", "system")
+    standard_error: np.ndarray = array("batch", "alpha", "system")
     se_jack: np.ndarray = array("batch", "alpha", "system")
     trisk: np.ndarray = array("batch", "alpha", "system")
     freward: np.ndarray = array("batch", "system")
@@ -203,10 +236,6 @@ class BatchRiskResult(Result):
     @property
     def statistic(self) -> np.ndarray:
         return self.trisk
-
-    @property
-    def standard_error(self) -> np.ndarray:
-        return self.se_param
 
     @property
     def pvalue(self) -> np.ndarray:
@@ -225,8 +254,8 @@ class BatchRiskResult(Result):
 
 @dataclass(frozen=True, repr=False)
 class BatchTTestResult(Result):
-    """Paired t test per collection and system: ``statistic`` t, ``pvalue``, ``mean``
-    (URisk at alpha), ``[batch, alpha, system]``."""
+    """Paired t test per collection and system: ``statistic`` t, ``pvalue``, ``urisk``
+    (the mean per-topic score, URisk at alpha), ``[batch, alpha, system]``."""
 
     systems: tuple
     alpha: np.ndarray
@@ -236,7 +265,7 @@ class BatchTTestResult(Result):
     df: int
     statistic: np.ndarray = array("batch", "alpha", "system")
     pvalue: np.ndarray = array("batch", "alpha", "system")
-    mean: np.ndarray = array("batch", "alpha", "system")
+    urisk: np.ndarray = array("batch", "alpha", "system")
 
 
 @dataclass(frozen=True, repr=False)
@@ -323,6 +352,20 @@ def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: Alpha
     losses; URisk = mean(x), TRisk = URisk / (s_x / sqrt(c)), ±inf (NaN if URisk = 0) at zero
     SE. ``convention="minus"`` negates URisk and TRisk (Benham, Moffat & Culpepper 2019).
     Arrays are ``[batch, alpha, system]``.
+
+    Parameters
+    ----------
+    data, baseline, alpha, loss_weight, threads
+        As in :func:`bootstrap`.
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk and TRisk.
+    significance : float
+        Two-sided level of the at-risk and rewarding flags.
+
+    Returns
+    -------
+    BatchRiskResult
+        Arrays ``[batch, alpha, system]``.
     """
     st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, convention, check=False)
     if isinstance(significance, bool) or not (isinstance(significance, numbers.Real) and 0.0 < significance < 1.0):
@@ -333,7 +376,7 @@ def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: Alpha
     return BatchRiskResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                            convention=convention, df=df, significance=float(significance),
                            critical_t=float(special.stdtrit(df, 1.0 - significance / 2)), urisk=sign * urisk,
-                           se_param=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
+                           standard_error=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
 
 
 def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None, alternative: str = "two-sided",
@@ -343,6 +386,16 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None,
     t = mean(x) / (s_x / sqrt(c)), df = c - 1; at alpha = 0 (default) x = r - b and this is
     ``scipy.stats.ttest_rel(r, b, axis=-1)``; at alpha > 0 it is TRisk. Zero variance: t = ±inf
     (NaN when the mean is 0 too).
+
+    Parameters
+    ----------
+    data, baseline, alpha, loss_weight, alternative, threads
+        As in :func:`bootstrap`.
+
+    Returns
+    -------
+    BatchTTestResult
+        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[batch, alpha, system]``.
     """
     st, row, a, lw = _risk_iv(data, baseline, alpha if loss_weight is None else None, loss_weight, "classic",
                               check=False)
@@ -351,7 +404,7 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None,
     df = st.shape[2] - 1
     return BatchTTestResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                             alternative=alternative, df=df, statistic=t, pvalue=t_pvalue(t, df, alternative),
-                            mean=urisk)
+                            urisk=urisk)
 
 
 def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
@@ -361,6 +414,22 @@ def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None
     e_ik = T_i S_k / N, z_ik = (X[i,k] - e_ik) / sqrt(e_ik) (0 where e_ik = 0),
     ZRisk = sum_{z>0} z + (1 + alpha) sum_{z<0} z, GeoRisk = sqrt(mean X[., k] Phi(ZRisk / c)).
     Scores must be non-negative.
+
+    Parameters
+    ----------
+    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
+        K collections of S systems x c topics (non-negative).
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha``.
+    convention : {"classic", "minus"}
+        ``"minus"`` gives ZRisk- = -ZRisk and GeoRisk-.
+    threads : int, optional
+        Numba threads (default: all cores).
+
+    Returns
+    -------
+    BatchZRiskResult
+        Arrays ``[batch, alpha, system]``.
     """
     st = stack(data)
     a, lw, _ = resolve_alphas(alpha, loss_weight)
@@ -395,6 +464,30 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
     #{|d*| >= |URisk|} ('two-sided'); Efron & Tibshirani (1993), Urbano et al. (2019).
     Collection k uses the streams (seed, start + k, b): chunks of a stack give the same
     numbers as the whole.
+
+    Parameters
+    ----------
+    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
+        K collections of S systems x c topics.
+    baseline : int or str
+        The row (or system name) of the baseline in every collection.
+    alpha, loss_weight : float or sequence of float, optional
+        Risk aversion, ``loss_weight = 1 + alpha``.
+    replicates : int
+        Number of replicates (at most 10**9).
+    alternative : {"two-sided", "less", "greater"}
+        The alternative hypothesis.
+    rng : int, SeedSequence or Generator, optional
+        Seed; the same seed gives the same numbers for any thread count.
+    start : int
+        Stream of the first collection (chunks of a stack give the numbers of the whole).
+    threads : int, optional
+        Numba threads (default: all cores).
+
+    Returns
+    -------
+    BatchBootstrapResult
+        Arrays ``[batch, alpha, system]``.
     """
     st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, "classic")
     B = _replicates_iv(replicates)
@@ -439,6 +532,16 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
     once per system. Exact over all 2^c patterns when 2^c <= replicates (as
     ``scipy.stats.permutation_test``), else (count + 1) / (B + 1); two-sided
     min(1, 2 min(p_less, p_greater)).
+
+    Parameters
+    ----------
+    data, baseline, alpha, loss_weight, replicates, alternative, rng, start, threads
+        As in :func:`bootstrap`.
+
+    Returns
+    -------
+    BatchPermutationResult
+        Arrays ``[batch, alpha, system]``.
     """
     st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, "classic")
     B = _replicates_iv(replicates)

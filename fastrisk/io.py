@@ -55,9 +55,11 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
       else wide form (one column per system, one row per topic; topic ids from a ``topic``
       column, from ``topics=``, or ``"1".."c"`` by row order). ``.tsv`` is tab-separated.
     - ``parquet`` / ``ipc``: the native layout written by :func:`write_matrix`, or long/wide.
-    - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value`` (one or many measures, as
-      trec_eval's own ``out.test.aq``); ``runid`` names the system (else the file name);
-      ``measure=`` picks the measure (the error lists those available).
+    - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value`` with any measure set
+      (``-m all_trec``, ``-m official``; padded names); ``runid`` names the system (else the
+      file name); ``measure=`` picks the measure (the error lists those available). Measures
+      whose values are not numbers (``relstring``'s quoted strings) are skipped, and refused
+      by name when asked for.
     - ``ir_measures``: per-query output ``query_id measure value`` (optionally a leading run
       column) as TSV, or JSON lines with ``query_id``, ``measure``, ``value`` (and ``run_id``).
 
@@ -66,7 +68,9 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     read as per-query output when its rows look like it (3 or 4 fields, numeric last field,
     no header), else as a tab-separated CSV. Text may start with a UTF-8 byte-order mark.
     ``path`` may also be a pandas or polars DataFrame or an Arrow table (long or wide form,
-    see :meth:`ScoreMatrix.from_arrow`).
+    see :meth:`ScoreMatrix.from_arrow`), e.g. PyTerrier's per-query experiment frame
+    (``name, qid, measure, value``) or ir_measures' ``iter_calc`` metrics with a run column
+    (``run, query_id, measure, value``); ``measure=`` picks one measure of several.
 
     Parameters
     ----------
@@ -286,12 +290,17 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _quoted(text: str) -> bool:
+    """A quoted string value, as trec_eval prints ``relstring`` (``'0010000110'``)."""
+    return len(text) >= 2 and text[0] == text[-1] == "'"
+
+
 def _per_query_kind(rows: list[list[str]]) -> str | None:
     """``"trec_eval"`` (measure qid value), ``"ir_measures"`` (qid measure value, or run qid
     measure value) or None (not per-query output: e.g. a CSV header, or other field counts)."""
     if not rows or any(len(r) not in (3, 4) for r in rows) or len({len(r) for r in rows}) > 1:
         return None
-    if not all(_is_number(r[-1]) or r[0] == "runid" for r in rows):
+    if not all(_is_number(r[-1]) or r[0] == "runid" or _quoted(r[-1]) for r in rows):
         return None  # a header line (or text values): a CSV
     if len(rows[0]) == 4:
         return "ir_measures"  # run qid measure value
@@ -594,24 +603,40 @@ def _read_per_query(path: Path, fmt: str, measure: str | None):
     if not rows:
         raise InputError(f"{path}: no per-query scores found")
     available = list(dict.fromkeys(r[2] for r in rows))
+    # measures whose values are not numbers (trec_eval's relstring: '0010000110') are skipped
+    # unless asked for, and then refused by name
+    text = {}
+    for r in rows:
+        if r[2] not in text and not _numeric_value(r[3]):
+            text[r[2]] = r
+    numeric = [m for m in available if m not in text]
+    skipped = f"; skipped as not numeric: {', '.join(text)}" if text else ""
     if measure is None:
-        if len(available) > 1:
-            raise InputError(f"{path} has several measures ({', '.join(available[:60])}"
-                         f"{' ...' if len(available) > 60 else ''}); pick one with `measure` (--measure)")
-        measure = available[0]
+        if len(numeric) != 1:
+            raise InputError(f"{path} has {'several' if numeric else 'no numeric'} measures "
+                             f"({', '.join(numeric[:60])}{' ...' if len(numeric) > 60 else ''}{skipped}); "
+                             "pick one with `measure` (--measure)")
+        measure = numeric[0]
+    elif measure in text:
+        r = text[measure]
+        raise InputError(f"{path}, line {r[4]}: measure {measure!r} is not a number per topic (value {r[3]!r}); "
+                         f"pick a numeric measure: {', '.join(numeric[:60])}{' ...' if len(numeric) > 60 else ''}")
     elif measure not in available:
-        raise InputError(f"{path}: no measure {measure!r}; it has {', '.join(available[:60])}"
-                         f"{' ...' if len(available) > 60 else ''}")
+        raise InputError(f"{path}: no measure {measure!r}; it has {', '.join(numeric[:60])}"
+                         f"{' ...' if len(numeric) > 60 else ''}{skipped}")
     default = run_name or path.name.split(".")[0]
     picked = [r for r in rows if r[2] == measure]
     systems = [str(r[0]) if r[0] is not None else default for r in picked]
-    values = []
-    for r in picked:
-        try:
-            values.append(float(r[3]))
-        except (TypeError, ValueError):
-            raise InputError(f"{path}, line {r[4]}: non-numeric value {r[3]!r}") from None
+    values = [float(r[3]) for r in picked]
     return (systems, [r[1] for r in picked], values, [r[4] for r in picked]), measure
+
+
+def _numeric_value(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _from_triples(flat, names: Sequence[str], measure, missing, source) -> ScoreMatrix:

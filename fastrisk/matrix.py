@@ -23,7 +23,7 @@ from fastrisk.errors import InputError
 MISSING_POLICIES = ("raise", "drop", "zero")
 #: Column names recognised in long-form tables when the defaults are not present.
 ALIASES = {
-    "system": ("system", "run", "run_id", "runid", "system_id", "tag"),
+    "system": ("system", "run", "run_id", "runid", "system_id", "tag", "name"),  # name: PyTerrier's column
     "topic": ("topic", "qid", "query_id", "query", "topic_id"),
     "score": ("score", "value"),
 }
@@ -243,16 +243,6 @@ class ScoreMatrix:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_numpy(cls, values, systems=None, topics=None, measure=None) -> "ScoreMatrix":
-        """From an ``(S, c)`` array; labels default to ``"0".."S-1"`` and ``"0".."c-1"``."""
-        arr = np.asarray(values, dtype=np.float64)
-        if arr.ndim != 2:
-            raise InputError(f"scores must be a 2-D (systems x topics) array, got {arr.ndim}-D")
-        systems = range(arr.shape[0]) if systems is None else systems
-        topics = range(arr.shape[1]) if topics is None else topics
-        return cls(arr, systems, topics, measure)
-
-    @classmethod
     def from_long(cls, systems, topics, scores, *, measure=None, missing="raise",
                   source: str | None = None, lines=None) -> "ScoreMatrix":
         """Pivot long-form triples (system, topic, score) into a matrix.
@@ -337,6 +327,10 @@ class ScoreMatrix:
         if layout == "native" or (layout == "auto" and _META_TOPICS in meta and "scores" in names):
             return cls._from_native(table, measure)
         cols = long_columns(names, system, topic, score)
+        if cols is None and layout != "wide" and "measure" in names \
+                and long_columns(names + [system], system, topic, score) is not None:
+            raise InputError(f"a per-query table ({', '.join(names)}) needs a column naming the system, e.g. "
+                             f"df['run'] = 'BM25' (accepted names: {', '.join(ALIASES['system'])})")
         if layout == "long" or (layout == "auto" and cols is not None):
             if cols is None:
                 raise InputError(f"long-form table needs columns {system}, {topic}, {score} (or run/qid/value); "
@@ -425,6 +419,8 @@ class ScoreMatrix:
         names = [n for n in (df.index.names or []) if n is not None]
         if names and (topic in names or any(n in ALIASES["topic"] + ALIASES["system"] for n in names)):
             df = df.reset_index()
+        if "measure" in df.columns and df["measure"].dtype == object:  # ir_measures' Measure objects
+            df = df.assign(measure=df["measure"].map(str))
         try:
             table = pa.Table.from_pandas(df, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import pyarrow as pa
 
 from fastrisk._kernels import resampling as _k
 from fastrisk._random import resolve_seed
 from fastrisk._resources import check_memory
-from fastrisk._results import Result, array
+from fastrisk._results import Result, array, html_table
 from fastrisk._threads import limit_threads
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
@@ -58,6 +59,23 @@ class AdjustedPValues(np.ndarray):
     def __array_finalize__(self, obj) -> None:
         self.m = getattr(obj, "m", None)
         self.method = getattr(obj, "method", None)
+
+    def to_arrow(self) -> pa.Table:
+        """Long form: one row per entry (``index_0``, ``index_1``, ... its position),
+        ``pvalue_adjusted``, ``family_size`` (m of its family) and ``method``."""
+        values = np.asarray(self)
+        idx = np.indices(values.shape).reshape(values.ndim, -1)
+        m = np.broadcast_to(np.expand_dims(np.asarray(self.m), -1) if values.ndim > 1 else self.m, values.shape)
+        cols = {f"index_{k}": idx[k] for k in range(values.ndim)}
+        cols.update(pvalue_adjusted=values.reshape(-1), family_size=np.asarray(m).reshape(-1),
+                    method=np.full(values.size, self.method, dtype=object))
+        return pa.table(cols)
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+    def _repr_html_(self) -> str:
+        return html_table(self.to_arrow(), f"AdjustedPValues(method={self.method}, shape={self.shape})")
 
 
 def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> AdjustedPValues:

@@ -14,25 +14,24 @@ colours consistent across figures.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from fastrisk._style import (  # noqa: F401 - the figure style, also read as fastrisk.plot.X
+    COLUMN_FIGSIZE,
+    CRITICAL_COLOR,
+    FONT_SIZE,
+    LINESTYLES,
+    LOSS_COLOR,
+    MARKERS,
+    NEUTRAL_COLOR,
+    OKABE_ITO,
+    SMALL_FONT_SIZE,
+    WIDE_FIGSIZE,
+    WIN_COLOR,
+)
 from fastrisk.errors import InputError
-
-#: Okabe & Ito (2008) colour-blind-safe palette, most contrasting colours first (yellow last).
-OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-LINESTYLES = ("-", "--", "-.", ":")
-#: Colours of significant losses and wins (vermillion and bluish green of Okabe-Ito).
-LOSS_COLOR, WIN_COLOR, NEUTRAL_COLOR, CRITICAL_COLOR = "#D55E00", "#009E73", "#7F7F7F", "#444444"
-
-#: Font sizes (points) for figures this module creates: readable when a 3.5-inch-wide figure
-#: is printed at the width of one column.
-FONT_SIZE, SMALL_FONT_SIZE = 8.0, 7.0
-COLUMN_FIGSIZE = (3.5, 2.6)
-WIDE_FIGSIZE = (7.2, 2.8)
 
 
 # ---------------------------------------------------------------------- matplotlib plumbing
@@ -226,22 +225,15 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     return _finish(ax, created)
 
 
-def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None,
-                    alphas=None):
+def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None):
     """Per-topic TR_i (or TJ_i) bars of one system at several α, the ±t lines and the
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
     Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2. ``result`` is a
     :class:`fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
     bars with TJ_i as black ticks on them, to show that the two agree). ``sort`` orders topics
-    by the score at the first α. ``alpha``: the α values to draw (default: all; ``alphas`` is
-    its deprecated old name).
+    by the score at the first α. ``alpha``: the α values to draw (default: all).
     """
-    if alphas is not None:
-        warnings.warn("topic_risk_bars(alphas=) is deprecated; pass alpha=", DeprecationWarning, stacklevel=2)
-        if alpha is not None:
-            raise InputError("pass `alpha` only (`alphas` is its deprecated old name)")
-        alpha = alphas
     if statistic not in ("tr", "tj", "both"):
         raise InputError(f"`statistic` must be 'tr', 'tj' or 'both', got {statistic!r}")
     (row,) = _pick_systems(result.systems, [system], "system")
@@ -667,3 +659,17 @@ def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, 
     if legend:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, borderaxespad=0.0)
     return _finish(ax, created)
+
+
+def simulation_rates(result, **kwargs):
+    """Error-rate curves of a simulation study: :func:`fastrisk.simulate.figures.simulation_rates`."""
+    from fastrisk.simulate.figures import simulation_rates as draw
+
+    return draw(result, **kwargs)
+
+
+def plot_studies(results, path, **kwargs):
+    """Every panel of simulation studies into one file: :func:`fastrisk.simulate.figures.plot_studies`."""
+    from fastrisk.simulate.figures import plot_studies as draw
+
+    return draw(results, path, **kwargs)

@@ -39,13 +39,12 @@ Two options follow the paper's protocol or depart from it, each named after what
 from __future__ import annotations
 
 import numbers
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 
-from fastrisk import _interrupt
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
 from fastrisk._random import resolve_seed
@@ -115,7 +114,20 @@ def _depth_iv(depth) -> int:
 
 
 def build_pool(runs: RunSet, depth: int = 10) -> Pool:
-    """The depth-``depth`` membership index of ``runs`` (cached on the RunSet)."""
+    """The depth-``depth`` membership index of ``runs`` (cached on the RunSet).
+
+    Parameters
+    ----------
+    runs : RunSet
+        The runs.
+    depth : int
+        Pool depth.
+
+    Returns
+    -------
+    Pool
+        Membership of each pooled document, per topic.
+    """
     depth = _depth_iv(depth)
     key = ("pool", depth)
     hit = runs._cache.get(key)
@@ -237,7 +249,8 @@ def _systems_iv(runs: RunSet, systems, name: str) -> np.ndarray:
 
 
 def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_systems=None, depth=10,
-                       mode="assumed", systems=None, pooled_unjudged="unjudged", ideal="pool", threads=None):
+                       mode="assumed", systems=None, pooled_unjudged="unjudged", ideal="pool",
+                       threads=None) -> ScoreMatrix:
     """Scores of ``systems`` when only the depth-``depth`` pool of ``pool_systems`` is judged.
 
     Webber & Park (SIGIR 2009): a document outside the pool is unjudged even if the qrels
@@ -322,7 +335,10 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
                   systems=None, pooled_unjudged="unjudged", ideal="pool", threads=None) -> LeaveOneOut:
     """Score every system (or ``systems``) against the pool of all the *other* systems.
 
-    Parameters are those of :func:`score_against_pool`.
+    Parameters
+    ----------
+    runs, qrels, measure, depth, mode, systems, pooled_unjudged, ideal, threads
+        As in :func:`score_against_pool`.
 
     Returns
     -------
@@ -372,6 +388,15 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
 
     ``pooled_unjudged`` and ``ideal`` are as in :func:`score_against_pool`.
 
+    Parameters
+    ----------
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
+    pooled : sequence
+        Names or positions of the pooled systems.
+    new : str or int
+        The unpooled run.
+
     Returns
     -------
     LooAdjustment
@@ -398,20 +423,24 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
                          deltas=deltas)
 
 
-@dataclass(frozen=True)
-class CommonTopicAdjustment:
+@dataclass(frozen=True, repr=False)
+class CommonTopicAdjustment(Result):
     """Algorithm 2: ``estimate = mean(unpooled) + adjustment``, ``adjustment`` the mean of
     ``true - unpooled`` over the ``n`` common topics; ``variance`` eq. 7 (eq. 3 with the
-    sample variance ``s_a^2``); ``accurate`` the estimated eq. 6 condition."""
+    sample variance ``s_a^2``); ``accurate`` the estimated eq. 6 condition.
 
-    estimate: float
-    adjustment: float
-    unpooled: float
-    variance: float
-    standard_error: float
-    n: int
-    N: int
-    accurate: bool
+    Long form: one row, ``estimate``, ``adjustment``, ``unpooled``, ``variance``,
+    ``standard_error``, ``accurate`` (``n`` and ``N`` in the metadata).
+    """
+
+    estimate: float = array()
+    adjustment: float = array()
+    unpooled: float = array()
+    variance: float = array()
+    standard_error: float = array()
+    n: int = 0
+    N: int = 0
+    accurate: bool = array(default=False)
 
 
 def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustment:
@@ -420,6 +449,20 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
     ``unpooled``: its per-topic unpooled scores on all ``N`` topics; ``common``: positions (or a
     boolean mask) of the ``n`` fully judged common topics; ``true_common``: its true scores on
     those topics, in the same order.
+
+    Parameters
+    ----------
+    unpooled : array_like
+        The run's unpooled per-topic scores, ``(N,)``.
+    true_common : array_like
+        Its true scores on the common topics, ``(n,)``.
+    common : array_like of int or bool
+        Positions (or a mask) of the common topics.
+
+    Returns
+    -------
+    CommonTopicAdjustment
+        The adjusted estimate, its variance and whether it is accurate.
     """
     unpooled = np.asarray(unpooled, dtype=np.float64)
     if unpooled.ndim != 1 or unpooled.size < 2 or not np.all(np.isfinite(unpooled)):
@@ -558,26 +601,40 @@ _count_iv = positive_int
 
 def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, widths=None,
                        repeats=100, common_topics=None, topic_repeats=200, mode="assumed",
-                       pooled_unjudged="unjudged", ideal="pool", rng=None, threads=None,
-                       seed=None) -> PoolingExperiment:
+                       pooled_unjudged="unjudged", ideal="pool", rng=None, threads=None) -> PoolingExperiment:
     """Webber & Park's Algorithm 3: for each pool width ``w`` and each of ``repeats`` draws,
     pool ``w`` random systems to depth ``depth``, take another random system ``r`` as unpooled,
     and measure the error of r's unpooled, leave-one-out adjusted, mixed and common-topic
     adjusted mean scores; common topics are ``topic_repeats`` random draws of each size in
     ``common_topics``. Parallel over (width, repeat); the same ``rng`` gives the same numbers
-    whatever the thread count (``seed=`` is its deprecated old name). Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
+    whatever the thread count. Defaults are the paper's grid (widths 2, 4, 10, 20, 40; n = 10,
     20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
     ``pooled_unjudged="nonrelevant"`` with ``mode="condensed"`` is the paper's protocol (pooled
     documents without a judgment are judged non-relevant); ``ideal`` is as in
     :func:`score_against_pool`.
-    """
 
-    if seed is not None:
-        warnings.warn("pooling_experiment(seed=) is deprecated; pass rng= (as every random procedure)",
-                      DeprecationWarning, stacklevel=2)
-        if rng is not None:
-            raise InputError("pass `rng` only (`seed` is its deprecated old name)")
-        rng = seed
+    Parameters
+    ----------
+    runs, qrels, measure, depth, mode, pooled_unjudged, ideal
+        As in :func:`score_against_pool`.
+    widths : sequence of int, optional
+        Pool widths (default: the paper's that the data allows).
+    repeats : int
+        Draws per width.
+    common_topics : sequence of int, optional
+        Numbers of common topics (default: the paper's that the data allows).
+    topic_repeats : int
+        Draws of each number of common topics.
+    rng : int, SeedSequence or Generator, optional
+        Seed; the same seed gives the same numbers for any thread count.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    PoolingExperiment
+        Errors per (width, repeat) and per number of common topics.
+    """
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:

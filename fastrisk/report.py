@@ -26,10 +26,11 @@ import numba
 import numpy as np
 import scipy
 
-from fastrisk import __version__, _atomic, plot
+from fastrisk import _atomic, plot
 from fastrisk._publication import format_pvalue
 from fastrisk._risk import risk, topic_risk
 from fastrisk._typing import AlphaLike, BaselineLike, MatrixLike
+from fastrisk._version import __version__
 from fastrisk.baselines import Baseline, resolve_baseline
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.metrics import parse_measure
@@ -88,41 +89,15 @@ def file_provenance(path) -> dict:
             "modified": _modified(latest or p.stat()), "files": files}
 
 
-#: What each measure family means (as :func:`fastrisk.evaluate` computes it, ir_measures' names).
-_MEASURES = {
-    "P": "precision at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by {k} (trec_eval P)",
-    "R": "recall at {k}: relevant documents (grade ≥ {rel}) in the top {k}, divided by R, the number of "
-         "relevant documents (trec_eval recall)",
-    "AP": "average precision{at}: the sum of the precision at the rank of each relevant document (grade ≥ {rel})"
-          "{within}, divided by R, the number of relevant documents (trec_eval map)",
-    "RR": "reciprocal rank of the first relevant document (grade ≥ {rel}){within} (trec_eval recip_rank)",
-    "Rprec": "R-precision: relevant documents (grade ≥ {rel}) in the top R, divided by R (trec_eval Rprec)",
-    "nDCG": "normalised discounted cumulative gain{at} (Järvelin & Kekäläinen, TOIS 2002): DCG / ideal DCG, "
-            "DCG = Σ gain(grade_r) / log2(r + 1) over ranks r{within}, {gain}",
-    "ERR": "expected reciprocal rank at {k} (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009): "
-           "Σ_{{r ≤ {k}}} (1/r) R_r Π_{{i < r}} (1 − R_i), stop probability R = (2^grade − 1) / 2^4, "
-           "as the TREC Web track's gdeval computes it",
-    "RBP": "rank-biased precision (Moffat & Zobel, TOIS 2008): (1 − p) Σ_r p^(r−1) rel_r with p = {p}, "
-           "rel_r = 1 when grade ≥ {rel}{within}",
-    "Judged": "share of the top {k} documents that are judged",
-}
-
-
 def measure_definition(name) -> str | None:
     """A one-sentence definition of measure ``name`` (an ir_measures name such as ``ERR@20``),
     or None when fastrisk does not know it."""
     if not name:
         return None
-
     try:
-        m = parse_measure(str(name))
+        return parse_measure(str(name)).definition()
     except (InputError, ValueError):
         return None
-    k = m.cutoff
-    gain = ("gain 2^grade − 1 (gdeval, TREC Web track)" if m.dcg == "exp-log2"
-            else "gain = grade (trec_eval ndcg_cut)")
-    return _MEASURES[m.family].format(k=k, rel=m.rel, p=f"{m.p:g}", gain=gain, at=f" at {k}" if k else "",
-                                      within=f" within the top {k}" if k else "")
 
 
 def _versions() -> str:
@@ -275,7 +250,7 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
     for k in rows_h:
         for j in range(A):
             a = res.loss_weight[j] if res.given == "loss_weight" else res.alpha[j]
-            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.se_param[j, k],
+            rows.append([res.systems[k], "–" if np.isnan(a) else f"{a:g}", res.urisk[j, k], res.standard_error[j, k],
                          res.trisk[j, k], pvalue_text(res.pvalue[j, k])])
             flag = "risk" if res.at_risk[j, k] else "reward" if res.rewarding[j, k] else ""
             classes.append(["", "", "", "", flag, flag])

@@ -21,9 +21,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
-from fastrisk import _interrupt, _numerics
+from fastrisk import _numerics
 from fastrisk._inference import CONVENTIONS, TRiskInference
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
 from fastrisk._risk import risk
@@ -102,11 +104,17 @@ class BaselineTable(TRiskInference, Result):
         )
 
 
-@dataclass(frozen=True)
-class RankAgreement:
+@dataclass(frozen=True, repr=False)
+class RankAgreement(Result):
     """Agreement of the rankings that the baselines of a :class:`BaselineTable` induce at one
     alpha: ``friedman`` (:class:`~fastrisk.FriedmanResult`, with Kendall's W and each
-    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO)."""
+    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO).
+
+    Long form: one row per pair of baselines ``a`` < ``b``: ``alpha``, ``a``, ``b``,
+    ``kendall_tau``, ``kendall_p``, ``rbo_ext``, ``rbo_min``, ``rbo_res``, and the Friedman
+    test over all baselines repeated on each row (``friedman_chi2``, ``friedman_p``,
+    ``kendall_w``).
+    """
 
     alpha: float
     baselines: tuple
@@ -114,6 +122,18 @@ class RankAgreement:
     friedman: object
     kendall: object
     rbo: object
+
+    def to_arrow(self, dims=None) -> pa.Table:
+        a, b = np.triu_indices(len(self.baselines), k=1)
+        names = np.asarray(self.baselines, dtype=object)
+        return pa.table({
+            "alpha": np.full(a.size, self.alpha), "a": names[a], "b": names[b],
+            "kendall_tau": self.kendall.statistic[a, b], "kendall_p": self.kendall.pvalue[a, b],
+            "rbo_ext": self.rbo.ext[a, b], "rbo_min": self.rbo.min[a, b], "rbo_res": self.rbo.res[a, b],
+            "friedman_chi2": np.full(a.size, self.friedman.statistic),
+            "friedman_p": np.full(a.size, self.friedman.pvalue),
+            "kendall_w": np.full(a.size, self.friedman.kendall_w),
+        })
 
 
 def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self):
@@ -138,7 +158,7 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
                    convention: str = "classic", rank_ties: str = "average", exclude_self: bool = False,
-                   threads: int | None = None, ties: str | None = None) -> BaselineTable:
+                   threads: int | None = None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
     Dinçer, Ounis & Macdonald (ECIR 2014): with ``d_i = r_i - b_i`` and ``x_i = d_i`` for gains,
@@ -171,8 +191,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         with URisk 0. URisk, SE and TRisk are the same either way.
     threads : int, optional
         Numba threads (default: all).
-    ties : str, optional
-        Deprecated name of ``rank_ties``.
 
     Returns
     -------
@@ -180,10 +198,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         Arrays ``[alpha, system, baseline]``.
     """
     matrix = as_matrix(matrix)
-    if ties is not None:
-        warnings.warn("baseline_table(ties=) is deprecated; pass rank_ties= (RBO's tie treatment is rbo_ties=)",
-                      DeprecationWarning, stacklevel=2)
-        rank_ties = ties
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
     c = matrix.n_topics
     with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
@@ -211,10 +225,10 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
                 cols_u.append(r.urisk.T)  # risk() is [alpha, system]; the kernels' layout [system, baseline, alpha]
-                cols_se.append(r.se_param.T)
+                cols_se.append(r.standard_error.T)
                 cols_t.append(r.trisk.T)
                 self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
-                _numerics.warn_zero_variance(_numerics.zero_rows((r.se_param == 0).T, r.systems, self_row),
+                _numerics.warn_zero_variance(_numerics.zero_rows((r.standard_error == 0).T, r.systems, self_row),
                                              where=f" against baseline {r.baseline!r}")
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)

@@ -19,7 +19,7 @@ import numpy as np
 
 from fastrisk._compile import compile_checked
 from fastrisk._kernels.risk import smooth_value
-from fastrisk._numerics import check_alpha_range
+from fastrisk._numerics import MAX_ALPHA, check_alpha_range
 from fastrisk.errors import InputError
 
 DEFAULT_ALPHAS = (0.0, 1.0, 5.0, 10.0)
@@ -55,17 +55,36 @@ def _as_float_array(values, name: str) -> np.ndarray:
     return arr
 
 
+def _fast_alphas(values, lo=0.0, hi=MAX_ALPHA):
+    """A short vector of valid weights (finite, in [lo, hi]: alphas, or loss weights with
+    lo = 1, hi = MAX_ALPHA + 1) as a 1-D float64 array, without the per-check reductions of
+    the general path; None when it is anything else (the general path then gives the precise
+    error)."""
+    if type(values) in (tuple, list) and 0 < len(values) <= 64 and all(type(v) is float for v in values):
+        values = np.array(values)
+    if type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and 0 < values.size <= 64:
+        if all(lo <= v <= hi for v in values.tolist()):  # NaN fails both comparisons
+            return values
+    return None
+
+
 def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
     """(alpha, loss_weight, given) from exactly one of ``alpha`` / ``loss_weight`` (or the default)."""
     if alpha is not None and loss_weight is not None:
         raise InputError("give either `alpha` (>= 0) or `loss_weight` (= 1 + alpha, >= 1), not both")
     if loss_weight is not None:
+        lw = _fast_alphas(loss_weight, 1.0, MAX_ALPHA + 1.0)
+        if lw is not None:
+            return lw - 1.0, lw, "loss_weight"
         lw = _as_float_array(loss_weight, "loss_weight")
         if (lw < 1).any():
             raise InputError(f"`loss_weight` must be >= 1 (it is 1 + alpha), got {lw[lw < 1].tolist()}")
         check_alpha_range(lw, "loss_weight")
         return lw - 1.0, lw, "loss_weight"
     given = "alpha" if alpha is not None else "none"
+    a = _fast_alphas(default if alpha is None else alpha)
+    if a is not None:
+        return a, a + 1.0, given
     a = _as_float_array(default if alpha is None else alpha, "alpha")
     if (a < 0).any():
         raise InputError(f"`alpha` must be >= 0, got {a[a < 0].tolist()}")

@@ -29,7 +29,7 @@ def bench_data() -> Path:
 @pytest.fixture(scope="session")
 def web2012():
     """The 49 TREC 2012 Web runs' ERR@20 matrix of the ECIR/SIGIR 2014 papers (topics 151-200)."""
-    import reference_multibase as ref
+    from reference import multibase as ref
 
     return ref.web2012_49()
 

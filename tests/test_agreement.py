@@ -10,7 +10,7 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_agreement import kendall_tau_b
+from reference.agreement import kendall_tau_b
 
 from fastrisk.agreement import (
     friedman,
@@ -255,7 +255,6 @@ def test_cli_score_matrices_and_prefixes(bench_data, capsys):
     ],
 )
 def test_cli_errors(risk_table, capsys, extra, message):
-    import re
 
     status, _, err = _run(["agree", str(risk_table)] + extra, capsys)
     assert status == 2 and re.search(message, err), err
@@ -308,26 +307,7 @@ def test_symmetric_pairs_are_a_and_b():
         rbo_many(["a"], ["a"], labels=(["x"],))
 
 
-@pytest.mark.parametrize("old_call, new_call, old", [
-    (lambda: kendall_tau(x=[1.0, 2, 3], y=[1.0, 3, 2]), lambda: kendall_tau([1.0, 2, 3], [1.0, 3, 2]),
-     "kendall_tau(x=, y=)"),
-    (lambda: rbo(x="a b c", y="b a c"), lambda: rbo("a b c", "b a c"), "rbo(x=, y=)"),
-    (lambda: rbo_many(xs=["a b"], ys=["b a"]), lambda: rbo_many(["a b"], ["b a"]), "rbo_many(xs=, ys=)"),
-])
-def test_old_pair_parameter_names_still_work_with_a_warning(old_call, new_call, old):
-    with pytest.warns(DeprecationWarning, match=re.escape(old) + " is deprecated; the two inputs are `a` and `b`"):
-        res = old_call()
-    want = new_call()
-    field = "statistic" if hasattr(want, "statistic") else "ext"
-    np.testing.assert_array_equal(getattr(res, field), getattr(want, field))
-
-
-def test_pair_parameter_errors():
-    import fastrisk
-
+def test_pair_parameters_are_a_and_b():
     assert kendall_tau([1.0, 2, 3], [1.0, 3, 2]).statistic == pytest.approx(1 / 3)
     assert kendall_tau(a=[1.0, 2, 3], b=[1.0, 3, 2]).statistic == pytest.approx(1 / 3)
-    with pytest.raises(InputError, match="pass `a` only"), pytest.warns(DeprecationWarning):
-        kendall_tau([1.0, 2], x=[1.0, 2])
-    with pytest.raises(InputError, match="`b` is missing"):
-        fastrisk.rbo("a b")
+    assert rbo(a="a b c", b="b a c").ext == rbo("a b c", "b a c").ext

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_batch as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import batch as ref
 from scipy import stats
 
 import fastrisk
@@ -28,7 +28,7 @@ def test_risk_matches_the_plain_reference_for_every_collection_system_and_alpha(
             for a, alpha in enumerate(alphas):
                 m, se, sej = ref.urisk_se(ref.risk_scores(V[k, s], V[k, 1], alpha))
                 assert res.urisk[k, a, s] == pytest.approx(m, abs=1e-14)
-                assert res.se_param[k, a, s] == pytest.approx(se, abs=1e-14)
+                assert res.standard_error[k, a, s] == pytest.approx(se, abs=1e-14)
                 assert res.se_jack[k, a, s] == pytest.approx(sej, abs=1e-12)
                 if s != 1:
                     assert res.trisk[k, a, s] == pytest.approx(m / se, rel=1e-12)
@@ -214,7 +214,7 @@ def test_near_constant_differences_follow_the_one_variance_floor():
     with pytest.warns(fastrisk.ZeroVarianceWarning):
         single = fastrisk.risk(one, 0, alpha=[0, 1])
     np.testing.assert_allclose(got.trisk[0], single.trisk, rtol=1e-12)  # inf and NaN where single has them
-    np.testing.assert_allclose(got.se_param[0], single.se_param, rtol=1e-12)
+    np.testing.assert_allclose(got.standard_error[0], single.standard_error, rtol=1e-12)
     assert np.isposinf(got.trisk[0, :, 1]).all() and np.isfinite(got.trisk[1, :, 1:]).all()
     with pytest.warns(fastrisk.ZeroVarianceWarning):
         assert np.isposinf(batch.t_test(stack, 0).statistic[0, 0, 1])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_batch as ref
+from reference import batch as ref
 from scipy import stats
 
 from fastrisk.errors import InputError

@@ -35,7 +35,7 @@ def test_risk_csv_and_json(capsys, bench_data, tmp_path):
                          "--baseline-column", "err20", "--alpha", "0,1", "--format", "csv")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0].startswith("system,alpha,loss_weight,urisk,se_param,se_jack,trisk,pvalue")
+    assert lines[0].startswith("system,alpha,loss_weight,urisk,standard_error,se_jack,trisk,pvalue")
     assert len(lines) == 1 + 48 * 2
     status, out, _ = run(capsys, "risk", matrix, "--topics", "151-200", "--baseline", base,
                          "--baseline-column", "err20", "--loss-weight", "11", "--format", "json")

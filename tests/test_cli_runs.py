@@ -34,16 +34,6 @@ def test_evaluate_prints_per_system_means(web, capsys):
         assert got[s] == pytest.approx(ev.values[0, i].mean(), abs=1e-9)
 
 
-def test_gdeval_names_flag(web, capsys):
-    args = ["evaluate", str(web / "runs" / "indri-rm-cata-filtered.run.gz"), "--qrels", str(web / "qrels.adhoc.txt"),
-            "--measure", "nDCG@20", "--format", "csv"]
-    assert main(args + ["--gdeval-names"]) == 0
-    gd = csv_rows(capsys.readouterr().out)[0]
-    assert main(args) == 0
-    lin = csv_rows(capsys.readouterr().out)[0]
-    assert "nDCG(dcg='exp-log2')@20" in gd and "nDCG@20" in lin
-
-
 def test_risk_from_runs_equals_risk_of_evaluated_matrix(web, capsys):
     assert main(["risk", str(web / "runs"), "--qrels", str(web / "qrels.adhoc.txt"), "--measure", "AP",
                  "--baseline", "indri-ql-cata", "--alpha", "5", "--format", "csv"]) == 0

@@ -3,7 +3,7 @@
 The crash it pins: numba boxes an array a jitted call returns by running a Python function
 (``_numba_unpickle``); a pending Ctrl-C raised ``KeyboardInterrupt`` there, and the call
 returned a tuple holding NULL (segmentation fault when unpacked) or a value with an exception
-set (``SystemError``). :mod:`fastrisk._interrupt` defers the handler while numba code runs
+set (``SystemError``). :mod:`fastrisk._kernels._interrupt` defers the handler while numba code runs
 and lets long kernels poll a stop flag.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from interrupting import interrupt_at_random
 
-from fastrisk import _interrupt
+from fastrisk._kernels import _interrupt
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

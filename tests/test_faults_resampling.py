@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from interrupting import interrupt
 
+from fastrisk import _progress
 from fastrisk.cli import main
 from fastrisk.errors import InputError, ResourceError
 from fastrisk.resampling import _engine, _scores, bootstrap, jackknife, permutation_test, procedures
@@ -142,10 +143,10 @@ def test_chunks_bound_the_work_between_interrupt_checks():
 # ---------------------------------------------------------------------- progress
 def test_no_progress_bar_into_a_file_or_pipe(scores, capsys, monkeypatch):
     pytest.importorskip("tqdm")
-    monkeypatch.setattr(_engine, "_PROGRESS_MIN_WORK", 0)  # a "long" run
+    monkeypatch.setattr(_progress, "MIN_WORK", 0)  # a "long" run
     bootstrap(scores, replicates=2000, rng=1)  # progress=None: stderr is captured, not a terminal
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(_engine, "_stderr_is_terminal", lambda: True)
+    monkeypatch.setattr(_progress, "stderr_is_terminal", lambda: True)
     bootstrap(scores, replicates=2000, rng=1, progress=None)
     # tqdm's delay of 2 s keeps a short run silent even on a terminal; asking for it shows it
     bootstrap(scores, replicates=2000, rng=1, progress=True)

@@ -43,7 +43,7 @@ def _kill_once_risk(matrix, *, marker, kill_baseline, baseline, **params):
 def _killing_grid(marker) -> Grid:
     return Grid([Experiment("kill_once_risk", ["trec:web2012_err20", "trec:web2013_err20"],
                             {"alpha": [0, 1, 5], "marker": str(marker), "kill_baseline": "run3"},
-                            {"baseline": ["mean", "max", "run1", "run2", "run3", "run4"]})], seed=4)
+                            {"baseline": ["mean", "max", "run1", "run2", "run3", "run4"]})], rng=4)
 
 
 @pytest.fixture(scope="module")

@@ -46,7 +46,7 @@ def test_the_worker_timeout_comes_from_the_argument_the_environment_or_the_defau
     monkeypatch.setenv(backends.WORKER_TIMEOUT_ENV, "soon")
     with pytest.raises(InputError, match="FASTRISK_WORKER_TIMEOUT must be a non-negative number of seconds"):
         backends.worker_timeout_seconds()
-    with pytest.raises(InputError, match="`worker_timeout` must be"):
+    with pytest.raises(InputError, match="`worker_timeout` must be a non-negative number of seconds"):
         backends.worker_timeout_seconds(-1)
 
 

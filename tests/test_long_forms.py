@@ -20,7 +20,7 @@ SC = SMALL.values  # (S, c)
 # (name, call, documented columns, rows)
 CASES = [
     ("risk", lambda: fastrisk.risk(SMALL, BASELINE, alpha=[0, 5]),
-     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk", "se_param", "se_jack", "trisk",
+     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk", "standard_error", "se_jack", "trisk",
       "at_risk", "rewarding", "freward", "frisk", "ugain", "se_rmse", "pvalue"], 2 * S),
     ("risk_scores", lambda: fastrisk.risk_scores(SMALL, BASELINE, alpha=[0, 5]),
      ["alpha", "loss_weight", "system", "topic", "baseline", "x", "d"], 2 * S * C),
@@ -45,7 +45,7 @@ CASES = [
     ("jackknife", lambda: fastrisk.jackknife(SMALL, BASELINE, alpha=[1]),
      ["alpha", "loss_weight", "system", "baseline", "statistic", "standard_error", "bias"], S),
     ("t_test", lambda: fastrisk.t_test(SMALL, BASELINE, alpha=[0, 1]),
-     ["alpha", "loss_weight", "system", "baseline", "statistic", "t", "pvalue"], 2 * S),
+     ["alpha", "loss_weight", "system", "baseline", "statistic", "urisk", "pvalue"], 2 * S),
     ("bootstrap.qq", lambda: fastrisk.bootstrap(SMALL, BASELINE, alpha=[1], replicates=100, rng=1,
                                                 keep_replicates=True).qq(points=5),
      ["alpha", "loss_weight", "system", "quantile", "probability", "theoretical", "sample"], S * 5),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_ltr as ref
+from reference import ltr as ref
 
 from fastrisk import ScoreMatrix, risk
 from fastrisk.cli import main

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_resampling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import resampling as ref
 
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix

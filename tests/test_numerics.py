@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import urisk_ref
+from reference.risk import urisk_ref
 
 from fastrisk import (
     InputError,
@@ -45,7 +45,7 @@ def test_risk_constant_and_near_constant_differences_are_infinite_with_a_warning
     m = _matrix()
     r, caught = _recorded(lambda: risk(m, "base", alpha=[0, 1]))
     assert np.isnan(r.trisk[:, 0]).all()  # the baseline itself: 0 / 0
-    assert (r.trisk[:, 1:3] == np.inf).all() and (r.se_param[:, 1:3] == 0).all() and (r.se_jack[:, 1:3] == 0).all()
+    assert (r.trisk[:, 1:3] == np.inf).all() and (r.standard_error[:, 1:3] == 0).all() and (r.se_jack[:, 1:3] == 0).all()
     assert (r.pvalue[:, 1:3] == 0).all() and r.rewarding[:, 1:3].all()
     assert np.isfinite(r.trisk[:, 3]).all()
     assert len(caught) == 1
@@ -57,7 +57,7 @@ def test_t_test_follows_the_same_rule_as_risk():
     m = _matrix()
     t, caught = _recorded(lambda: t_test(m, "base", alpha=[0, 1]))
     r, _ = _recorded(lambda: risk(m, "base", alpha=[0, 1]))
-    np.testing.assert_allclose(t.t, r.trisk, rtol=1e-12)
+    np.testing.assert_allclose(t.statistic, r.trisk, rtol=1e-12)
     assert np.isnan(t.pvalue[:, 0]).all() and (t.pvalue[:, 1:3] == 0).all()
     assert len(caught) == 1 and "plus, near" in str(caught[0].message)
 
@@ -112,7 +112,7 @@ def test_risk_of_extreme_scores_equals_risk_of_the_same_scores_at_unit_scale(exp
             assert r.urisk[a, k] == pytest.approx(math.ldexp(want["urisk"], exponent), rel=1e-12, abs=0)
     t, caught = _recorded(lambda: t_test(scaled, "a", alpha=[0, 5]))
     assert not caught
-    np.testing.assert_allclose(t.t, r.trisk, rtol=1e-12)
+    np.testing.assert_allclose(t.statistic, r.trisk, rtol=1e-12)
     table, caught = _recorded(lambda: baseline_table(scaled, alpha=[0, 5]))
     np.testing.assert_allclose(table.trisk[:, :, 0], r.trisk, rtol=1e-9)
 

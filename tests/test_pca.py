@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from reference import multibase as ref
 
 from fastrisk._pca import pca
 from fastrisk.baselines import virtual_baseline

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-import reference_resampling as ref
+from reference import resampling as ref
 
 from fastrisk import ScoreMatrix, permutation_test
 from fastrisk.errors import AlphaInvariantWarning

@@ -182,8 +182,6 @@ def test_topic_risk_bars_tj_subset_and_sort(topic_result):
 def test_topic_risk_bars_errors(topic_result):
     with pytest.raises(InputError, match="alpha=3 was not computed"):
         plot.topic_risk_bars(topic_result, "qutwb", alpha=[3], ax=_axes())
-    with pytest.warns(DeprecationWarning, match="alpha="):
-        plot.topic_risk_bars(topic_result, "qutwb", alphas=[topic_result.alpha[0]], ax=_axes())
     with pytest.raises(InputError, match="`statistic` must be 'tr', 'tj' or 'both'"):
         plot.topic_risk_bars(topic_result, "qutwb", statistic="z", ax=_axes())
     with pytest.raises(InputError, match="unknown system"):

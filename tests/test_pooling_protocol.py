@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import pooling as ref
 
 from fastrisk.errors import InputError
 from fastrisk.pooling import leave_one_out, loo_adjustment, pooling_experiment, score_against_pool

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
+from reference.agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
 
 from fastrisk.agreement import (
     RBOResult,

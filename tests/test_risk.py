@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from reference import smooth_ref, topic_risk_ref, urisk_ref
+from reference.risk import smooth_ref, topic_risk_ref, urisk_ref
 from scipy import stats
 
 import fastrisk
@@ -40,7 +40,7 @@ def test_published_trisk_tables(published, run, alpha, urisk, se, trisk, p):
     k = published.systems.index(run)
     a = list(published.alpha).index(alpha)
     assert round(published.urisk[a, k], 4) == pytest.approx(urisk, abs=1e-12)
-    assert round(published.se_param[a, k], 4) == pytest.approx(se, abs=1e-12)
+    assert round(published.standard_error[a, k], 4) == pytest.approx(se, abs=1e-12)
     assert round(published.se_jack[a, k], 4) == pytest.approx(se, abs=1e-12)
     assert round(published.trisk[a, k], 4) == pytest.approx(trisk, abs=1e-12)
     assert round(published.pvalue[a, k], 3) == pytest.approx(p, abs=1e-12)
@@ -72,7 +72,7 @@ def test_risk_matches_plain_reference(seed):
         for a, alpha in enumerate(alphas):
             ref = urisk_ref(matrix.values[k], b, alpha)
             assert res.urisk[a, k] == pytest.approx(ref["urisk"], rel=1e-12, abs=1e-14)
-            assert res.se_param[a, k] == pytest.approx(ref["se"], rel=1e-12)
+            assert res.standard_error[a, k] == pytest.approx(ref["se"], rel=1e-12)
             assert res.se_jack[a, k] == pytest.approx(ref["se_j"], rel=1e-10)
             assert res.trisk[a, k] == pytest.approx(ref["urisk"] / ref["se"], rel=1e-10)
         assert res.freward[k] == pytest.approx(ref["freward"])
@@ -90,9 +90,9 @@ def test_topic_risk_matches_plain_reference(seed):
             tr, tj, pseudo = topic_risk_ref(matrix.values[k], b, alpha)
             np.testing.assert_allclose(res.tr[a, k], tr, rtol=1e-10)
             np.testing.assert_allclose(res.tj[a, k], tj, rtol=1e-8, atol=1e-12)
-            np.testing.assert_allclose(res.pseudo[a, k], pseudo, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(res.pseudo_values[a, k], pseudo, rtol=1e-9, atol=1e-12)
             # the pseudo-values of a mean are the per-topic scores themselves; bias 0
-            np.testing.assert_allclose(res.pseudo[a, k], res.x[a, k], rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(res.pseudo_values[a, k], res.x[a, k], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(res.bias, 0.0, atol=1e-12)
     assert ((res.tr < -res.critical_t) == res.loss).all()
     assert res.to_arrow().num_rows == 2 * matrix.n_systems * matrix.n_topics
@@ -171,7 +171,7 @@ def test_property_se_jackknife_equals_se_param_for_urisk(case, alphas):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = fastrisk.risk(matrix, b, alpha=alphas)
-    np.testing.assert_allclose(res.se_jack, res.se_param, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.se_jack, res.standard_error, rtol=1e-9, atol=1e-12)
 
 
 @settings(max_examples=40, deadline=None)
@@ -184,7 +184,7 @@ def test_property_alpha_zero_is_mean_difference_and_paired_t(case):
         for k in range(matrix.n_systems):
             d = matrix.values[k] - b
             assert res.urisk[0, k] == pytest.approx(d.mean(), abs=1e-12)
-            if res.se_param[0, k] > 1e-9:
+            if res.standard_error[0, k] > 1e-9:
                 t = stats.ttest_rel(matrix.values[k], b)
                 assert res.trisk[0, k] == pytest.approx(t.statistic, rel=1e-7)
                 assert res.pvalue[0, k] == pytest.approx(t.pvalue, rel=1e-6, abs=1e-12)
@@ -206,7 +206,7 @@ def test_results_do_not_depend_on_thread_count():
     matrix = ScoreMatrix(rng.random((64, 200)), [f"s{k}" for k in range(64)], range(200))
     one = fastrisk.risk(matrix, "s0", alpha=[0, 1, 5], threads=1)
     two = fastrisk.risk(matrix, "s0", alpha=[0, 1, 5], threads=2)
-    for field in ("urisk", "se_param", "se_jack", "trisk", "pvalue"):
+    for field in ("urisk", "standard_error", "se_jack", "trisk", "pvalue"):
         np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
     t1 = fastrisk.topic_risk(matrix, "s0", alpha=[1], threads=1)
     t2 = fastrisk.topic_risk(matrix, "s0", alpha=[1], threads=2)
@@ -306,7 +306,7 @@ def test_result_exports():
     res = fastrisk.risk(matrix, b, alpha=[0, 1])
     table = res.to_arrow()
     assert table.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk",
-                                  "se_param", "se_jack", "trisk", "at_risk", "rewarding", "freward", "frisk", "ugain",
+                                  "standard_error", "se_jack", "trisk", "at_risk", "rewarding", "freward", "frisk", "ugain",
                                   "se_rmse", "pvalue"]
     row = table.to_pylist()[matrix.n_systems + 2]  # alpha = 1, third system
     assert row["system"] == matrix.systems[2] and row["alpha"] == 1.0
@@ -314,7 +314,7 @@ def test_result_exports():
     assert table.num_rows == 2 * matrix.n_systems
     pytest.importorskip("pandas")
     assert res.to_pandas().shape[0] == 2 * matrix.n_systems
-    assert res.statistic is res.trisk and res.standard_error is res.se_param
+    assert res.statistic is res.trisk and res.standard_error is res.standard_error
 
 
 def test_a_bare_array_and_a_row_index_are_a_matrix_and_a_baseline(trec):

@@ -7,9 +7,9 @@ import gzip
 import numpy as np
 import pyarrow as pa
 import pytest
-import reference_pooling as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import pooling as ref
 
 from fastrisk.errors import InputError
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs

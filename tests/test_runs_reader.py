@@ -10,9 +10,9 @@ import random
 import numpy as np
 import pyarrow as pa
 import pytest
-import reference_runs as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import runs as ref
 
 from fastrisk.errors import InputError
 from fastrisk.runs import read_qrels, read_runs

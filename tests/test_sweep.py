@@ -168,7 +168,7 @@ def test_dask_local_cluster_gives_identical_results(client, reference):
 
 def test_failing_job_is_recorded_with_its_parameters_and_the_sweep_goes_on(tmp_path):
     grid = Grid([Experiment("risk", "trec:web2012_err20", {"alpha": [0, 5]}, {"baseline": ["mean", "nope", "max"]})],
-                seed=3)
+                rng=3)
     result = sweep(grid, out=tmp_path / "r.parquet", progress=False)
     assert result.n_failed == 1 and result.complete
     errors = result.errors().to_pylist()
@@ -327,7 +327,7 @@ def test_example_grid_reproduces_the_published_tables():
     rows = {(r["system"], r["alpha"]): r for r in web2012.to_pylist()}
     for run, alpha, urisk, se, trisk, p in PUBLISHED:
         r = rows[(run, float(alpha))]
-        assert (round(r["urisk"], 4), round(r["se_param"], 4), round(r["se_jack"], 4)) == (urisk, se, se)
+        assert (round(r["urisk"], 4), round(r["standard_error"], 4), round(r["se_jack"], 4)) == (urisk, se, se)
         assert (round(r["trisk"], 4), round(r["pvalue"], 3)) == (trisk, p)
     # every bundled web and ad hoc matrix, against each virtual baseline, in both conventions
     every = t.filter(pc.equal(t.column("experiment"), "trisk-all"))

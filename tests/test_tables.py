@@ -6,10 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
-import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from reference import multibase as ref
 
 from fastrisk._risk import risk
 from fastrisk.errors import InputError, ZeroVarianceWarning
@@ -197,9 +197,7 @@ def test_errors(web2012):
     with pytest.raises(InputError, match="`rank_ties` must be 'average' or 'ordinal'"):
         baseline_table(web2012, rank_ties="dense")
     small = web2012.select(systems=web2012.systems[:4])
-    with pytest.warns(DeprecationWarning, match="rank_ties="):
-        old = baseline_table(small, ties="ordinal")
-    assert old.rank_ties == "ordinal"
+    assert baseline_table(small, rank_ties="ordinal").rank_ties == "ordinal"
     with pytest.raises(InputError, match="`convention` must be 'classic' or 'minus'"):
         baseline_table(web2012, convention="x")
     with pytest.raises(InputError, match="non-empty list"):

@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
-import reference_multibase as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from reference import multibase as ref
 
 from fastrisk._zrisk import zrisk
 from fastrisk.errors import InputError
@@ -18,10 +18,10 @@ _matrix = ref.matrix_of
 
 
 @pytest.mark.parametrize("system, value, z, geo", [
-    ("uogTrA44xi", "linear", 5.779, 0.414),
-    ("uogTrA44xi", "smooth", 1.038, 0.399),
-    ("qutwb", "linear", 8.636, 0.307),
-    ("qutwb", "smooth", 0.977, 0.290),
+    ("uogTrA44xi", "linear", 5.779, -0.414),
+    ("uogTrA44xi", "smooth", 1.038, -0.399),
+    ("qutwb", "linear", 8.636, -0.307),
+    ("qutwb", "smooth", 0.977, -0.290),
 ])
 def test_published_minus_values(web2012, system, value, z, geo):
     assert web2012.n_systems == 49
@@ -39,13 +39,14 @@ def test_minus_is_negated_classic_with_alpha_hat_minus_one(web2012):
     np.testing.assert_allclose(minus.alpha, classic.alpha)
     assert minus.given == "loss_weight" and classic.given == "alpha"
     eff = web2012.values.mean(axis=1)
-    expect = np.sqrt(eff[None, :] * np.vectorize(ref.phi)(minus.zrisk / web2012.n_topics))
+    expect = -np.sqrt(eff[None, :] * np.vectorize(ref.phi)(minus.zrisk / web2012.n_topics))
     np.testing.assert_allclose(minus.georisk, expect, rtol=1e-12)
 
 
-@pytest.mark.parametrize("system, georisk_minus, classic", [("uogTrA44xi", 0.414, 0.377), ("qutwb", 0.307, 0.268)])
-def test_georisk_minus_takes_the_sign_of_benham_table_2(web2012, system, georisk_minus, classic):
-    """Benham et al.'s Table 2 prints Phi(+ZRisk⁻/c); the other sign is the classic GeoRisk."""
+@pytest.mark.parametrize("system, georisk_minus, classic", [("uogTrA44xi", -0.414, 0.377),
+                                                            ("qutwb", -0.307, 0.268)])
+def test_georisk_minus_takes_the_signs_of_benham_table_2(web2012, system, georisk_minus, classic):
+    """Benham et al.'s Table 2 prints -sqrt(Eff Phi(+ZRisk⁻/c)); Phi(-ZRisk⁻/c) is the classic GeoRisk."""
     minus = zrisk(web2012, loss_weight=2.0, convention="minus").row(system)
     plain = zrisk(web2012, loss_weight=2.0).row(system)
     assert minus["georisk"][0] == pytest.approx(georisk_minus, abs=5e-4)
@@ -53,7 +54,7 @@ def test_georisk_minus_takes_the_sign_of_benham_table_2(web2012, system, georisk
     k = web2012.systems.index(system)
     eff = float(web2012.values[k].mean())
     c = web2012.n_topics
-    assert minus["georisk"][0] == pytest.approx(math.sqrt(eff * ref.phi(minus["zrisk"][0] / c)), rel=1e-12)
+    assert minus["georisk"][0] == pytest.approx(-math.sqrt(eff * ref.phi(minus["zrisk"][0] / c)), rel=1e-12)
     assert plain["georisk"][0] == pytest.approx(math.sqrt(eff * ref.phi(-minus["zrisk"][0] / c)), rel=1e-12)
 
 
@@ -61,13 +62,13 @@ def test_georisk_minus_takes_the_sign_of_benham_table_2(web2012, system, georisk
 @given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 7)), elements=st.floats(0.01, 1)),
        st.floats(0.0, 10.0))
 def test_georisk_minus_grows_with_risk_at_fixed_effectiveness(V, alpha):
-    """At one effectiveness, GeoRisk⁻ orders systems as ZRisk⁻ does (larger = riskier); classic reverses."""
+    """At one effectiveness, |GeoRisk⁻| orders systems as ZRisk⁻ does (larger = riskier); classic reverses."""
     minus = zrisk(_matrix(V), alpha=alpha, convention="minus")
     classic = zrisk(_matrix(V), alpha=alpha)
     c = V.shape[1]
     eff = V.mean(axis=1)
     for k in range(V.shape[0]):
-        expect = math.sqrt(eff[k] * ref.phi(-classic.zrisk[0, k] / c))
+        expect = -math.sqrt(eff[k] * ref.phi(-classic.zrisk[0, k] / c))
         assert minus.georisk[0, k] == pytest.approx(expect, rel=1e-12)
     # GeoRisk⁻^2 / Eff is Phi(ZRisk⁻/c): increasing in ZRisk⁻
     ratio = minus.georisk[0] ** 2 / eff

@@ -9,23 +9,27 @@ Three guards live here, so that no kernel module needs to know about them:
   aborts the process when two Python threads enter parallel kernels at once. Parallel
   kernels are therefore called through a thin wrapper that, under that layer only,
   serialises the calls with one lock.
-- Ctrl-C: importing the kernels installs :mod:`fastrisk._interrupt`'s SIGINT handler, which
+- Ctrl-C: importing the kernels installs :mod:`fastrisk._kernels._interrupt`'s SIGINT handler, which
   never raises inside a jitted call.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 import threading
+import types
 import warnings
 
 import numba
+from numba.core import event as _event
 from numba.core.caching import FunctionCache
 from numba.extending import intrinsic
 
-from fastrisk import _interrupt
+from fastrisk._kernels import _interrupt
 
-_interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._interrupt)
+_interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._kernels._interrupt)
 prange = numba.prange
 
 _OPTIONS = {"cache": True, "fastmath": False, "nogil": True}
@@ -69,6 +73,34 @@ def _finish(dispatcher, opts):
         return dispatcher
     dispatcher = _safe_cache(dispatcher)
     return _Serialised(dispatcher) if opts.get("parallel") else dispatcher
+
+
+# ---------------------------------------------------------------------- first-compile note
+class _CompileNote(_event.Listener):
+    """One line on stderr when the first fastrisk kernel of the process is compiled (a cache
+    miss: loading a cached kernel is no compile event), so a first call that takes seconds
+    says why. Only on a terminal, and never with ``FASTRISK_QUIET`` set."""
+
+    noted = False
+
+    def on_start(self, event):
+        if _CompileNote.noted:
+            return
+        dispatcher = (event.data or {}).get("dispatcher")
+        module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+        if not module.startswith("fastrisk."):
+            return
+        _CompileNote.noted = True
+        if os.environ.get("FASTRISK_QUIET") or not getattr(sys.stderr, "isatty", lambda: False)():
+            return
+        print("fastrisk: compiling kernels on first use; they are cached on disk for the next runs "
+              "(`fastrisk warmup` compiles them all ahead)", file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        pass
+
+
+_event.register("numba:compile", _CompileNote())
 
 
 # ---------------------------------------------------------------------- workqueue guard
@@ -136,5 +168,22 @@ def _load_acquire(typingctx, flag):
 @njit
 def stopped(stop) -> bool:
     """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
-    :func:`fastrisk._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
+    :func:`fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
     return _load_acquire(stop) != 0
+
+
+def serial(kernel):
+    """The one-thread twin of a parallel kernel: the same body compiled without ``parallel``
+    (``prange`` runs as ``range``), cached under its own name (``<name>_serial``: numba's
+    cache index is keyed by the function's name and bytecode, not by its flags).
+
+    Small calls use it: no thread-pool wake-up, no thread-count switch around the call, and
+    the numbers are the parallel kernel's (every kernel's result is thread-count independent).
+    """
+    func = getattr(kernel, "py_func", kernel)
+    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
+                              func.__defaults__, func.__closure__)
+    twin.__qualname__ = func.__qualname__ + "_serial"
+    twin.__module__ = func.__module__
+    twin.__doc__ = f"{func.__name__} on one thread (same body, compiled without ``parallel``)."
+    return njit(twin)

@@ -20,6 +20,8 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
+from fastrisk._kernels.risk import risk_at, risk_sums
+from fastrisk._kernels.zrisk import cell_sums, georisk_cell, topic_factors
 
 _ONE = np.uint64(1)
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -53,42 +55,14 @@ def draw_topics(state, c, idx):
 @njit
 def risk_pair(V, k, s, row, alphas, urisk, se, sej):
     """URisk, SE_x and SE_J of system ``s`` of collection ``k`` against row ``row`` at every
-    alpha, written to ``urisk[k, a, s]`` etc. (the batch layout, no views): the algebra of
-    :func:`fastrisk._kernels.risk._linear_row` (three centred sums give every alpha), with
-    branch-free losses (min(d, 0)), since a 2 x 50 collection is too small to amortise a
-    mispredicted branch per topic. Returns (FReward, FRisk)."""
+    alpha, written to ``urisk[k, a, s]`` etc. (the batch layout): the scalar core of the
+    single-collection path (:func:`fastrisk._kernels.risk.risk_sums` and ``risk_at``), so
+    both paths give the same numbers. Returns (FReward, FRisk)."""
     c = V.shape[2]
-    total = 0.0
-    losses = 0.0
-    for i in range(c):
-        d = V[k, s, i] - V[k, row, i]
-        total += d
-        losses += min(d, 0.0)
-    mean_d = total / c
-    mean_n = losses / c
-    s_ee = 0.0
-    s_ef = 0.0
-    s_ff = 0.0
-    s_e = 0.0
-    s_f = 0.0
-    for i in range(c):
-        d = V[k, s, i] - V[k, row, i]
-        e = d - mean_d
-        f = min(d, 0.0) - mean_n
-        s_ee += e * e
-        s_ef += e * f
-        s_ff += f * f
-        s_e += e
-        s_f += f
-    inv = 1.0 / (c - 1)
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(V[k, s], V[k, row])
     for a in range(alphas.shape[0]):
-        alpha = alphas[a]
-        urisk[k, a, s] = (total + alpha * losses) / c
-        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
-        se[k, a, s] = math.sqrt(ss * inv / c)
-        shift = -(s_e + alpha * s_f) * inv / c
-        sej[k, a, s] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
-    return (total - losses) / c, -losses / c
+        urisk[k, a, s], se[k, a, s], sej[k, a, s] = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+    return gains / c, -losses / c
 
 
 @pjit
@@ -155,30 +129,20 @@ def _zrisk_one(X, pos, neg, eff, tt):
             t += X[s, i]
         tt[i] = t
         grand += t
+    share, root = topic_factors(tt, grand)
     for s in range(S):
         sk = 0.0
         for i in range(c):
             sk += X[s, i]
         eff[s] = sk / c
-        p = 0.0
-        n = 0.0
-        for i in range(c):
-            e = tt[i] * sk / grand if grand > 0.0 else 0.0
-            if e > 0.0:
-                z = (X[s, i] - e) / math.sqrt(e)
-                if z > 0.0:
-                    p += z
-                else:
-                    n += z
-        pos[s] = p
-        neg[s] = n
+        pos[s], neg[s] = cell_sums(X[s], share, root, sk)
 
 
 @pjit
 def zrisk_batch(V, loss_weights, sign):
     """ZRisk and GeoRisk (K, S, A) of every collection; ``sign`` -1 for the minus convention.
 
-    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sqrt(Eff * Phi(ZRisk / c)).
+    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sign sqrt(Eff * Phi(ZRisk / c)) (:func:`georisk_cell`).
     """
     K, S, c = V.shape
     A = loss_weights.shape[0]
@@ -194,8 +158,7 @@ def zrisk_batch(V, loss_weights, sign):
             for a in range(A):
                 zz = sign * (pos[s] + loss_weights[a] * neg[s])
                 z[k, s, a] = zz
-                phi = 0.5 * math.erfc(-(zz / c) / math.sqrt(2.0))
-                geo[k, s, a] = math.sqrt(eff[k, s] * phi)
+                geo[k, s, a] = georisk_cell(eff[k, s], zz, c, sign)
     return z, geo, eff
 
 

@@ -20,10 +20,13 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
+from fastrisk._kernels.risk import risk_at, risk_sums
 
 #: Columns of the statistics array returned by :func:`battery_batch`.
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
 N_STATS = 10
+#: Columns of the counts array (see :func:`_battery_one`).
+N_COUNTS = 14
 
 
 @njit
@@ -96,13 +99,39 @@ def _zg(S2, A2, N, W, c):
     return z2 - z1, g2 - g1
 
 
+#: Bootstrap replicates kept per pair for the second pass of boot' (more are drawn twice).
+MAX_STORED = 1 << 20
+
+
+@njit
+def _boot_sum(seed, k, b, c, buf_d, buf_i):
+    """Sum of one bootstrap resample (replicate b of pair k) of ``buf_d``."""
+    draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
+    t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
+    t1 = 0.0
+    j = 0
+    while j + 1 < c:
+        t0 += buf_d[buf_i[j]]
+        t1 += buf_d[buf_i[j + 1]]
+        j += 2
+    if j < c:
+        t0 += buf_d[buf_i[j]]
+    return t0 + t1
+
+
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_i, buf_s, buf_h, buf_q):
+                 buf_o, buf_i, buf_s, buf_h, buf_q, buf_r, xmean):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
-    counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=]
-    (the ZRisk/GeoRisk flips only when ``zg``).
+    counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
+    boot' >=, boot' |.|>=, perm |.|>=, perm' >=, perm' |.|>=] (the ZRisk/GeoRisk flips only
+    when ``zg``). boot' is the bootstrap of Urbano et al.'s ``R/test.cpp``
+    (``testCpp_bootstrap``): the replicate means are centred by their own mean (not by the
+    observed one) before the comparison. perm' (only when ``xmean`` is not NaN) is their
+    ``testCpp_permutation``: the flipped mean summed in topic order in double precision and
+    compared with R's mean of d (``xmean``) with no tolerance, so on lattice-valued
+    differences (P@10) a flip equal to the observed mean counts or not as rounding falls.
     """
     c = x.shape[0]
     total = 0.0
@@ -147,18 +176,12 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     stats[WZERO] = nzero
     stats[SPOS] = npos
     stats[SNEG] = nneg
-    # TRisk of y against x at each extra alpha: x_i = d_i, or (1 + alpha) d_i for losses
-    for a in range(alphas_risk.shape[0]):
-        alpha = alphas_risk[a]
-        t = 0.0
-        for i in range(c):
-            t += buf_d[i] + alpha * min(buf_d[i], 0.0)
-        m = t / c
-        s2 = 0.0
-        for i in range(c):
-            e = buf_d[i] + alpha * min(buf_d[i], 0.0) - m
-            s2 += e * e
-        _, trisk[a] = floored_t(m, math.sqrt(s2 / (c - 1) / c), c, VARIANCE_RTOL)
+    # TRisk of y against x at each extra alpha, from the one risk core (_kernels/risk.risk_sums)
+    if alphas_risk.shape[0]:
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(y, x)
+        for a in range(alphas_risk.shape[0]):
+            m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+            _, trisk[a] = floored_t(m, se, c, VARIANCE_RTOL)
     Sm = 0.5 * N
     zobs, gobs = _zg(Sm + 0.5 * total, A2, N, W, c)
     stats[ZOBS] = zobs
@@ -170,24 +193,26 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     tol = 1e-12 * scale
     tol_zg = 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
     # bootstrap: resample the centred differences d - mean; compare the replicate sum with obs
+    stored = B <= buf_r.shape[0]
+    rbar = 0.0
     for b in range(B):
-        draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
-        t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
-        t1 = 0.0
-        j = 0
-        while j + 1 < c:
-            t0 += buf_d[buf_i[j]]
-            t1 += buf_d[buf_i[j + 1]]
-            j += 2
-        if j < c:
-            t0 += buf_d[buf_i[j]]
-        dstar = (t0 + t1) - total  # sum of the shifted sample: sum(d[idx]) - c * mean
+        dstar = _boot_sum(seed, k, b, c, buf_d, buf_i) - total  # sum(d[idx]) - c * mean
+        if stored:
+            buf_r[b] = dstar
+        rbar += dstar
         if dstar >= total - tol:
             counts[0] += 1
         if dstar <= total + tol:
             counts[1] += 1
         if abs(dstar) >= abs(total) - tol:
             counts[2] += 1
+    rbar /= B
+    for b in range(B):  # boot': the replicates centred by their own mean (drawn again if not stored)
+        r = (buf_r[b] if stored else _boot_sum(seed, k, b, c, buf_d, buf_i) - total) - rbar
+        if r >= total - tol:
+            counts[9] += 1
+        if abs(r) >= abs(total) - tol:
+            counts[10] += 1
     # sign flips: the statistic sum(s_i h_i), and the ZRisk/GeoRisk sums of the flipped pair
     n_perm = (1 << c) if exact else B
     hobs = 0.5 * total
@@ -206,6 +231,17 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             counts[3] += 1
         if t <= hobs + tol:
             counts[4] += 1
+        if abs(t) >= abs(hobs) - tol:
+            counts[11] += 1
+        if xmean == xmean:
+            xb = 0.0
+            for i in range(c):
+                xb += buf_s[i] * buf_d[i]
+            xb /= c
+            if xb >= xmean:
+                counts[12] += 1
+            if abs(xb) >= abs(xmean):
+                counts[13] += 1
         if zg:
             zs, gs = _zg(Sm + t, Am + q, N, W, c)
             if zs >= zobs - tol_zg:
@@ -219,10 +255,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
 
 
 @pjit
-def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
+def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean):
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
+    ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
 
-    Returns stats (K, N_STATS), trisk (K, A) and counts (K, 9) (see :func:`_battery_one`).
+    Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see :func:`_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
     """
     K = V.shape[0]
@@ -230,8 +267,9 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
     A = alphas_risk.shape[0]
     stats = np.empty((K, N_STATS))
     trisk = np.empty((K, A))
-    counts = np.empty((K, 9), np.int64)
+    counts = np.empty((K, N_COUNTS), np.int64)
     n_chunks = (K + chunk - 1) // chunk
+    raw = xmean.shape[0] > 0
     for q in prange(n_chunks):  # buffers once per chunk of collections, not per collection
         buf_d = np.empty(c)
         buf_v = np.empty(c)
@@ -241,9 +279,11 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk):
         buf_s = np.empty(c)
         buf_h = np.empty(c)
         buf_q = np.empty(c)
+        buf_r = np.empty(max(min(B, MAX_STORED), 1))
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
-                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q)
+                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r,
+                         xmean[k] if raw else np.nan)
     return stats, trisk, counts
 
 

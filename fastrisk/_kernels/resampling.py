@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, serial
 from fastrisk._kernels._random import next_below, next_u64, stream_state
 
 _ONE = np.uint64(1)
@@ -57,8 +57,9 @@ def _signs_row(seed, stream, row):
         left -= 1
 
 
-# Parallel drivers for large chunks and serial ones for small chunks: on a busy machine a
-# parallel launch can cost more than the millisecond of work it would split.
+# Parallel drivers for large chunks and their serial twins (the same body compiled without
+# ``parallel``, see ``_jit.serial``) for small chunks: on a busy machine a parallel launch can
+# cost more than the millisecond of work it would split.
 @pjit
 def multinomial_counts(seed, start, out):
     """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
@@ -66,11 +67,7 @@ def multinomial_counts(seed, start, out):
         _counts_row(seed, start + r, out[r])
 
 
-@njit
-def multinomial_counts_serial(seed, start, out):
-    """:func:`multinomial_counts` on one thread."""
-    for r in range(out.shape[0]):
-        _counts_row(seed, start + r, out[r])
+multinomial_counts_serial = serial(multinomial_counts)
 
 
 @pjit
@@ -80,11 +77,7 @@ def sign_flips(seed, start, out):
         _signs_row(seed, start + r, out[r])
 
 
-@njit
-def sign_flips_serial(seed, start, out):
-    """:func:`sign_flips` on one thread."""
-    for r in range(out.shape[0]):
-        _signs_row(seed, start + r, out[r])
+sign_flips_serial = serial(sign_flips)
 
 
 @pjit
@@ -268,13 +261,7 @@ def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, 
                       block_sums, counts)
 
 
-@njit
-def stream_pass1_serial(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
-                        wbuffer, block_sums, counts):
-    """:func:`stream_pass1` on one thread."""
-    for k in range(values.shape[0]):
-        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                      block_sums, counts)
+stream_pass1_serial = serial(stream_pass1)
 
 
 @njit
@@ -290,11 +277,7 @@ def stream_histogram(values, lo, scale, nbins, hist):
         _hist_column(values, k, lo, scale, nbins, hist)
 
 
-@njit
-def stream_histogram_serial(values, lo, scale, nbins, hist):
-    """:func:`stream_histogram` on one thread."""
-    for k in range(values.shape[0]):
-        _hist_column(values, k, lo, scale, nbins, hist)
+stream_histogram_serial = serial(stream_histogram)
 
 
 @njit
@@ -321,11 +304,7 @@ def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
         _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
 
 
-@njit
-def stream_pass2_serial(values, lo, scale, nbins, target_bin, offset, fill, buffer):
-    """:func:`stream_pass2` on one thread."""
-    for k in range(values.shape[0]):
-        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+stream_pass2_serial = serial(stream_pass2)
 
 
 @njit

@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels.numerics import floored_t
 
 
 @njit
@@ -49,25 +50,25 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
 
 
 @njit
-def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha in two passes; returns (FReward, FRisk).
+def risk_sums(r, b):
+    """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
 
-    With n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i + alpha f_i for the
-    centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of e^2, e f, f^2)
-    give every alpha's sum of squares exactly, and the leave-one-out means
+    With d_i = r_i - b_i and n_i = min(d_i, 0), x_i = d_i + alpha n_i, so x_i - mean = e_i +
+    alpha f_i for the centred e_i = d_i - mean(d), f_i = n_i - mean(n): three centred sums (of
+    e^2, e f, f^2) give every alpha's sum of squares exactly, and the leave-one-out means
     theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
-    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). The pass
-    over topics does not depend on the number of alphas.
+    var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). Two passes,
+    branch-free (max/min); returns (gains, losses, s_ee, s_ef, s_ff, s_e, s_f). The one scalar
+    core of the single-collection (:func:`_linear_row`) and batched
+    (:func:`fastrisk._kernels.batch.risk_pair`) paths.
     """
     c = r.shape[0]
     gains = 0.0
     losses = 0.0
     for i in range(c):
         d = r[i] - b[i]
-        if d < 0.0:
-            losses += d
-        else:
-            gains += d
+        gains += max(d, 0.0)
+        losses += min(d, 0.0)
     mean_d = (gains + losses) / c
     mean_n = losses / c
     s_ee = 0.0
@@ -78,20 +79,34 @@ def _linear_row(r, b, alphas, urisk, se, sej):
     for i in range(c):
         d = r[i] - b[i]
         e = d - mean_d
-        f = (d if d < 0.0 else 0.0) - mean_n
+        f = min(d, 0.0) - mean_n
         s_ee += e * e
         s_ef += e * f
         s_ff += f * f
         s_e += e
         s_f += f
+    return gains, losses, s_ee, s_ef, s_ff, s_e, s_f
+
+
+@njit
+def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
+    """(URisk, SE_x, SE_J) at ``alpha`` from the sums of :func:`risk_sums`."""
     inv = 1.0 / (c - 1)
+    urisk = (gains + (1.0 + alpha) * losses) / c
+    ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
+    shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
+    return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@njit
+def _linear_row(r, b, alphas, urisk, se, sej):
+    """URisk, SE_x and SE_J of one system at every alpha (:func:`risk_sums`, then
+    :func:`risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
+    depend on the number of alphas."""
+    c = r.shape[0]
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(r, b)
     for a in range(alphas.shape[0]):
-        alpha = alphas[a]
-        urisk[a] = (gains + (1.0 + alpha) * losses) / c
-        ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
-        se[a] = math.sqrt(ss * inv / c)
-        shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
-        sej[a] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+        urisk[a], se[a], sej[a] = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
     return gains / c, -losses / c
 
 
@@ -114,21 +129,57 @@ def linear_risk(R, B, alphas):
     return freward, frisk, urisk, se, sej
 
 
-@njit
-def standardise(num, den):
-    """num / den elementwise; where den is 0: NaN if num is 0 too, else ±inf (sign of num)."""
-    out = np.empty(num.shape)
-    flat_out = out.reshape(-1)
-    flat_num = num.reshape(-1)
-    flat_den = den.reshape(-1)
-    for i in range(flat_num.shape[0]):
-        if flat_den[i] > 0.0:
-            flat_out[i] = flat_num[i] / flat_den[i]
-        elif flat_num[i] == 0.0:
-            flat_out[i] = math.nan
-        else:
-            flat_out[i] = math.copysign(math.inf, flat_num[i])
-    return out
+@pjit
+def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
+    """:func:`linear_risk` and everything :func:`fastrisk.risk` reports from it, in one call.
+
+    Returns ``ok``; ``stats`` ``[4, alpha, system]``: URisk and TRisk (times ``sign``), SE_x
+    and SE_J under the relative variance floor (:func:`floored_t`, ``rtol``) in the order
+    URisk, SE_x, SE_J, TRisk; ``flags`` ``[2, alpha, system]``: ``at_risk`` and ``rewarding``
+    (classic TRisk beyond ∓ ``crit``); ``per_system`` ``[3, system]``: FReward, FRisk, UGain;
+    ``zero`` ``[system]``: an SE was floored to 0 at some alpha, and their count; ``se_rmse`` ``[alpha]``: the
+    RMSE of SE_x - SE_J over systems. ``ok`` is False when a URisk or SE is not finite or a
+    non-zero magnitude lies outside [lo, hi] (the caller then rescales; the rest is unspecified).
+    Few, packed outputs: each returned array costs a box on the way to Python.
+    """
+    S, c = R.shape
+    A = alphas.shape[0]
+    per_system = np.empty((3, S))
+    rows = np.empty((3, S, A))
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        per_system[0, k], per_system[1, k] = _linear_row(R[k], b, alphas, rows[0, k], rows[1, k], rows[2, k])
+        per_system[2, k] = per_system[0, k] - per_system[1, k]
+    stats = np.empty((4, A, S))
+    flags = np.empty((2, A, S), dtype=np.bool_)
+    zero = np.zeros(S, dtype=np.bool_)
+    se_rmse = np.zeros(A)
+    ok = True
+    for k in range(S):
+        for a in range(A):
+            m = rows[0, k, a]
+            s = rows[1, k, a]
+            am = abs(m)
+            As = abs(s)
+            if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
+                ok = False
+            z, t = floored_t(m, s, float(c), rtol)
+            sj = 0.0 if z else rows[2, k, a]
+            s = 0.0 if z else s
+            zero[k] |= z
+            stats[0, a, k] = sign * m
+            stats[1, a, k] = s
+            stats[2, a, k] = sj
+            stats[3, a, k] = sign * t
+            flags[0, a, k] = t < -crit
+            flags[1, a, k] = t > crit
+            se_rmse[a] += (s - sj) * (s - sj)
+    for a in range(A):
+        se_rmse[a] = np.sqrt(se_rmse[a] / S)
+    return ok, stats, flags, per_system, zero, zero.sum(), se_rmse
+
+
+linear_risk_table_serial = serial(linear_risk_table)
 
 
 @njit
@@ -166,6 +217,9 @@ def value_risk(R, B, value):
     return freward, frisk, urisk, se, sej
 
 
+value_risk_serial = serial(value_risk)
+
+
 @pjit
 def value_scores(R, B, value):
     """Per-topic x = value(r - b) for every system: (S, c)."""
@@ -193,6 +247,33 @@ def linear_scores(R, B, alphas):
     return X
 
 
+@njit
+def _topic_row(x, loo, tr, tj, influence, pseudo):
+    """Exploratory risk of one row of per-topic scores ``x`` into the given rows; returns
+    (jackknife bias, mean, SE_x) for theta = mean(x). ``loo``: scratch of length c."""
+    c = x.shape[0]
+    moments = np.empty(3)
+    _row_moments(x, moments[0:1], moments[1:2], moments[2:3], 0)
+    theta = moments[0]
+    sd = moments[1] * math.sqrt(c)
+    jsd = moments[2] * math.sqrt(c)
+    loo_total = 0.0
+    for i in range(c):
+        loo[i] = (c * theta - x[i]) / (c - 1)
+        loo_total += loo[i]
+    for i in range(c):
+        influence[i] = (c - 1) * (theta - loo[i])
+        pseudo[i] = c * theta - (c - 1) * loo[i]
+        tr[i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
+        inf_i = influence[i]
+        tj[i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return (c - 1) * (loo_total / c - theta), theta, moments[1]
+
+
+linear_scores_serial = serial(linear_scores)
+value_scores_serial = serial(value_scores)
+
+
 @pjit
 def topic_risk(X):
     """Exploratory per-topic risk of per-topic scores X (A, S, c).
@@ -208,25 +289,89 @@ def topic_risk(X):
     pseudo = np.empty((A, S, c))
     bias = np.empty((A, S))
     for k in prange(S):
-        mean = np.empty(1)
-        se = np.empty(1)
-        sej = np.empty(1)
         loo = np.empty(c)
         for a in range(A):
-            x = X[a, k]
-            _row_moments(x, mean, se, sej, 0)
-            theta = mean[0]
-            sd = se[0] * math.sqrt(c)
-            jsd = sej[0] * math.sqrt(c)
-            loo_total = 0.0
-            for i in range(c):
-                loo[i] = (c * theta - x[i]) / (c - 1)
-                loo_total += loo[i]
-            bias[a, k] = (c - 1) * (loo_total / c - theta)
-            for i in range(c):
-                influence[a, k, i] = (c - 1) * (theta - loo[i])
-                pseudo[a, k, i] = c * theta - (c - 1) * loo[i]
-                tr[a, k, i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
-                inf_i = influence[a, k, i]
-                tj[a, k, i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+            bias[a, k] = _topic_row(X[a, k], loo, tr[a, k], tj[a, k], influence[a, k], pseudo[a, k])[0]
     return tr, tj, influence, pseudo, bias
+
+
+@pjit
+def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
+    """Everything :func:`fastrisk.topic_risk` reports for the linear value function, in one call.
+
+    Returns ``ok``; ``arrays`` ``[5, alpha, system, topic]``: x, TR, TJ, influence and
+    pseudo-value, each times ``sign``; ``flags`` ``[2, alpha, system, topic]``: loss and win
+    (classic TR beyond ∓ ``crit``); ``bias`` ``[alpha, system]`` times ``sign``; ``zero``
+    ``[alpha, system]`` (SE_x below the relative floor of :func:`floored_t`: TR is then x/0 by
+    the ±inf/NaN rule and TJ NaN) and how many. ``ok`` is False when a score x is not finite or
+    a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then unspecified).
+    The formulas are :func:`topic_risk`'s with the moments of :func:`risk_sums` /
+    :func:`risk_at` (the same URisk, SE_x and SE_J as :func:`linear_risk_table`): two passes per system for every alpha,
+    then one pass per alpha writing every output.
+    """
+    S, c = R.shape
+    A = alphas.shape[0]
+    arrays = np.empty((5, A, S, c))
+    flags = np.empty((2, A, S, c), dtype=np.bool_)
+    bias = np.empty((A, S))
+    zero = np.zeros((A, S), dtype=np.bool_)
+    bad = np.zeros(S, dtype=np.bool_)
+    inv = 1.0 / (c - 1)
+    root_c = math.sqrt(c)
+    for k in prange(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(R[k], b)  # two passes for every alpha
+        for a in range(A):
+            x = arrays[0, a, k]
+            w = 1.0 + alphas[a]
+            big = 0.0
+            small = math.inf
+            for i in range(c):
+                d = R[k, i] - b[i]
+                v = d * (w if d < 0.0 else 1.0)  # a select, not a branch (d * 1.0 is d)
+                x[i] = v
+                mag = abs(v)
+                big = max(big, mag)
+                small = min(small, mag if mag != 0.0 else math.inf)
+            if not (big <= hi and small >= lo):
+                bad[k] = True
+            theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+            shift = -(s_e + alphas[a] * s_f) * inv / c  # mean of theta_(i) - theta (as risk_at)
+            sd = se * root_c
+            jsd = sej * root_c
+            bias[a, k] = sign * (c - 1) * shift
+            z = floored_t(theta, se, float(c), rtol)[0]
+            zero[a, k] = z
+            tr = arrays[1, a, k]
+            tj = arrays[2, a, k]
+            influence = arrays[3, a, k]
+            pseudo = arrays[4, a, k]
+            rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
+            rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
+            for i in range(c):  # no branch: the rare cases are patched below
+                loo = (c * theta - x[i]) * inv
+                inf_i = (c - 1) * (theta - loo)
+                influence[i] = sign * inf_i
+                pseudo[i] = sign * (c * theta - (c - 1) * loo)
+                t = x[i] * rsd
+                tj[i] = sign * (inf_i * rjsd)
+                tr[i] = sign * t
+                flags[0, a, k, i] = t < -crit
+                flags[1, a, k, i] = t > crit
+                x[i] *= sign
+            if z or not jsd > 0.0:
+                for i in range(c):
+                    if z:  # constant scores up to rounding: TR = x / 0, the influences are 0 / 0
+                        v = sign * x[i]  # classic x
+                        t = math.nan if v == 0.0 else math.copysign(math.inf, v)
+                        tr[i] = sign * t
+                        tj[i] = math.nan
+                        flags[0, a, k, i] = t < -crit
+                        flags[1, a, k, i] = t > crit
+                    else:
+                        inf_i = sign * influence[i]
+                        tj[i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return not bad.any(), arrays, flags, bias, zero, zero.sum()
+
+
+linear_topic_risk_table_serial = serial(linear_topic_risk_table)

@@ -110,7 +110,7 @@ def pair_sums(VT, block, topic_block, stop):
 
     ``VT`` is the (c, S) transposed score matrix. Tiles on and above the diagonal are
     computed in parallel; pairs below the diagonal are filled from their mirror. Once
-    ``stop[0]`` is set (Ctrl-C, :mod:`fastrisk._interrupt`) every tile ends at its next
+    ``stop[0]`` is set (Ctrl-C, :mod:`fastrisk._kernels._interrupt`) every tile ends at its next
     block of topics and the partial sums are returned, for the caller to discard.
     """
     S = VT.shape[1]

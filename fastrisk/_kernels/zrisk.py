@@ -11,7 +11,39 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, serial
+
+
+@njit
+def topic_factors(topic_totals, grand):
+    """Per topic: T_i / N and its square root, so that e_ik = (T_i / N) S_k and
+    sqrt(e_ik) = sqrt(T_i / N) sqrt(S_k): one division per cell and no square root."""
+    c = topic_totals.shape[0]
+    share = np.zeros(c)
+    root = np.zeros(c)
+    if grand > 0.0:
+        for i in range(c):
+            share[i] = topic_totals[i] / grand
+            root[i] = math.sqrt(share[i])
+    return share, root
+
+
+@njit
+def cell_sums(x, share, root, sk):
+    """Sums of the positive and of the negative standardised cells of one system's row ``x``
+    (system total ``sk``; topic factors of :func:`topic_factors`). The one scalar core of
+    :func:`zrisk_parts`, the small-call kernel and the batched
+    :func:`fastrisk._kernels.batch.zrisk_batch`."""
+    p = 0.0
+    n = 0.0
+    rk = math.sqrt(sk)
+    for i in range(x.shape[0]):
+        e = share[i] * sk
+        if e > 0.0:
+            z = (x[i] - e) / (root[i] * rk)
+            p += max(z, 0.0)  # min/max, not a branch (adding 0.0 is exact)
+            n += min(z, 0.0)
+    return p, n
 
 
 @pjit
@@ -20,24 +52,62 @@ def zrisk_parts(V, topic_totals, system_totals, grand):
 
     ZRisk with loss weight w = 1 + alpha is ``pos + w * neg``, for any number of alphas.
     """
-    S, c = V.shape
+    S = V.shape[0]
     pos = np.zeros(S)
     neg = np.zeros(S)
+    share, root = topic_factors(topic_totals, grand)
     for k in prange(S):
-        p = 0.0
-        n = 0.0
-        sk = system_totals[k]
-        for i in range(c):
-            e = topic_totals[i] * sk / grand if grand > 0.0 else 0.0
-            if e > 0.0:
-                z = (V[k, i] - e) / math.sqrt(e)
-                if z > 0.0:
-                    p += z
-                else:
-                    n += z
-        pos[k] = p
-        neg[k] = n
+        pos[k], neg[k] = cell_sums(V[k], share, root, system_totals[k])
     return pos, neg
+
+
+@pjit
+def zrisk_table(V, loss_weights, sign, lo, hi):
+    """Linear ZRisk and GeoRisk of every system in one call, totals included.
+
+    Returns ``ok``, the flat index of the first negative cell (-1 if none), ``stats``
+    ``[2, alpha, system]`` (ZRisk and GeoRisk in the convention of ``sign``, see
+    :func:`georisk_cell`) and the effectiveness ``[system]``. ``ok`` is False when a score is
+    negative, the grand total lies outside [lo, hi] (the caller rescales) or a result is not
+    finite; the other outputs are then unspecified.
+    """
+    S, c = V.shape
+    A = loss_weights.shape[0]
+    topic_totals = np.zeros(c)
+    system_totals = np.empty(S)
+    first_negative = -1
+    for k in range(S):
+        acc = 0.0
+        for i in range(c):
+            v = V[k, i]
+            if v < 0.0 and first_negative < 0:
+                first_negative = k * c + i
+            acc += v
+            topic_totals[i] += v
+        system_totals[k] = acc
+    grand = 0.0
+    for k in range(S):
+        grand += system_totals[k]
+    stats = np.empty((2, A, S))
+    eff = np.empty(S)
+    ok = first_negative < 0 and (grand == 0.0 or lo <= grand <= hi)
+    if ok:
+        share, root = topic_factors(topic_totals, grand)
+        for k in prange(S):
+            p, n = cell_sums(V[k], share, root, system_totals[k])
+            eff[k] = system_totals[k] / c
+            for a in range(A):
+                z = sign * (p + loss_weights[a] * n)
+                stats[0, a, k] = z
+                stats[1, a, k] = georisk_cell(eff[k], z, c, sign)
+        for k in range(S):
+            for a in range(A):
+                if not math.isfinite(stats[0, a, k]):
+                    ok = False
+    return ok, first_negative, stats, eff
+
+
+zrisk_table_serial = serial(zrisk_table)
 
 
 @pjit
@@ -57,12 +127,23 @@ def zrisk_value(V, topic_totals, system_totals, grand, value):
 
 
 @njit
-def georisk(eff, z, c):
-    """GeoRisk (S, A) = sqrt(eff_k * Phi(z_ka / c)), Phi the standard normal CDF."""
+def georisk_cell(eff, z, c, sign):
+    """GeoRisk of one system: ``sign * sqrt(eff * Phi(z / c))``, z its ZRisk in the convention.
+
+    Classic (sign +1): GeoRisk = sqrt(Eff Phi(ZRisk / c)) (Dinçer, Macdonald & Ounis 2016).
+    Minus (sign -1, z = ZRisk⁻): GeoRisk⁻ = -sqrt(Eff Phi(ZRisk⁻ / c)), the numbers and signs
+    Benham, Moffat & Culpepper (AIRS 2019) print in their Table 2 (see :mod:`fastrisk._zrisk`).
+    """
+    phi = 0.5 * math.erfc(-(z / c) / math.sqrt(2.0))
+    return sign * math.sqrt(eff * phi)
+
+
+@njit
+def georisk(eff, z, c, sign):
+    """GeoRisk (S, A) of :func:`georisk_cell` for ZRisk ``z`` (S, A) in the convention of ``sign``."""
     S, A = z.shape
     out = np.empty((S, A))
     for k in range(S):
         for a in range(A):
-            phi = 0.5 * math.erfc(-(z[k, a] / c) / math.sqrt(2.0))
-            out[k, a] = math.sqrt(eff[k] * phi)
+            out[k, a] = georisk_cell(eff[k], z[k, a], c, sign)
     return out

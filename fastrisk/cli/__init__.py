@@ -21,11 +21,11 @@ import sys
 import warnings
 import zlib
 
-from fastrisk import __version__
+from fastrisk._version import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
 
-_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr")
+_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr", "warmup")
 
 #: Exit statuses.
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141

@@ -27,10 +27,10 @@ import sys
 
 import pyarrow as pa
 
-from fastrisk import __version__
 from fastrisk._atomic import write_parquet, write_text
 from fastrisk._publication import arrow_to_latex, arrow_to_markdown
 from fastrisk._tabular import comment_header, format_text
+from fastrisk._version import __version__
 from fastrisk.io import write_csv
 
 FORMATS = ("table", "csv", "json", "parquet", "latex", "markdown")

@@ -17,7 +17,7 @@ from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
 
 def _risk_table(result, systems=None) -> pa.Table:
     table = result.to_arrow()
-    cols = ["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack", "trisk", "pvalue"]
+    cols = ["system", "alpha", "loss_weight", "urisk", "standard_error", "se_jack", "trisk", "pvalue"]
     if systems is not None:
         order = {s: i for i, s in enumerate(systems)}
         table = table.filter(pc.is_in(table.column("system"), pa.array(systems)))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.io import write_matrix
-from fastrisk.metrics import GDEVAL, evaluate
+from fastrisk.metrics import evaluate
 from fastrisk.runs import read_runs
 
 MEASURE_HELP = (
@@ -26,8 +26,6 @@ def register(subparsers) -> None:
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (plain or compressed) or directories")
     p.add_argument("--qrels", required=True, help="TREC qrels file")
     p.add_argument("--measure", action="append", metavar="NAME", help=MEASURE_HELP)
-    p.add_argument("--gdeval-names", action="store_true",
-                   help="read a bare nDCG@k as gdeval's nDCG(dcg='exp-log2')@k (fastrisk's names before 0.2)")
     p.add_argument("--no-relevant", choices=("skip", "keep"), default="skip",
                    help="topics judged without any relevant document: skip them with a warning (default, as "
                         "gdeval) or score them (as trec_eval)")
@@ -52,8 +50,7 @@ def matrix_path(path: str, measure: str, several: bool) -> Path:
 def run(args) -> None:
     measures = args.measure or ["nDCG@20", "ERR@20"]
     runs = read_runs(args.runs, pattern=args.pattern, threads=args.threads)
-    result = evaluate(runs, args.qrels, measures, convention=GDEVAL if args.gdeval_names else None,
-                      no_relevant=args.no_relevant, threads=args.threads)
+    result = evaluate(runs, args.qrels, measures, no_relevant=args.no_relevant, threads=args.threads)
     if args.matrix_out:
         several = len(result.measures) > 1
         for name in result.measures:

@@ -27,7 +27,7 @@ def _cmd_risk(args) -> None:
                      columns=len(columns), **stream_options())
         return
     result = risk(matrix, base, **kwargs)
-    table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "se_param", "se_jack",
+    table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "standard_error", "se_jack",
                                       "trisk", "pvalue", "at_risk", "rewarding"])
     write_table(table, args.format, args.out)
 

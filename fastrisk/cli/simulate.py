@@ -1,10 +1,16 @@
-"""``fastrisk simulate type1|power|type3``: error-rate studies of paired tests on simulated
-collections (Urbano, Lima & Hanjalic 2019), run on the sweep engine."""
+"""``fastrisk simulate type1|power|type3|fit|grid``: error-rate studies of paired tests on
+simulated collections with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019), run on the
+sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the paper's grid."""
 
 from __future__ import annotations
 
+import sys
+
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
+
+#: Largest number of resamples (as the resampling commands).
+MAX_REPLICATES = 10**9
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -14,46 +20,120 @@ def _floats(text: str, name: str) -> list[float]:
         raise InputError(f"--{name} must be comma-separated numbers, got {text!r}") from None
 
 
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"--{name} must be comma-separated integers, got {text!r}") from None
+
+
+def _common(args) -> dict:
+    if not 0 <= args.replicates <= MAX_REPLICATES:
+        raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
+    return dict(trials=args.trials, replicates=args.replicates, rng=args.seed,
+                trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
+                progress=False if args.quiet else None, cache=args.cache)
+
+
 def _cmd_simulate(args) -> int:
     from fastrisk import simulate
     from fastrisk.cli.sweep import _executor
 
-    common = dict(topics=args.topics, trials=args.trials, replicates=args.replicates, rng=args.seed,
-                  trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
-                  collections=args.collections.split(",") if args.collections else None,
-                  progress=False if args.quiet else None)
+    collections = args.collections.split(",") if args.collections else None
     executor, close = _executor(args)
     try:
+        if args.study == "fit":
+            return _fit(args, collections, executor)
+        if args.study == "grid":
+            return _grid(args, executor)
+        common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
+                      resume=args.resume)
         if args.study == "type1":
-            table = simulate.type1(args.measure, executor=executor, **common)
+            result = simulate.type1(args.measure, executor=executor, **common)
         else:
             fn = simulate.power if args.study == "power" else simulate.type3
-            table = fn(args.measure, delta=_floats(args.delta, "delta"), executor=executor, **common)
+            result = fn(args.measure, delta=_floats(args.delta, "delta"), executor=executor, **common)
     finally:
         close()
-    write_table(table, args.format, args.out)
+    if args.tables:
+        paths = result.write_tables(args.tables)
+        print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
+    if args.plot:
+        from fastrisk.simulate.figures import plot_studies
+
+        plot_studies([result], args.plot)
+    write_table(result.to_arrow(), args.format, args.out)
+    return 0
+
+
+def _fit(args, collections, executor) -> int:
+    import time
+
+    import pyarrow as pa
+
+    from fastrisk.simulate import fits, studies
+
+    names = []
+    if collections is not None:
+        names = list(studies.resolve(args.measure, collections)[1])
+    else:
+        keys = [args.measure] if args.measure else list(studies.MEASURES)
+        for m in keys:
+            names += list(studies.resolve(m)[1])
+    t0 = time.perf_counter()
+    got = fits.fit_collections(names, executor=executor, cache=args.cache, refit=args.refit)
+    took = time.perf_counter() - t0
+    rows = [{"collection": n, "measure": f.measure, "runs": f.n_runs, "duplicates": len(f.removed["duplicates"]),
+             "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas), "source": f.source} for n, f in got.items()]
+    print(f"fitted models of {len(names)} collection(s) in {took:.1f} s", file=sys.stderr)
+    write_table(pa.Table.from_pylist(rows), args.format, args.out)
+    return 0
+
+
+def _grid(args, executor) -> int:
+    from fastrisk.simulate.grid import run_grid
+
+    if not args.tables:
+        raise InputError("simulate grid needs --tables DIR (where the tables and the long table go)")
+    studies = [s.strip() for s in args.studies.split(",") if s.strip()]
+    measures = [m.strip() for m in args.measures.split(",") if m.strip()] if args.measures else None
+    run_grid(studies, args.tables, measures=measures, topics=_ints(args.topic_sizes, "topic-sizes"),
+             delta=_floats(args.delta, "delta"), executor=executor, resume=args.resume, plot=args.plot,
+             **_common(args))
     return 0
 
 
 def register(sub) -> None:
-    from fastrisk.simulate.studies import MEASURES
-
     p = sub.add_parser("simulate", help="type I / power / type III error rates of paired tests on simulated "
-                                        "collections",
-                       description="Error-rate study after Urbano, Lima & Hanjalic (SIGIR 2019): per trial, a "
-                                   "bundled collection, two of its runs and n simulated topics; the battery (t, "
-                                   "Wilcoxon, sign, bootstrap, permutation, TRisk, ZRisk, GeoRisk) at every level.")
-    p.add_argument("study", choices=("type1", "power", "type3"))
-    p.add_argument("--measure", choices=tuple(MEASURES), default="ap", help="bundled collections of this measure")
+                                        "collections (Urbano, Lima & Hanjalic 2019)",
+                       description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
+                                   "per trial, a bundled collection, two of its runs and n topics simulated from "
+                                   "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
+                                   "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
+                                   "models (cached); 'grid' runs the paper's grid and writes its tables.")
+    p.add_argument("study", choices=("type1", "power", "type3", "fit", "grid"))
+    p.add_argument("--measure", default=None,
+                   help="AP, nDCG@20, ERR@20, P@10 or RR (also ap, ndcg20, err20, p10, rr); default AP")
     p.add_argument("--collections", help="comma-separated bundled matrices instead (e.g. web2012_err20)")
     p.add_argument("--topics", type=int, default=50, help="topics per simulated collection (default 50)")
     p.add_argument("--trials", type=int, default=10000, help="simulated pairs (default 10000)")
     p.add_argument("--replicates", type=int, default=1000,
-                   help="bootstrap / permutation resamples per trial (default 1000; 0 skips those tests)")
-    p.add_argument("--delta", default="0.01,0.02,0.05,0.1", help="effect sizes for power / type3")
+                   help="bootstrap / permutation resamples per trial (default 1000, at most 1e9; 0 skips them)")
+    p.add_argument("--delta", default="0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1",
+                   help="effect sizes for power / type3 (default the study's 0.01..0.1)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
-    p.add_argument("--min-diff", type=float, default=0.0, help="sign test: |d| <= this is a tie")
+    p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
     p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
+    p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")
+    p.add_argument("--refit", action="store_true", help="fit: ignore the cache and fit again")
+    p.add_argument("--tables", dest="tables", metavar="DIR",
+                   help="also write the study's tables (one CSV per cell, the paper's layout) under DIR")
+    p.add_argument("--plot", metavar="FILE", help="draw the curves (SVG/PNG/PDF; grid: a directory)")
+    p.add_argument("--checkpoint", metavar="FILE.parquet", help="checkpoint the sweep there (resumable)")
+    p.add_argument("--resume", action="store_true", help="resume from --checkpoint (grid: from its directory)")
+    p.add_argument("--studies", default="type1", help="grid: type1,power,type3 (power and type3 share runs)")
+    p.add_argument("--measures", help="grid: measures (default all five)")
+    p.add_argument("--topic-sizes", default="25,50,100", help="grid: topic-set sizes (default 25,50,100)")
     p.add_argument("--processes", type=int, metavar="N", help="run the jobs in N worker processes")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT, or local:N)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

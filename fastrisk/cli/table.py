@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from fastrisk._long_pieces import table_pieces
@@ -43,22 +42,8 @@ def _write_long(result, fmt: str, out) -> None:
 
 
 def _agreement_table(result, p: float):
-    """One row per (alpha, pair of baselines): Kendall tau-b and RBO of the two rankings, with
-    the Friedman test over all baselines' rankings at that alpha repeated on each row."""
-    parts = []
-    for alpha in result.alpha:
-        agree = result.agreement(alpha, p=p)
-        a, b = np.triu_indices(len(result.baselines), k=1)
-        names = np.asarray(result.baselines, dtype=object)
-        parts.append(pa.table({
-            "alpha": np.full(a.size, alpha), "a": names[a], "b": names[b],
-            "kendall_tau": agree.kendall.statistic[a, b], "kendall_p": agree.kendall.pvalue[a, b],
-            "rbo_ext": agree.rbo.ext[a, b], "rbo_min": agree.rbo.min[a, b], "rbo_res": agree.rbo.res[a, b],
-            "friedman_chi2": np.full(a.size, agree.friedman.statistic),
-            "friedman_p": np.full(a.size, agree.friedman.pvalue),
-            "kendall_w": np.full(a.size, agree.friedman.kendall_w),
-        }))
-    return pa.concat_tables(parts)
+    """One row per (alpha, pair of baselines): :meth:`RankAgreement.to_arrow` at every alpha."""
+    return pa.concat_tables([result.agreement(alpha, p=p).to_arrow() for alpha in result.alpha])
 
 
 def register(sub) -> None:

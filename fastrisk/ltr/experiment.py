@@ -16,7 +16,9 @@ import numpy as np
 
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
+from fastrisk._style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 from fastrisk._typing import AlphaLike, SeedLike
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.ltr.evaluation import (
     _check_data,
@@ -28,7 +30,6 @@ from fastrisk.ltr.evaluation import (
 )
 from fastrisk.ltr.objective import objective
 from fastrisk.matrix import ScoreMatrix
-from fastrisk.plot import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 
 #: LightGBM parameters of the experiment (LightGBM's defaults but a smaller learning rate;
 #: one thread and ``deterministic`` so that the same seed gives the same models).
@@ -134,15 +135,13 @@ def _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params, 
     bad = [k for k in kinds if k not in RISK_KINDS]
     if bad or not kinds:
         raise InputError(f"`kinds` must be one or more of {', '.join(RISK_KINDS)}, got {list(kinds)!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
-        raise InputError(f"`rounds` must be a positive integer, got {rounds!r}")
+    positive_int(rounds, "rounds")
     if params is not None and not isinstance(params, dict):
         raise InputError("`params` must be a dict of LightGBM parameters")
     if params and "objective" in params:
         raise InputError("`params` must not set 'objective': the experiment chooses it")
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral)
-                                or threads < 1):
-        raise InputError(f"`threads` must be a positive integer, got {threads!r}")
+    if threads is not None:
+        positive_int(threads, "threads")
     return train, test, alphas, kinds, int(rounds)
 
 

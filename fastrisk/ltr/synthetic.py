@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from fastrisk._random import resolve_seed
+from fastrisk._validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 
@@ -21,10 +22,7 @@ from fastrisk.ltr.letor import LetorData
 MSLR_GRADES = (0.52, 0.84, 0.97, 0.99)
 
 
-def _positive(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"`{name}` must be a positive integer, got {value!r}")
-    return int(value)
+_positive = positive_int
 
 
 def synthetic_letor(n_queries: int = 10_000, docs_per_query: int = 120, n_features: int = 136, *,

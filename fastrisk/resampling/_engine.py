@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -16,9 +15,10 @@ from scipy import special
 
 from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
+from fastrisk._progress import Progress
 from fastrisk._resources import check_memory, format_bytes
-from fastrisk._threads import BLAS_FLOP_WORK, parallel
-from fastrisk._validation import choice, positive_int
+from fastrisk._threads import BLAS_FLOP_WORK, blas_threads, parallel
+from fastrisk._validation import choice, positive_int, replicates
 from fastrisk.errors import InputError
 
 #: Replicates per summation block; chunks are whole numbers of blocks.
@@ -32,11 +32,6 @@ _PILOT = 32768
 #: Work (replicates x columns x topics) of one chunk, so that Ctrl-C is seen within about a
 #: second: the matrix-product path, and a user statistic (a gather and a call per replicate).
 CHUNK_WORK = 2**28
-#: Most replicates one call draws (the Monte Carlo error of a p-value p is sqrt(p (1 - p) / B):
-#: 10**6 replicates already resolve p = 0.05 to about 0.0002).
-MAX_REPLICATES = 10**9
-#: Runs with less work than this (replicates x columns x topics) never show a progress bar.
-_PROGRESS_MIN_WORK = 2e9
 #: Relative tolerance for ties between a replicate and the observed statistic (as scipy).
 _EPS = np.finfo(np.float64).eps * 100
 
@@ -48,14 +43,7 @@ _positive_int = positive_int
 _choice = choice
 
 
-def _replicates_iv(replicates) -> int:
-    """``replicates`` as a positive int no larger than :data:`MAX_REPLICATES`."""
-    B = _positive_int(replicates, "replicates")
-    if B > MAX_REPLICATES:
-        raise InputError(f"`replicates` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "
-                         "error of a p-value p is sqrt(p (1 - p) / B), so 10**6 replicates already resolve "
-                         "p = 0.05 to about 0.0002")
-    return B
+_replicates_iv = replicates
 
 
 def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, keep: bool, streams: int,
@@ -131,37 +119,6 @@ def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate
         n = _positive_int(chunk_size, "chunk_size")
         n = max(BLOCK, -(-n // BLOCK) * BLOCK)
     return min(n, -(-B // BLOCK) * BLOCK)
-
-
-def _stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
-        return False
-
-
-class _Progress:
-    """tqdm on stderr if installed: ``True`` always; ``None`` only when stderr is a terminal
-    and the run is long (shown after 2 s), never into a log file or a pipe."""
-
-    def __init__(self, total: int, progress, desc: str, work: float = np.inf):
-        self.bar = None
-        if progress is False or (progress is None and (work < _PROGRESS_MIN_WORK or not _stderr_is_terminal())):
-            return
-        try:
-            from tqdm.auto import tqdm  # optional (fastrisk[progress])
-        except ImportError:
-            return
-        self.bar = tqdm(total=total, desc=desc, unit="rep", file=sys.stderr, leave=False,
-                        delay=0 if progress else 2.0)
-
-    def update(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 # ====================================================================== streaming summaries
@@ -335,19 +292,8 @@ class _Stream:
 
 
 # ====================================================================== replicate sources
-_BLAS_CONTROLLER = []
 #: Replicate columns are split for parallel products at multiples of this many replicates.
 _SPLIT_ALIGN = 1024
-
-
-def _one_blas_thread():
-    """BLAS limited to one thread: every element of a product then has one summation order,
-    whatever the machine's or the caller's thread count (threadpoolctl)."""
-    if not _BLAS_CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_CONTROLLER.append(ThreadpoolController())
-    return _BLAS_CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
@@ -360,7 +306,7 @@ def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
     if out is None:
         out = np.empty((Z.shape[0], n))
     workers = numba.get_num_threads()
-    with _one_blas_thread():
+    with blas_threads(1):
         if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
             np.matmul(Z, W.T, out=out)
             return out
@@ -445,7 +391,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
     chunks = [(s, min(s + rows, B)) for s in range(0, B, rows)]
     M = source.M
     work = B * M * source.c
-    bar = _Progress(B, progress, desc, work=work)
+    bar = Progress(B, progress, desc, unit="rep", work=work, delay=0 if progress else 2.0)
     kept = [np.empty((M, B)) if keep else None, np.empty((M, B)) if keep and want_t else None]
     try:
         for start, stop in chunks:
@@ -465,7 +411,8 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
                 and not st.from_windows(st.probs_of(st.z0()))]
         if todo:
             bar.close()
-            bar = _Progress(2 * B, progress, desc + " (exact quantiles)", work=2 * work)
+            bar = Progress(2 * B, progress, desc + " (exact quantiles)", unit="rep", work=2 * work,
+                           delay=0 if progress else 2.0)
 
             def passes():
                 if keep:

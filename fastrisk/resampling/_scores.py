@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastrisk import _numerics
-from fastrisk._kernels import risk as _kr
 from fastrisk._resources import check_memory
 from fastrisk._results import ConfidenceInterval
+from fastrisk._risk import value_scores
 from fastrisk._validation import flag
 from fastrisk.baselines import resolve_baseline
 from fastrisk.errors import InputError
@@ -49,7 +49,7 @@ def _in_convention(res, convention: str, alternative: str | None = None):
     if alternative is not None:
         changes["alternative"] = alternative
     if convention == "minus":
-        for name in ("statistic", "bias", "t", "bootstrap_distribution", "null_distribution", "leave_one_out",
+        for name in ("statistic", "urisk", "bias", "bootstrap_distribution", "null_distribution", "leave_one_out",
                      "pseudo_values"):
             value = getattr(res, name, None)
             if value is not None:
@@ -85,9 +85,7 @@ def _as_scores_array(data, name="data") -> np.ndarray:
 def _value_pair(R, Bv, vf, flipped: bool):
     """x = v(R - Bv) for every alpha (A, S, c), and v(Bv - R) if ``flipped``."""
     def scores(r, b):
-        if vf.is_linear:
-            return _kr.linear_scores(r, b, vf.alpha)
-        return _kr.value_scores(r, b, vf.func)[None]
+        return value_scores(r, b, vf)  # small jobs on one thread: no parallel launch for 2,400 cells
     y = scores(R, Bv)
     _numerics.check_finite_fast(y, "a per-topic score (r - b, weighted)")
     if not flipped:

@@ -37,10 +37,16 @@ GRADE_RANGE = (-128, 127)
 # bytes
 
 
+try:  # ISA-L's inflate: about twice zlib's speed, the same bytes (concatenated members too)
+    from isal.igzip import decompress as _gunzip
+except ImportError:  # pragma: no cover - isal is a dependency; zlib when a platform lacks a wheel
+    _gunzip = gzip.decompress
+
+
 def _decompress(path: Path, raw: bytes) -> bytes:
     try:
         if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
+            return _gunzip(raw)
         if raw[:3] == b"BZh":
             return bz2.decompress(raw)
         if raw[:6] == b"\xfd7zXZ\x00":
@@ -62,6 +68,11 @@ def line_of(data: bytes, pos: int) -> int:
 
 def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
     """Decompressed, BOM-free, UTF-8-checked bytes of ``path`` (and a uint8 view of them)."""
+    return _read_text(path)[:3]
+
+
+def _read_text(path) -> tuple[Path, np.ndarray, bytes, int]:
+    """:func:`read_text_bytes` and an upper bound on the number of lines, in one pass."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -71,13 +82,14 @@ def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
     if data[:3] == b"\xef\xbb\xbf":
         data = data[3:]
     view = np.frombuffer(data, dtype=np.uint8)
-    if not _kp.all_ascii(view):  # ASCII (the usual case) is UTF-8; check the rest
+    ascii, lines = _kp.ascii_lines(view)
+    if not ascii:  # ASCII (the usual case) is UTF-8; check the rest
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}, line {line_of(data, exc.start)}: not UTF-8 text "
                              f"(byte {data[exc.start]:#04x})") from None
-    return path, view, data
+    return path, view, data, int(lines)
 
 
 @dataclass
@@ -106,8 +118,7 @@ class _Fields:
 
 
 def scan(path, ncols: int, comments: bool) -> _Fields:
-    path, data, raw = read_text_bytes(path)
-    cap = int(_kp.count_lines(data))
+    path, data, raw, cap = _read_text(path)
     starts = np.empty((cap, ncols), np.int64)
     ends = np.empty((cap, ncols), np.int64)
     lines = np.empty(cap, np.int64)

@@ -2,10 +2,13 @@
 
 - :func:`battery`: t, Wilcoxon, sign, bootstrap, permutation, TRisk, ZRisk and GeoRisk tests
   on K pairs of runs at once;
+- :func:`fit_collections`, :class:`CollectionFit`: the fitted models of Urbano, Lima &
+  Hanjalic (SIGIR 2019): simIReff margins and copulas of every family (MLE, AIC), cached;
+- :func:`type1`, :func:`power`, :func:`type3`, :func:`grid`: their error-rate studies, with
+  the published protocol, on the sweep engine;
 - :func:`resample_topics`, :class:`CollectionModel`, :func:`simulate_pairs`: new topic sets
-  from a real collection (Urbano & Nagler, SIGIR 2018);
-- :func:`type1`, :func:`power`, :func:`type3`: error-rate studies (Urbano, Lima & Hanjalic,
-  SIGIR 2019) on the sweep engine.
+  from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
+  exchangeable copulas; not the published protocol, not used by the studies).
 """
 
 from fastrisk.simulate.battery import BatteryResult, battery
@@ -15,8 +18,10 @@ from fastrisk.simulate.collections import (
            resample_topics,
            simulate_pairs,
 )
+from fastrisk.simulate.fits import CollectionFit, SimMargin, fit_collections
 from fastrisk.simulate.margins import Margin, fit_margin
-from fastrisk.simulate.studies import ALPHAS, MEASURES, power, type1, type3
+from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
-__all__ = ["ALPHAS", "MEASURES", "BatteryResult", "CollectionModel", "Margin", "battery", "fit_copula", "fit_margin",
-           "power", "resample_topics", "simulate_pairs", "type1", "type3"]
+__all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Margin",
+           "SimMargin", "StudyResult", "battery", "fit_collections", "fit_copula", "fit_margin", "power",
+           "resample_topics", "simulate_pairs", "type1", "type3"]

@@ -22,6 +22,17 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
   2^c <= B (``scipy.stats.permutation_test(permutation_type="samples")``), otherwise
   (count + 1) / (B + 1); two-sided min(1, 2 min(p_less, p_greater)) (scipy's convention).
 - ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t.
+- ``protocol="urbano2019"``: the tests exactly as the study's ``R/ir_tests.R`` and
+  ``R/test.cpp`` compute them: Wilcoxon as R's ``wilcox.test`` (exact only for n < 50
+  non-zero untied differences, otherwise the normal approximation *with* continuity
+  correction); the bootstrap centres the B replicate means by their own mean and
+  p = #(mean* >= mean) / B (one-tailed), #(|mean*| >= |mean|) / B (two-sided); the
+  permutation test draws B random sign flips (never the exact enumeration), p = count / B,
+  two-sided from |mean*| >= |mean|, the flipped mean summed in topic order and compared
+  with R's mean of d with no tolerance (as their C++ does: on lattice-valued differences
+  such as P@10's a flip equal to the observed mean counts as rounding falls); every p-value rounded to 6 decimals (``.SIGNIF``). The
+  'less' tail of the bootstrap and permutation tests is not computed there (NaN). The sign
+  test's ``min_diff`` is the study's 0.01 when it is not given.
 - ``zrisk``, ``georisk``: sign-flip tests of ZRisk(y) - ZRisk(x) and GeoRisk(y) - GeoRisk(x)
   within the 2-system collection (Dinçer, Macdonald & Ounis 2016, alpha = 0), with the same
   sign patterns as ``permutation`` (topic totals are invariant under a flip, so both come
@@ -79,6 +90,9 @@ class BatteryResult(Result):
         return self.pvalue[:, self.tests.index(test), self.tails.index(tails)]
 
 
+PROTOCOLS = ("standard", "urbano2019")
+
+
 def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests, start):
     st = data if isinstance(data, Stack) else stack(data)
     if st.values.shape[1] != 2:
@@ -113,9 +127,9 @@ def battery_test_names(trisk_alpha) -> tuple:
     return BASE_TESTS + tuple(f"trisk@{a:g}" for a in np.asarray(trisk_alpha, float).reshape(-1)) + ("zrisk", "georisk")
 
 
-def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float = 0.0, trisk_alpha=(1.0, 5.0),
-            correction: bool = False, risk_tests: bool = True, start: int = 0, threads: int | None = None
-            ) -> BatteryResult:
+def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float | None = None,
+            trisk_alpha=(1.0, 5.0), correction: bool | None = None, risk_tests: bool = True, start: int = 0,
+            threads: int | None = None, protocol: str = "standard") -> BatteryResult:
     """Run the whole battery on K pairs of runs ``data`` ((K, 2, c) array, or a sequence of
     2-system ScoreMatrix); d = row 1 - row 0. See the module docstring for every test.
 
@@ -125,15 +139,23 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     pair k draws from the streams (seed, start + k, b) (``start`` may also give one key per
     pair), so chunks of a stack give the same p-values as the whole, with any thread count.
     """
+    if protocol not in PROTOCOLS:
+        raise InputError(f"`protocol` must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    urbano = protocol == "urbano2019"
+    if min_diff is None:
+        min_diff = 0.01 if urbano else 0.0  # the study's min_d (R/ir_tests.R, test_sign)
+    if correction is None:
+        correction = urbano  # R's wilcox.test default
     st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, risk_tests, start)
     V = st.values
     K, _, c = V.shape
-    exact = B > 0 and c < 31 and 2 ** c <= B
+    exact = B > 0 and c < 31 and 2 ** c <= B and not urbano
     seed = None if (exact or B == 0) else resolve_seed(rng)
     with limit_threads(threads, K * (c * 8 + B * c * 3)):
         stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
                                                   bool(risk_tests),
-                                                  max(1, min(256, 2**16 // (1 + B))))
+                                                  max(1, min(256, 2**16 // (1 + B))),
+                                                  r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0))
     tests = battery_test_names(ar)
     T = len(tests)
     P = np.full((K, T, 3), np.nan)
@@ -145,7 +167,7 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     S[:, 0] = t
     P[:, 0] = _t_tails(t, df)
     # Wilcoxon
-    S[:, 1], P[:, 1] = stats[:, _k.WPLUS], _wilcoxon_p(stats, correction)
+    S[:, 1], P[:, 1] = stats[:, _k.WPLUS], _wilcoxon_p(stats, correction, WILCOXON_EXACT_MAX - urbano)
     # sign
     kpos, npairs = stats[:, _k.SPOS], stats[:, _k.SPOS] + stats[:, _k.SNEG]
     S[:, 2], P[:, 2] = kpos, _sign_p(kpos, npairs)
@@ -161,13 +183,29 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
             pg = (counts[:, ge] + adj) / (n + adj)
             pl = (counts[:, le] + adj) / (n + adj)
             P[:, j] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
+        if urbano:  # R/test.cpp: count / B; the bootstrap centred by the replicates' own mean
+            nan = np.full(K, np.nan)
+            P[:, 3] = np.stack([counts[:, 10] / B, nan, counts[:, 9] / B], axis=-1)
+            P[:, 4] = np.stack([counts[:, 13] / B, nan, counts[:, 12] / B], axis=-1)
     for a in range(len(ar)):
         S[:, 5 + a] = trisk[:, a]
         P[:, 5 + a] = _t_tails(trisk[:, a], df)
     S[:, T - 2], S[:, T - 1] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
     n_rep = (2 ** c if exact else B)
+    if urbano:
+        P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals
     return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
+
+
+def r_mean(d) -> np.ndarray:
+    """R's ``mean`` of each row of d: a sequential sum in extended precision divided by n,
+    then corrected by the mean of the residuals (R's summary.c), rounded to double."""
+    x = np.asarray(d, dtype=np.longdouble)
+    n = x.shape[-1]
+    s = np.cumsum(x, axis=-1)[..., -1] / n
+    s = s + np.cumsum(x - s[..., None], axis=-1)[..., -1] / n
+    return s.astype(np.float64)
 
 
 def _t_tails(t, df):
@@ -188,11 +226,12 @@ def _binomial_cdf(n_max: int) -> np.ndarray:
     return np.where(k >= n, 1.0, special.bdtr(np.minimum(k, n), n, 0.5))
 
 
-def _wilcoxon_p(stats, correction):
-    """p-values (K, 3) of the signed-rank statistic: exact table or tie-corrected normal."""
+def _wilcoxon_p(stats, correction, exact_max=WILCOXON_EXACT_MAX):
+    """p-values (K, 3) of the signed-rank statistic: exact table (n <= ``exact_max``) or
+    tie-corrected normal."""
     w, n, ties, nzero = stats[:, _k.WPLUS], stats[:, _k.WN], stats[:, _k.WTIES], stats[:, _k.WZERO]
     ni = n.astype(np.int64)
-    exact = (ni <= WILCOXON_EXACT_MAX) & (ties == 0) & (nzero == 0) & (ni > 0)
+    exact = (ni <= exact_max) & (ties == 0) & (nzero == 0) & (ni > 0)
     out = np.full((len(w), 3), np.nan)
     if exact.any():
         table = _wilcoxon_cdf()

@@ -1,32 +1,47 @@
-"""Error-rate studies of paired tests after Urbano, Lima & Hanjalic, "Statistical Significance
+"""Error-rate studies of paired tests: Urbano, Lima & Hanjalic, "Statistical Significance
 Testing in Information Retrieval: An Empirical Analysis of Type I, Type II and Type III
-Errors" (SIGIR 2019).
+Errors" (SIGIR 2019), with the published protocol (``protocol="urbano2019"``, the only one).
 
-Per trial: sample a collection of the measure (probability proportional to its number of
-runs), two distinct runs a, b of it, and simulate n topics of the pair
-(:class:`~fastrisk.simulate.collections.CollectionModel`): under H0 both runs through run
-a's margin with the pair's copula; under H1 run b's margin shifted to mean mu_a + delta.
-Then run the battery (:func:`~fastrisk.simulate.battery.battery`: t, Wilcoxon, sign,
-bootstrap, permutation, TRisk at alpha_risk > 0, ZRisk and GeoRisk flip tests) and count
-rejections at every significance level.
+Models (:mod:`fastrisk.simulate.fits`): per collection, the runs kept after removing
+duplicates and the bottom 10 %, a simIReff margin per run and a copula (every family, MLE,
+AIC) per pair, fitted once and cached. Per trial (the study's ``R/11-type_1.R`` and
+``R/12-type_2.R``):
 
-- :func:`type1`: H0 true; rate = share of trials rejected (tails two-sided, less, greater).
-- :func:`power`: H1 with effect delta > 0 (run b better); rate = share rejected in the right
-  direction (two-sided with the statistic on b's side, or one-sided 'greater').
-- :func:`type3`: H1; rate = share of two-sided rejections in the wrong direction.
+- type I (:func:`type1`): a collection with probability proportional to its number of
+  runs, two distinct runs (first, second) uniformly; n topics from the pair's copula
+  (fitted for (i, j), i < j, used as is), u1 -> b and u2 -> e, *both* through the first
+  run's margin;
+- power (:func:`power`) and type III (:func:`type3`), effect ``delta``: a collection with
+  probability proportional to its number of baselines that have at least one transformed
+  partner, a baseline b uniformly among them, an experimental run e uniformly among its
+  successful partners (:meth:`~fastrisk.simulate.fits.CollectionFit.h1_pairs`); b through
+  its own margin, e through its own margin transformed to mean mu_b + delta, columns of
+  the copula swapped when it was fitted for (e, b).
 
-Each study is a sweep (:mod:`fastrisk.sweep`, job kind ``"simulate_errors"``): one job per
-(collection, chunk of trials), so a full-size study goes to a process pool or a Dask
-cluster unchanged. Trial t draws everything (collection, runs, topics, resamples) from
-counter-based streams keyed by (study seed, t): the table does not depend on the number of
-chunks, the executor or the thread count. Monte-Carlo standard errors are
-``sqrt(rate (1 - rate) / trials)``.
+Then the battery (:func:`~fastrisk.simulate.battery.battery` with ``protocol="urbano2019"``:
+t, Wilcoxon, sign with ties |d| <= 0.01, bootstrap, permutation, as ``R/ir_tests.R``; plus
+TRisk at ``trisk_alpha``, ZRisk and GeoRisk) on d = e - b; one-tailed tests are for
+H1: e > b ('greater'). Rates (the study's reduce steps): type I and power = share of trials
+with p <= alpha among the trials where the test is defined (R's ``ecdf`` drops NA: a sign
+test with every difference a tie); type III = share of all trials with a two-sided
+p <= alpha and an observed mean difference round(mean(e - b), 6) < 0 (``R/13-type_3.R``).
+
+Each study is a sweep (job kind ``"simulate_errors"``): one job per (collection, delta,
+chunk of trials). Trial t draws its choices, topics and resamples from counter-based
+streams keyed by (study seed, t): the numbers do not depend on the chunking, the executor
+or the thread count. Monte-Carlo standard errors are sqrt(rate (1 - rate) / n).
 """
 
 from __future__ import annotations
 
-import functools
+import atexit
+import gc
+import json
 import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -34,11 +49,13 @@ import pyarrow.compute as pc
 
 from fastrisk._kernels import simulate as _k
 from fastrisk._random import resolve_seed
+from fastrisk._results import Result, array
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
+from fastrisk.simulate.fits import canonical_measure, fit_collections, load_fit
 
-#: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names).
+#: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names; the study's data).
 MEASURES = {
     "ap": ("adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc8_ap"),
     "p10": ("adhoc5_p10", "adhoc6_p10", "adhoc7_p10", "adhoc8_p10"),
@@ -46,25 +63,75 @@ MEASURES = {
     "ndcg20": ("web2010_ndcg20", "web2011_ndcg20", "web2012_ndcg20", "web2013_ndcg20"),
     "err20": ("web2010_err20", "web2011_err20", "web2012_err20", "web2013_err20"),
 }
-#: Significance levels of Urbano et al. (2019).
+#: Significance levels, topic-set sizes and effect sizes of the study (``R/common.R``).
 ALPHAS = tuple(np.round(np.concatenate([np.arange(1, 10) / 1000, np.arange(1, 10) / 100, [0.1]]), 3))
-#: Trials per sweep job (a job is a few seconds of work at 10^4 resamples).
+TOPICS = (25, 50, 100)
+DELTAS = tuple(np.round(np.arange(1, 11) / 100, 2))
+PROTOCOLS = ("urbano2019",)
+#: Trials per sweep job.
 CHUNK = 1000
+TAILS = ("one-tailed", "two-sided")
+_CODES = {"t": "t", "wilcoxon": "w", "sign": "s", "bootstrap": "b", "permutation": "p"}
 
 
-@functools.lru_cache(maxsize=32)
-def _model(name: str):
-    from fastrisk.datasets import trec_matrix
-    from fastrisk.simulate.collections import CollectionModel
+def resolve(measure=None, collections=None) -> tuple[str, tuple]:
+    """(measure key, collection names) from a measure name (AP, nDCG@20, ERR@20, P@10, RR or
+    the study's ap, ndcg20, ...) and/or bundled collection names (or a mapping name ->
+    ScoreMatrix, whose measure is ``measure``); a collection of another measure than
+    ``measure`` is an error."""
+    if collections is None:
+        key = canonical_measure("ap" if measure is None else measure)
+        return key, MEASURES[key]
+    if isinstance(collections, Mapping):
+        if not collections:
+            raise InputError("`collections` is empty")
+        if measure is None:
+            raise InputError("in-memory collections need `measure`")
+        return canonical_measure(measure), tuple(collections)
+    from fastrisk.datasets import path
 
-    return CollectionModel(trec_matrix(name))
+    names = tuple(str(c).strip() for c in collections if str(c).strip())
+    if not names:
+        raise InputError("`collections` is empty")
+    for n in names:
+        path(f"trec-matrices/{n}.csv")  # raises InputError naming an unknown matrix
+    kinds = {canonical_measure(n.partition("_")[2]) for n in names}
+    if len(kinds) > 1:
+        raise InputError(f"collections {', '.join(names)} mix measures ({', '.join(sorted(kinds))})")
+    key = kinds.pop()
+    if measure is not None and canonical_measure(measure) != key:
+        raise InputError(f"collections {', '.join(names)} hold {key}, not {measure!r}: give --measure {key} "
+                         f"or other collections")
+    return key, names
 
 
-@functools.lru_cache(maxsize=8)
-def _n_runs(names: tuple) -> np.ndarray:
-    from fastrisk.datasets import trec_matrix
+#: Fits in this process by token (the cache file, or "memory:NAME:HASH" for uncached ones).
+_LOADED: dict = {}
 
-    return np.array([trec_matrix(n).n_systems for n in names], dtype=np.int64)
+
+@atexit.register
+def _release() -> None:
+    """Free the pyvinecopulib objects before the interpreter shuts nanobind down (else it
+    reports them as leaked)."""
+    _LOADED.clear()
+    gc.collect()
+
+
+def _token(fit) -> str:
+    return str(fit.path) if fit.path is not None else f"memory:{fit.name}:{fit.hash}"
+
+
+def _fits(tokens) -> tuple:
+    out = []
+    for tok in tokens:
+        if tok not in _LOADED:
+            fit = None if tok.startswith("memory:") else load_fit(tok)
+            if fit is None:
+                raise InputError(f"fitted models {tok} are not available in this worker: fit with a cache "
+                                 f"directory (cache=...) to run on other processes")
+            _LOADED[tok] = fit
+        out.append(_LOADED[tok])
+    return tuple(out)
 
 
 def _seeds(study_seed: int) -> tuple[int, int, int]:
@@ -73,51 +140,98 @@ def _seeds(study_seed: int) -> tuple[int, int, int]:
     return int(s[0]), int(s[1]), int(s[2])
 
 
-def _assignment(names: tuple, study_seed: int, trials: int):
-    runs = _n_runs(names)
-    cum = np.cumsum(runs / runs.sum())
+def _weights_and_sizes(fits, mode, delta):
+    if mode == "type1":
+        return [f.n_runs for f in fits], None
+    h1 = [f.h1_pairs(delta)[0] for f in fits]
+    return [len(h) for h in h1], [sorted(h.items()) for h in h1]
+
+
+def _plan(fits, mode, delta, study_seed, trials):
+    """(collection, first/baseline position, second/experimental slot) of every trial."""
+    sizes, h1 = _weights_and_sizes(fits, mode, delta)
+    w = np.asarray(sizes, dtype=np.float64)
+    if w.sum() == 0:
+        raise InputError(f"no pair of runs reaches delta = {delta:g} in any collection")
+    cum = np.cumsum(w / w.sum())
     cum[-1] = 1.0
-    return _k.trial_choices(_seeds(study_seed)[0], 0, trials, cum, runs)
+    u = _k.trial_uniforms(_seeds(study_seed)[0], np.arange(trials, dtype=np.int64), 2)
+    coll = np.minimum(np.searchsorted(cum, u[:, 0, 0], side="right"), len(w) - 1)
+    n = np.asarray(sizes, dtype=np.int64)[coll]
+    a = np.minimum((u[:, 0, 1] * n).astype(np.int64), n - 1)
+    if mode == "type1":
+        b = np.minimum((u[:, 1, 0] * (n - 1)).astype(np.int64), n - 2)
+        b = b + (b >= a)
+        return coll, a, b, h1
+    return coll, a, u[:, 1, 0], h1
 
 
-def _errors_job(matrix, *, collections, collection, study_seed, trials, lo, step, topics, delta, replicates,
-                trisk_alpha, min_diff, alphas, threads=None) -> pa.Table:
-    """One sweep job: trials lo .. lo + step - 1 (in trial order) of collection ``collection``;
-    returns per (test, tails, alpha) the rejections with the statistic on run b's side
-    (``positive``) and on run a's (``negative``), and ``trials``."""
-    names = tuple(collections)
-    coll, run_a, run_b = _assignment(names, study_seed, trials)
+def _simulate(fit, mode, first, second, h1_entry, U):
+    """(T, 2, n) scores (row 0: b, row 1: e) of one (collection, pair) from uniforms U."""
+    T, _, n = U.shape
+    u1 = np.ascontiguousarray(U[:, 0].reshape(-1))
+    if mode == "type1":
+        i, j = first, second
+        e_margin = b_margin = fit.margins[first]
+    else:
+        i, (j, shapes) = first, h1_entry
+        b_margin, e_margin = fit.margins[first], fit.margins[j].with_beta(*shapes)
+    lo, hi = min(i, j), max(i, j)
+    u2 = fit.copula(lo, hi).hinv1(np.column_stack([u1, U[:, 1].reshape(-1)]))
+    u2 = np.clip(np.asarray(u2, dtype=np.float64), 1e-15, 1 - 1e-15)
+    if mode != "type1" and i > j:  # copula fitted for (e, b): swap the columns
+        u1, u2 = u2, u1
+    out = np.empty((T, 2, n))
+    out[:, 0] = b_margin.quantile(u1).reshape(T, n)
+    out[:, 1] = e_margin.quantile(u2).reshape(T, n)
+    return out
+
+
+def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
+                replicates, trisk_alpha, min_diff, alphas, threads=None) -> pa.Table:
+    """One sweep job: trials lo .. lo + step - 1 (among those of collection ``collection``)."""
+    fits = _fits(fits)
+    coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
-    model = _model(names[collection])
+    fit = fits[collection]
     _, topic_seed, resample_seed = _seeds(study_seed)
-    pairs = np.empty((len(mine), 2, topics))
-    if len(mine):
-        u = _k.trial_uniforms(topic_seed, mine.astype(np.int64), topics)
-        key = run_a[mine] * 100_000 + run_b[mine]
-        for k in np.unique(key):
-            sel = np.flatnonzero(key == k)
-            pairs[sel] = model.simulate_pair(int(run_a[mine[sel[0]]]), int(run_b[mine[sel[0]]]), u[sel],
-                                             delta=float(delta))
     tests = battery_test_names(trisk_alpha)
     lv = np.asarray(alphas, dtype=np.float64)
-    pos = np.zeros((len(tests), 3, len(lv)), np.int64)
-    neg = np.zeros_like(pos)
+    shape = (len(tests), 2, len(lv))
+    hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
     if len(mine):
+        U = _k.trial_uniforms(topic_seed, mine.astype(np.int64), topics)
+        pairs = np.empty((len(mine), 2, topics))
+        if mode == "type1":
+            keys = a[mine] * 100_000 + b[mine]
+        else:
+            base = h1[collection]
+            slot = [min(int(b[t] * len(base[a[t]][1])), len(base[a[t]][1]) - 1) for t in mine]
+            keys = a[mine] * 100_000 + np.asarray(slot)
+        for k in np.unique(keys):
+            sel = np.flatnonzero(keys == k)
+            t0 = mine[sel[0]]
+            if mode == "type1":
+                pairs[sel] = _simulate(fit, mode, int(a[t0]), int(b[t0]), None, U[sel])
+            else:
+                bl, partners = base[a[t0]]
+                pairs[sel] = _simulate(fit, mode, int(bl), None, partners[slot[sel[0]]], U[sel])
         res = battery(pairs, replicates=replicates, rng=resample_seed, min_diff=min_diff, trisk_alpha=trisk_alpha,
-                      start=mine.astype(np.int64), threads=threads)
-        P = res.pvalue  # (T, tests, tails)
-        right = (P[:, :, 2] < P[:, :, 1])[:, :, None, None]  # statistic on b's side
-        rej = P[:, :, :, None] <= lv  # (T, tests, tails, levels); NaN never rejects
-        pos = (rej & right).sum(axis=0)
-        neg = (rej & ~right).sum(axis=0)
+                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019")
+        P = res.pvalue[:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
+        ok = ~np.isnan(P)
+        rej = P[..., None] <= lv
+        neg = np.round((pairs[:, 1] - pairs[:, 0]).mean(axis=1), 6) < 0
+        hits = rej.sum(axis=0)
+        valid = np.broadcast_to(ok.sum(axis=0)[..., None], shape).copy()
+        wrong = (rej & neg[:, None, None, None]).sum(axis=0)
     T, L = len(tests), len(lv)
     return pa.table({
-        "test": np.repeat(np.array(tests, dtype=object), 3 * L).astype(str),
-        "tails": np.tile(np.repeat(np.array(["two-sided", "less", "greater"]), L), T),
-        "alpha": np.tile(lv, 3 * T),
-        "positive": pos.reshape(-1),
-        "negative": neg.reshape(-1),
-        "trials": np.full(T * 3 * L, len(mine), np.int64),
+        "test": np.repeat(np.array(tests, dtype=object), 2 * L).astype(str),
+        "tails": np.tile(np.repeat(np.array(TAILS), L), T),
+        "alpha": np.tile(lv, 2 * T),
+        "hits": hits.reshape(-1), "valid": valid.reshape(-1), "wrong": wrong.reshape(-1),
+        "trials": np.full(T * 2 * L, len(mine), np.int64),
     })
 
 
@@ -131,112 +245,223 @@ def _register():
 _register()
 
 
-def _study_iv(measure, topics, trials, replicates, deltas, collections):
-    if collections is None:
-        if measure not in MEASURES:
-            raise InputError(f"`measure` must be one of {', '.join(MEASURES)}, got {measure!r}")
-        collections = MEASURES[measure]
-    else:
-        from fastrisk.datasets import path
+@dataclass(frozen=True, repr=False)
+class StudyResult(Result):
+    """Error rates of one study: ``rate``, ``n`` (trials the rate is over), ``se``
+    ``[delta, test, tails, level]`` (tails: one-tailed (e > b), two-sided; level: the
+    significance levels ``alphas``). ``fits``: where the fitted models came from (JSON);
+    ``skipped``: per delta, the (baseline, experimental) pairs whose transformation failed."""
 
-        collections = tuple(collections)
-        for n in collections:
-            path(f"trec-matrices/{n}.csv")  # raises InputError naming an unknown matrix
-    for name, v, low in (("topics", topics, 2), ("trials", trials, 1), ("replicates", replicates, 0)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
-            raise InputError(f"`{name}` must be an integer >= {low}, got {v!r}")
+    _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests"},
+                               "tails": {"tails": "tails"}, "level": {"alpha": "alphas"}}
+    _constants: ClassVar[tuple] = ("study", "measure", "topics")
+
+    study: str
+    measure: str
+    topics: int
+    protocol: str
+    trials: int
+    replicates: int
+    seed: int
+    deltas: tuple
+    tests: tuple
+    tails: tuple
+    alphas: tuple
+    fits: str
+    skipped: str
+    rate: np.ndarray = array("delta", "test", "tails", "level")
+    n: np.ndarray = array("delta", "test", "tails", "level")
+    se: np.ndarray = array("delta", "test", "tails", "level")
+
+    def tables(self) -> dict:
+        """The study's tables (pandas), named as its output files: type I one per cell
+        (rows alpha); power and type III by alpha (one per delta, rows alpha) and by delta
+        (one per alpha, rows delta). Columns t1 w1 s1 b1 p1 t2 w2 s2 b2 p2 (type III: the
+        two-sided ones), then the risk tests (trisk1_1, ..., zrisk_2, georisk_2)."""
+        import pandas as pd
+
+        cols, idx = [], []
+        for tail in ((1, 2) if self.study != "type3" else (2,)):
+            for k, test in enumerate(self.tests):
+                if test in _CODES:
+                    cols.append(f"{_CODES[test]}{tail}")
+                    idx.append((k, tail))
+        for tail in ((1, 2) if self.study != "type3" else (2,)):
+            for k, test in enumerate(self.tests):
+                if test not in _CODES:
+                    cols.append(f"{test.replace('@', '')}_{tail}")
+                    idx.append((k, tail))
+        stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
+        cell = f"{self.measure}_{self.topics}"
+        alphas = np.asarray(self.alphas)
+
+        def frame(rows, first, values):
+            df = pd.DataFrame({first: rows})
+            for c, (k, tail) in zip(cols, idx):
+                df[c] = values(k, tail - 1)
+            return df
+
+        if self.study == "type1":
+            return {f"{stem}/{stem}_{cell}": frame(alphas, "alpha", lambda k, t: self.rate[0, k, t])}
+        out = {}
+        for d, delta in enumerate(self.deltas):
+            out[f"{stem}_by_alpha/delta{delta:.2f}/{stem}_by_alpha_{cell}_delta{delta:.2f}"] = frame(
+                alphas, "alpha", lambda k, t, d=d: self.rate[d, k, t])
+        for a, alpha in enumerate(alphas):
+            out[f"{stem}_by_delta/alpha{alpha:.3f}/{stem}_by_delta_{cell}_alpha{alpha:.3f}"] = frame(
+                np.asarray(self.deltas), "delta", lambda k, t, a=a: self.rate[:, k, t, a])
+        return out
+
+    def write_tables(self, directory) -> list[Path]:
+        """Write :meth:`tables` as CSV files under ``directory`` (the study's layout)."""
+        paths = []
+        for name, df in self.tables().items():
+            p = Path(directory) / f"{name}.csv"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            df.to_csv(p, index=False, float_format="%.6g")
+            paths.append(p)
+        return paths
+
+
+def _study_iv(topics, trials, replicates, deltas, protocol):
+    if protocol not in PROTOCOLS:
+        raise InputError(f"`protocol` must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    for name, v, low, high in (("topics", topics, 2, 10**6), ("trials", trials, 1, 10**12),
+                               ("replicates", replicates, 0, 10**9)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not low <= v <= high:
+            raise InputError(f"`{name}` must be an integer in [{low}, {high:g}], got {v!r}")
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
-    if not np.isfinite(d).all():
-        raise InputError(f"`delta` must be finite, got {d.tolist()}")
-    return collections, d
+    if not np.isfinite(d).all() or d.size == 0:
+        raise InputError(f"`delta` must be finite numbers, got {d.tolist()}")
+    return d
 
 
-def _run(mode, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress):
+def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
+         executor, chunk, progress, cache, protocol, out=None, resume=False):
     from fastrisk.sweep import Experiment, Grid, sweep
 
-    collections, deltas = _study_iv(measure, topics, trials, replicates, deltas, collections)
+    deltas = _study_iv(topics, trials, replicates, deltas, protocol)
+    mode = modes[0]
+    key, names = resolve(measure, collections)
+    fits = fit_collections(dict(collections) if isinstance(collections, Mapping) else list(names), key,
+                           executor=executor, cache=cache)
     study_seed = resolve_seed(rng)
-    coll, _, _ = _assignment(tuple(collections), study_seed, trials)
-    counts = np.bincount(coll, minlength=len(collections))
+    fit_list = [fits[n] for n in names]
+    tokens = [_token(f) for f in fit_list]
+    _LOADED.update(zip(tokens, fit_list))
+    data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
+    skipped = {}
     experiments = []
-    for g, name in enumerate(collections):
-        if counts[g] == 0:
-            continue
-        experiments.append(Experiment(
-            "simulate_errors", f"trec:{name}", name=f"{mode}-{name}",
-            params={"collections": list(collections), "collection": g, "study_seed": study_seed,
-                    "trials": int(trials), "step": int(chunk), "topics": int(topics), "replicates": int(replicates),
-                    "trisk_alpha": [float(a) for a in np.atleast_1d(trisk_alpha)], "min_diff": float(min_diff),
-                    "alphas": [float(a) for a in alphas]},
-            grid={"delta": [float(x) for x in deltas], "lo": list(range(0, int(counts[g]), int(chunk)))}))
-    res = sweep(Grid(experiments, seed=0), executor=executor, progress=progress)
-    table = res.to_arrow()
+    for delta in deltas:
+        if mode != "type1":
+            skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
+        coll = _plan(fit_list, mode, delta, study_seed, trials)[0]
+        counts = np.bincount(coll, minlength=len(names))
+        for g, name in enumerate(names):
+            if counts[g]:
+                experiments.append(Experiment(
+                    "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
+                    params={"fits": tokens,
+                            "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
+                            "trials": int(trials), "step": int(chunk), "topics": int(topics),
+                            "replicates": int(replicates), "delta": float(delta),
+                            "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
+                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas]},
+                    grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
+    for f in fit_list:
+        if f._dirty:
+            f.save()  # the transformations, for the workers
+    grid = Grid(experiments, rng=0)
+    table = _finished(out, grid) if resume else None
+    if table is None:
+        table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume).to_arrow()
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")
-    return _summarise(mode, _label(measure, collections), topics, table)
+    meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed} for f in fit_list})
+    return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
+                          meta, json.dumps(skipped)) for m in modes}
 
 
-def _label(measure, collections) -> str:
-    """The ``measure`` column: the measure name, or that of the given collections' matrices."""
-    if tuple(collections) == MEASURES.get(measure):
-        return measure
-    suffixes = {n.partition("_")[2] for n in collections}
-    return suffixes.pop() if len(suffixes) == 1 else ",".join(collections)
+def _finished(out, grid):
+    """The table of a finished sweep at ``out`` if it holds exactly ``grid``'s jobs (a resume
+    of a cell that completed), else None."""
+    if out is None or not Path(out).exists() or Path(str(out) + ".parts").exists():
+        return None
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(out)
+    want = {j.job: j.params_json for j in grid.jobs(0)}
+    got = dict(zip(table.column("job").to_pylist(), table.column("params").to_pylist()))
+    return table if got == want else None
 
 
-def _summarise(mode, measure, topics, table: pa.Table) -> pa.Table:
-    df = table.select(["param_delta", "test", "tails", "alpha", "positive", "negative", "trials"]).to_pandas()
-    g = df.groupby(["param_delta", "test", "tails", "alpha"], sort=False, as_index=False)[
-        ["positive", "negative", "trials"]].sum()
-    if mode == "type1":
-        g["hits"] = g["positive"] + g["negative"]
-    elif mode == "power":
-        g = g[g["tails"] != "less"].copy()
-        g["hits"] = np.where(g["tails"] == "two-sided", g["positive"], g["positive"] + g["negative"])
+def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
+               skipped) -> StudyResult:
+    tests = battery_test_names(trisk_alpha)
+    df = table.select(["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]).to_pandas()
+    g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
+    shape = (len(deltas), len(tests), 2, len(alphas))
+    idx = [(float(d), t, tl, float(a)) for d in deltas for t in tests for tl in TAILS for a in alphas]
+    g = g.reindex(idx, fill_value=0)
+    if mode == "type3":
+        num, den = g["wrong"].to_numpy(), g["trials"].to_numpy()
     else:
-        g = g[g["tails"] == "two-sided"].copy()
-        g["hits"] = g["negative"]
-    rate = g["hits"] / g["trials"]
-    out = {"measure": [str(measure)] * len(g), "topics": np.full(len(g), int(topics))}
-    if mode != "type1":
-        out["delta"] = g["param_delta"].to_numpy()
-    out.update({"test": g["test"].to_numpy().astype(str), "tails": g["tails"].to_numpy().astype(str),
-                "alpha": g["alpha"].to_numpy(), "rate": rate.to_numpy(), "trials": g["trials"].to_numpy(),
-                "se": np.sqrt(rate * (1 - rate) / g["trials"]).to_numpy()})
-    return pa.table(out)
+        num, den = g["hits"].to_numpy(), g["valid"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(den > 0, num / np.maximum(den, 1), np.nan).reshape(shape)
+    n = den.reshape(shape)
+    if mode == "type3":
+        rate[:, :, 0] = np.nan  # type III is a two-sided notion
+    se = np.sqrt(rate * (1 - rate) / np.maximum(n, 1))
+    return StudyResult(study=mode, measure=measure, topics=int(topics), protocol="urbano2019", trials=int(trials),
+                       replicates=int(replicates), seed=int(seed), deltas=tuple(float(d) for d in deltas),
+                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas), fits=fits_meta,
+                       skipped=skipped, rate=rate, n=n, se=se)
 
 
-def type1(measure: str = "ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
-          trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS, collections=None, executor=None,
-          chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
-    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019).
-
-    Returns an Arrow table ``measure, topics, test, tails, alpha, rate, trials, se`` (one row
-    per test, tail and significance level). ``measure`` picks the bundled collections
-    (:data:`MEASURES`) unless ``collections`` names bundled matrices; ``executor``: as
-    :func:`fastrisk.sweep.sweep` (None: in-process; a process pool; a Dask client).
+def _doc(fn):
+    fn.__doc__ += """
+    ``measure``: AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr): the study's
+    four bundled collections of that measure, unless ``collections`` names bundled matrices
+    (of that measure). ``executor``: as :func:`fastrisk.sweep.sweep` (None: in-process; a
+    process pool; a Dask client); it also fits the models a study misses. ``cache``: the
+    directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
+    ``~/.cache/fastrisk/simulate``). ``out``/``resume``: checkpoint the sweep to a Parquet
+    file and resume it. Returns a :class:`StudyResult` (``to_arrow()``, ``tables()``).
     """
-    return _run("type1", measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress)
+    return fn
 
 
-def power(measure: str = "ap", *, delta=(0.01, 0.02, 0.05, 0.1), topics: int = 50, trials: int = 10000,
-          replicates: int = 1000, rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
-          collections=None, executor=None, chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
+@_doc
+def type1(measure="ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
+          trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
+          chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
+          resume: bool = False) -> StudyResult:
+    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4)."""
+    return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
+                collections, executor, chunk, progress, cache, protocol, out, resume)["type1"]
+
+
+@_doc
+def power(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
+          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
+          executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
+          out=None, resume: bool = False) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
-    test rejects in the right direction (two-sided, or one-sided 'greater'). Table as
-    :func:`type1` with a ``delta`` column."""
-    return _run("power", measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress)
+    test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``)."""
+    return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
+                collections, executor, chunk, progress, cache, protocol, out, resume)["power"]
 
 
-def type3(measure: str = "ap", *, delta=(0.01, 0.02, 0.05, 0.1), topics: int = 50, trials: int = 10000,
-          replicates: int = 1000, rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.0, alphas=ALPHAS,
-          collections=None, executor=None, chunk: int = CHUNK, progress: bool | None = None) -> pa.Table:
+@_doc
+def type3(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
+          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
+          executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
+          out=None, resume: bool = False) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
-    two-sided test rejects with the statistic on the wrong side. Same simulations as
-    :func:`power` for the same seed."""
-    return _run("type3", measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress)
+    two-sided test rejects while the observed mean difference has the wrong sign. The same
+    simulations as :func:`power` for the same seed."""
+    return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
+                collections, executor, chunk, progress, cache, protocol, out, resume)["type3"]
+

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import functools
 import math
 import multiprocessing
-import numbers
 import os
 import threading
 import time
@@ -16,37 +14,14 @@ import uuid
 import warnings
 from pathlib import Path
 
-from fastrisk._threads import limit_threads
+from fastrisk._threads import blas_threads, limit_threads
+from fastrisk._validation import non_negative_number, positive_int
 from fastrisk.errors import InputError, ResourceError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind
 from fastrisk.sweep.table import _assemble
 
 _KERNEL_LOCK = threading.Lock()  # numba's workqueue layer must not be entered by two threads at once
-
-
-@functools.lru_cache(maxsize=1)
-def _blas_controller():
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ModuleNotFoundError:
-        return None
-    return ThreadpoolController()  # inspecting the loaded libraries once, not per batch
-
-
-def _blas_limit(threads: int):
-    controller = _blas_controller()
-    if controller is None:
-        return _nullcontext()
-    return controller.limit(limits=threads, user_api="blas")
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
@@ -60,7 +35,7 @@ def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
     out = []
     # one BLAS thread everywhere, in-process too: OpenBLAS's results depend on its thread count,
     # and the linear bootstrap is a matrix product (numba's parallel kernels do not have that issue)
-    with _KERNEL_LOCK, limit_threads(threads), _blas_limit(1):
+    with _KERNEL_LOCK, limit_threads(threads), blas_threads(1):
         for job in jobs:
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as caught:
@@ -157,9 +132,8 @@ def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
     :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
     second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
-                                or workers < 1):
-        raise InputError(f"`workers` must be a positive integer, got {workers!r}")
+    if workers is not None:
+        positive_int(workers, "workers")
     ctx = multiprocessing.get_context("spawn")
     return cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                   initargs=(worker_env(), os.getpid()))
@@ -228,17 +202,17 @@ _WAIT_POLL = 1.0
 def worker_timeout_seconds(value: float | None = None) -> float:
     """The bounded wait for Dask workers: ``value``, else $FASTRISK_WORKER_TIMEOUT, else
     :data:`WORKER_TIMEOUT`."""
-    source = "`worker_timeout`"
-    if value is None:
-        value, source = os.environ.get(WORKER_TIMEOUT_ENV), WORKER_TIMEOUT_ENV
-        if value is None:
-            return WORKER_TIMEOUT
+    if value is not None:
+        return non_negative_number(value, "worker_timeout", "seconds")
+    text = os.environ.get(WORKER_TIMEOUT_ENV)
+    if text is None:
+        return WORKER_TIMEOUT
     try:
-        seconds = float(value)
-    except (TypeError, ValueError):
+        seconds = float(text)
+    except ValueError:
         seconds = math.nan
-    if not seconds >= 0 or isinstance(value, bool):
-        raise InputError(f"{source} must be a non-negative number of seconds, got {value!r}")
+    if not seconds >= 0:
+        raise InputError(f"{WORKER_TIMEOUT_ENV} must be a non-negative number of seconds, got {text!r}")
     return seconds
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._random import resolve_seed
+from fastrisk._validation import non_negative_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.data import _expand_source, _source_kind
 from fastrisk.sweep.kinds import KINDS, PLUGIN_KINDS
@@ -68,13 +70,28 @@ _RESERVED = {"threads", "progress", "rng", "seed"}
 
 
 class Grid:
-    """A declarative sweep: experiments and the root ``seed`` of the per-job seeds."""
+    """A declarative sweep: experiments and the root of the per-job seeds.
 
-    def __init__(self, experiments: Sequence[Experiment], seed: int | None = None, *,
-                 base_dir: str | Path | None = None):
-        if isinstance(seed, bool) or (seed is not None and not (isinstance(seed, numbers.Integral) and seed >= 0)):
-            raise InputError(f"`seed` must be a non-negative integer, got {seed!r}")
-        self.seed = None if seed is None else int(seed)
+    Parameters
+    ----------
+    experiments : sequence of Experiment
+        What to run.
+    rng : int, numpy.random.SeedSequence or numpy.random.Generator, optional
+        The root seed (an int is the root itself, recorded as ``seed``; a SeedSequence or a
+        Generator gives one). None: :func:`sweep` draws one and records it.
+    base_dir : str or os.PathLike, optional
+        Where relative data paths are resolved (a grid file's directory).
+    """
+
+    def __init__(self, experiments: Sequence[Experiment], *, rng=None, base_dir: str | Path | None = None):
+        if rng is None or isinstance(rng, bool):
+            self.seed = None if rng is None else resolve_seed(rng)
+        elif isinstance(rng, numbers.Integral):
+            if rng < 0:
+                raise InputError(f"`rng` must be a non-negative integer seed, got {rng!r}")
+            self.seed = int(rng)  # the root itself, so a grid file's seed = N means N
+        else:
+            self.seed = resolve_seed(rng)
         self.base_dir = None if base_dir is None else Path(base_dir)
         if not experiments:
             raise InputError("a sweep grid needs at least one experiment")
@@ -109,7 +126,10 @@ class Grid:
                 if key not in x:
                     raise InputError(f"experiment {i + 1}: missing `{key}`")
             out.append(Experiment(x["kind"], x["data"], x.get("params", {}), x.get("grid", {}), x.get("name")))
-        return cls(out, head.get("seed"), base_dir=base_dir)
+        seed = head.get("seed")
+        if seed is not None:
+            non_negative_int(seed, "seed")
+        return cls(out, rng=seed, base_dir=base_dir)
 
     @classmethod
     def from_toml(cls, path) -> "Grid":

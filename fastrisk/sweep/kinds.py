@@ -55,7 +55,28 @@ def register_kind(name: str, func: Callable, *, data: str = "matrix", seed: str 
                   threads: bool = True, replace: bool = False) -> JobKind:
     """Add a job kind: ``func(data, **params)`` returning a pyarrow Table (or a result with
     ``to_arrow()``). ``func`` must be importable by name (a module-level function) for
-    process and Dask workers to find it."""
+    process and Dask workers to find it.
+
+    Parameters
+    ----------
+    name : str
+        The kind's name in grids.
+    func : callable
+        ``func(data, **params)``, a module-level function.
+    data : {"matrix", "runs"}
+        What a data source loads to: a ScoreMatrix, or a ``(RunSet, Qrels)`` pair.
+    seed : str, optional
+        The keyword that receives each job's seed (None: not random).
+    threads : bool
+        Whether ``func`` accepts ``threads=``.
+    replace : bool
+        Replace a kind of the same name.
+
+    Returns
+    -------
+    JobKind
+        The registered kind.
+    """
     if data not in ("matrix", "runs"):
         raise InputError(f"`data` must be 'matrix' or 'runs', got {data!r}")
     if name in KINDS and not replace:

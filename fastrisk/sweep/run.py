@@ -5,9 +5,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import json
-import numbers
-import sys
-import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk._progress import Progress
 from fastrisk._random import resolve_seed
+from fastrisk._results import Result
+from fastrisk._validation import non_negative_int, non_negative_number, positive_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.backends import _backend, _run_batch
 from fastrisk.sweep.checkpoint import _META_KEY, _Checkpoint, _reason
@@ -25,45 +25,8 @@ from fastrisk.sweep.kinds import KINDS
 from fastrisk.sweep.table import _concat, _param_types
 
 
-class _Progress:
-    def __init__(self, total: int, initial: int, enabled: bool | None):
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self.bar = None
-        self.enabled = enabled
-        if not enabled:
-            return
-        try:
-            from tqdm.auto import tqdm  # optional (fastrisk[progress])
-        except ModuleNotFoundError:
-            self.total, self.done, self.t0, self.last = total, initial, time.monotonic(), 0.0
-            return
-        self.bar = tqdm(total=total, initial=initial, unit="job", desc="sweep", file=sys.stderr,
-                        dynamic_ncols=True)
-
-    def update(self, n: int) -> None:
-        if not self.enabled:
-            return
-        if self.bar is not None:
-            self.bar.update(n)
-            return
-        self.done += n
-        now = time.monotonic()
-        if now - self.last >= 1.0 or self.done == self.total:
-            rate = self.done / max(now - self.t0, 1e-9)
-            eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-            print(f"\rsweep: {self.done}/{self.total} jobs, ETA {eta:.0f} s", end="", file=sys.stderr, flush=True)
-            self.last = now
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.enabled:
-            print(file=sys.stderr)
-
-
-@dataclass(frozen=True)
-class SweepResult:
+@dataclass(frozen=True, repr=False)
+class SweepResult(Result):
     """The gathered table (one block of rows per job, in job order) and what happened.
 
     ``n_computed`` jobs ran now, ``n_reused`` came from the checkpoint, ``n_failed`` raised
@@ -85,11 +48,9 @@ class SweepResult:
     def complete(self) -> bool:
         return self.n_missing == 0
 
-    def to_arrow(self) -> pa.Table:
+    def to_arrow(self, dims=None) -> pa.Table:
+        """The gathered table (one block of rows per job)."""
         return self.table
-
-    def to_pandas(self):
-        return self.table.to_pandas()
 
     def errors(self) -> pa.Table:
         """The failed jobs: job, experiment, kind, data, params (JSON) and error."""
@@ -100,13 +61,10 @@ class SweepResult:
 
 
 def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout=None):
-    for name, v in (("batch_seconds", batch_seconds), ("checkpoint_seconds", checkpoint_seconds)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not v >= 0:
-            raise InputError(f"`{name}` must be a non-negative number of seconds, got {v!r}")
-    if isinstance(max_batch, bool) or not isinstance(max_batch, numbers.Integral) or max_batch < 1:
-        raise InputError(f"`max_batch` must be a positive integer, got {max_batch!r}")
-    if isinstance(retries, bool) or not isinstance(retries, numbers.Integral) or retries < 0:
-        raise InputError(f"`retries` must be a non-negative integer, got {retries!r}")
+    non_negative_number(batch_seconds, "batch_seconds", "seconds")
+    non_negative_number(checkpoint_seconds, "checkpoint_seconds", "seconds")
+    positive_int(max_batch, "max_batch")
+    non_negative_int(retries, "retries")
     if resume and out is None:
         raise InputError("`resume` needs `out`, the Parquet file the sweep checkpoints to")
     return _backend(executor, worker_timeout)
@@ -212,7 +170,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
         groups.setdefault((j.e, j.data), []).append(j)
     queue = list(groups.items())  # grid order
     sizer = _Sizer(float(batch_seconds), int(max_batch))
-    bar = _Progress(len(jobs), len(done), progress)
+    bar = Progress(len(jobs), progress, "sweep", unit="job", initial=len(done))
     new_tables: list[pa.Table] = []
     pending: dict = {}
     lost = failed = computed = resubmitted = 0

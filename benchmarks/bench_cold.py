@@ -1,0 +1,83 @@
+"""The first time: the README quickstarts with an empty numba cache (issue #20, "fast the first time").
+
+Each case runs in a fresh subprocess whose ``NUMBA_CACHE_DIR`` is a new empty directory, so
+every kernel it uses is compiled, as on a fresh install; ``extra_info`` holds the seconds,
+the aim and the load average. ``warmup`` cases first run ``fastrisk warmup`` in the empty
+cache (timed too), then the quickstart. One round each: a cold run is minutes of compiling.
+
+    pytest benchmarks/bench_cold.py --benchmark-columns=median,rounds -k python
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import load_average
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+#: Commands of the CLI quickstart that need more than the bundled data or minutes of work.
+SKIP = ("tcp://", "--scheduler local", "--resume", "sweep bench_data/sweeps/published.toml", "pip install",
+        "web12.ERR@20.parquet")
+
+
+def _python_quickstart() -> str:
+    return re.findall(r"```python\n(.*?)```", README, flags=re.DOTALL)[0]
+
+
+def _cli_quickstart() -> list[str]:
+    block = re.findall(r"## CLI quickstart.*?```bash\n(.*?)```", README, flags=re.DOTALL)[0]
+    lines = [line.split("  #")[0].strip() for line in block.splitlines()]
+    return [line for line in lines if line.startswith("fastrisk ") and not any(s in line for s in SKIP)]
+
+
+def _env(cache: Path) -> dict:
+    return {**os.environ, "NUMBA_CACHE_DIR": str(cache), "MPLBACKEND": "Agg", "FASTRISK_QUIET": "1",
+            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def _timed(argv, env, cwd) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return seconds
+
+
+def _record(benchmark, seconds: dict, aim: float) -> None:
+    benchmark.extra_info.update({"seconds": seconds, "aim_seconds": aim, "loadavg": load_average()})
+    benchmark.pedantic(lambda: None, rounds=1, iterations=1)  # the timing is in extra_info
+
+
+def test_python_quickstart_cold(benchmark, tmp_path):
+    benchmark.group = "cold: README Python quickstart"
+    script = tmp_path / "quickstart.py"
+    script.write_text(_python_quickstart())
+    seconds = _timed([sys.executable, str(script)], _env(tmp_path / "cache"), ROOT)
+    _record(benchmark, {"quickstart": seconds}, aim=15.0)
+
+
+def test_python_quickstart_after_warmup(benchmark, tmp_path):
+    benchmark.group = "cold: README Python quickstart"
+    script = tmp_path / "quickstart.py"
+    script.write_text(_python_quickstart())
+    env = _env(tmp_path / "cache")
+    warm = _timed([sys.executable, "-m", "fastrisk", "warmup"], env, ROOT)
+    seconds = _timed([sys.executable, str(script)], env, ROOT)
+    _record(benchmark, {"warmup": warm, "quickstart": seconds}, aim=15.0)
+
+
+@pytest.mark.parametrize("command", _cli_quickstart(), ids=lambda c: " ".join(shlex.split(c)[1:3]))
+def test_cli_command_cold(benchmark, tmp_path, command):
+    benchmark.group = "cold: README CLI quickstart, one command each"
+    (tmp_path / "bench_data").symlink_to(ROOT / "bench_data", target_is_directory=True)
+    argv = [sys.executable, "-m", "fastrisk", *shlex.split(command)[1:]]
+    seconds = _timed(argv, _env(tmp_path / "cache"), tmp_path)
+    _record(benchmark, {"command": seconds}, aim=4.0)

@@ -1,0 +1,667 @@
+"""The fitted models of Urbano, Lima & Hanjalic (SIGIR 2019): per collection, a margin per run
+(simIReff) and a bivariate copula per pair of runs (VineCopula's ``BiCopSelect``), built
+once, in parallel, and cached in a versioned JSON file keyed by the matrix's hash.
+
+Where each choice comes from (repositories ``julian-urbano/sigir2019-statistical``, "the
+study", and ``julian-urbano/simIReff``, "simIReff"):
+
+- runs kept (:func:`kept_runs`): the study's ``R/common.R`` ``removeDuplicates`` (a run whose
+  scores are all within 1e-5 of an earlier run's is dropped) then ``removeBottom(p = .1)``
+  (runs whose mean is below the 10 % quantile of the run means, R's type-7 quantile, are
+  dropped), as called by ``R/01-margins.R`` and ``R/03-bicops.R``;
+- margins (:func:`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
+  "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
+  P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
+  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05), the beta (``effCont_beta``: scores
+  capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
+  [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi``, effective df
+  mean(phi_h(0) / fhat(x_i))) and Chen's beta-kernel density (``effCont_bks``: ``bde``
+  ``betakernel`` with its default bandwidth b = n^(-2/5), normalised to integrate to 1,
+  df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
+  support index (``effDisc_bbinom``: MLE with shapes >= 1, df 2) and the discrete kernel
+  smoother (``effDisc_dks``: Wang & van Ryzin's ordered kernel, least-squares
+  cross-validated bandwidth as ``np::npudensbw(bwmethod = "cv.ls")``, multiplied by 1, 2, 5
+  and 10, a multiplied bandwidth > 1 fails; df mean((1 - bw) / f(x_i))). A candidate that
+  fails is skipped (``try`` in ``effFit``). Selection (``effSelect``): the lowest
+  AIC = 2 df - 2 loglik. Supports (``support()``): P@k j / k; RR 0 and 1 / k, k = 1..1000;
+- effect sizes (:meth:`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
+  is the Beta(a, b) CDF of the old one, a, b >= 1, found by L-BFGS-B from (1, 1) on the
+  squared distance to the target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); a
+  failure is an unreachable target. From (1, 1) that search moves along (a, 1) (target above
+  the mean) or (1, b) (below): we solve on that path by Brent's method and require the
+  result within 1e-5 of the target (R's stopping rule leaves up to ~5e-5);
+- copulas (:func:`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
+  runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
+  (every family, all rotations, ``method = "mle"``): here ``pyvinecopulib`` with
+  ``FitControlsBicop(family_set=families.parametric, parametric_method="mle",
+  selection_criterion="aic")`` (independence, Gaussian, Student t, Clayton, Gumbel, Frank,
+  Joe, BB1, BB6, BB7, BB8 and Tawn, every rotation; pyvinecopulib's Tawn has both asymmetry
+  parameters, VineCopula's Tawn types 1 and 2 fix one of them to 1).
+
+Continuous margins are tabulated: the CDF at ``GRID + 1`` equally spaced points of [0, 1],
+linear in between (mean and sampling are exact for that representation), so a transformed
+margin's mean is the mean of what is simulated.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from fastrisk.errors import InputError
+
+#: Version of the fitted-model files (bump when a fit changes).
+FIT_VERSION = 1
+#: Intervals of the tabulated CDF of a continuous margin.
+GRID = 4096
+#: Tolerance of effTransform (simIReff's ``abs.tol``).
+TRANSFORM_TOL = 1e-5
+_CAP = 1e-6  # simIReff ``cap``
+
+#: Measures of the study (names as in its ``R/common.R``) -> (kind, support or None).
+CONTINUOUS = ("ap", "ndcg20", "err20")
+DISCRETE = ("p10", "rr")
+_ALIASES = {"ap": "ap", "map": "ap", "ndcg20": "ndcg20", "ndcg@20": "ndcg20", "err20": "err20", "err@20": "err20",
+            "p10": "p10", "p@10": "p10", "rr": "rr", "mrr": "rr", "recip_rank": "rr"}
+
+
+def canonical_measure(name) -> str:
+    """'AP', 'nDCG@20', 'ERR@20', 'P@10', 'RR' (or 'ap', 'ndcg20', ...) -> the study's key."""
+    key = _ALIASES.get(str(name).strip().lower())
+    if key is None:
+        raise InputError(f"unknown simulation measure {name!r}: one of AP, nDCG@20, ERR@20, P@10, RR")
+    return key
+
+
+def support(measure: str) -> np.ndarray | None:
+    """Discrete support of a measure (simIReff ``support``), None for continuous measures."""
+    m = canonical_measure(measure)
+    if m == "rr":
+        return np.concatenate([[0.0], 1.0 / np.arange(1000, 0, -1)])
+    if m == "p10":
+        return np.arange(11) / 10.0
+    return None
+
+
+# ================================================================== runs kept
+def kept_runs(values: np.ndarray, *, tol: float = 1e-5, bottom: float = 0.1) -> tuple[np.ndarray, dict]:
+    """Rows of ``values`` (systems x topics) kept by the study: duplicates, then the bottom 10 %.
+
+    Returns (kept row indices, {"duplicates": [...], "bottom": [...]})."""
+    V = np.asarray(values, dtype=np.float64)
+    S = V.shape[0]
+    dup = set()
+    for i in range(S - 1):  # removeDuplicates: j is dropped if it duplicates any earlier i
+        close = np.all(np.abs(V[i + 1:] - V[i]) <= tol, axis=1)
+        dup.update((i + 1 + np.flatnonzero(close)).tolist())
+    rest = np.array([s for s in range(S) if s not in dup], dtype=np.int64)
+    mu = V[rest].mean(axis=1)
+    q = np.quantile(mu, bottom)  # R's default type-7 quantile
+    keep = mu >= q
+    return rest[keep], {"duplicates": sorted(dup), "bottom": rest[~keep].tolist()}
+
+
+# ================================================================== margins
+@dataclass(frozen=True)
+class SimMargin:
+    """A simIReff margin: ``family``, its ``params``, ``df`` and ``aic``; the CDF tabulated at
+    ``points`` (continuous: GRID + 1 points of [0, 1], linear in between; discrete: the
+    support); ``transform`` (a, b) when it is a transformed margin."""
+
+    family: str
+    params: dict
+    df: float
+    aic: float
+    continuous: bool
+    points: np.ndarray = field(repr=False)
+    cdf: np.ndarray = field(repr=False)
+    transform: tuple | None = None
+
+    @property
+    def mean(self) -> float:
+        return _mean(self.points, self.cdf, self.continuous)
+
+    def kernel_arrays(self):
+        """(cdf, values, continuous) for :func:`fastrisk._kernels.simulate.quantiles`."""
+        if self.continuous:
+            return (np.concatenate([[0.0], self.cdf[1:], [1.0]]),
+                    np.concatenate([[0.0], 0.5 * (self.points[:-1] + self.points[1:]), [1.0]]), True)
+        return np.ascontiguousarray(self.cdf), np.ascontiguousarray(self.points), False
+
+    def quantile(self, u) -> np.ndarray:
+        from fastrisk._kernels import simulate as _k
+
+        u = np.ascontiguousarray(np.asarray(u, dtype=np.float64).reshape(-1))
+        out = np.empty_like(u)
+        c, v, cont = self.kernel_arrays()
+        _k.quantiles(c, v, cont, u, out)
+        return out
+
+    def with_beta(self, a: float, b: float) -> SimMargin:
+        new = special.betainc(a, b, np.clip(self.cdf, 0.0, 1.0))
+        new = np.maximum.accumulate(new)  # effTransform_inner: cummax
+        return SimMargin(f"t({self.family})", self.params, self.df, self.aic, self.continuous, self.points, new,
+                         (float(a), float(b)))
+
+    def transformed(self, target: float) -> SimMargin | None:
+        """simIReff's ``effTransform`` to expected value ``target``; None if unreachable.
+
+        effTransform runs L-BFGS-B from (a, b) = (1, 1) with a, b >= 1 on the squared gap to
+        the target: raising a raises the mean and raising b lowers it, so the projected
+        gradient keeps the other shape at its bound 1 and the search runs along (a, 1) or
+        (1, b). We solve on that path directly (Brent's method, to 1e-12); a target the
+        path cannot reach (the mean tends to the top or bottom of the support) is None."""
+        target = float(target)
+        base = self.mean
+        if abs(target - base) <= 1e-15:
+            return self.with_beta(1.0, 1.0)
+        up = target > base
+
+        def gap(t):
+            return self.with_beta(t, 1.0).mean - target if up else target - self.with_beta(1.0, t).mean
+
+        hi = 2.0
+        while gap(hi) < 0:
+            hi *= 2
+            if hi > 1e12:
+                return None
+        try:
+            t = optimize.brentq(gap, 1.0, hi, xtol=1e-12, rtol=1e-14)
+        except ValueError:
+            return None
+        out = self.with_beta(t, 1.0) if up else self.with_beta(1.0, t)
+        return out if abs(out.mean - target) <= TRANSFORM_TOL else None
+
+
+def _mean(points, cdf, continuous) -> float:
+    if continuous:  # int_0^1 (1 - F), F linear between grid points
+        return float(np.sum((1.0 - 0.5 * (cdf[:-1] + cdf[1:])) * np.diff(points)))
+    return float(np.dot(points, np.diff(np.concatenate([[0.0], cdf]))))
+
+
+def _edges():
+    return np.linspace(0.0, 1.0, GRID + 1)
+
+
+def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
+    cdf = np.clip(np.asarray(cdf_edges, dtype=np.float64), 0.0, 1.0)
+    cdf = np.maximum.accumulate((cdf - cdf[0]) / (cdf[-1] - cdf[0]))
+    return SimMargin(family, params, float(df), float(2 * df - 2 * ll), True, _edges(), cdf)
+
+
+# ---------------------------------------------------------------- continuous candidates
+def _norm(x, params=None):
+    """effCont_norm: normal truncated to [0, 1], MLE with sigma >= 0.05 (MASS::fitdistr, L-BFGS-B)."""
+    def nll(p):
+        mu, sd = p
+        z = special.ndtr((1 - mu) / sd) - special.ndtr(-mu / sd)
+        if not z > 0:
+            return 1e300
+        r = (x - mu) / sd
+        return len(x) * (math.log(sd) + 0.5 * math.log(2 * math.pi) + math.log(z)) + 0.5 * float(r @ r)
+
+    if params is None:
+        res = optimize.minimize(nll, [float(np.mean(x)), max(float(np.std(x, ddof=1)), 0.05)], method="L-BFGS-B",
+                                bounds=[(None, None), (0.05, None)])
+        if not np.isfinite(res.fun) or res.fun >= 1e299:
+            raise ValueError("truncated normal fit failed")
+        params = {"mu": float(res.x[0]), "sigma": float(res.x[1])}
+    mu, sd = params["mu"], params["sigma"]
+    return _cont("norm", params, 2, -nll((mu, sd)), special.ndtr((_edges() - mu) / sd))
+
+
+def _beta(x, params=None):
+    """effCont_beta: beta on scores capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1."""
+    xc = np.clip(x, _CAP, 1 - _CAP)
+    if params is None:
+        m, v = float(np.mean(xc)), float(np.var(xc, ddof=1))
+        s0 = m * (m * (1 - m) / v - 1) if v > 0 else 1.0  # the study's start (both shapes)
+        s0 = min(max(s0, 1.0), 1e3) if np.isfinite(s0) else 1.0
+        lx, l1x = np.log(xc).sum(), np.log1p(-xc).sum()
+        n = len(xc)
+
+        def nll(p):
+            a, b = p
+            return -((a - 1) * lx + (b - 1) * l1x - n * special.betaln(a, b))
+
+        res = optimize.minimize(nll, [s0, s0], method="L-BFGS-B", bounds=[(1.0, None), (1.0, None)])
+        params = {"shape1": float(res.x[0]), "shape2": float(res.x[1])}
+    a, b = params["shape1"], params["shape2"]
+    ll = float(stats.beta.logpdf(xc, a, b).sum())
+    return _cont("beta", params, 2, ll, special.betainc(a, b, _edges()))
+
+
+def hpi(x) -> float:
+    """Two-stage direct plug-in bandwidth of a Gaussian KDE (``ks::hpi``; Wand & Jones 1995,
+    sec. 3.6), with the functionals summed exactly (no binning)."""
+    x = np.asarray(x, dtype=np.float64)
+    n = len(x)
+    sd = float(np.std(x, ddof=1))
+    psi8 = 105.0 / (32.0 * math.sqrt(math.pi) * sd ** 9)
+    d = (x[:, None] - x[None, :]).reshape(-1)
+    rt = math.sqrt(2 * math.pi)
+
+    def psi(r, g):
+        z = d / g
+        he = z ** 6 - 15 * z ** 4 + 45 * z ** 2 - 15 if r == 6 else z ** 4 - 6 * z ** 2 + 3
+        return float(np.sum(he * np.exp(-0.5 * z * z) / rt)) / (n * n * g ** (r + 1))
+
+    g1 = (30.0 / (rt * psi8 * n)) ** (1 / 9)
+    psi6 = psi(6, g1)
+    g2 = (-6.0 / (rt * psi6 * n)) ** (1 / 7)
+    psi4 = psi(4, g2)
+    return float((1.0 / (2 * math.sqrt(math.pi) * psi4 * n)) ** 0.2)
+
+
+def _nks(x, params=None):
+    """effCont_nks: Gaussian KDE (bandwidth ks::hpi) truncated to [0, 1]."""
+    h = hpi(x) if params is None else params["h"]
+    if not (np.isfinite(h) and h > 0):
+        raise ValueError("no plug-in bandwidth")
+    z = special.ndtr((1 - x) / h) - special.ndtr(-x / h)
+    mass = float(z.mean())
+    fx = stats.norm.pdf(x[:, None], x[None, :], h).mean(axis=1)
+    ll = float(np.log(fx / mass).sum())
+    df = float(np.mean(stats.norm.pdf(0.0, 0.0, h) / fx))
+    e = _edges()
+    cdf = np.empty_like(e)
+    for s in range(0, len(e), 1024):
+        cdf[s:s + 1024] = (special.ndtr((e[s:s + 1024, None] - x) / h) - special.ndtr(-x / h)).mean(axis=1)
+    return _cont("nks", {"h": float(h)}, df, ll, cdf)
+
+
+def _bks(x, params=None):
+    """effCont_bks: Chen's (1999) beta-kernel density (``bde``, bandwidth n^(-2/5)), normalised."""
+    xc = np.clip(x, _CAP, 1 - _CAP)
+    b = len(xc) ** -0.4 if params is None else params["b"]
+
+    lx, l1x = np.log(xc), np.log1p(-xc)
+
+    def dens(t):  # mean_i Beta(x_i; t / b + 1, (1 - t) / b + 1)
+        t = np.asarray(t, dtype=np.float64)
+        a1, b1 = t / b, (1 - t) / b
+        return np.exp(a1[:, None] * lx + b1[:, None] * l1x - special.betaln(a1 + 1, b1 + 1)[:, None]).mean(axis=1)
+
+    e = _edges()
+    f = dens(e)
+    cum = np.concatenate([[0.0], np.cumsum(0.5 * (f[:-1] + f[1:]) * np.diff(e))])
+    total = cum[-1]
+    fx = dens(xc)
+    k0 = stats.beta.pdf(xc, xc / b + 1, (1 - xc) / b + 1)
+    return _cont("bks", {"b": float(b)}, float(np.mean(k0 / fx)), float(np.log(fx / total).sum()), cum)
+
+
+# ---------------------------------------------------------------- discrete candidates
+def _match(x, sup):
+    """simIReff ``matchTol``: index of the support point within 1e-4 of each score."""
+    i = np.abs(sup[None, :] - x[:, None]).argmin(axis=1)
+    if (np.abs(sup[i] - x) > 1e-4).any():
+        bad = x[np.abs(sup[i] - x) > 1e-4][0]
+        raise InputError(f"score {bad!r} is not on the measure's support")
+    return i
+
+
+def _disc(family, params, df, ll, sup, p) -> SimMargin:
+    cdf = np.cumsum(p)
+    cdf /= cdf[-1]
+    return SimMargin(family, params, float(df), float(2 * df - 2 * ll), False, sup, cdf)
+
+
+def _bbinom(x, sup, params=None):
+    """effDisc_bbinom: beta-binomial over the support index, MLE with shapes >= 1."""
+    k = len(sup) - 1
+    j = _match(x, sup)
+    if params is None:
+        m, v = float(j.mean()), float(j.var(ddof=1))
+        den = k * (v / m - m - 1) + m if m > 0 else float("nan")
+        s1, s2 = (k * m - v) / den, (k - m) * (k - v / m) / den
+        if not (np.isfinite(s1) and np.isfinite(s2)):
+            raise ValueError("no beta-binomial start")
+
+        def nll(p):
+            return -float(stats.betabinom.logpmf(j, k, p[0], p[1]).sum())
+
+        res = optimize.minimize(nll, [min(max(s1, 1.0), 1e4), min(max(s2, 1.0), 1e4)], method="L-BFGS-B",
+                                bounds=[(1.0, None), (1.0, None)])
+        params = {"alpha": float(res.x[0]), "beta": float(res.x[1])}
+    a, b = params["alpha"], params["beta"]
+    p = stats.betabinom.pmf(np.arange(k + 1), k, a, b)
+    return _disc("bbinom", params, 2, float(np.log(p[j]).sum()), sup, p)
+
+
+def _wvr_density(sup_n, j, lam):
+    """Wang & van Ryzin ordered-kernel estimate at every support index from observations
+    ``j`` (indices): l(x, X) = 1 - lam if x = X, else (1 - lam) / 2 lam^|x - X|."""
+    u, c = np.unique(j, return_counts=True)
+    dist = np.abs(np.arange(sup_n)[:, None] - u[None, :])
+    with np.errstate(under="ignore"):
+        K = np.where(dist == 0, 1 - lam, 0.5 * (1 - lam) * lam ** dist)
+    return K @ c / len(j)
+
+
+@functools.lru_cache(maxsize=4096)
+def _lscv(j: tuple, sup_n: int) -> float:
+    j = np.asarray(j)
+    n = len(j)
+
+    def cv(lam):
+        f = _wvr_density(sup_n, j, lam)
+        loo = (f[j] * n - (1 - lam)) / (n - 1)
+        return float(f @ f - 2 * loo.mean())
+
+    grid = np.linspace(0.0, 1.0, 101)
+    vals = [cv(g) for g in grid]
+    g = int(np.argmin(vals))
+    lo, hi = grid[max(g - 1, 0)], grid[min(g + 1, 100)]
+    res = optimize.minimize_scalar(cv, bounds=(lo, hi), method="bounded", options={"xatol": 1e-8})
+    return float(res.x) if res.fun <= vals[g] else float(grid[g])
+
+
+def lscv_bandwidth(j, sup_n) -> float:
+    """Least-squares cross-validated bandwidth of the ordered kernel (``np::npudensbw``,
+    ``bwmethod = "cv.ls"``, ``okertype = "wangvanryzin"``): minimises
+    sum_x fhat(x)^2 - 2 / n sum_i fhat_{-i}(x_i) over lambda in [0, 1] (a grid of 0.01,
+    then a bounded search around its best point)."""
+    return _lscv(tuple(int(v) for v in j), int(sup_n))
+
+
+def _dks(x, sup, mult, params=None):
+    """effDisc_dks(mult): discrete kernel smoother, LSCV bandwidth times ``mult``."""
+    j = _match(x, sup)
+    bw = (lscv_bandwidth(j, len(sup)) * mult) if params is None else params["bw"]
+    if bw > 1:
+        raise ValueError("(multiplied) bandwidth too large")
+    d = _wvr_density(len(sup), j, bw)
+    d = d / d.sum()
+    return _disc(f"dks({mult})", {"bw": float(bw), "mult": mult}, float(np.mean((1 - bw) / d[j])),
+                 float(np.log(d[j]).sum()), sup, d)
+
+
+def _candidates(measure):
+    sup = support(measure)
+    if sup is None:
+        return {"norm": _norm, "beta": _beta, "nks": _nks, "bks": _bks}
+    out = {"bbinom": lambda x, params=None: _bbinom(x, sup, params)}
+    for m in (1, 2, 5, 10):
+        out[f"dks({m})"] = (lambda mm: lambda x, params=None: _dks(x, sup, mm, params))(m)
+    return out
+
+
+def fit_margin(scores, measure: str) -> SimMargin:
+    """simIReff's effContFitAndSelect / effDiscFitAndSelect (AIC) for one run's scores."""
+    x = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if x.size < 3 or not np.isfinite(x).all() or (x < 0).any() or (x > 1).any():
+        raise InputError("a margin needs at least 3 finite scores in [0, 1]")
+    best = None
+    for fit in _candidates(measure).values():
+        try:
+            with np.errstate(all="ignore"):
+                m = fit(x)
+        except (ValueError, FloatingPointError, ZeroDivisionError, OverflowError):
+            continue  # effFit: try(...), a failed candidate is skipped
+        if np.isfinite(m.aic) and (best is None or m.aic < best.aic):
+            best = m
+    if best is None:
+        raise InputError("unable to fit a margin (every candidate failed)")
+    return best
+
+
+def margin_from(family: str, params: dict, scores, measure: str) -> SimMargin:
+    """Rebuild a fitted margin from its family and parameters (and the run's scores)."""
+    x = np.asarray(scores, dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        return _candidates(measure)[family](x, params=params)
+
+
+# ================================================================== copulas
+def pobs(x, y, seed: int) -> np.ndarray:
+    """(n, 2) pseudo-observations rank / (n + 1), ties broken at random (``pobs(ties.method = "random")``)."""
+    from fastrisk.simulate.collections import pseudo_observations
+
+    return pseudo_observations(x, y, seed)
+
+
+def copula_controls():
+    """``BiCopSelect`` defaults: every parametric family and rotation, MLE, AIC."""
+    import pyvinecopulib as pv
+
+    return pv.FitControlsBicop(family_set=pv.families.parametric, parametric_method="mle",
+                               selection_criterion="aic")
+
+
+def fit_copula(x, y, *, seed: int = 0) -> dict:
+    """The copula of runs (x, y) as a dict {family, rotation, parameters}."""
+    import pyvinecopulib as pv
+
+    c = pv.Bicop.from_data(pobs(np.asarray(x), np.asarray(y), seed), controls=copula_controls())
+    return {"family": c.family.name, "rotation": int(c.rotation),
+            "parameters": np.asarray(c.parameters, dtype=np.float64).reshape(-1).tolist()}
+
+
+def bicop(spec: dict):
+    """A ``pyvinecopulib.Bicop`` from :func:`fit_copula`'s dict."""
+    import pyvinecopulib as pv
+
+    par = np.asarray(spec["parameters"], dtype=np.float64).reshape(-1, 1)
+    fam = getattr(pv.BicopFamily, spec["family"])
+    if fam == pv.BicopFamily.indep:
+        return pv.Bicop(family=fam)
+    return pv.Bicop(family=fam, rotation=int(spec["rotation"]), parameters=par)
+
+
+# ================================================================== collection fits
+def matrix_hash(values, measure: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"v{FIT_VERSION}:{canonical_measure(measure)}:{np.asarray(values).shape}".encode())
+    h.update(np.ascontiguousarray(np.asarray(values, dtype=np.float64)).tobytes())
+    return h.hexdigest()
+
+
+def cache_dir(cache=None) -> Path:
+    """``cache`` or ``$FASTRISK_CACHE/simulate`` or ``~/.cache/fastrisk/simulate``."""
+    if cache not in (None, True):
+        return Path(cache)
+    base = os.environ.get("FASTRISK_CACHE")
+    return (Path(base) if base else Path.home() / ".cache" / "fastrisk") / "simulate"
+
+
+@dataclass
+class CollectionFit:
+    """Fitted models of one collection: runs ``kept`` (rows of the matrix), their margins,
+    the copula of each pair (i < j of positions in ``kept``)."""
+
+    name: str
+    measure: str
+    hash: str
+    kept: np.ndarray
+    removed: dict
+    margins: list
+    copulas: dict
+    values: np.ndarray = field(repr=False)
+    source: str = "fitted"  # or "cache:<path>"
+    path: Path | None = None
+    h1: dict = field(default_factory=dict, repr=False)
+    _dirty: bool = field(default=False, repr=False)
+    _bicops: dict = field(default_factory=dict, repr=False)
+    _transforms: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n_runs(self) -> int:
+        return len(self.kept)
+
+    def copula(self, i: int, j: int):
+        """Bicop of kept positions (i, j), i < j."""
+        key = (i, j)
+        if key not in self._bicops:
+            self._bicops[key] = bicop(self.copulas[f"{i},{j}"])
+        return self._bicops[key]
+
+    def h1_pairs(self, delta: float):
+        """The study's ``R/02-margins_transform.R`` for effect ``delta``: baselines are the
+        bottom 75 % of runs by margin mean (the top round(0.25 S) dropped); for each, the 10
+        other runs whose mean is closest to mu_b + delta, their own margin transformed to
+        mean mu_b + delta (:meth:`SimMargin.transformed`). Returns ({baseline: [(e, (a, b)),
+        ...]} for the baselines with at least one success, where e's margin transformed is
+        ``margins[e].with_beta(a, b)``; the number of transformations that failed: those pairs
+        are skipped, as the study's ``try`` skips them)."""
+        key = f"{float(delta):.10g}"
+        if key not in self._transforms:
+            if key not in self.h1:
+                self.h1[key] = self._transform_all(float(delta))
+                self._dirty = True
+            doc = self.h1[key]
+            pairs = {int(b): [(int(e), (float(a), float(bb))) for e, a, bb in lst] for b, lst in doc["pairs"].items()}
+            self._transforms[key] = (pairs, int(doc["failed"]))
+        return self._transforms[key]
+
+    def _transform_all(self, delta: float) -> dict:
+        mu = np.array([m.mean for m in self.margins])
+        S = len(mu)
+        order = np.argsort(-mu, kind="stable")
+        baselines = order[round(S * 0.25):]  # R's round (half to even), as Python's
+        out, failed = {}, 0
+        for i in sorted(int(v) for v in baselines):
+            js = [int(j) for j in np.argsort(np.abs(mu - mu[i] - delta), kind="stable") if j != i][:10]
+            ok = []
+            for j in js:
+                t = self.margins[j].transformed(mu[i] + delta)
+                if t is None:
+                    failed += 1
+                else:
+                    ok.append([j, t.transform[0], t.transform[1]])
+            if ok:
+                out[str(i)] = ok
+        return {"pairs": out, "failed": failed}
+
+    def save(self) -> None:
+        """Write the fit (with the transformations computed so far) to its cache file."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.to_json()))
+        os.replace(tmp, self.path)
+        self._dirty = False
+
+    def to_json(self) -> dict:
+        return {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
+                "kept": self.kept.tolist(), "removed": self.removed,
+                "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
+                "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+
+
+def _fit_pairs(values, pairs, base_seed) -> dict:
+    """Worker: copulas of the given (i, j) pairs of rows of ``values``."""
+    from fastrisk._threads import limit_threads  # noqa: F401  (workers stay single-threaded)
+
+    return {f"{i},{j}": fit_copula(values[i], values[j], seed=base_seed + i * 100_003 + j) for i, j in pairs}
+
+
+def _fit_margins(values, measure) -> list:
+    return [(m.family, m.params) for m in (fit_margin(v, measure) for v in values)]
+
+
+def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:
+    """The fit stored at ``path`` (None if missing, unreadable, of another version or, when
+    ``h`` is given, of another matrix). ``values``: the matrix (systems x topics), needed only
+    for files written without the kept runs' scores."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if doc.get("version") != FIT_VERSION or (h is not None and doc.get("hash") != h):
+        return None
+    kept = np.asarray(doc["kept"], dtype=np.int64)
+    if "values" in doc:
+        V = np.asarray(doc["values"], dtype=np.float64)
+    else:
+        if values is None:
+            from fastrisk.datasets import trec_matrix
+
+            values = trec_matrix(doc["name"]).values
+        V = np.asarray(values, dtype=np.float64)[kept]
+    measure = doc["measure"]
+    margins = [margin_from(m["family"], m["params"], V[i], measure) for i, m in enumerate(doc["margins"])]
+    return CollectionFit(doc["name"], measure, doc["hash"], kept, doc["removed"], margins, doc["copulas"], V,
+                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}))
+
+
+def _chunks(pairs, n):
+    return [pairs[k:k + n] for k in range(0, len(pairs), n)]
+
+
+def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
+                    progress=None) -> dict:
+    """Fitted models of bundled collections (names) or ``{name: ScoreMatrix}``: loaded from the
+    cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
+    any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored."""
+    from fastrisk.datasets import trec_matrix
+
+    items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
+    out, todo = {}, {}
+    cdir = cache_dir(cache) if cache is not False else None
+    for name, mat in items.items():
+        meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
+        values = np.asarray((mat if mat is not None else trec_matrix(name)).values, dtype=np.float64)
+        if values.ndim != 2 or values.shape[0] < 3:
+            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
+        h = matrix_hash(values, meas)
+        path = None if cdir is None else cdir / f"{name}-{h[:16]}.json"
+        got = None if (refit or path is None) else load_fit(path, h, values)
+        if got is not None:
+            out[name] = got
+        else:
+            todo[name] = (meas, values, h, path)
+    if not todo:
+        return out
+    submit = _submitter(executor)
+    futures = {}
+    for name, (meas, values, h, path) in todo.items():
+        kept, removed = kept_runs(values)
+        V = values[kept]
+        S = len(kept)
+        pairs = [(i, j) for i in range(S) for j in range(i + 1, S)]
+        seed = int(h[:8], 16)
+        futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
+                         [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
+    for name, (kept, removed, V, fm, fcs) in futures.items():
+        meas, values, h, path = todo[name]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm))]
+        copulas = {}
+        for f in fcs:
+            copulas.update(_result(f))
+        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path)
+        if path is not None:
+            fit.save()
+            fit.source = f"fitted:{path}"
+        out[name] = fit
+    return {n: out[n] for n in items}
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _submitter(executor):
+    if executor is None:
+        return lambda fn, *a: _Done(fn(*a))
+    if hasattr(executor, "get_executor") and not hasattr(executor, "map_async"):
+        executor = executor.get_executor()  # a Dask client
+    return executor.submit
+
+
+def _result(f):
+    return f.result()

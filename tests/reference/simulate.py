@@ -1,0 +1,95 @@
+"""Plain-NumPy/scipy references for the published simulation protocol (tests only)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import integrate, stats
+
+from reference.batch import Replicate
+
+
+def kept_runs(V):
+    """removeDuplicates then removeBottom(p = .1) of the study's R/common.R, by loops."""
+    S = V.shape[0]
+    dup = []
+    for i in range(S - 1):
+        for j in range(i + 1, S):
+            if all(abs(a - b) <= 1e-5 for a, b in zip(V[i], V[j])) and j not in dup:
+                dup.append(j)
+    rest = [s for s in range(S) if s not in dup]
+    means = [float(np.mean(V[s])) for s in rest]
+    q = np.percentile(means, 10)  # R's type-7 quantile
+    return [s for s, m in zip(rest, means) if m >= q], sorted(dup), [s for s, m in zip(rest, means) if m < q]
+
+
+def loglik(margin, x):
+    """Log-likelihood of the scores x under a fitted simIReff margin, from its parameters."""
+    x = np.asarray(x, dtype=float)
+    p, fam = margin.params, margin.family
+    xc = np.clip(x, 1e-6, 1 - 1e-6)
+    if fam == "norm":
+        mu, sd = p["mu"], p["sigma"]
+        return float(stats.truncnorm.logpdf(x, -mu / sd, (1 - mu) / sd, mu, sd).sum())
+    if fam == "beta":
+        return float(stats.beta.logpdf(xc, p["shape1"], p["shape2"]).sum())
+    if fam == "nks":
+        h = p["h"]
+        mass = np.mean([stats.norm.cdf(1, xi, h) - stats.norm.cdf(0, xi, h) for xi in x])
+        return float(sum(np.log(np.mean(stats.norm.pdf(v, x, h)) / mass) for v in x))
+    if fam == "bks":
+        b = p["b"]
+
+        def f(t):
+            return np.mean(stats.beta.pdf(xc, t / b + 1, (1 - t) / b + 1))
+
+        total = integrate.quad(f, 0, 1, limit=200)[0]
+        return float(sum(np.log(f(v) / total) for v in xc))
+    sup = margin.points
+    j = np.array([int(np.argmin(np.abs(sup - v))) for v in x])
+    if fam == "bbinom":
+        return float(stats.betabinom.logpmf(j, len(sup) - 1, p["alpha"], p["beta"]).sum())
+    lam = p["bw"]  # dks: Wang & van Ryzin kernel, normalised over the support
+    d = np.array([np.mean([(1 - lam) if s == o else 0.5 * (1 - lam) * lam ** abs(s - o) for o in j])
+                  for s in range(len(sup))])
+    d /= d.sum()
+    return float(np.log(d[j]).sum())
+
+
+def bootstrap_centred(d, seed, k, B):
+    """R/test.cpp testCpp_bootstrap: replicate means centred by their own mean; counts of
+    (>= mean, |.| >= |mean|), with the kernel's tolerance and its replicate draws."""
+    c = len(d)
+    m = sum(d) / c
+    tol = 1e-12 * sum(abs(v) for v in d) / c
+    means = [sum(d[i] for i in Replicate(seed, k, 0, b).topics(c)) / c for b in range(B)]
+    centre = sum(means) / B
+    r = [v - centre for v in means]
+    return sum(v >= m - tol for v in r), sum(abs(v) >= abs(m) - tol for v in r)
+
+
+def r_mean(d) -> float:
+    """R's mean: a long-double running sum / n, corrected by the mean of the residuals."""
+    n = len(d)
+    s = np.longdouble(0)
+    for v in d:
+        s += np.longdouble(v)
+    s /= n
+    t = np.longdouble(0)
+    for v in d:
+        t += np.longdouble(v) - s
+    return float(s + t / n)
+
+
+def flips(d, seed, k, B):
+    """R/test.cpp testCpp_permutation: B random sign flips; the flipped mean summed in order in
+    double, compared with R's mean with no tolerance; counts of (>= mean, |.| >= |mean|)."""
+    m = r_mean(d)
+    ge = ab = 0
+    for b in range(B):
+        xb = 0.0
+        for s, v in zip(Replicate(seed, k, 1, b).signs(len(d)), d):
+            xb += s * v
+        xb /= len(d)
+        ge += xb >= m
+        ab += abs(xb) >= abs(m)
+    return ge, ab

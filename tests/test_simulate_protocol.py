@@ -1,0 +1,301 @@
+"""The published protocol of Urbano, Lima & Hanjalic (SIGIR 2019), point by point: copula
+families and fitting, simIReff margins and effTransform, run filtering, H1 construction,
+the study's battery, the tables' layout and their independence of chunking and executor."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from reference import simulate as ref
+from scipy import stats
+
+import fastrisk
+from fastrisk.cli import main
+from fastrisk.errors import InputError
+from fastrisk.matrix import ScoreMatrix
+from fastrisk.simulate import battery, fits, power, type1, type3
+from fastrisk.simulate.studies import ALPHAS, resolve
+
+
+def _tiny(name="web2013_err20", runs=8, topics=30):
+    m = fastrisk.datasets.trec_matrix(name)
+    return ScoreMatrix(m.values[:runs, :topics], m.systems[:runs], m.topics[:topics], m.measure)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return {"tiny": _tiny()}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One directory of fitted models for the module: the tiny collection is fitted once."""
+    return tmp_path_factory.mktemp("fits")
+
+
+# ------------------------------------------------------------------ copulas
+def test_copulas_are_selected_as_bicopselect_does():
+    import pyvinecopulib as pv
+
+    ctl = fits.copula_controls()
+    names = {f.name for f in ctl.family_set}
+    assert names == {"indep", "gaussian", "student", "clayton", "gumbel", "frank", "joe", "bb1", "bb6", "bb7",
+                     "bb8", "tawn"}
+    assert ctl.parametric_method == "mle" and ctl.selection_criterion == "aic"
+    # an asymmetric sample is given an asymmetric family, by maximum likelihood (not by tau)
+    true = pv.Bicop(family=pv.BicopFamily.tawn, parameters=np.array([[0.2], [1.0], [8.0]]))
+    u = true.sample(400, seeds=[1, 2, 3])
+    got = fits.bicop(fits.fit_copula(u[:, 0], u[:, 1]))
+    assert got.family.name == "tawn"
+    obs = fits.pobs(u[:, 0], u[:, 1], 0)
+    mle = pv.Bicop(family=pv.BicopFamily.tawn)
+    mle.fit(obs, controls=pv.FitControlsBicop(parametric_method="mle"))
+    assert got.loglik(obs) == pytest.approx(mle.loglik(obs), rel=1e-6)
+
+
+def _pairs_through(margin, cop, T=3000, n=50, seed=2):
+    rng = np.random.default_rng(seed)
+    u1, w = rng.random(T * n), rng.random(T * n)
+    u2 = cop.hinv1(np.column_stack([u1, w]))
+    return np.stack([margin.quantile(u1).reshape(T, n), margin.quantile(u2).reshape(T, n)], axis=1)
+
+
+def test_an_asymmetric_copula_with_one_margin_makes_wilcoxon_liberal_a_gaussian_one_does_not():
+    import pyvinecopulib as pv
+
+    margin = fits.fit_margin(np.random.default_rng(1).beta(0.8, 3, size=200), "ap")
+    tawn = pv.Bicop(family=pv.BicopFamily.tawn, parameters=np.array([[0.2], [1.0], [8.0]]))
+    gauss = pv.Bicop(family=pv.BicopFamily.gaussian, parameters=np.array([[np.sin(np.pi * tawn.tau / 2)]]))
+    se = np.sqrt(0.05 * 0.95 / 3000)
+    rates = {}
+    for name, cop in (("tawn", tawn), ("gauss", gauss)):
+        res = battery(_pairs_through(margin, cop), replicates=0, protocol="urbano2019")
+        rates[name] = {t: np.mean(res.p(t, "two-sided") <= 0.05) for t in ("t", "wilcoxon")}
+    assert rates["tawn"]["wilcoxon"] > 0.05 + 4 * se
+    assert abs(rates["gauss"]["wilcoxon"] - 0.05) < 4 * se
+    for name in rates:  # same margin: the mean difference is 0 and the t-test stays nominal
+        assert abs(rates[name]["t"] - 0.05) < 4 * se
+
+
+# ------------------------------------------------------------------ margins
+@pytest.mark.parametrize("name, rows", [("adhoc8_ap", (0, 7, 40)), ("web2012_err20", (1, 9)),
+                                        ("adhoc6_p10", (2, 30)), ("adhoc6_rr", (3,))])
+def test_margins_are_simireffs_candidates_chosen_by_aic(name, rows):
+    V = fastrisk.datasets.trec_matrix(name).values
+    measure = name.partition("_")[2]
+    expected = ({"norm", "beta", "nks", "bks"} if measure == "ap" or measure == "err20"
+                else {"bbinom", "dks(1)", "dks(2)", "dks(5)", "dks(10)"})
+    assert set(fits._candidates(measure)) == expected
+    for r in rows:
+        best = fits.fit_margin(V[r], measure)
+        aics = {}
+        for fam, fn in fits._candidates(measure).items():
+            try:
+                aics[fam] = fn(V[r]).aic
+            except ValueError:
+                pass
+        assert best.family == min(aics, key=aics.get)
+        assert best.aic == pytest.approx(2 * best.df - 2 * ref.loglik(best, V[r]), rel=1e-9, abs=1e-9)
+
+
+def test_truncated_normal_and_beta_respect_simireffs_bounds():
+    x = np.full(30, 0.4) + np.linspace(-1e-3, 1e-3, 30)  # tiny spread: sigma at its bound 0.05
+    m = fits._norm(x)
+    assert m.params["sigma"] == pytest.approx(0.05)
+    ll = stats.truncnorm.logpdf(x, -m.params["mu"] / 0.05, (1 - m.params["mu"]) / 0.05, m.params["mu"], 0.05).sum()
+    assert m.aic == pytest.approx(2 * 2 - 2 * ll)
+    u = np.r_[np.zeros(10), np.ones(10), np.linspace(0.01, 0.99, 10)]  # U-shaped: shapes at their bound 1
+    b = fits._beta(u)
+    assert b.params["shape1"] >= 1 and b.params["shape2"] >= 1
+    assert b.params["shape1"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_rr_support_is_zero_and_reciprocal_ranks_to_1000():
+    s = fits.support("RR")
+    assert len(s) == 1001 and s[0] == 0 and s[1] == pytest.approx(1 / 1000) and s[-1] == 1
+    np.testing.assert_allclose(fits.support("P@10"), np.arange(11) / 10)
+    assert fits.support("nDCG@20") is None
+
+
+@pytest.mark.parametrize("name, row", [("adhoc8_ap", 5), ("web2012_err20", 3), ("web2012_ndcg20", 8),
+                                       ("adhoc6_p10", 4), ("adhoc6_rr", 6)])
+def test_transformed_margin_has_the_target_mean_and_keeps_the_support(name, row):
+    measure = name.partition("_")[2]
+    m = fits.fit_margin(fastrisk.datasets.trec_matrix(name).values[row], measure)
+    for target in (m.mean - 0.03, m.mean + 0.01, m.mean + 0.1):
+        t = m.transformed(target)
+        assert t is not None and abs(t.mean - target) <= 1e-5
+        a, b = t.transform
+        assert a >= 1 and b >= 1 and min(a, b) == 1
+        np.testing.assert_array_equal(t.points, m.points)
+        if m.continuous:
+            assert t.cdf[0] == 0 and t.cdf[-1] == pytest.approx(1)
+        else:  # support points with no mass keep none
+            pm, pt = np.diff(np.r_[0, m.cdf]), np.diff(np.r_[0, t.cdf])
+            assert ((pm > 0) >= (pt > 0)).all()
+        # what is simulated has that mean: quantiles of a fine uniform grid
+        u = (np.arange(200_000) + 0.5) / 200_000
+        assert t.quantile(u).mean() == pytest.approx(target, abs=2e-4)
+    assert m.transformed(1.2) is None and m.transformed(-0.1) is None
+
+
+# ------------------------------------------------------------------ runs kept, H1 pairs
+def test_duplicate_and_bottom_ten_percent_runs_are_dropped():
+    rng = np.random.default_rng(4)
+    V = rng.random((21, 12))
+    V[7] = V[2] + 5e-6  # a duplicate of run 2 within 1e-5
+    V[15] = V[3]
+    kept, removed = fits.kept_runs(V)
+    r_kept, r_dup, r_bottom = ref.kept_runs(V)
+    assert removed["duplicates"] == r_dup == [7, 15]
+    assert kept.tolist() == r_kept and removed["bottom"] == r_bottom and len(r_bottom) == 2
+    kept, removed = fits.kept_runs(fastrisk.datasets.trec_matrix("adhoc8_ap").values)
+    assert (len(kept), len(removed["duplicates"]), len(removed["bottom"])) == (114, 2, 13)
+
+
+def test_h1_pairs_follow_the_study(tiny, cache):
+    fit = fits.fit_collections(tiny, "err20", cache=cache)["tiny"]
+    mu = np.array([m.mean for m in fit.margins])
+    pairs, failed = fit.h1_pairs(0.02)
+    S = fit.n_runs
+    top = set(np.argsort(-mu, kind="stable")[:round(S * 0.25)].tolist())
+    assert set(pairs) <= set(range(S)) - top
+    for b, partners in pairs.items():
+        closest = [j for j in np.argsort(np.abs(mu - mu[b] - 0.02), kind="stable") if j != b][:10]
+        assert [e for e, _ in partners] == [j for j in closest if j in {e for e, _ in partners}]
+        for e, shapes in partners:
+            assert abs(fit.margins[e].with_beta(*shapes).mean - (mu[b] + 0.02)) <= 1e-5
+    assert failed == 0
+
+
+def test_power_never_fails_when_some_targets_are_unreachable(tiny, cache):
+    res = power("err20", collections=tiny, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
+                cache=cache)
+    assert json.loads(res.skipped)["0.8"] > 0
+    assert np.isfinite(res.rate[0, 0]).all()
+    with pytest.raises(InputError, match="no pair of runs reaches delta"):
+        power("err20", collections=tiny, delta=[2.0], topics=10, trials=10, replicates=0, rng=2, progress=False,
+              cache=cache)
+
+
+# ------------------------------------------------------------------ the battery of the study
+def test_the_study_battery_matches_its_r_code():
+    rng = np.random.default_rng(8)
+    for c in (49, 50):  # wilcox.test: exact below 50 untied differences, else normal with correction
+        V = rng.random((4, 2, c))
+        res = battery(V, replicates=300, rng=5, protocol="urbano2019")
+        d = V[:, 1] - V[:, 0]
+        for k in range(4):
+            method = "exact" if c < 50 else "approx"
+            for tails, alt in (("two-sided", "two-sided"), ("greater", "greater")):
+                sp = stats.wilcoxon(d[k], alternative=alt, method=method, correction=True).pvalue
+                assert res.p("wilcoxon", tails)[k] == pytest.approx(round(sp, 6), abs=1.5e-6)
+            ge, ab = ref.bootstrap_centred(list(d[k]), res.seed, k, 300)
+            assert res.p("bootstrap", "greater")[k] == pytest.approx(round(ge / 300, 6))
+            assert res.p("bootstrap", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
+            ge, ab = ref.flips(list(d[k]), res.seed, k, 300)
+            assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 300, 6))
+            assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
+    # lattice-valued differences (P@10): flips equal to the observed mean count as rounding falls
+    V = np.round(rng.integers(0, 11, (5, 2, 30)) / 10, 1)
+    res = battery(V, replicates=400, rng=6, protocol="urbano2019")
+    for k in range(5):
+        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 400)
+        assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 400, 6))
+        assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 400, 6))
+    # the sign test: |d| <= 0.01 is a tie
+    V = np.zeros((1, 2, 30))
+    V[0, 1] = np.r_[np.full(10, 0.005), np.full(14, 0.2), np.full(6, -0.2)]
+    res = battery(V, replicates=0, protocol="urbano2019")
+    assert res.p("sign", "greater")[0] == pytest.approx(round(stats.binomtest(14, 20, alternative="greater").pvalue, 6))
+
+
+# ------------------------------------------------------------------ studies and tables
+def _small(fn, collections, cache, **kw):
+    return fn("err20", collections=collections, topics=12, trials=120, replicates=50, rng=11, progress=False,
+              cache=cache, **kw)
+
+
+def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache):
+    a = _small(type1, tiny, cache, chunk=40)
+    b = _small(type1, tiny, cache, chunk=120)
+    assert a.to_arrow().equals(b.to_arrow())
+    (name, table), = a.tables().items()
+    assert name == "type_1/type_1_err20_12"
+    assert list(table.columns[:11]) == ["alpha", "t1", "w1", "s1", "b1", "p1", "t2", "w2", "s2", "b2", "p2"]
+    assert list(table.columns[11:]) == ["trisk1_1", "trisk5_1", "zrisk_1", "georisk_1", "trisk1_2", "trisk5_2",
+                                        "zrisk_2", "georisk_2"]
+    np.testing.assert_allclose(table.alpha, ALPHAS)
+    assert (np.diff(table[["t1", "w1", "s1", "b1", "p1"]].to_numpy(), axis=0) >= 0).all()
+    long = a.to_pandas()
+    assert {"study", "measure", "topics", "delta", "test", "tails", "alpha", "rate", "n", "se"} <= set(long.columns)
+    assert "<table>" in a._repr_html_()
+    assert json.loads(a.fits)["tiny"]["runs"] == 7
+
+
+def test_power_and_type3_tables(tiny, cache):
+    p = _small(power, tiny, cache, delta=[0.02, 0.05])
+    t3 = _small(type3, tiny, cache, delta=[0.02, 0.05])
+    names = list(p.tables())
+    assert "type_2_by_alpha/delta0.05/type_2_by_alpha_err20_12_delta0.05" in names
+    assert "type_2_by_delta/alpha0.050/type_2_by_delta_err20_12_alpha0.050" in names
+    by_delta = p.tables()["type_2_by_delta/alpha0.050/type_2_by_delta_err20_12_alpha0.050"]
+    assert list(by_delta.delta) == [0.02, 0.05]
+    tab3 = t3.tables()["type_3_by_alpha/delta0.05/type_3_by_alpha_err20_12_delta0.05"]
+    assert list(tab3.columns[:6]) == ["alpha", "t2", "w2", "s2", "b2", "p2"]
+    # same simulations: wrong-sign rejections are some of all two-sided rejections
+    two = p.rate[:, 0, 1]
+    assert (t3.rate[:, 0, 1] <= two + 1e-12).all()
+
+
+def test_cli_measure_names_and_bad_combinations(capsys):
+    assert resolve("nDCG@20") == ("ndcg20", fastrisk.simulate.MEASURES["ndcg20"])
+    assert resolve("P@10")[0] == "p10" and resolve("RR")[0] == "rr" and resolve("ERR@20")[0] == "err20"
+    assert resolve(None, ["web2012_err20"]) == ("err20", ("web2012_err20",))
+    assert main(["simulate", "type1", "--collections", "web2012_err20", "--measure", "ap"]) != 0
+    assert "hold err20, not 'ap'" in capsys.readouterr().err
+    assert main(["simulate", "type1", "--replicates", str(10**9 + 1)]) != 0
+    assert "--replicates must be in [0, 1e+09]" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_power_study_never_fails_on_a_bundled_collection():
+    for names in fastrisk.simulate.MEASURES.values():
+        for name in names:
+            V = fastrisk.datasets.trec_matrix(name).values
+            kept, removed = fits.kept_runs(V)
+            measure = name.partition("_")[2]
+            margins = [fits.fit_margin(V[k], measure) for k in kept]
+            fit = fits.CollectionFit(name, measure, "", kept, removed, margins, {}, V[kept])
+            for delta in (0.01, 0.1):
+                pairs, failed = fit.h1_pairs(delta)
+                assert pairs and failed >= 0
+
+
+@pytest.mark.slow
+def test_study_tables_are_identical_across_executors(tmp_path):
+    from fastrisk.sweep import process_pool
+
+    kw = dict(collections=["web2013_err20"], topics=20, trials=200, replicates=100, rng=5, progress=False,
+              cache=tmp_path)
+    here = type1("err20", **kw)
+    with process_pool(2) as pool:
+        there = type1("err20", executor=pool, chunk=50, **kw)
+    assert here.to_arrow().equals(there.to_arrow())
+
+
+def test_figures_draw_the_curves_as_the_paper(tiny, cache, tmp_path):
+    pytest.importorskip("matplotlib")
+    from fastrisk import plot
+
+    t1 = _small(type1, tiny, cache)
+    p = _small(power, tiny, cache, delta=[0.02, 0.05])
+    ax = plot.simulation_rates(t1, tails="two-sided")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert len(ax.lines) == 1 + len(t1.tests)  # the nominal diagonal and one line per test
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), ALPHAS)
+    fig = plot.plot_studies([p], tmp_path / "power.svg")
+    assert len([a for a in fig.axes if a.get_visible()]) == 4  # 2 tails x (by alpha, by delta)
+    assert "Power" in (tmp_path / "power.svg").read_text()
