@@ -76,15 +76,18 @@ def test_alpha_values_separated_by_spaces_say_they_are_comma_separated(capsys, c
 def test_did_you_mean_for_commands_options_and_measures(capsys):
     assert _error(capsys, "rsik", MATRIX).endswith("invalid choice: 'rsik' (choose from 'risk', 'info', 'demo', "
                                                    "'table', 'pca', 'zrisk', 'bootstrap', 'test', 'evaluate', "
-                                                   "'pool-bias', 'agree', 'report', 'sweep', 'simulate', 'ltr'); "
+                                                   "'pool-bias', 'agree', 'report', 'sweep', 'simulate', 'ltr', "
+                                                   "'warmup'); "
                                                    "did you mean 'risk'?")
     assert _error(capsys, "risk", MATRIX, "--baseline", "run1", "--alhpa", "1") == (
         "fastrisk: error: unrecognized arguments: --alhpa 1; did you mean --alpha?")
     assert _error(capsys, "evaluate", RUNS, "--qrels", QRELS, "--measure", "nDGC@20") == (
-        "fastrisk evaluate: error: unknown measure 'nDGC@20' (did you mean 'nDCG@20'): expected one of P@k, R@k, "
-        "AP, AP@k, RR, RR@k, Rprec, nDCG, nDCG@k, nDCG(dcg='exp-log2')@k, ERR@k, RBP(rel=1,p=0.8)@k, Judged@k")
-    with pytest.raises(InputError, match=r"unknown measure 'P_10' \(did you mean 'P@10'\)"):
-        fastrisk.metrics.parse_measure("P_10")
+        "fastrisk evaluate: error: unknown measure 'nDGC@20' (did you mean 'nDCG@20'): expected an ir_measures "
+        "name (P@k, R@k, AP, RR, Rprec, nDCG, ERR@k, RBP, Judged, with parameters such as P(rel=2)@10, "
+        "RBP(rel=1,p=0.8)@10, nDCG(dcg='exp-log2')@20) or a trec_eval name (map, P_10, ndcg_cut_20, recip_rank, "
+        "Rprec, recall_100)")
+    with pytest.raises(InputError, match=r"unknown measure 'Judgd@10' \(did you mean 'Judged@10'\)"):
+        fastrisk.metrics.parse_measure("Judgd@10")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
