@@ -139,13 +139,8 @@ COMMANDS = {  # (arguments, latest moment to interrupt in seconds: well before t
 }
 
 
-_SIM_PENDING = pytest.mark.xfail(strict=True, reason="simulate's battery_batch kernel (helper sim's) does not poll "
-                                 "the stop flag yet: a job runs to its end after Ctrl-C")
-
-
 @pytest.mark.slow  # about 30 s per command: the run set, then three interrupted runs each
-@pytest.mark.parametrize("command", [pytest.param(c, marks=_SIM_PENDING) if c == "simulate" else c
-                                     for c in COMMANDS])
+@pytest.mark.parametrize("command", list(COMMANDS))
 def test_ctrl_c_at_random_moments_exits_130_without_a_crash(command, inputs, tmp_path):
     if command == "ltr":
         pytest.importorskip("lightgbm")
