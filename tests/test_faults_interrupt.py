@@ -66,6 +66,42 @@ def test_ctrl_c_during_a_jitted_call_returning_arrays_raises_keyboard_interrupt_
     assert out.stdout.strip() == "interrupted 40", out.stdout
 
 
+_KERNEL_LOOP = textwrap.dedent("""
+    import os, signal, threading
+    import numpy as np
+    import fastrisk._kernels._jit as jit
+
+    @jit.njit(cache=False)
+    def pair(n):
+        a = np.zeros(n)
+        for i in range(n):
+            a[i] = np.sin(i * 1e-3)
+        return a, a.copy()
+
+    pair(10)
+    sent = []
+    def kill():
+        os.kill(os.getpid(), signal.SIGINT)
+        sent.append(True)
+    threading.Timer(0.2, kill).start()
+    after = 0
+    try:
+        for _ in range(100_000):  # nothing but kernel calls: a deferred Ctrl-C must still arrive
+            pair(200_000)
+            after += bool(sent)
+    except KeyboardInterrupt:
+        print("calls after the signal", after)
+""")
+
+
+def test_a_deferred_ctrl_c_reaches_a_loop_of_kernel_calls_within_one_call(tmp_path):
+    out = subprocess.run([sys.executable, "-c", _KERNEL_LOOP], cwd=tmp_path, env=ENV, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    label, _, n = out.stdout.strip().rpartition(" ")
+    assert label == "calls after the signal" and int(n) <= 2, out.stdout
+
+
 def test_a_polling_kernel_stops_early_and_the_call_raises_keyboard_interrupt():
     from fastrisk._kernels import tables as k
 

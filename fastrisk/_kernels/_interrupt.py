@@ -25,12 +25,13 @@ The mechanism, one for the whole package:
   watcher thread re-signals the main thread instead). No exception is ever raised or left
   set inside a jitted call.
 - :func:`stoppable` wraps a long kernel call: it yields a flag (``uint8[1]``) the kernel
-  polls at chunk boundaries (``if stop[0]: return`` early, with its partial result), and
+  polls at chunk boundaries (``if stopped(stop): return`` early, with its partial result), and
   raises ``KeyboardInterrupt`` when the call is over if the flag was set. The flag is set
   from a watcher thread woken by ``signal.set_wakeup_fd`` (the C-level handler writes to it
   at once, while the Python-level one waits for the kernel to return). Outside the main
   thread the flag is a private one that nothing sets (signals reach the main thread only).
-- Long loops in Python call :func:`check` between chunks.
+- Loops in Python over chunks need nothing: ``KeyboardInterrupt`` is raised between two
+  kernel calls as it always was.
 """
 
 from __future__ import annotations
@@ -174,13 +175,6 @@ def _wakeup_pipe() -> tuple[int, int]:
 def interrupted() -> bool:
     """True when Ctrl-C arrived during the current stoppable call (main thread)."""
     return bool(_depth and STOP[0] and _main_thread())
-
-
-def check() -> None:
-    """Raise ``KeyboardInterrupt`` if Ctrl-C arrived during the current stoppable call (for
-    loops in Python between kernel calls)."""
-    if interrupted():
-        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
