@@ -153,6 +153,6 @@ def test_a_topic_mismatch_warning_that_lists_part_of_the_topics_says_so(tmp_path
     run.write_text("".join(f"{t} Q0 d{t} 1 1.0 r\n" for t in range(1, 23)))
     qrels = tmp_path / "q.txt"
     qrels.write_text("1 0 d1 1\n")
-    with pytest.warns(fastrisk.errors.TopicMismatchWarning, match=r"21 only in the runs \(10, 11, .*, 8, … "
-                                                                  r"\(21 in all\)\)"):
+    with pytest.warns(fastrisk.errors.TopicMismatchWarning, match=r"21 only in the runs \['10', '11', .*, '8', … "
+                                                                  r"\(21 in all\)\]"):
         fastrisk.evaluate(fastrisk.read_runs([run]), fastrisk.read_qrels(qrels), ["AP"])
