@@ -147,8 +147,8 @@ def test_stoppable_outside_the_main_thread_gives_a_private_flag():
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     """A matrix for `table --value smooth` (about 20 s), a run set for evaluate/pool-bias."""
-    from bench_data.synthetic_runs import generate, write
     from fastrisk import ScoreMatrix, write_matrix
+    from fastrisk.bench_data.synthetic_runs import generate, write
 
     d = tmp_path_factory.mktemp("interrupt")
     v = np.random.default_rng(2014).random((1200, 4000))
