@@ -25,22 +25,25 @@ from fastrisk._kernels import _interrupt
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-#: A jitted call that returns a tuple of arrays, interrupted at random moments in a loop: the
-#: shape that crashed (the first call compiles; every later one must end normally or raise
-#: KeyboardInterrupt, never SystemError, a wrong tuple or a segmentation fault).
-_TUPLE_LOOP = textwrap.dedent("""
-    import os, random, signal, threading, time
-    import numpy as np
-    import fastrisk._kernels._jit as jit
+#: A jitted call that returns a tuple of arrays (the shape that crashed), compiled once.
+_PAIR = """
+import os, random, signal, threading, time
+import numpy as np
+import fastrisk._kernels._jit as jit
 
-    @jit.njit(cache=False)
-    def pair(n):
-        a = np.zeros(n)
-        for i in range(n):
-            a[i] = np.sin(i * 1e-3)
-        return a, a.copy(), a.sum()
+@jit.njit(cache=False)
+def pair(n):
+    a = np.zeros(n)
+    for i in range(n):
+        a[i] = np.sin(i * 1e-3)
+    return a, a.copy(), a.sum()
 
-    pair(10)
+pair(10)
+"""
+
+#: Interrupted at random moments in a loop: every call must end normally or raise
+#: KeyboardInterrupt, never SystemError, a wrong tuple or a segmentation fault.
+_TUPLE_LOOP = _PAIR + textwrap.dedent("""
     rng = random.Random(7)
     interrupted = 0
     for trial in range(40):
@@ -58,27 +61,8 @@ _TUPLE_LOOP = textwrap.dedent("""
     print("interrupted", interrupted)
 """)
 
-
-def test_ctrl_c_during_a_jitted_call_returning_arrays_raises_keyboard_interrupt_and_no_crash(tmp_path):
-    out = subprocess.run([sys.executable, "-c", _TUPLE_LOOP], cwd=tmp_path, env=ENV, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
-    assert out.stdout.strip() == "interrupted 40", out.stdout
-
-
-_KERNEL_LOOP = textwrap.dedent("""
-    import os, signal, threading
-    import numpy as np
-    import fastrisk._kernels._jit as jit
-
-    @jit.njit(cache=False)
-    def pair(n):
-        a = np.zeros(n)
-        for i in range(n):
-            a[i] = np.sin(i * 1e-3)
-        return a, a.copy()
-
-    pair(10)
+#: Nothing but kernel calls in a loop: a deferred Ctrl-C must still arrive, within a call.
+_KERNEL_LOOP = _PAIR + textwrap.dedent("""
     sent = []
     def kill():
         os.kill(os.getpid(), signal.SIGINT)
@@ -86,7 +70,7 @@ _KERNEL_LOOP = textwrap.dedent("""
     threading.Timer(0.2, kill).start()
     after = 0
     try:
-        for _ in range(100_000):  # nothing but kernel calls: a deferred Ctrl-C must still arrive
+        for _ in range(100_000):
             pair(200_000)
             after += bool(sent)
     except KeyboardInterrupt:
@@ -94,12 +78,20 @@ _KERNEL_LOOP = textwrap.dedent("""
 """)
 
 
-def test_a_deferred_ctrl_c_reaches_a_loop_of_kernel_calls_within_one_call(tmp_path):
-    out = subprocess.run([sys.executable, "-c", _KERNEL_LOOP], cwd=tmp_path, env=ENV, capture_output=True,
-                         text=True, timeout=300)
+def _run(script, tmp_path) -> str:
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=ENV, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
-    label, _, n = out.stdout.strip().rpartition(" ")
-    assert label == "calls after the signal" and int(n) <= 2, out.stdout
+    return out.stdout.strip()
+
+
+def test_ctrl_c_during_a_jitted_call_returning_arrays_raises_keyboard_interrupt_and_no_crash(tmp_path):
+    assert _run(_TUPLE_LOOP, tmp_path) == "interrupted 40"
+
+
+def test_a_deferred_ctrl_c_reaches_a_loop_of_kernel_calls_within_one_call(tmp_path):
+    label, _, n = _run(_KERNEL_LOOP, tmp_path).rpartition(" ")
+    assert label == "calls after the signal" and int(n) <= 2, (label, n)
 
 
 def test_a_polling_kernel_stops_early_and_the_call_raises_keyboard_interrupt():
