@@ -5,7 +5,23 @@
 >>> fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10]).to_pandas()  # doctest: +SKIP
 """
 
-from fastrisk import batch, datasets
+import sys as _sys
+
+if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] == "fastrisk"):  # the CLI starting
+    def _interrupted_while_starting(kind, value, tb, _previous=_sys.excepthook):
+        """Ctrl-C during the CLI's imports: its one line and status 130, not a traceback (once
+        running, ``fastrisk.cli.main`` handles it)."""
+        if issubclass(kind, KeyboardInterrupt):
+            import os
+
+            _sys.stderr.write("fastrisk: interrupted\n")
+            _sys.stderr.flush()
+            os._exit(130)
+        _previous(kind, value, tb)
+
+    _sys.excepthook = _interrupted_while_starting
+
+from fastrisk import batch, datasets  # noqa: E402
 from fastrisk._pca import PCAResult, pca
 from fastrisk._risk import (
     AdaptiveRiskResult,

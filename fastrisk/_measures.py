@@ -189,9 +189,23 @@ def _trec_eval(measure: str) -> Measure | None:
     return Measure(_TREC_CUT_FAMILY[m.group(1)], cutoff)
 
 
+def _did_you_mean(measure: str) -> str:
+    """" (did you mean 'nDCG@20')" for a misspelt family name, keeping its parameters and cutoff."""
+    import difflib
+
+    m = _PATTERN.match(measure)
+    name = m.group(1) if m else re.split(r"[@(_.]", measure, maxsplit=1)[0]
+    families = list(MEASURES)
+    close = difflib.get_close_matches(name.lower(), [f.lower() for f in families], n=1, cutoff=0.5)
+    if not close or not name:
+        return ""
+    family = families[[f.lower() for f in families].index(close[0])]
+    return f" (did you mean {family + measure[len(name):]!r})"
+
+
 def _unknown(measure) -> InputError:
     names = ", ".join(f"{s.family}@k" if s.cutoff == "required" else s.family for s in MEASURES.values())
-    return InputError(f"unknown measure {measure!r}: expected an ir_measures name ({names}, with parameters "
+    return InputError(f"unknown measure {measure!r}{_did_you_mean(measure)}: expected an ir_measures name ({names}, with parameters "
                       "such as P(rel=2)@10, RBP(rel=1,p=0.8)@10, nDCG(dcg='exp-log2')@20) or a trec_eval name "
                       "(map, P_10, ndcg_cut_20, recip_rank, Rprec, recall_100)")
 

@@ -91,3 +91,27 @@ def float_array(x, name: str, *, ndim: tuple[int, ...] = (1, 2), finite: bool = 
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise InputError(f"`{name}` must be finite: element {bad} is {arr[bad]}")
     return arr
+
+
+def listing(items, limit: int = 10, fmt=str) -> str:
+    """``items`` for a message: the first ``limit``, comma-separated, then "…" and the total
+    when some were left out (a list that looks complete must be complete)."""
+    items = list(items)
+    shown = ", ".join(fmt(x) for x in items[:limit])
+    return shown + (f", … ({len(items)} in all)" if len(items) > limit else "")
+
+
+def not_a_regular_file(path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a directory (a FIFO,
+    socket or device: "does not exist" would be wrong), else None."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+    return f"{path} is {kind}: fastrisk reads its inputs more than once; write the stream to a file first"

@@ -17,6 +17,7 @@ from pyarrow import feather
 
 from fastrisk import _atomic
 from fastrisk._tabular import parse_comment_header
+from fastrisk._validation import not_a_regular_file
 from fastrisk.errors import InputError
 from fastrisk.matrix import (
     _META_TOPICS,
@@ -104,8 +105,7 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     if not paths:
         raise InputError("no input files given")
     for p in paths:
-        if not p.is_file():
-            raise InputError(f"{p}: no such file")
+        require_file(p)
     fmt = format or _guess_format(paths[0])
     if fmt not in READ_FORMATS:
         raise InputError(f"`format` must be one of {', '.join(READ_FORMATS)}; got {fmt!r}")
@@ -171,8 +171,7 @@ def read_table(path, *, system: str = "system") -> pa.Table:
         The rows as written; a CSV's comment header as schema metadata (key -> value).
     """
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file")
+    require_file(p)
     header = _comment_header(p) if _SUFFIX_FORMATS.get(p.suffix.lower()) not in ("parquet", "ipc") else []
     fmt = "csv" if header else _guess_format(p)
     if fmt in ("parquet", "ipc"):
@@ -249,13 +248,43 @@ def _guess_format(path: Path) -> str:
         raise InputError(f"{path}: the file is empty")
     if first[0].lstrip().startswith("{"):
         return "ir_measures"
-    per_query = _per_query_kind([line.split() for line in first])
+    rows = [line.split() for line in first]
+    _refuse_runs_and_qrels(path, rows)
+    per_query = _per_query_kind(rows)
     if per_query is not None:
         return per_query
     if "," in first[0] or "\t" in first[0] or (suffixes and suffixes[-1] in _SNIFFED):
         return "csv"
-    raise InputError(f"{path}: cannot tell the format from its first lines; pass format= one of "
-                     f"{', '.join(READ_FORMATS)}")
+    raise InputError(f"{path}: cannot tell the format from its first lines; pass --input-format (format= in the "
+                     f"API), one of {', '.join(READ_FORMATS)}")
+
+
+def require_file(p: Path) -> None:
+    """Raise an `InputError` that says what ``p`` is when it is not a regular file: a
+    directory (empty, or of TREC runs, which need qrels), a FIFO or other special file, or
+    nothing at all."""
+    if p.is_file():
+        return
+    if p.is_dir():
+        if not any(not q.name.startswith(".") for q in p.iterdir()):
+            raise InputError(f"directory {str(p)!r} holds no files")
+        raise InputError(f"{p} is a directory, not a score matrix file: if it holds TREC runs, runs need --qrels "
+                         "(the relevance judgments) and --measure to be scored (qrels=, measure= in the API)")
+    raise InputError(not_a_regular_file(p) or f"{p}: no such file")
+
+
+def _refuse_runs_and_qrels(path: Path, rows: list[list[str]]) -> None:
+    """A TREC run or a qrels file given where a score matrix belongs: say what it is and how to
+    pass it (the generic messages listed document ids as measure names)."""
+    if len(rows) < 1 or any(len(r) != len(rows[0]) for r in rows):
+        return
+    if len(rows[0]) == 6 and all(r[1] in ("Q0", "0") and r[3].isdigit() and _is_number(r[4]) for r in rows):
+        raise InputError(f"{path} looks like a TREC run (topic Q0 docid rank score tag), not a score matrix: runs "
+                         "are scored against qrels, pass --qrels FILE and --measure (e.g. AP, nDCG@20); a score "
+                         "matrix is CSV, Parquet or trec_eval output (--input-format)")
+    if len(rows[0]) == 4 and all(r[1] in ("0", "Q0") and r[3].lstrip("-").isdigit() for r in rows):
+        raise InputError(f"{path} looks like qrels (topic 0 docid grade), not a score matrix: pass it as --qrels "
+                         f"with the runs, e.g. fastrisk evaluate RUNS --qrels {path} --measure AP")
 
 
 def _is_number(text: str) -> bool:

@@ -29,6 +29,7 @@ from fastrisk._kernels import metrics as _km
 from fastrisk._measures import Measure, parse_measure
 from fastrisk._results import Result, array
 from fastrisk._threads import limit_threads
+from fastrisk._validation import listing
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.matrix import ScoreMatrix
 from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
@@ -72,7 +73,7 @@ def _check_err_grades(qrels: Qrels, measure: Measure) -> None:
         topic_of = np.repeat(np.arange(qrels.n_topics), np.diff(qrels.topic_offsets))
         bad = sorted({qrels.topics[i] for i in topic_of[over]})
         raise InputError(f"{measure.name} (gdeval) is defined for grades 0..{measure.max_grade}; the qrels grade "
-                         f"above {measure.max_grade} on topics {bad[:10]}{' ...' if len(bad) > 10 else ''}")
+                         f"above {measure.max_grade} on topics [{listing(bad, 10, repr)}]")
 
 
 def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condensed: bool = False):
@@ -131,11 +132,11 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     only_runs = sorted(run_topics - qrel_topics)
     only_qrels = sorted(qrel_topics - run_topics)
     if not (run_topics & qrel_topics):
-        raise InputError(f"no topic of the runs is judged in the qrels (runs: {sorted(run_topics)[:5]}..., "
-                         f"qrels: {sorted(qrel_topics)[:5]}...)")
+        raise InputError(f"no topic of the runs is judged in the qrels (runs: {listing(sorted(run_topics), 5)}; "
+                         f"qrels: {listing(sorted(qrel_topics), 5)})")
     if only_runs or only_qrels:
         warnings.warn(f"topics do not match between runs and qrels: {len(only_runs)} only in the runs "
-                      f"{only_runs[:20]}, {len(only_qrels)} only in the qrels {only_qrels[:20]}; "
+                      f"[{listing(only_runs, 20, repr)}], {len(only_qrels)} only in the qrels [{listing(only_qrels, 20, repr)}]; "
                       "topics only in the runs are not scored, topics only in the qrels are left out",
                       TopicMismatchWarning, stacklevel=3)
     judged = np.array([t in qrel_topics for t in runs.topics])
@@ -144,7 +145,7 @@ def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray
     empty = judged & ~j.has_relevant
     if empty.any():
         names = [runs.topics[i] for i in np.flatnonzero(empty)]
-        warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: {names[:20]} "
+        warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: [{listing(names, 20, repr)}] "
                       "(no_relevant='keep' scores them, as trec_eval does)", TopicMismatchWarning, stacklevel=3)
     keep = np.flatnonzero(j.has_relevant)
     if keep.size == 0:

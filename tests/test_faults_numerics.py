@@ -42,9 +42,9 @@ def test_a_spike_in_run1_leaves_every_other_system_as_it_was(web2012, spike):
         r = fastrisk.risk(spiked, "run2", alpha=[0, 5])
     r0 = fastrisk.risk(web2012, "run2", alpha=[0, 5])
     others = [s for s in range(len(web2012.systems)) if s != 1]  # run2 is the baseline
-    for name in ("urisk", "se_param", "trisk", "pvalue"):
+    for name in ("urisk", "standard_error", "trisk", "pvalue"):
         assert np.array_equal(getattr(r, name)[:, others[1:]], getattr(r0, name)[:, others[1:]]), name
-    assert np.isfinite(r.trisk[:, 0]).all() and (r.se_param[:, 0] > 0).all()  # run1 itself: sensible
+    assert np.isfinite(r.trisk[:, 0]).all() and (r.standard_error[:, 0] > 0).all()  # run1 itself: sensible
 
 
 @pytest.mark.filterwarnings("ignore::fastrisk.errors.ZeroVarianceWarning")  # run5/run31 are shifted copies

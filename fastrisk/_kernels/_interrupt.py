@@ -18,18 +18,20 @@ The mechanism, one for the whole package:
   numba loads a cached kernel (inside LLVM's ctypes callbacks, which only print it and leave
   the engine broken: a segmentation fault at the next step), so the handler treats any
   frame of numba or llvmlite alike. Outside them it calls the previous handler (so
-  ``KeyboardInterrupt`` is raised where it always was); inside it, it asks the watcher thread
-  (below) to signal the main thread again (``_thread.interrupt_main``; not from the handler
-  itself, whose own next bytecode would run it again, recursively), so the handler runs
-  again once the jitted call returned: no exception is ever raised or left set inside a
-  jitted call.
+  ``KeyboardInterrupt`` is raised where it always was); inside it, it defers: within a
+  stoppable call (below) it sets the stop flag, and the call raises when it is over;
+  elsewhere a profile hook raises ``KeyboardInterrupt`` at the first call or return event
+  outside numba, i.e. right after the jitted call returned (if a profiler is running, the
+  watcher thread re-signals the main thread instead). No exception is ever raised or left
+  set inside a jitted call.
 - `stoppable` wraps a long kernel call: it yields a flag (``uint8[1]``) the kernel
-  polls at chunk boundaries (``if stop[0]: return`` early, with its partial result), and
+  polls at chunk boundaries (``if stopped(stop): return`` early, with its partial result), and
   raises ``KeyboardInterrupt`` when the call is over if the flag was set. The flag is set
   from a watcher thread woken by ``signal.set_wakeup_fd`` (the C-level handler writes to it
   at once, while the Python-level one waits for the kernel to return). Outside the main
   thread the flag is a private one that nothing sets (signals reach the main thread only).
-- Long loops in Python call `check` between chunks.
+- Loops in Python over chunks need nothing: ``KeyboardInterrupt`` is raised between two
+  kernel calls as it always was.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import _thread
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -82,11 +85,28 @@ def _on_sigint(signum, frame):
     if _in_numba(frame):
         if _depth:
             STOP[0] = 1  # the stoppable call raises KeyboardInterrupt when it is over
-        else:
-            _retrip()  # handled again once the jitted call returned
+        elif sys.getprofile() is None:
+            sys.setprofile(_raise_outside_numba)  # raised at the first call or return outside numba
+        else:  # a profiler is running: do not replace it; signal again a little later
+            _retrip()
         return
-    previous = _previous if callable(_previous) else signal.default_int_handler
-    previous(signum, frame)
+    _previous_handler()(signum, frame)
+
+
+def _previous_handler():
+    return _previous if callable(_previous) else signal.default_int_handler
+
+
+def _raise_outside_numba(frame, event, arg):
+    """Profile hook of a deferred Ctrl-C: at the first call or return event outside numba
+    (right after the jitted call returned, whatever follows it: the next kernel call of a loop
+    included) it removes itself and raises ``KeyboardInterrupt`` there. A re-signal from a
+    thread instead (`_retrip`) would land during the next nogil kernel of such a loop,
+    be deferred again at its boxing, and so on."""
+    if frame.f_code.co_filename.startswith(_DEFER_IN) or _in_numba(frame):
+        return
+    sys.setprofile(None)
+    _previous_handler()(signal.SIGINT, frame)
 
 
 def install() -> bool:
@@ -155,13 +175,6 @@ def _wakeup_pipe() -> tuple[int, int]:
 def interrupted() -> bool:
     """True when Ctrl-C arrived during the current stoppable call (main thread)."""
     return bool(_depth and STOP[0] and _main_thread())
-
-
-def check() -> None:
-    """Raise ``KeyboardInterrupt`` if Ctrl-C arrived during the current stoppable call (for
-    loops in Python between kernel calls)."""
-    if interrupted():
-        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
@@ -255,12 +255,14 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
 
 
 @pjit
-def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean):
+def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean, stop):
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
     ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
 
     Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see `_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
+    Once ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) the remaining pairs are
+    skipped; the caller discards the partial results.
     """
     K = V.shape[0]
     c = V.shape[2]
@@ -281,6 +283,8 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         buf_q = np.empty(c)
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
+            if stopped(stop):
+                break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r,
                          xmean[k] if raw else np.nan)

@@ -31,8 +31,53 @@ _COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a hint on the errors a new user makes: "did you mean" for an unknown
+    command or option, and comma-separated values for an option given several words."""
+
+    argv: list = []
+
+    def error(self, message):
+        super().error(message + _hint(self, message, _Parser.argv))
+
+
+def _hint(parser, message: str, argv) -> str:
+    import difflib
+    import re
+
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m:
+        close = difflib.get_close_matches(m.group(1), re.findall(r"'([^']*)'", m.group(2)), n=1, cutoff=0.6)
+        return f"; did you mean {close[0]!r}?" if close else ""
+    m = re.match(r"unrecognized arguments: (.*)", message)
+    if not m:
+        return ""
+    extra = m.group(1).split()
+    for action in parser._actions:  # the root parser reports them: look in the command's own parser
+        if isinstance(action, argparse._SubParsersAction):
+            command = next((w for w in argv if w in action.choices), None)
+            parser = action.choices[command] if command else parser
+    options = [o for o in parser._option_string_actions if o.startswith("--")]
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=")[0], options, n=1, cutoff=0.6)
+            if close:
+                return f"; did you mean {close[0]}?"
+    words = [str(a) for a in argv]
+    if extra and extra[0] in words:
+        i = words.index(extra[0])
+        run = [w for w in words[i:i + len(extra)] if not w.startswith("-")]
+        j = i - 1
+        while j >= 0 and not words[j].startswith("-"):
+            j -= 1
+        if j >= 0 and words[j] in parser._option_string_actions:
+            values = words[j + 1:i] + run
+            return f" (an option's values are comma-separated: {words[j]} {','.join(values)})"
+    return ""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fastrisk",
         description="Risk-sensitive evaluation and meta-evaluation of retrieval systems.",
     )
@@ -47,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point; errors go to stderr as one line with exit status 2 and no traceback."""
+    _Parser.argv = sys.argv[1:] if argv is None else list(argv)
     try:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting (imports can take a second)

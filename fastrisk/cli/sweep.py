@@ -3,11 +3,13 @@ a Dask cluster, checkpointed to Parquet and resumable."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from fastrisk.errors import InputError
 from fastrisk.sweep import load_grid, local_client, process_pool, sweep
+from fastrisk.sweep.backends import VERBOSE_ENV
 
 
 def _executor(args):
@@ -23,6 +25,9 @@ def _executor(args):
             n = None if n is None else int(n)
         except ValueError:
             raise InputError(f"--scheduler local:N needs a number of workers, got {args.scheduler!r}") from None
+        if n is not None and n < 1:
+            raise InputError(f"--scheduler {args.scheduler} starts no worker: give local:N with N >= 1 "
+                             "(or local for one per core)")
         client = local_client(n)
         return client, client.close
     try:
@@ -39,11 +44,13 @@ def _executor(args):
 def _cmd_sweep(args) -> int:
     grid = load_grid(args.grid)
     out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
+    if args.verbose:  # workers inherit it: their third-party exit reports are kept
+        os.environ[VERBOSE_ENV] = "1"
     executor, close = _executor(args)
     try:
         result = sweep(grid, executor=executor, out=out, resume=args.resume, retry_errors=args.retry_errors,
                        progress=False if args.quiet else None, batch_seconds=args.batch_seconds,
-                       retries=args.retries)
+                       retries=args.retries, worker_timeout=args.worker_timeout)
     except KeyboardInterrupt:
         print(f"fastrisk sweep: interrupted; finished batches are kept in {out}.parts: "
               f"rerun with --resume to compute only the rest", file=sys.stderr)
@@ -88,6 +95,11 @@ def register(sub) -> None:
     p.add_argument("--retries", type=int, default=2, metavar="N",
                    help="resubmit a batch lost with its worker up to N times, then record it as missing "
                         "(default 2)")
+    p.add_argument("--worker-timeout", type=float, metavar="S",
+                   help="with --scheduler: stop (checkpointed, resumable) after S seconds without any worker "
+                        "(default 60, or $FASTRISK_WORKER_TIMEOUT)")
     p.add_argument("--quiet", action="store_true",
                    help="no progress bar or summary (the bar is shown only when stderr is a terminal)")
+    p.add_argument("--verbose", action="store_true",
+                   help="keep what worker processes print when they exit (third-party leak reports)")
     p.set_defaults(func=_cmd_sweep)

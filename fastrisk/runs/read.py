@@ -9,6 +9,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from fastrisk._validation import not_a_regular_file
 from fastrisk.errors import InputError
 from fastrisk.runs import cache as run_cache
 from fastrisk.runs import ipc, sources, text
@@ -103,7 +104,7 @@ def read_qrels(path) -> Qrels:
         raise InputError(f"`qrels` must be a path or an in-memory qrels source, got {type(path).__name__}")
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"qrels file {str(path)!r} does not exist")
+        raise InputError(not_a_regular_file(path) or f"qrels file {str(path)!r} does not exist")
     if ipc.is_saved(path):
         return Qrels.load(path)
     return Qrels.from_rows(*text.parse_qrels(path), source=str(path))

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk._kernels import parse as _kp
+from fastrisk._validation import not_a_regular_file
 from fastrisk.errors import InputError, RunFileWarning
 from fastrisk.runs.model import RunSet, topic_order
 
@@ -482,7 +483,7 @@ def expand_paths(paths, pattern=None) -> tuple[list[Path], list[bool]]:
             out.append(p)
             optional.append(False)
         else:
-            raise InputError(f"run file {str(p)!r} does not exist")
+            raise InputError(not_a_regular_file(p) or f"run file {str(p)!r} does not exist")
     if not out:
         raise InputError("`runs` must name at least one run file or directory")
     return out, optional

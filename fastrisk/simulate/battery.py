@@ -50,6 +50,7 @@ import numpy as np
 from scipy import special
 
 from fastrisk import _numerics
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import battery as _k
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
@@ -151,11 +152,12 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B and not urbano
     seed = None if (exact or B == 0) else resolve_seed(rng)
-    with limit_threads(threads, K * (c * 8 + B * c * 3)):
+    with limit_threads(threads, K * (c * 8 + B * c * 3)), _interrupt.stoppable() as stop:
         stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
                                                   bool(risk_tests),
                                                   max(1, min(256, 2**16 // (1 + B))),
-                                                  r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0))
+                                                  r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0),
+                                                  stop)
     tests = battery_test_names(ar)
     T = len(tests)
     P = np.full((K, T, 3), np.nan)

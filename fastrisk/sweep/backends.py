@@ -4,6 +4,8 @@ backends that submit batches and wait for them."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
+import math
 import multiprocessing
 import os
 import threading
@@ -13,8 +15,8 @@ import warnings
 from pathlib import Path
 
 from fastrisk._threads import blas_threads, limit_threads
-from fastrisk._validation import positive_int
-from fastrisk.errors import InputError
+from fastrisk._validation import non_negative_number, positive_int
+from fastrisk.errors import InputError, ResourceError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind
 from fastrisk.sweep.table import _assemble
@@ -62,7 +64,31 @@ def worker_env() -> dict:
     ``distributed.nanny.pre-spawn-environ``) or export it before ``dask worker``.
     """
     return {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1"}
+            "MKL_NUM_THREADS": "1", WORKER_ENV: "1"}
+
+
+#: Set in sweep workers (`worker_env`): their standard error is closed at exit, where
+#: third-party extensions print reports (nanobind's "leaked N instances", dozens of lines per
+#: worker from pyvinecopulib) that say nothing about the sweep; FASTRISK_VERBOSE=1 keeps them.
+WORKER_ENV = "FASTRISK_SWEEP_WORKER"
+VERBOSE_ENV = "FASTRISK_VERBOSE"
+
+
+def _quiet_at_exit() -> None:
+    """In a sweep worker, point standard error at /dev/null once the interpreter starts to
+    exit (atexit runs before the extension modules' teardown reports)."""
+    import atexit
+
+    def close_stderr():
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 2)
+
+    atexit.register(close_stderr)
+
+
+if os.environ.get(WORKER_ENV) and not os.environ.get(VERBOSE_ENV):  # imported in a worker, to run a batch
+    _quiet_at_exit()
 
 
 def local_client(n_workers: int | None = None, **kwargs):
@@ -84,6 +110,8 @@ def local_client(n_workers: int | None = None, **kwargs):
 
 def _init_worker(env: dict, parent: int | None = None) -> None:
     os.environ.update(env)
+    if not os.environ.get(VERBOSE_ENV):
+        _quiet_at_exit()
     if parent is not None:
         _exit_with_parent(parent)
 
@@ -162,6 +190,30 @@ class _InProcess(_Backend):
 
 #: Broadcasts of a data source tried while workers die under it.
 _SCATTER_TRIES = 6
+#: Seconds a Dask sweep waits with no worker at all (none started, or every one lost) before
+#: it stops with an error; ``worker_timeout=`` (``--worker-timeout``) or the environment
+#: variable `WORKER_TIMEOUT_ENV` set another.
+WORKER_TIMEOUT = 60.0
+WORKER_TIMEOUT_ENV = "FASTRISK_WORKER_TIMEOUT"
+#: Seconds between two looks at the cluster while waiting for batches.
+_WAIT_POLL = 1.0
+
+
+def worker_timeout_seconds(value: float | None = None) -> float:
+    """The bounded wait for Dask workers: ``value``, else $FASTRISK_WORKER_TIMEOUT, else
+    `WORKER_TIMEOUT`."""
+    if value is not None:
+        return non_negative_number(value, "worker_timeout", "seconds")
+    text = os.environ.get(WORKER_TIMEOUT_ENV)
+    if text is None:
+        return WORKER_TIMEOUT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not seconds >= 0:
+        raise InputError(f"{WORKER_TIMEOUT_ENV} must be a non-negative number of seconds, got {text!r}")
+    return seconds
 
 
 class _Dask(_Backend):
@@ -170,19 +222,39 @@ class _Dask(_Backend):
     others do not hold; if every copy is lost the data is scattered again for the resubmission.
     """
 
-    def __init__(self, client):
+    def __init__(self, client, worker_timeout: float | None = None):
         self.client = client
+        self.worker_timeout = worker_timeout_seconds(worker_timeout)
+        self._await_workers()
         info = client.scheduler_info().get("workers", {})
         self.workers = max(1, sum(w.get("nthreads", 1) for w in info.values()))
         self.token = uuid.uuid4().hex[:12]
         self._scattered = {}
 
+    def _has_workers(self) -> bool:
+        return bool(self.client.scheduler_info().get("workers"))
+
+    def _await_workers(self, since: float | None = None) -> None:
+        """Return once the cluster has a worker; after `worker_timeout` seconds without
+        one (since ``since``), raise `ResourceError` (the sweep checkpoints what is done)."""
+        start = time.monotonic() if since is None else since
+        while not self._has_workers():
+            waited = time.monotonic() - start
+            if waited >= self.worker_timeout:
+                raise ResourceError(
+                    f"no Dask worker for {waited:.0f} s (none was started, or every worker was lost): the sweep "
+                    "stops; finished batches are checkpointed when it writes to --out (rerun with --resume once "
+                    f"workers are up). Wait longer with --worker-timeout or {WORKER_TIMEOUT_ENV}")
+            time.sleep(0.2)
+
     def put(self, label, spec, what, again: bool = False):
         if again or label not in self._scattered or not self.alive(self._scattered[label]):
             obj = _load_cached(spec, what) if isinstance(spec, str) else spec
             for attempt in range(_SCATTER_TRIES):
+                self._await_workers()
                 try:
-                    self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True)
+                    self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True,
+                                                                 timeout=self.worker_timeout)
                     break
                 except OSError:  # CommClosedError: a worker died during the broadcast; the scheduler drops it
                     if attempt == _SCATTER_TRIES - 1:
@@ -199,27 +271,36 @@ class _Dask(_Backend):
     def wait(self, pending):
         from distributed import wait  # optional (fastrisk[dask])
 
-        try:
-            return wait(list(pending), return_when="FIRST_COMPLETED").done
-        except Exception:  # noqa: BLE001 - CancelledError: a future lost its data with a worker
-            done = [f for f in pending if f.done()]
-            if not done:
-                time.sleep(0.05)
-            return done
+        alone = None  # since when the cluster has had no worker
+        while True:
+            try:
+                return wait(list(pending), timeout=_WAIT_POLL, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                if self._has_workers():
+                    alone = None
+                    continue
+                alone = time.monotonic() if alone is None else alone
+                self._await_workers(since=alone)  # raises once worker_timeout has passed
+            except Exception:  # noqa: BLE001 - CancelledError: a future lost its data with a worker
+                break
+        done = [f for f in pending if f.done()]
+        if not done:
+            time.sleep(0.05)
+        return done
 
     def cancel(self, pending) -> None:
         if pending:
             self.client.cancel(list(pending))
 
 
-def _backend(executor) -> _Backend:
+def _backend(executor, worker_timeout: float | None = None) -> _Backend:
     if executor is None:
         return _InProcess()
     mod = type(executor).__module__ or ""
     if mod.startswith("distributed"):
         client = getattr(executor, "_client", executor)  # ClientExecutor wraps a Client
         if hasattr(client, "scatter") and hasattr(client, "submit"):
-            return _Dask(client)
+            return _Dask(client, worker_timeout)
     if isinstance(executor, cf.Executor):
         return _Backend(executor)
     raise InputError("`executor` must be None, a concurrent.futures.Executor or a dask.distributed Client, "

@@ -76,6 +76,16 @@ class _Checkpoint:
             with contextlib.suppress(OSError):
                 os.replace(q, q.with_name(q.name + ".corrupt"))
 
+    def _drop_orphans(self) -> None:
+        """Delete checksum files whose part was never written (a write that failed before the
+        cleanup in `flush` could run, e.g. the process was killed)."""
+        if self.dir is None or not self.dir.exists():
+            return
+        for sidecar in self.dir.glob("part-*.parquet.sha256"):
+            if not sidecar.with_name(sidecar.name[:-len(".sha256")]).exists():
+                with contextlib.suppress(OSError):
+                    sidecar.unlink()
+
     def existing(self) -> list[pa.Table]:
         """The verified tables of the finished result file and the parts (read once)."""
         if self._loaded is not None:
@@ -87,6 +97,7 @@ class _Checkpoint:
             except (pa.ArrowException, OSError, ValueError) as exc:
                 warnings.warn(f"the previous result {self.out} cannot be read back intact ({_reason(exc)}); "
                               "it is not reused and will be replaced", CheckpointWarning, stacklevel=3)
+        self._drop_orphans()
         for p in self._parts():
             try:
                 tables.append(self._check_part(p))
@@ -129,8 +140,14 @@ class _Checkpoint:
         data = self._serialise(_concat(self.buffer))
         name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}.parquet"
         # the sidecar first: a part never exists without the checksum that vouches for it
-        write_bytes(self.dir / (name + ".sha256"), f"{_sha256(data)}  {name}\n".encode("ascii"))
-        write_bytes(self.dir / name, data)
+        sidecar = self.dir / (name + ".sha256")
+        write_bytes(sidecar, f"{_sha256(data)}  {name}\n".encode("ascii"))
+        try:
+            write_bytes(self.dir / name, data)
+        except BaseException:  # a full disk, say: no checksum file may stay behind without its part
+            with contextlib.suppress(OSError):
+                sidecar.unlink()
+            raise
         self.buffer.clear()
         self.last = time.monotonic()
 

@@ -60,14 +60,14 @@ class SweepResult(Result):
         return t.select(["job", "experiment", "kind", "data", "params", "error"])
 
 
-def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries):
+def _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout=None):
     non_negative_number(batch_seconds, "batch_seconds", "seconds")
     non_negative_number(checkpoint_seconds, "checkpoint_seconds", "seconds")
     positive_int(max_batch, "max_batch")
     non_negative_int(retries, "retries")
     if resume and out is None:
         raise InputError("`resume` needs `out`, the Parquet file the sweep checkpoints to")
-    return _backend(executor)
+    return _backend(executor, worker_timeout)
 
 
 def _reuse(checkpoint: _Checkpoint, jobs: list[Job], retry_errors: bool) -> tuple[list[pa.Table], set]:
@@ -129,7 +129,8 @@ class _Sizer:
 
 def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: bool = False,
           progress: bool | None = None, batch_seconds: float = 0.2, max_batch: int = 1000,
-          checkpoint_seconds: float = 2.0, retries: int = 2, progress_unit: tuple | None = None) -> SweepResult:
+          checkpoint_seconds: float = 2.0, retries: int = 2, worker_timeout: float | None = None,
+          progress_unit: tuple | None = None) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
     ``grid``: a `Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
@@ -142,7 +143,10 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     raises is recorded with ``status="error"``; the sweep goes on. A batch lost with its
     worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
     recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
-    its checksum is reported (`CheckpointWarning`) and its jobs are recomputed.
+    its checksum is reported (`CheckpointWarning`) and its jobs are recomputed. On a
+    Dask cluster without any worker (none started, or all lost) for ``worker_timeout``
+    seconds (default 60, or $FASTRISK_WORKER_TIMEOUT) the sweep stops with a
+    `ResourceError`, its finished batches checkpointed for a resume.
     ``progress_unit``: ``(unit, weight)`` to count the progress bar in ``unit`` rather than
     jobs, ``weight(job)`` being a job's count of them (e.g. the trials of a simulation job).
 
@@ -152,7 +156,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     """
     grid = load_grid(grid)
     out = None if out is None else Path(out)
-    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries)
+    backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout)
     ck = _Checkpoint(out, {}, float(checkpoint_seconds))
     if not resume and ck.dir is not None and ck.dir.exists():
         raise InputError(f"{ck.dir} holds the checkpoint of an unfinished sweep: resume it "
