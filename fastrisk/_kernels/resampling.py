@@ -308,6 +308,47 @@ stream_pass2_serial = serial(stream_pass2)
 
 
 @njit
+def _before(a, b):
+    """``a`` sorts before ``b``: the usual order, NaN after every number (as ``np.sort``)."""
+    return a < b or (b != b and a == a)
+
+
+@njit
+def _select(a, k):
+    """The value of rank ``k`` (0-based) of ``a``, which is reordered: a three-way quickselect
+    (many equal values, as in a bootstrap distribution, cost one pass). The same value as
+    ``np.partition(a, k)[k]``; written out because numba's ``np.partition`` costs seconds of
+    compile on first use."""
+    lo = 0
+    hi = a.shape[0] - 1
+    while lo < hi:
+        p = a[(lo + hi) // 2]
+        lt = lo
+        i = lo
+        gt = hi
+        while i <= gt:  # a[lo:lt] < p, a[lt:i] == p, a[gt+1:hi+1] > p
+            v = a[i]
+            if _before(v, p):
+                a[i] = a[lt]
+                a[lt] = v
+                lt += 1
+                i += 1
+            elif _before(p, v):
+                a[i] = a[gt]
+                a[gt] = v
+                gt -= 1
+            else:
+                i += 1
+        if k < lt:
+            hi = lt - 1
+        elif k > gt:
+            lo = gt + 1
+        else:
+            return a[k]
+    return a[k]
+
+
+@njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
     """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
     within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
@@ -318,8 +359,7 @@ def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
             if s < 0:
                 out[k, r] = np.nan
             else:
-                seg = buffer[offset[k, s]:offset[k, s] + count[k, s]]
-                out[k, r] = np.partition(seg, rank_in_bin[k, r])[rank_in_bin[k, r]]
+                out[k, r] = _select(buffer[offset[k, s]:offset[k, s] + count[k, s]].copy(), rank_in_bin[k, r])
 
 
 @njit
