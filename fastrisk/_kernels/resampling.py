@@ -256,8 +256,9 @@ def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, 
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
     a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
-    for k in prange(values.shape[0]):
-        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+    for k in prange(values.shape[0]):  # np.int64(k): prange counts in uint64, range in int64; one
+        # signature of the column kernel serves the parallel driver and its one-thread twin
+        _pass1_column(values, np.int64(k), center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                       block_sums, counts)
 
 
@@ -274,7 +275,7 @@ def _hist_column(values, k, lo, scale, nbins, hist):
 def stream_histogram(values, lo, scale, nbins, hist):
     """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
     for k in prange(values.shape[0]):
-        _hist_column(values, k, lo, scale, nbins, hist)
+        _hist_column(values, np.int64(k), lo, scale, nbins, hist)
 
 
 stream_histogram_serial = serial(stream_histogram)
@@ -301,7 +302,7 @@ def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
     column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
     """
     for k in prange(values.shape[0]):
-        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+        _pass2_column(values, np.int64(k), lo, scale, nbins, target_bin, offset, fill, buffer)
 
 
 stream_pass2_serial = serial(stream_pass2)
