@@ -380,3 +380,26 @@ def test_bootstrap_sweep_is_seeded_per_job_and_identical_on_dask(client):
     direct = bootstrap(trec_matrix("adhoc8_p10"), "max", alpha=5, replicates=400, method="percentile",
                        rng=rows.column("seed")[0].as_py(), keep_replicates=False)
     assert identical(rows.select(direct.to_arrow().column_names), direct.to_arrow())
+
+
+def test_progress_counts_the_unit_the_caller_weighs_jobs_by(monkeypatch):
+    import fastrisk.sweep.run as run
+
+    seen = {}
+
+    class Recorder:
+        def __init__(self, total, progress, desc, *, unit="it", initial=0, **kw):
+            seen.update(total=total, unit=unit, initial=initial, done=initial)
+
+        def update(self, n):
+            seen["done"] += n
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(run, "Progress", Recorder)
+    grid = Grid([Experiment("risk", "trec:web2012_err20", {}, {"alpha": [0, 1, 5]})], rng=3)
+    sweep(grid, progress=True, progress_unit=("trial", lambda job: 10 * (job.position + 1)))
+    assert seen == {"total": 60, "unit": "trial", "initial": 0, "done": 60}
+    sweep(grid, progress=True)
+    assert seen == {"total": 3, "unit": "job", "initial": 0, "done": 3}

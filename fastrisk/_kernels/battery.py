@@ -20,6 +20,7 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
+from fastrisk._kernels.risk import risk_at, risk_sums
 
 #: Columns of the statistics array returned by :func:`battery_batch`.
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
@@ -175,18 +176,12 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     stats[WZERO] = nzero
     stats[SPOS] = npos
     stats[SNEG] = nneg
-    # TRisk of y against x at each extra alpha: x_i = d_i, or (1 + alpha) d_i for losses
-    for a in range(alphas_risk.shape[0]):
-        alpha = alphas_risk[a]
-        t = 0.0
-        for i in range(c):
-            t += buf_d[i] + alpha * min(buf_d[i], 0.0)
-        m = t / c
-        s2 = 0.0
-        for i in range(c):
-            e = buf_d[i] + alpha * min(buf_d[i], 0.0) - m
-            s2 += e * e
-        _, trisk[a] = floored_t(m, math.sqrt(s2 / (c - 1) / c), c, VARIANCE_RTOL)
+    # TRisk of y against x at each extra alpha, from the one risk core (_kernels/risk.risk_sums)
+    if alphas_risk.shape[0]:
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(y, x)
+        for a in range(alphas_risk.shape[0]):
+            m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+            _, trisk[a] = floored_t(m, se, c, VARIANCE_RTOL)
     Sm = 0.5 * N
     zobs, gobs = _zg(Sm + 0.5 * total, A2, N, W, c)
     stats[ZOBS] = zobs

@@ -188,8 +188,8 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-                replicates, trisk_alpha, min_diff, alphas, threads=None) -> pa.Table:
-    """One sweep job: trials lo .. lo + step - 1 (among those of collection ``collection``)."""
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None) -> pa.Table:
+    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``)."""
     fits = _fits(fits)
     coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
@@ -363,7 +363,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                     "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
                     params={"fits": tokens,
                             "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
-                            "trials": int(trials), "step": int(chunk), "topics": int(topics),
+                            "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
+                            "topics": int(topics),
                             "replicates": int(replicates), "delta": float(delta),
                             "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
                             "min_diff": float(min_diff), "alphas": [float(v) for v in alphas]},
@@ -374,7 +375,9 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     grid = Grid(experiments, rng=0)
     table = _finished(out, grid) if resume else None
     if table is None:
-        table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume).to_arrow()
+        trials_of = ("trial", lambda job: min(job.params["step"], job.params["count"] - job.params["lo"]))
+        table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume,
+                      progress_unit=trials_of).to_arrow()
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")

@@ -129,7 +129,7 @@ class _Sizer:
 
 def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: bool = False,
           progress: bool | None = None, batch_seconds: float = 0.2, max_batch: int = 1000,
-          checkpoint_seconds: float = 2.0, retries: int = 2) -> SweepResult:
+          checkpoint_seconds: float = 2.0, retries: int = 2, progress_unit: tuple | None = None) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
     ``grid``: a :class:`Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
@@ -143,6 +143,8 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
     recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
     its checksum is reported (:class:`CheckpointWarning`) and its jobs are recomputed.
+    ``progress_unit``: ``(unit, weight)`` to count the progress bar in ``unit`` rather than
+    jobs, ``weight(job)`` being a job's count of them (e.g. the trials of a simulation job).
 
     The table has the columns :data:`JOB_COLUMNS` (``seed``: the job's seed, spawned from
     the grid's root seed and the job's position), ``param_<name>`` per parameter, then the
@@ -167,7 +169,9 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
         groups.setdefault((j.e, j.data), []).append(j)
     queue = list(groups.items())  # grid order
     sizer = _Sizer(float(batch_seconds), int(max_batch))
-    bar = Progress(len(jobs), progress, "sweep", unit="job", initial=len(done))
+    unit, weight = progress_unit if progress_unit is not None else ("job", lambda job: 1)
+    bar = Progress(sum(weight(j) for j in jobs), progress, "sweep", unit=unit,
+                   initial=sum(weight(j) for j in jobs if j.job in done))
     new_tables: list[pa.Table] = []
     pending: dict = {}
     lost = failed = computed = resubmitted = 0
@@ -230,7 +234,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
                 computed += len(batch)
                 new_tables.append(table)
                 ck.add(table)
-                bar.update(len(batch))
+                bar.update(sum(weight(j) for j in batch))
             fill()
     except BaseException:
         backend.cancel(list(pending))
