@@ -14,6 +14,8 @@ in separate empty caches, so both saw the same load):
 
     command                      load   before   after    compiles before -> after
     table --alpha 5 --agreement  6-8    108 s    67 s     118 -> 64
+    table --alpha 5 --agreement  1-3     46 s    22 s     118 -> 60 (one-thread twins, no slice
+                                                          assignments, one argsort dtype)
     README Python quickstart     7-9    338 s    254 s    269 -> 196
 """
 
