@@ -17,6 +17,7 @@ in separate empty caches, so both saw the same load):
     table --alpha 5 --agreement  1-3     46 s    22 s     118 -> 60 (one-thread twins, no slice
                                                           assignments, one argsort dtype)
     README Python quickstart     7-9    338 s    254 s    269 -> 196
+    README Python quickstart     3-4    139 s    111 s
 """
 
 from __future__ import annotations
