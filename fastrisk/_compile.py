@@ -3,7 +3,7 @@
 User code runs inside fastrisk's kernels, where an out-of-range index would read or write
 arbitrary memory (a wrong number or a crash). It is therefore always compiled with numba's
 bounds checking: an out-of-range index raises ``IndexError`` instead. A function that fails
-on the probe argument is refused with an :class:`InputError` before any kernel runs.
+on the probe argument is refused with an `InputError` before any kernel runs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def compile_checked(func, probe, *, what: str, argument: str, hint: str = ""):
     """A bounds-checked numba dispatcher for ``func`` (a Python function, or a numba
     dispatcher whose Python function is compiled again with ``boundscheck=True``), called
     once on ``probe`` so that a typing error, an out-of-range index or a non-numeric result
-    is a clear :class:`InputError` naming ``what``, never a numba traceback later inside a
+    is a clear `InputError` naming ``what``, never a numba traceback later inside a
     kernel."""
 
     name = getattr(func, "__name__", repr(func))

@@ -64,7 +64,7 @@ def topic_risk_pieces(matrix: ScoreMatrix, base: Baseline, columns=None, *, rows
 
 
 def table_pieces(result, columns=None, *, rows: int | None = None):
-    """Yield the long form of a :class:`~fastrisk.tables.BaselineTable` (``columns`` of it)
+    """Yield the long form of a `BaselineTable` (``columns`` of it)
     for one alpha and a block of systems at a time."""
     n_base = len(result.baselines)
     step = chunk_size(n_base, rows)

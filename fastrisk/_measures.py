@@ -1,9 +1,9 @@
-"""The measures fastrisk computes: one record per measure family in :data:`MEASURES`.
+"""The measures fastrisk computes: one record per measure family in `MEASURES`.
 
 A record holds everything that names, parses, computes and explains a family: its
 ir_measures name and accepted spellings, its parameters, its cutoff rule, the kernel code
-(:mod:`fastrisk._kernels.metrics`), its trec_eval name, and the definition text that the
-documentation table and the report's header show. :func:`parse_measure` reads ir_measures
+(`fastrisk._kernels.metrics`), its trec_eval name, and the definition text that the
+documentation table and the report's header show. `parse_measure` reads ir_measures
 names (``nDCG@20``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``) and trec_eval's names, as
 ``ir_measures.parse_trec_measure`` reads them (``map``, ``P_10``, ``P.10``, ``ndcg_cut_20``,
 ``recip_rank``, ``Rprec``, ``recall_100``, ``map_cut_10``, ``ndcg``).
@@ -32,7 +32,7 @@ class MeasureSpec:
     """One measure family.
 
     ``cutoff`` is ``"required"``, ``"optional"`` or ``"none"``. ``code`` gives the kernel code
-    of a parsed :class:`Measure`. ``summary`` is the documentation table's cell, and
+    of a parsed `Measure`. ``summary`` is the documentation table's cell, and
     ``definition`` the report's sentence, a template over ``{k}``, ``{rel}``, ``{p}``,
     ``{gain}``, ``{at}`` and ``{within}``.
     """
@@ -106,7 +106,7 @@ _TREC_CUT_FAMILY = {"P": "P", "recall": "R", "map_cut": "AP", "ndcg_cut": "nDCG"
 
 @dataclass(frozen=True)
 class Measure:
-    """A parsed measure: family, cutoff and parameters (see :func:`parse_measure`)."""
+    """A parsed measure: family, cutoff and parameters (see `parse_measure`)."""
 
     family: str
     cutoff: int | None
@@ -197,7 +197,7 @@ def _unknown(measure) -> InputError:
 
 
 def parse_measure(measure) -> Measure:
-    """Parse a measure name, or pass a :class:`Measure` through.
+    """Parse a measure name, or pass a `Measure` through.
 
     Accepts ir_measures names (``nDCG@20``, ``AP``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``,
     ``nDCG(dcg='exp-log2')@20``) and trec_eval names as ir_measures reads them (``map``,

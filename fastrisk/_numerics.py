@@ -16,16 +16,16 @@ where ``|mean / SE|`` exceeds about ``1 / (2 sqrt(eps)) = 3.4e7``.
 
 **±inf / NaN rule.** Where the standard error is zero (or below the floor), the
 standardised statistic ``mean / SE`` is ±inf with the sign of the mean, and NaN where the
-mean is 0 too; the standard error is reported as 0. A :class:`ZeroVarianceWarning` names the
+mean is 0 too; the standard error is reported as 0. A `ZeroVarianceWarning` names the
 systems (never the baseline compared with itself).
 
 **Extremes.** Kernels square scores; beyond about 1e154 squares overflow and below about
-1e-154 they underflow. :func:`power_of_two_scale` gives an exact power-of-two factor that
+1e-154 they underflow. `power_of_two_scale` gives an exact power-of-two factor that
 brings such data to unit magnitude (statistics such as TRisk are scale-invariant and the
 others are scaled back exactly). The factor is chosen per system (per row with its
-baseline, :func:`row_exponents`; per pair in the all-baseline table), never per matrix: one
-extreme system must not push the others' squares out of range; :func:`check_finite` turns a result that still overflows
-into a clear :class:`InputError`. Risk weights are bounded by :data:`MAX_ALPHA`.
+baseline, `row_exponents`; per pair in the all-baseline table), never per matrix: one
+extreme system must not push the others' squares out of range; `check_finite` turns a result that still overflows
+into a clear `InputError`. Risk weights are bounded by `MAX_ALPHA`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def standardise(num, den) -> np.ndarray:
 
 
 def warn_zero_variance(labels, what: str = "system(s)", where: str = "", stacklevel: int = 3) -> None:
-    """The one :class:`ZeroVarianceWarning`, naming ``labels`` (at most ten)."""
+    """The one `ZeroVarianceWarning`, naming ``labels`` (at most ten)."""
     labels = list(labels)
     if not labels:
         return
@@ -111,12 +111,12 @@ def absmax(*arrays) -> float:
 def out_of_range(*arrays) -> bool:
     """True if any value is not finite, or any non-zero magnitude lies outside
     [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT]: the results may have overflowed or underflowed."""
-    flat = np.concatenate([np.ravel(a) for a in arrays]) if len(arrays) > 1 else np.ravel(arrays[0])
-    return _kn.out_of_range(np.ascontiguousarray(flat, dtype=np.float64), _LO, _HI)
+    # one array at a time: concatenating them would copy every result (peak memory)
+    return any(_kn.out_of_range(np.ascontiguousarray(np.ravel(a), dtype=np.float64), _LO, _HI) for a in arrays)
 
 
 def check_finite_fast(values: np.ndarray, what: str) -> None:
-    """:func:`check_finite` of a large array in one compiled pass, without a temporary."""
+    """`check_finite` of a large array in one compiled pass, without a temporary."""
     flat = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
     if _kn.out_of_range(flat, 0.0, float(np.finfo(np.float64).max)):
         check_finite(flat, what)
@@ -135,7 +135,7 @@ def power_of_two_scale(magnitude: float, *, target: int = 0) -> int:
 
 
 def row_exponents(R: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Per-row exponents k (int64, one per row of ``R``): :func:`power_of_two_scale` of the
+    """Per-row exponents k (int64, one per row of ``R``): `power_of_two_scale` of the
     largest magnitude of row s of ``R`` and of its baseline row (``B`` is (1, c) shared or
     (S, c)). Scaling each system with its own k keeps an extreme system from pushing the
     others out of range (a matrix-wide factor made their squares underflow to 0)."""
@@ -158,7 +158,7 @@ def mean_t(y: np.ndarray, what: str):
     """(mean, SE, t, zero) over the last axis of ``y``: SE = s / sqrt(c) under the relative
     floor (``zero`` marks where it is 0) and t = mean / SE by the ±inf/NaN rule. Computed on
     ``y`` rescaled by an exact power of two when its magnitude is extreme (squares would
-    overflow or underflow); an overflowed ``y`` is an :class:`InputError`."""
+    overflow or underflow); an overflowed ``y`` is an `InputError`."""
     c = y.shape[-1]
     check_finite(y, what)
     k = power_of_two_scale(absmax(y))
@@ -172,7 +172,7 @@ def mean_t(y: np.ndarray, what: str):
 
 
 def check_finite(value, what: str, hint: str = "rescale the scores (e.g. divide them by a power of ten)") -> None:
-    """Raise :class:`InputError` if ``value`` has an infinity or NaN produced by overflow;
+    """Raise `InputError` if ``value`` has an infinity or NaN produced by overflow;
     ``value`` and ``what`` may be sequences (checked in order)."""
     pairs = zip(value, what) if isinstance(what, (list, tuple)) else [(value, what)]
     for v, name in pairs:
@@ -181,7 +181,7 @@ def check_finite(value, what: str, hint: str = "rescale the scores (e.g. divide 
 
 
 def check_alpha_range(values: np.ndarray, name: str) -> None:
-    """Risk weights above :data:`MAX_ALPHA` are refused (their squares overflow float64 and
+    """Risk weights above `MAX_ALPHA` are refused (their squares overflow float64 and
     every loss already outweighs every gain)."""
     limit = MAX_ALPHA + (1.0 if name == "loss_weight" else 0.0)
     big = values[values > limit]

@@ -35,7 +35,7 @@ class PCAResult(Result):
     Long form (one row per system, component): ``system``, ``component`` (0-based),
     ``score``, ``explained_variance``, ``explained_variance_ratio``, ``singular_value``;
     ``to_arrow(("extra", "component"))`` gives the extra points' ``extra_score``;
-    :meth:`coordinates` the wide map table (one row per point, ``pc1`` .. ``pcm``).
+    `coordinates` the wide map table (one row per point, ``pc1`` .. ``pcm``).
     """
 
     _coords = {"extra": {"extra": "extra_names"}}
@@ -119,7 +119,7 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
 
     ``n_components``: how many to keep (default: all, min(S, c)). ``extra``: points projected
     into the same space: a (k, c) array (named by ``extra_names``), a mapping name -> (c,)
-    scores, or :class:`~fastrisk.Baseline` objects such as ``virtual_baseline(m, "mean")``.
+    scores, or `Baseline` objects such as ``virtual_baseline(m, "mean")``.
 
     Parameters
     ----------

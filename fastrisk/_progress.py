@@ -2,7 +2,7 @@
 is installed (``fastrisk[progress]``), else a plain line updated at most once a second.
 
 ``progress=True`` always shows it; ``False`` never; ``None`` only when standard error is a
-terminal and the run is long (``work`` at least :data:`MIN_WORK`), never into a log file or
+terminal and the run is long (``work`` at least `MIN_WORK`), never into a log file or
 a pipe.
 """
 
@@ -25,7 +25,7 @@ def stderr_is_terminal() -> bool:
 
 class Progress:
     """``Progress(total, progress, desc, unit=..., initial=..., work=..., delay=...)``: call
-    :meth:`update` with the units done and :meth:`close` at the end. ``delay`` seconds pass
+    `update` with the units done and `close` at the end. ``delay`` seconds pass
     before tqdm draws (a short run stays silent)."""
 
     def __init__(self, total: int, progress: bool | None, desc: str, *, unit: str = "it", initial: int = 0,

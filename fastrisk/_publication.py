@@ -8,9 +8,9 @@ below a significance level and the caption (LaTeX) or a note (Markdown) says wha
 here every system is compared with one baseline, so the marker is one ``*`` per level passed
 (``significance=(0.05, 0.01)``: ``*`` for p < 0.05, ``**`` for p < 0.01).
 
-:func:`wide_layout` computes the layout from a result of the one model
-(:class:`fastrisk._results.Result`); ``Result.to_wide`` / ``to_latex`` / ``to_markdown``
-call it. :func:`arrow_to_latex` / :func:`arrow_to_markdown` render any long table as it is
+`wide_layout` computes the layout from a result of the one model
+(`fastrisk._results.Result`); ``Result.to_wide`` / ``to_latex`` / ``to_markdown``
+call it. `arrow_to_latex` / `arrow_to_markdown` render any long table as it is
 (the CLI's ``--format latex|markdown``).
 """
 

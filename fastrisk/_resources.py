@@ -1,6 +1,6 @@
 """Memory estimates checked before large allocations.
 
-:func:`check_memory` refuses, with a :class:`~fastrisk.errors.ResourceError` that gives the
+`check_memory` refuses, with a `ResourceError` that gives the
 estimate, what is available and the option that avoids it, any request above the memory
 available now: ``MemAvailable`` of ``/proc/meminfo`` and, in a container, the cgroup's
 limit minus its usage; ``os.sysconf`` elsewhere; no check where neither is known.
@@ -32,7 +32,7 @@ _reading: tuple[float, int | None] = (-math.inf, None)
 
 def available_memory() -> int | None:
     """Bytes that can be allocated now without swapping, or None if unknown (read at most once
-    every :data:`MEMORY_READING_TTL` seconds)."""
+    every `MEMORY_READING_TTL` seconds)."""
     global _reading
     now = time.monotonic()
     if now - _reading[0] < MEMORY_READING_TTL:
@@ -69,7 +69,7 @@ def format_bytes(n: float) -> str:
 
 
 def check_memory(nbytes: float, what: str, avoid: str, *, available: int | None = None) -> None:
-    """Raise :class:`ResourceError` if ``nbytes`` exceed the available memory.
+    """Raise `ResourceError` if ``nbytes`` exceed the available memory.
 
     ``what`` says what would be allocated (``"Tukey HSD with 10**12 replicates"``), ``avoid``
     the option that avoids it (``"use fewer replicates"``)."""

@@ -1,14 +1,14 @@
 """One result model for every fastrisk result.
 
-A result is a frozen dataclass deriving from :class:`Result`. Each array field declares its
-dimensions with :func:`array` (``urisk: np.ndarray = array("alpha", "system")``); computed
+A result is a frozen dataclass deriving from `Result`. Each array field declares its
+dimensions with `array` (``urisk: np.ndarray = array("alpha", "system")``); computed
 arrays (properties) declare theirs in ``_derived``. Axis order is the same everywhere:
 parameters first, then systems (and baselines), then topics, the resampled axis last —
 ``[alpha, system]``, ``[alpha, system, baseline]``, ``[alpha, system, topic]``,
 ``[alpha, system, replicate]``; a batch of independent collections leads (``[batch, ...]``).
 
 The labels of a dimension come from the attributes named in ``_coords`` (dim -> {column:
-attribute}); a dimension without labels is numbered from 0. :meth:`Result.to_arrow` builds
+attribute}); a dimension without labels is numbered from 0. `Result.to_arrow` builds
 the long form from these declarations alone: one row per cell of the table dims (by default
 the dims of the first largest array), one column per coordinate, one column per array whose
 dims are an ordered subset of the table dims (broadcast), the ``_constants`` parameters as
@@ -71,7 +71,7 @@ def _jsonable(value):
 class Result:
     """Base of every result: declared arrays, their coordinates, and the long form."""
 
-    #: dim -> {column: attribute}; merged over :data:`COORDS`.
+    #: dim -> {column: attribute}; merged over `COORDS`.
     _coords: ClassVar[dict[str, dict[str, str]]] = {}
     #: computed arrays (properties or cached properties): name -> dims.
     _derived: ClassVar[dict[str, tuple[str, ...]]] = {}
@@ -174,7 +174,7 @@ class Result:
         return pa.table(columns).replace_schema_metadata(meta)
 
     def to_pandas(self, dims: tuple[str, ...] | None = None):
-        """The long form of :meth:`to_arrow` as a pandas DataFrame."""
+        """The long form of `to_arrow` as a pandas DataFrame."""
         return self.to_arrow(dims).to_pandas()
 
     # ------------------------------------------------------------------ publication tables
@@ -189,7 +189,7 @@ class Result:
             The array to tabulate (default ``statistic``: TRisk, ZRisk, the resampled estimate).
         at : dict, optional
             One label per extra dim, e.g. ``{"alpha": 5}`` for the system × baseline table of
-            :func:`fastrisk.baseline_table`.
+            `fastrisk.baseline_table`.
         sort : {"descending", "ascending", None}
             Order of the rows by their mean ``value`` (NaN rows last); None keeps the result's.
         sort_by : optional
@@ -205,7 +205,7 @@ class Result:
 
     def to_markdown(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
                     sort: str | None = "descending", sort_by=None, caption: str | None = None) -> str:
-        """The wide layout of :meth:`to_wide` as a Markdown table with significance markers.
+        """The wide layout of `to_wide` as a Markdown table with significance markers.
 
         A cell whose ``pvalue`` is below a level gets ``<sup>*</sup>`` (one ``*`` per level it
         is below) and a note under the table says what the markers mean, as ranx's report does.
@@ -213,7 +213,7 @@ class Result:
         Parameters
         ----------
         value, at, sort, sort_by
-            As in :meth:`to_wide`.
+            As in `to_wide`.
         digits : int
             Decimals of every number.
         significance : float or sequence of float or False, optional
@@ -234,7 +234,7 @@ class Result:
     def to_latex(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
                  sort: str | None = "descending", sort_by=None, caption: str | None = None,
                  label: str | None = None, environment: bool = True) -> str:
-        """The wide layout of :meth:`to_wide` as a LaTeX (booktabs) table with significance markers.
+        """The wide layout of `to_wide` as a LaTeX (booktabs) table with significance markers.
 
         Markers are ``$^{*}$`` (one ``*`` per level the p-value is below), explained in the
         caption. Needs ``\\usepackage{booktabs}``.
@@ -242,7 +242,7 @@ class Result:
         Parameters
         ----------
         value, at, sort, sort_by, digits, significance
-            As in :meth:`to_markdown`.
+            As in `to_markdown`.
         caption : str, optional
             LaTeX caption text (default: what the table holds); the marker legend is appended.
         label : str, optional

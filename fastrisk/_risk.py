@@ -195,7 +195,7 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
         Per-topic scores, systems × topics (higher is better).
     baseline : BaselineLike
         A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
-        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+        score or a `Baseline` (see `fastrisk.resolve_baseline`).
     alpha : AlphaLike, optional
         Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
     loss_weight : AlphaLike, optional
@@ -240,7 +240,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     risk-reward scores are constant over topics (a standard error of 0, or below the relative
     floor ``(c-1) SE^2 <= 4 c eps ((c-1) SE^2 + URisk^2)`` that rounding leaves, e.g. a
     system equal to its baseline plus a constant) gets SE 0, TRisk ±inf (NaN if URisk is 0
-    too) and a :class:`ZeroVarianceWarning` naming it (never the baseline itself).
+    too) and a `ZeroVarianceWarning` naming it (never the baseline itself).
 
     Parameters
     ----------
@@ -248,7 +248,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         Per-topic scores, systems × topics (higher is better).
     baseline : BaselineLike
         A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
-        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+        score or a `Baseline` (see `fastrisk.resolve_baseline`).
     alpha : AlphaLike, optional
         Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
     loss_weight : AlphaLike, optional
@@ -314,7 +314,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
 
 
 def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float, sign: float, threads):
-    """Every array of a linear :class:`RiskResult` from one kernel call, or None when the
+    """Every array of a linear `RiskResult` from one kernel call, or None when the
     scores need rescaling."""
     out = run(_k.linear_risk_table, _k.linear_risk_table_serial, R.size * len(alphas), threads,
               R, B, alphas, _numerics.VARIANCE_RTOL, _LO, _HI, crit, sign)
@@ -323,7 +323,7 @@ def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float,
 
 def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None):
     """FReward, FRisk, URisk, SE_x, SE_J and TRisk under the numerical policy of
-    :mod:`fastrisk._numerics`: standard errors below the relative variance floor are 0 and
+    `fastrisk._numerics`: standard errors below the relative variance floor are 0 and
     TRisk is then ±inf (NaN where URisk is 0); a system whose scores (or its baseline's) are
     so large that squares overflow, or so small that they underflow, is rescaled by its own
     exact power of two (linear value function): the others' numbers are untouched."""
@@ -368,8 +368,8 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
 
     A topic is a significant loss when TR_i < -t(significance/2, c-1) and a significant win
     when TR_i > +t; ``loss``/``win`` keep that meaning in either convention. A system whose
-    scores are constant over topics (as in :func:`risk`) gets TR_i = ±inf (NaN where x_i is 0),
-    TJ_i = NaN and a :class:`ZeroVarianceWarning` naming it.
+    scores are constant over topics (as in `risk`) gets TR_i = ±inf (NaN where x_i is 0),
+    TJ_i = NaN and a `ZeroVarianceWarning` naming it.
 
     TR_i = x_i / s_x (eq. 21); TJ_i = influence_i / (√c SE_J), influence_i = (c − 1)(θ̂ − θ_(i))
     with θ_(i) URisk without topic i (eq. 23, on the scale of TR_i as the paper's Fig. 2).
@@ -380,7 +380,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         Per-topic scores, systems × topics (higher is better).
     baseline : BaselineLike
         A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
-        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+        score or a `Baseline` (see `fastrisk.resolve_baseline`).
     alpha : AlphaLike, optional
         Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
     loss_weight : AlphaLike, optional
@@ -442,7 +442,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
 
 
 def _topic_table(matrix, base, vf, sign: float, crit: float, threads):
-    """:func:`fastrisk._kernels.risk.linear_topic_risk_table` on a validated matrix and baseline."""
+    """`fastrisk._kernels.risk.linear_topic_risk_table` on a validated matrix and baseline."""
     R = matrix.values
     return run(_k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
                R, base.values, vf.alpha, sign, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
@@ -463,7 +463,7 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
         Per-topic scores, systems × topics (higher is better).
     baseline : BaselineLike
         A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
-        score or a :class:`~fastrisk.Baseline` (see :func:`fastrisk.resolve_baseline`).
+        score or a `Baseline` (see `fastrisk.resolve_baseline`).
     alpha : AlphaLike, optional
         Risk sensitivity α ≥ 0, one or many (default 0, 1, 5, 10); a loss counts 1 + α times.
     loss_weight : AlphaLike, optional

@@ -1,8 +1,8 @@
 """Writing a long result table in pieces, so that it is never materialised whole.
 
-:class:`TableStream` takes the table as consecutive Arrow tables (row groups) and writes
+`TableStream` takes the table as consecutive Arrow tables (row groups) and writes
 each at once: Parquet row groups through one ``ParquetWriter``, CSV and JSON lines appended.
-A file is written atomically (:mod:`fastrisk._atomic`): a failure part-way, a full disk or
+A file is written atomically (`fastrisk._atomic`): a failure part-way, a full disk or
 Ctrl-C included, leaves the previous file as it was. Only the aligned text table, whose column
 widths depend on every row, is collected; its memory is estimated first and a table too large
 for the memory available is refused (with the formats that stream) before anything is computed.
@@ -35,7 +35,7 @@ _TEXT_CELL_BYTES = 128
 
 def chunk_size(total_rows_per_unit: int, rows: int | None = None) -> int:
     """How many units (systems, say) of ``total_rows_per_unit`` rows each make one row group
-    of ``rows`` (default :data:`ROW_GROUP_ROWS`) rows."""
+    of ``rows`` (default `ROW_GROUP_ROWS`) rows."""
     return max(1, (ROW_GROUP_ROWS if rows is None else rows) // max(1, total_rows_per_unit))
 
 
@@ -140,7 +140,7 @@ class TableStream:
 
 
 def _csv_bytes(table: pa.Table, *, header: bool) -> bytes:
-    """CSV as :func:`fastrisk.io.write_csv` writes it: quotes only where a value needs them."""
+    """CSV as `fastrisk.io.write_csv` writes it: quotes only where a value needs them."""
 
     for style in ("none", "needed"):  # "none" fails on a value with a comma, quote or newline
         try:
@@ -158,7 +158,7 @@ def _jsonable(row: dict) -> dict:
 
 
 def write_pieces(pieces, fmt: str, out=None, **kwargs) -> int:
-    """Write every table of the iterable ``pieces`` through one :class:`TableStream`; the rows written."""
+    """Write every table of the iterable ``pieces`` through one `TableStream`; the rows written."""
     with TableStream(fmt, out, **kwargs) as stream:
         for piece in pieces:
             stream.write(piece)

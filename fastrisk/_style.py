@@ -1,4 +1,4 @@
-"""The figure style shared by :mod:`fastrisk.plot` and the figures of :mod:`fastrisk.ltr`
+"""The figure style shared by `fastrisk.plot` and the figures of `fastrisk.ltr`
 (no matplotlib here: constants only)."""
 
 #: Okabe & Ito (2008) colour-blind-safe palette, most contrasting colours first (yellow last).

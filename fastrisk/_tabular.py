@@ -1,6 +1,6 @@
 """Plain-text tables and ``# key: value`` comment headers, shared by the library's readers and
-writers and by the CLI: :func:`format_text` (an aligned text table), :func:`comment_header`
-and its inverse :func:`parse_comment_header` (what produced a CSV or text output, escaped one
+writers and by the CLI: `format_text` (an aligned text table), `comment_header`
+and its inverse `parse_comment_header` (what produced a CSV or text output, escaped one
 line per entry). Data layer: imports nothing of fastrisk.
 """
 
@@ -20,7 +20,7 @@ def comment_header(metadata: dict[str, str]) -> str:
 
 
 def parse_comment_header(lines) -> dict[str, str]:
-    """Inverse of :func:`comment_header` for the leading ``#`` lines of a file."""
+    """Inverse of `comment_header` for the leading ``#`` lines of a file."""
     out = {}
     for line in lines:
         body = line.rstrip("\r\n")[1:].strip()

@@ -42,7 +42,7 @@ def limit_threads(n: int | None, work: int | None = None):
     """Run the block with ``n`` numba threads; restore the previous count afterwards.
 
     ``n=None`` leaves numba's count as is, except for small jobs (``work`` element-operations
-    below :data:`SMALL_WORK`), which run on one thread: waking a thread pool costs more than
+    below `SMALL_WORK`), which run on one thread: waking a thread pool costs more than
     such a job. Results never depend on the thread count.
     """
     if n is None:
@@ -61,8 +61,8 @@ def limit_threads(n: int | None, work: int | None = None):
 
 
 def run(kernel, twin, work: float, threads: int | None, *args):
-    """``kernel(*args)`` under :func:`limit_threads`, or its one-thread twin (same body, see
-    :func:`fastrisk._kernels._jit.serial`) when the job is small and no thread count is given:
+    """``kernel(*args)`` under `limit_threads`, or its one-thread twin (same body, see
+    `fastrisk._kernels._jit.serial`) when the job is small and no thread count is given:
     a small call then pays neither a thread-count switch nor a thread-pool wake-up."""
     if threads is None and not parallel(work):
         return twin(*args)

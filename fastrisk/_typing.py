@@ -26,17 +26,17 @@ __all__ = ["AlphaLike", "BaselineLike", "MatrixLike", "PathLike", "SeedLike"]
 #: A file path.
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: A systems × topics score matrix: a :class:`~fastrisk.ScoreMatrix`, or a pandas/polars
+#: A systems × topics score matrix: a `ScoreMatrix`, or a pandas/polars
 #: DataFrame or Arrow table in long (system, topic, score) or wide form.
 MatrixLike = Union["ScoreMatrix", "pa.Table", "pd.DataFrame", "pl.DataFrame"]
 
 #: A baseline: a system of the matrix (its name), ``"mean"`` / ``"median"`` / ``"max"`` (a
 #: virtual baseline), a file of per-topic scores, a mapping topic -> score, or a
-#: :class:`~fastrisk.Baseline`.
+#: `Baseline`.
 BaselineLike = Union[str, "os.PathLike[str]", Mapping[str, float], "Baseline"]
 
 #: A seed for ``rng=``: None (fresh entropy, recorded in the result), a non-negative int, a
-#: :class:`numpy.random.SeedSequence` or a :class:`numpy.random.Generator`.
+#: `numpy.random.SeedSequence` or a `numpy.random.Generator`.
 SeedLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
 
 #: One or more risk-sensitivity parameters α ≥ 0 (or loss weights 1 + α ≥ 1): a number, a

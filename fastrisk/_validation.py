@@ -1,9 +1,9 @@
 """The argument checks every public function's ``_<fn>_iv`` is built from (scipy's style).
 
-Each check returns the normalised value or raises :class:`~fastrisk.errors.InputError` with a
+Each check returns the normalised value or raises `InputError` with a
 message that names the parameter and the rule, e.g. "`replicates` must be a positive integer,
 got 0". Checks of domain objects (score matrices, baselines, value functions) live with those
-objects (:mod:`fastrisk.matrix`, :mod:`fastrisk.baselines`, :mod:`fastrisk.values`).
+objects (`fastrisk.matrix`, `fastrisk.baselines`, `fastrisk.values`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MAX_REPLICATES = 10**9
 
 
 def replicates(x, name: str = "replicates") -> int:
-    """``x`` as a positive int no larger than :data:`MAX_REPLICATES` (every resampling path)."""
+    """``x`` as a positive int no larger than `MAX_REPLICATES` (every resampling path)."""
     B = positive_int(x, name)
     if B > MAX_REPLICATES:
         raise InputError(f"`{name}` must be at most {MAX_REPLICATES:,} (10**9), got {B:,}: the Monte Carlo "

@@ -2,7 +2,7 @@
 
 fastrisk's kernels are compiled on first use and cached on disk (``__pycache__`` beside the
 package, or ``NUMBA_CACHE_DIR``); a fresh install therefore pays seconds of compilation on
-the first call of each procedure. :func:`warmup` runs the calls of the README quickstarts
+the first call of each procedure. `warmup` runs the calls of the README quickstarts
 on the bundled TREC 2012 data, a group per subprocess and as many subprocesses at once as
 there are cores (numba compiles one kernel at a time per process), so that every kernel
 those calls use, in the argument types they use, is compiled once and cached. Later
@@ -103,7 +103,7 @@ def warmup(jobs: int | None = None, *, groups=None, report=None) -> dict[str, fl
     jobs : int, optional
         Subprocesses at once (default: the number of cores).
     groups : sequence of str, optional
-        Some of :data:`GROUPS` (default: all).
+        Some of `GROUPS` (default: all).
     report : callable, optional
         Called with ``(group, seconds, ok)`` as each group finishes.
     """

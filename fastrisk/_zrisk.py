@@ -123,7 +123,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     ----------
     matrix : ScoreMatrix or array-like
         Non-negative scores, systems x topics (or a stack of collections: see
-        :mod:`fastrisk.batch`).
+        `fastrisk.batch`).
     alpha, loss_weight : float or sequence of float, optional
         ``alpha >= 0`` or the loss weight ``alpha_hat = 1 + alpha`` (one of them; default
         alpha = 0, 1, 5, 10), for the linear value function.

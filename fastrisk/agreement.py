@@ -2,8 +2,8 @@
 
 Rankings are sequences of items, best first; an element that is a ``tuple``, ``list``,
 ``set`` or ``frozenset`` is a group of tied items. A string is parsed with
-:func:`parse_ranking` (``"a (b c) d"``: ``b`` and ``c`` tied at ranks 2-3). Score vectors
-become rankings with :func:`ranking_from_scores` (higher score first, equal scores tied).
+`parse_ranking` (``"a (b c) d"``: ``b`` and ``c`` tied at ranks 2-3). Score vectors
+become rankings with `ranking_from_scores` (higher score first, equal scores tied).
 
 RBO is rank-biased overlap (Webber, Moffat and Zobel, TOIS 2010) with the three treatments
 of ties of Corsi and Urbano (SIGIR 2024): ``"w"`` (tied items share the rank, for ties that
@@ -99,7 +99,7 @@ def parse_ranking(text: str) -> list:
 
 
 def format_ranking(ranking) -> str:
-    """The inverse of :func:`parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``.
+    """The inverse of `parse_ranking`: ``['a', ('b', 'c')]`` -> ``"a (b c)"``.
 
     Parameters
     ----------

@@ -122,8 +122,8 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
     ``baseline`` may be: the name of a system of the matrix, or its row index (an int, as for
     a bare array or a batch); ``"mean"``, ``"median"`` or
     ``"max"`` (a virtual baseline over all systems; a system with that name wins); a
-    :class:`Baseline`; a mapping or pandas Series topic -> score; a one-row
-    :class:`ScoreMatrix`; a 1-D array in the matrix's topic order; or a path to a file (a
+    `Baseline`; a mapping or pandas Series topic -> score; a one-row
+    `ScoreMatrix`; a 1-D array in the matrix's topic order; or a path to a file (a
     per-topic CSV with a ``topic`` column, or any matrix file; ``column`` picks the system).
     ``missing`` handles matrix topics the baseline lacks: ``raise``, ``drop`` them, or score
     the baseline ``zero`` there.

@@ -1,18 +1,18 @@
 """Batched risk and tests: K independent collections in one kernel call, parallel over K.
 
 A *stack* is K collections of the same shape: a (K, S, c) array (K collections of S systems
-over c topics) or a sequence of :class:`~fastrisk.ScoreMatrix` of one shape. Construction
+over c topics) or a sequence of `ScoreMatrix` of one shape. Construction
 costs one vectorised check (shape, finiteness) for the whole stack, never a pass per
 collection, so a million 2 x 50 collections cost what their arithmetic costs.
 
 Every result has a leading ``batch`` axis (``[batch, alpha, system]``):
 
-- :func:`risk`: URisk, SE_x, jackknife SE_J, TRisk and its Student-t p-value of every system
+- `risk`: URisk, SE_x, jackknife SE_J, TRisk and its Student-t p-value of every system
   against a baseline row (Wang, Bennett & Collins-Thompson 2012; Dinçer, Macdonald & Ounis,
   SIGIR 2014);
-- :func:`t_test`: the paired t test (TRisk at alpha = 0 is the t statistic);
-- :func:`zrisk`: ZRisk and GeoRisk within each collection (Dinçer, Macdonald & Ounis 2016);
-- :func:`bootstrap`, :func:`permutation_test`: the shift-to-the-null bootstrap test and the
+- `t_test`: the paired t test (TRisk at alpha = 0 is the t statistic);
+- `zrisk`: ZRisk and GeoRisk within each collection (Dinçer, Macdonald & Ounis 2016);
+- `bootstrap`, `permutation_test`: the shift-to-the-null bootstrap test and the
   sign-flip randomisation test of URisk.
 
 Randomness is counter-based per (seed, collection, replicate): the same ``rng`` gives the
@@ -62,7 +62,7 @@ class Stack:
 
 
 def is_stack(data) -> bool:
-    """True for what the batched functions take: a 3-D array, a :class:`Stack`, or a non-empty
+    """True for what the batched functions take: a 3-D array, a `Stack`, or a non-empty
     list/tuple of ScoreMatrix (the test the single-collection API uses to dispatch here).
 
     Parameters
@@ -84,7 +84,7 @@ def is_stack(data) -> bool:
 
 def refuse_options(fn: str, **options) -> None:
     """Refuse, by name, an option of the single-collection ``fn`` that a stack does not take
-    (``options``: name -> (given value, allowed values)); the stack path is :mod:`fastrisk.batch`."""
+    (``options``: name -> (given value, allowed values)); the stack path is `fastrisk.batch`."""
     for name, (given, allowed) in options.items():
         if not any(given is a or (isinstance(a, str) and given == a) for a in allowed):
             raise InputError(f"{fn}() of a stack of collections (fastrisk.batch) takes no `{name}={given!r}`; "
@@ -92,7 +92,7 @@ def refuse_options(fn: str, **options) -> None:
 
 
 def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True) -> Stack:
-    """A :class:`Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
+    """A `Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 
     One vectorised check for the whole stack: three dimensions, at least 2 topics, finite
     values (the first bad cell is named by collection, system and topic). ``check=False``
@@ -356,7 +356,7 @@ def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: Alpha
     Parameters
     ----------
     data, baseline, alpha, loss_weight, threads
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
     convention : {"classic", "minus"}
         ``"minus"`` negates URisk and TRisk.
     significance : float
@@ -390,7 +390,7 @@ def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None,
     Parameters
     ----------
     data, baseline, alpha, loss_weight, alternative, threads
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
 
     Returns
     -------
@@ -536,7 +536,7 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
     Parameters
     ----------
     data, baseline, alpha, loss_weight, replicates, alternative, rng, start, threads
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
 
     Returns
     -------

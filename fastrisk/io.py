@@ -46,14 +46,14 @@ SUMMARY_QID = "all"
 def read_matrix(path, *, format: str | None = None, measure: str | None = None, topics=None,
                 missing: str = "raise", system: str = "system", topic: str = "topic",
                 score: str = "score") -> ScoreMatrix:
-    """Read a :class:`ScoreMatrix` from one file, or from several (one or more systems each).
+    """Read a `ScoreMatrix` from one file, or from several (one or more systems each).
 
     Formats (``format=None`` guesses from the suffix and the first lines):
 
     - ``csv``: long form if the header has ``system, topic, score`` (names configurable),
       else wide form (one column per system, one row per topic; topic ids from a ``topic``
       column, from ``topics=``, or ``"1".."c"`` by row order). ``.tsv`` is tab-separated.
-    - ``parquet`` / ``ipc``: the native layout written by :func:`write_matrix`, or long/wide.
+    - ``parquet`` / ``ipc``: the native layout written by `write_matrix`, or long/wide.
     - ``trec_eval``: ``trec_eval -q`` output, ``measure qid value`` with any measure set
       (``-m all_trec``, ``-m official``; padded names); ``runid`` names the system (else the
       file name); ``measure=`` picks the measure (the error lists those available). Measures
@@ -67,7 +67,7 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     read as per-query output when its rows look like it (3 or 4 fields, numeric last field,
     no header), else as a tab-separated CSV. Text may start with a UTF-8 byte-order mark.
     ``path`` may also be a pandas or polars DataFrame or an Arrow table (long or wide form,
-    see :meth:`ScoreMatrix.from_arrow`), e.g. PyTerrier's per-query experiment frame
+    see `ScoreMatrix.from_arrow`), e.g. PyTerrier's per-query experiment frame
     (``name, qid, measure, value``) or ir_measures' ``iter_calc`` metrics with a run column
     (``run, query_id, measure, value``); ``measure=`` picks one measure of several.
 
@@ -125,8 +125,13 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     p = paths[0]
     if fmt in ("parquet", "ipc"):
         table = _read_arrow_file(p, fmt)
-        return _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
-                          topics=topics, measure=measure, missing=missing)
+        matrix = _as_matrix(ScoreMatrix.from_arrow, p, table, system=system, topic=topic, score=score,
+                            topics=topics, measure=measure, missing=missing)
+        del table
+        # decoding and checking freed their buffers, but Arrow's allocator (mimalloc) keeps the
+        # pages (about the matrix's size again) for the rest of the process unless handed back
+        pa.default_memory_pool().release_unused()
+        return matrix
     if fmt in ("csv", "csv-long"):
         streamed = _stream_long_csv(p, system, topic, score, measure, missing)
         if streamed is not None:
@@ -150,7 +155,7 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     column (``system=``, read as strings) and one column per statistic. The ``# key: value``
     comment lines ``--header`` writes at the top of a CSV are skipped and returned as the
     table's schema metadata (as Parquet output carries them). Raises
-    :class:`InputError` naming the file when it is missing, unreadable, not a table (trec_eval
+    `InputError` naming the file when it is missing, unreadable, not a table (trec_eval
     or ir_measures output) or has no column ``system``.
 
     Parameters
@@ -421,7 +426,7 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     """A long CSV (system, topic, score; no ``measure`` column) read block by block with Arrow's
     streaming reader, keeping only integer codes and the scores (16 bytes a row) rather than the
     text table and its Python strings. Labels, first-appearance system order, natural topic order
-    and the missing policy are those of :meth:`ScoreMatrix.from_long`. Returns None (the caller
+    and the missing policy are those of `ScoreMatrix.from_long`. Returns None (the caller
     then reads the whole table, whose errors name the line) when the file is not such a table
     or has any irregular cell: an empty or blank label, a score that is not a finite number, a
     duplicate (system, topic)."""

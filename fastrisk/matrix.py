@@ -413,8 +413,8 @@ class ScoreMatrix:
 
     @classmethod
     def from_pandas(cls, df, **kwargs) -> "ScoreMatrix":
-        """From a pandas DataFrame in long or wide form (see :meth:`from_arrow`). A named
-        index that is the topic column (as :meth:`to_pandas` writes it) is used as one."""
+        """From a pandas DataFrame in long or wide form (see `from_arrow`). A named
+        index that is the topic column (as `to_pandas` writes it) is used as one."""
         topic = kwargs.get("topic", "topic")
         names = [n for n in (df.index.names or []) if n is not None]
         if names and (topic in names or any(n in ALIASES["topic"] + ALIASES["system"] for n in names)):
@@ -429,7 +429,7 @@ class ScoreMatrix:
 
     @classmethod
     def from_polars(cls, df, **kwargs) -> "ScoreMatrix":
-        """From a polars DataFrame in long or wide form (see :meth:`from_arrow`)."""
+        """From a polars DataFrame in long or wide form (see `from_arrow`)."""
         return cls.from_arrow(df.to_arrow(), **kwargs)
 
     # ------------------------------------------------------------------ export
@@ -460,7 +460,7 @@ class ScoreMatrix:
 def long_columns(names, system: str = "system", topic: str = "topic", score: str = "score"):
     """The (system, topic, score) column names of a long-form table, or None.
 
-    A name left at its default may also be one of its :data:`ALIASES` (``run``, ``qid``,
+    A name left at its default may also be one of its `ALIASES` (``run``, ``qid``,
     ``query_id``, ``value``, ...), as ranx, ir_measures and trec_eval users name them.
     """
     found = []
@@ -559,8 +559,8 @@ def is_frame(obj) -> bool:
 
 
 def as_matrix(obj, name: str = "matrix", **kwargs) -> ScoreMatrix:
-    """``obj`` as a :class:`ScoreMatrix`: itself, or a pandas/polars DataFrame or Arrow table
-    in long or wide form (``kwargs`` as :meth:`ScoreMatrix.from_arrow`)."""
+    """``obj`` as a `ScoreMatrix`: itself, or a pandas/polars DataFrame or Arrow table
+    in long or wide form (``kwargs`` as `ScoreMatrix.from_arrow`)."""
     if isinstance(obj, ScoreMatrix):
         return obj
     kwargs = {k: v for k, v in kwargs.items() if v is not None}

@@ -2,17 +2,17 @@
 
 Measures are named, parsed and computed as ir_measures (and so PyTerrier) names them; trec_eval's
 names (``map``, ``P_10``, ``ndcg_cut_20``, ...) are read as ir_measures reads them. Each family is
-one record of :data:`fastrisk._measures.MEASURES` (its definition, parameters, cutoff rule and
+one record of `fastrisk._measures.MEASURES` (its definition, parameters, cutoff rule and
 kernel code); the documentation's table of measures is built from it. Rankings are by score
 descending, ties by document id descending.
 
 R is the number of documents judged with grade >= ``rel`` (``rel=`` thresholds: default 1,
 e.g. ``P(rel=2)@10``); negative grades count as 0. A system that returned nothing for a
 topic scores 0 there (trec_eval's ``-c``). Topics whose judgments hold no relevant document
-are left out with a :class:`TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
+are left out with a `TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
 them (0 for every measure but Judged), as trec_eval does.
 
-:func:`evaluate` returns an :class:`Evaluation` (``result["nDCG@20"]`` is a ScoreMatrix, so
+`evaluate` returns an `Evaluation` (``result["nDCG@20"]`` is a ScoreMatrix, so
 every risk measure runs on raw runs; ``to_arrow()`` is the long table).
 """
 
@@ -93,9 +93,9 @@ def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condens
 class Evaluation(Result):
     """Scores of every system on every scored topic: ``values[measure, system, topic]``.
 
-    ``result["AP"]`` is the measure's :class:`~fastrisk.matrix.ScoreMatrix`; ``to_arrow()``
+    ``result["AP"]`` is the measure's `ScoreMatrix`; ``to_arrow()``
     the long table ``measure, system, topic, value`` (ir_measures' per-query results);
-    :meth:`means` the per-system mean table.
+    `means` the per-system mean table.
     """
 
     _coords = {"measure": {"measure": "measures"}}
@@ -169,7 +169,7 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     Parameters
     ----------
     runs : RunSet or str or os.PathLike or sequence of them
-        The runs, or run files / directories (see :func:`fastrisk.read_runs`).
+        The runs, or run files / directories (see `fastrisk.read_runs`).
     qrels : Qrels or str or os.PathLike
         The judgments, or a qrels file.
     measures : sequence of str or Measure
@@ -184,7 +184,7 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     Returns
     -------
     Evaluation
-        ``result["ERR@20"]`` is the :class:`ScoreMatrix` of one measure; ``to_arrow()`` the
+        ``result["ERR@20"]`` is the `ScoreMatrix` of one measure; ``to_arrow()`` the
         long table (measure, system, topic, score).
     """
 

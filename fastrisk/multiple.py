@@ -1,8 +1,8 @@
 """Many comparisons: p-value adjustments and the randomised Tukey HSD test over all pairs.
 
-- :func:`adjust_pvalues` — Bonferroni, Holm (step-down) and Benjamini-Hochberg (FDR, via
+- `adjust_pvalues` — Bonferroni, Holm (step-down) and Benjamini-Hochberg (FDR, via
   ``scipy.stats.false_discovery_control``) along one axis of a p-value array.
-- :func:`tukey_hsd` — the randomised Tukey HSD test IR evaluation uses (Carterette 2012;
+- `tukey_hsd` — the randomised Tukey HSD test IR evaluation uses (Carterette 2012;
   Sakai 2014): in every trial the scores of the systems are permuted independently within
   each topic, and the null distribution is that of the largest difference between any two
   system means (the range). A pair is significant when its observed difference is rarely
@@ -82,7 +82,7 @@ def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> Adjusted
     """Adjusted p-values along ``axis``: ``'holm'``, ``'bonferroni'``, ``'bh'`` or ``'none'``.
 
     Holm: sort ascending, ``p_(j) (m - j + 1)`` made monotone by a running maximum, capped
-    at 1; Bonferroni: ``min(1, m p)``; BH: :func:`scipy.stats.false_discovery_control`.
+    at 1; Bonferroni: ``min(1, m p)``; BH: `scipy.stats.false_discovery_control`.
 
     The family is the non-NaN entries: a NaN (e.g. the p-value of the baseline compared with
     itself, which every fastrisk test reports as NaN) is skipped and stays NaN, so ``m``
@@ -183,7 +183,7 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
     or an S x c array). Same ``rng`` -> bit-identical p-values whatever ``threads`` (and
     whatever the chunks the replicates are drawn in; Ctrl-C interrupts between chunks).
     A replicate count whose null distribution would not fit in memory is refused with a
-    :class:`~fastrisk.errors.ResourceError`.
+    `ResourceError`.
 
     Parameters
     ----------

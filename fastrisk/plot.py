@@ -194,7 +194,7 @@ def _zero_line(ax, *, horizontal: bool = True):
 def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colors=None, legend: bool = True):
     """TRisk (or URisk) of chosen systems against α, with the ±t critical lines.
 
-    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 1. ``result`` is a :class:`fastrisk.RiskResult`
+    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 1. ``result`` is a `fastrisk.RiskResult`
     (compute it on a fine α grid for smooth curves, e.g. ``alpha=np.linspace(0, 10, 41)``);
     ``systems`` (default: all) fixes which systems are drawn and their order and colours.
     """
@@ -230,7 +230,7 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
     Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2. ``result`` is a
-    :class:`fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
+    `fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
     bars with TJ_i as black ticks on them, to show that the two agree). ``sort`` orders topics
     by the score at the first α. ``alpha``: the α values to draw (default: all).
     """
@@ -312,7 +312,7 @@ def urisk_distribution(result, systems=None, *, alpha=None, kind: str = "box", s
     """Per-topic risk-reward scores x_i (URisk's summands) of systems against the baseline.
 
     Dinçer, Ounis & Macdonald (ECIR 2014), Figs. 3-4. ``result`` has ``x`` of shape (A, S, c)
-    (:class:`fastrisk.TopicRiskResult` or :class:`fastrisk.RiskScores`). ``kind="box"``: one
+    (`fastrisk.TopicRiskResult` or `fastrisk.RiskScores`). ``kind="box"``: one
     box per system (quartiles, whiskers at 1.5 IQR, URisk = mean as a diamond), sorted by URisk
     when ``sort``; ``kind="sorted"``: each system's x_i sorted in decreasing order against the
     topic rank, so wins, ties and losses read off as the areas above and below zero.
@@ -447,7 +447,7 @@ def qq(results, system=None, *, points: int = 400, ax=None, legend: bool = True)
 def rbo_prefix(result, *, ax=None, label_a: str = "a", label_b: str = "b"):
     """RBO of two orderings over growing prefix depths: bars up to the lower bound (RBO_min),
     the residual band above them up to RBO_max, and the extrapolated RBO_ext as a line
-    (Benham, Moffat & Culpepper 2019, Fig. 4). ``result`` is a :class:`PrefixAgreement`."""
+    (Benham, Moffat & Culpepper 2019, Fig. 4). ``result`` is a `PrefixAgreement`."""
     depth = np.asarray(result.depth)
     ax, created = _axes(ax, COLUMN_FIGSIZE)
     low, res = np.asarray(result.min), np.asarray(result.res)
@@ -476,7 +476,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     """Heat map of URisk or TRisk of every system (rows) against every baseline (columns) at one
     α, significant cells (|TRisk| > t(significance/2, df)) marked with a dot.
 
-    ``table`` is a :class:`BaselineTable`. ``systems`` restricts and orders rows and, when the
+    ``table`` is a `BaselineTable`. ``systems`` restricts and orders rows and, when the
     baselines are the systems, columns; ``order="mean"`` sorts them by mean URisk over baselines.
     The colour map (PuOr) is diverging and colour-blind safe; the diagonal (a system against
     itself) is grey.
@@ -539,7 +539,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
 def pooling_bias(result, *, ax=None):
     """Bias of unpooled runs (true − unpooled mean score) per pool width: the quartile range as
     a bar, the median as a tick, the mean as a diamond, min-max whiskers (Webber & Park 2009,
-    Fig. 1). ``result`` is a :class:`PoolingExperiment`."""
+    Fig. 1). ``result`` is a `PoolingExperiment`."""
     bias = np.asarray(result.bias)  # (W, repeats)
     widths = list(result.widths)
     ax, created = _axes(ax, COLUMN_FIGSIZE)
@@ -574,7 +574,7 @@ def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=Non
     (fully judged) topics n, one colour per pool width and one line style per estimator
     (``adjusted``: Algorithm 2, ``mixed``: n true + N − n unadjusted scores); the estimators
     that do not use common topics (``unadjusted``, ``leave-one-out``) are horizontal lines.
-    ``result`` is a :class:`PoolingExperiment`."""
+    ``result`` is a `PoolingExperiment`."""
     known = tuple(_ESTIMATOR_STYLE)
     if isinstance(estimators, str):
         estimators = (estimators,)
@@ -662,14 +662,14 @@ def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, 
 
 
 def simulation_rates(result, **kwargs):
-    """Error-rate curves of a simulation study: :func:`fastrisk.simulate.figures.simulation_rates`."""
+    """Error-rate curves of a simulation study: `fastrisk.simulate.figures.simulation_rates`."""
     from fastrisk.simulate.figures import simulation_rates as draw
 
     return draw(result, **kwargs)
 
 
 def plot_studies(results, path, **kwargs):
-    """Every panel of simulation studies into one file: :func:`fastrisk.simulate.figures.plot_studies`."""
+    """Every panel of simulation studies into one file: `fastrisk.simulate.figures.plot_studies`."""
     from fastrisk.simulate.figures import plot_studies as draw
 
     return draw(results, path, **kwargs)

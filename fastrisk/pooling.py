@@ -1,18 +1,18 @@
 """Pooling bias and score adjustment (Webber & Park, SIGIR 2009), on dense-id runs.
 
-* :func:`build_pool` — the depth-k membership index: one bit per (document, system), so
+* `build_pool` — the depth-k membership index: one bit per (document, system), so
   the pool of any subset of systems is a bitwise test, never a set union.
-* :func:`score_against_pool` — score runs when only a subset's pool is judged, unjudged
+* `score_against_pool` — score runs when only a subset's pool is judged, unjudged
   documents *assumed irrelevant* or removed (*condensed*, padded with non-relevant ones).
-* :func:`leave_one_out` — each system scored against the pool of all the others.
-* :func:`loo_adjustment` (Algorithm 1) and :func:`common_topic_adjustment` (Algorithm 2,
+* `leave_one_out` — each system scored against the pool of all the others.
+* `loo_adjustment` (Algorithm 1) and `common_topic_adjustment` (Algorithm 2,
   variance eqs. 3/7 and the accuracy condition eq. 6).
-* :func:`pooling_experiment` (Algorithm 3 and the Figure 1 bias study): MAE tables for
+* `pooling_experiment` (Algorithm 3 and the Figure 1 bias study): MAE tables for
   unadjusted, mixed, adjusted (common topics) and leave-one-out adjusted estimates.
 
 Conventions. The *true* score of a run is its score against all the qrels (same mode);
 the *unpooled* score is its score against the pool of the sampled systems, which excludes
-it. Topics without a positive judgment are left out, as in :func:`fastrisk.metrics.evaluate`.
+it. Topics without a positive judgment are left out, as in `fastrisk.metrics.evaluate`.
 
 The bias of a run is ``true - unpooled`` (positive: the pool under-rates it). Eq. 6 is read
 as: the common-topic adjustment is expected to help when the squared bias exceeds the
@@ -259,7 +259,7 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
     Parameters
     ----------
     runs, qrels
-        A :class:`~fastrisk.runs.RunSet` (or run files) and the qrels.
+        A `RunSet` (or run files) and the qrels.
     measure : str
         Measure name as ir_measures writes it (default RBP(rel=1,p=0.8)@10, the paper's).
     pool_systems : sequence, optional
@@ -338,7 +338,7 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     Parameters
     ----------
     runs, qrels, measure, depth, mode, systems, pooled_unjudged, ideal, threads
-        As in :func:`score_against_pool`.
+        As in `score_against_pool`.
 
     Returns
     -------
@@ -386,12 +386,12 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
                    mode="assumed", pooled_unjudged="unjudged", ideal="pool") -> LooAdjustment:
     """Algorithm 1 (leave-one-out adjustment) for the unpooled run ``new`` given the ``pooled`` systems.
 
-    ``pooled_unjudged`` and ``ideal`` are as in :func:`score_against_pool`.
+    ``pooled_unjudged`` and ``ideal`` are as in `score_against_pool`.
 
     Parameters
     ----------
     runs, qrels, measure, depth, mode, pooled_unjudged, ideal
-        As in :func:`score_against_pool`.
+        As in `score_against_pool`.
     pooled : sequence
         Names or positions of the pooled systems.
     new : str or int
@@ -494,7 +494,7 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
 
 @dataclass(frozen=True, repr=False)
 class PoolingExperiment(Result):
-    """Result of :func:`pooling_experiment`.
+    """Result of `pooling_experiment`.
 
     Arrays ``[width, repeat]``: ``true``/``unpooled`` r's mean scores, ``loo_adjustment``
     Algorithm 1's ``a``, ``bias``; ``[width, repeat, n]`` (n: common-topic size):
@@ -504,8 +504,8 @@ class PoolingExperiment(Result):
 
     Long form (one row per width, repeat, n): ``width``, ``repeat``, ``n``, ``true``,
     ``unpooled``, ``loo_adjustment``, ``adjusted_abs``, ``mixed_abs``, ``adjusted_err``,
-    ``adjusted_sq``, ``variance_estimate``, ``accurate``, ``bias``. :meth:`mae_long` and
-    :meth:`mae_table` summarise it as the paper's tables.
+    ``adjusted_sq``, ``variance_estimate``, ``accurate``, ``bias``. `mae_long` and
+    `mae_table` summarise it as the paper's tables.
     """
 
     _coords = {"width": {"width": "widths"}, "n": {"n": "common_topics"}}
@@ -611,12 +611,12 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     20, 40, 100), keeping the widths and sizes the data allows (w < systems, n < topics).
     ``pooled_unjudged="nonrelevant"`` with ``mode="condensed"`` is the paper's protocol (pooled
     documents without a judgment are judged non-relevant); ``ideal`` is as in
-    :func:`score_against_pool`.
+    `score_against_pool`.
 
     Parameters
     ----------
     runs, qrels, measure, depth, mode, pooled_unjudged, ideal
-        As in :func:`score_against_pool`.
+        As in `score_against_pool`.
     widths : sequence of int, optional
         Pool widths (default: the paper's that the data allows).
     repeats : int

@@ -4,7 +4,7 @@ them, and the parameters and data provenance at the top, for a paper's supplemen
 ``write_report(path, matrix, baseline, ...)`` computes URisk/TRisk (Wang et al. 2012; Dinçer,
 Macdonald & Ounis 2014), the exploratory per-topic TR_i/TJ_i and, when fastrisk has it, the
 all-baseline table (Dinçer, Ounis & Macdonald, ECIR 2014), then draws every figure with
-:mod:`fastrisk.plot` (figures are built without pyplot, so nothing is shown or kept open) and
+`fastrisk.plot` (figures are built without pyplot, so nothing is shown or kept open) and
 embeds them as inline SVG (default) or base64 PNG: the page needs no other file and no network.
 """
 
@@ -121,10 +121,10 @@ class Section:
 
 @dataclass
 class Table:
-    """A table of the report, rendered as HTML (:func:`html_table`) or as PDF pages.
+    """A table of the report, rendered as HTML (`html_table`) or as PDF pages.
 
     ``rows`` hold numbers or ready-made strings (p-values are formatted by
-    :func:`pvalue_text`); ``classes[i][j]`` is an optional CSS class per cell (``risk`` /
+    `pvalue_text`); ``classes[i][j]`` is an optional CSS class per cell (``risk`` /
     ``reward``); ``numeric[j]`` right-aligns column j; ``empty`` is shown when there are no rows.
     """
 
@@ -187,7 +187,19 @@ def html_table(headers, rows, *, classes=None, numeric=None) -> str:
     return "".join(out)
 
 
-def _choose_highlight(matrix, systems, baseline_row):
+#: Two systems whose per-topic scores all differ by at most this much are near-duplicates: the
+#: default choice highlights one of them only (identical panels say nothing new).
+NEAR_DUPLICATE = 1e-5
+
+
+def _near_duplicate(values, k, chosen) -> bool:
+    return any(np.all(np.abs(values[k] - values[c]) <= NEAR_DUPLICATE) for c in chosen)
+
+
+def _choose_highlight(matrix, systems, baseline_row, res):
+    """The highlighted systems and why: ``systems`` when given, else a spread of the TRisk
+    distribution (at the largest α) — the systems nearest its quantiles 0, 1/4, 1/2, 3/4, 1 —
+    with near-duplicates collapsed. Returns ``(names, reason)``."""
     if systems is not None:
         names = [systems] if isinstance(systems, str) else list(systems)
         for s in names:
@@ -196,10 +208,30 @@ def _choose_highlight(matrix, systems, baseline_row):
                                  f"{', '.join(matrix.systems[:8])}{', ...' if matrix.n_systems > 8 else ''}")
         if not names:
             raise InputError("`systems` must name at least one system")
-        return names
-    means = matrix.values.mean(axis=1)
-    order = [k for k in np.argsort(-means, kind="stable") if k != baseline_row]
-    return [matrix.systems[k] for k in order[:DEFAULT_HIGHLIGHT]]
+        return names, "chosen by the caller with `systems=` / `--systems`"
+    finite = np.isfinite(res.alpha)
+    j = int(np.nanargmax(res.alpha)) if finite.any() else 0
+    trisk = res.trisk[j]
+    cand = [k for k in range(matrix.n_systems) if k != baseline_row]
+    ranked = sorted(cand, key=lambda k: (not np.isfinite(trisk[k]), -trisk[k] if np.isfinite(trisk[k]) else 0.0))
+    ranked = [k for k in ranked if np.isfinite(trisk[k])] or ranked  # undefined TRisk only when nothing else
+    values = matrix.values
+    n = len(ranked)
+    chosen: list[int] = []
+    for q in np.linspace(0.0, 1.0, DEFAULT_HIGHLIGHT):
+        target = round(q * (n - 1))
+        # the nearest rank to the quantile that is neither chosen nor a near-duplicate of a chosen one
+        for pos in sorted(range(n), key=lambda i: (abs(i - target), i)):
+            k = ranked[pos]
+            if k not in chosen and not _near_duplicate(values, k, chosen):
+                chosen.append(k)
+                break
+    chosen.sort(key=ranked.index)
+    at = plot._alpha_text(res, j)
+    reason = (f"chosen as the systems nearest the minimum, quartiles and maximum of {plot._risk_name(res, 'TRisk')} "
+              f"at {at}, near-duplicates (per-topic scores all within {NEAR_DUPLICATE:g}) collapsed; choose with "
+              "`--systems` / `systems=`")
+    return [matrix.systems[k] for k in chosen], reason
 
 
 def _alpha_grid(result):
@@ -211,14 +243,15 @@ def _alpha_grid(result):
     return {"alpha": np.unique(np.concatenate([np.linspace(0.0, top, 41), result.alpha]))}
 
 
-def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=None):
+def _sections(matrix, base, *, kwargs, systems, significance, heatmap_alpha=None):
     """Compute every result and build the report's sections."""
 
-    styles = plot.system_styles(highlight)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = risk(matrix, base, significance=significance, **kwargs)
         topic = topic_risk(matrix, base, significance=significance, **kwargs)
+    highlight, why = _choose_highlight(matrix, systems, base.system, res)
+    styles = plot.system_styles(highlight)
     linear = res.value == "linear"
     A = len(res.alpha)
     urisk_n, trisk_n = plot._risk_name(res, "URisk"), plot._risk_name(res, "TRisk")
@@ -233,7 +266,8 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
                   f"for losses, d<sub>i</sub> = system − baseline); {trisk_n} = {urisk_n} / SE<sub>x</sub>, "
                   f"Student t with {res.df} degrees of freedom. Dashed lines: ±t({significance / 2:g}, {res.df}) = "
                   f"±{res.critical_t:.3f}; beyond them a system is significantly riskier ({riskier}) or more "
-                  f"rewarding ({rewarding}) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1.")
+                  f"rewarding ({rewarding}) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1. "
+                  f"{html.escape(_highlight_text(highlight, why))}.")
     if linear:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ZeroVarianceWarning)
@@ -317,7 +351,11 @@ def _sections(matrix, base, *, kwargs, highlight, significance, heatmap_alpha=No
     sec.tables.append(Table(f"All {matrix.n_systems} systems", headers, rows, classes,
                             [False] + [True] * (len(headers) - 1)))
     sections.append(sec)
-    return res, sections
+    return res, sections, _highlight_text(highlight, why)
+
+
+def _highlight_text(highlight, why) -> str:
+    return f"highlighted: {', '.join(highlight)} ({why})"
 
 
 def _rows_baseline(base, rows):
@@ -358,10 +396,13 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;border-bottom:1px soli
 margin-top:2em}p.caption{color:#444;font-size:.92em;max-width:70em}
 .pair{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start}
 figure{margin:0;flex:0 1 auto;max-width:100%}figure.wide{flex:1 1 100%}figure.wide svg,figure.wide img{width:100%}figure svg,figure img{max-width:100%;height:auto;display:block}
-.tables{flex:1 1 22em;min-width:18em;max-height:40em;overflow:auto}
+.tables{flex:1 1 22em;min-width:18em}
 table{border-collapse:collapse;font-size:.85em;margin:.3em 0 1em}
 th,td{padding:.15em .6em;border-bottom:1px solid #e3e3e3;text-align:left;white-space:nowrap}
-th{background:#f4f4f4;position:sticky;top:0}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f4f4f4;white-space:normal;vertical-align:bottom}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+thead{display:table-header-group}tr{break-inside:avoid}
+@page{size:A4;margin:12mm}@media print{body{margin:0;max-width:none;padding:0}table{font-size:.7em}th,td{padding:.1em .35em}
+h2{break-after:avoid}figure{break-inside:avoid}}
 td.risk{color:#A63603;font-weight:600}td.reward{color:#00664A;font-weight:600}
 dl.params{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;font-size:.92em}
 dl.params dt{font-weight:600}dl.params dd{margin:0}code{font-size:.95em}
@@ -542,26 +583,27 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
                  loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
                  significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
                  title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None):
-    """The report's content without writing it; see :func:`write_report` for the parameters.
+    """The report's content without writing it; see `write_report` for the parameters.
 
     Returns
     -------
     sections : list of Section
-        Headings, captions, figures and :class:`Table` s, in page order.
+        Headings, captions, figures and `Table`s, in page order.
     parameters : list of (str, str)
         The header's (name, HTML value) rows: measure and its definition, systems, topics,
-        baseline, α, convention, significance, then ``provenance``.
+        baseline, highlighted systems and why, α, convention, significance, then ``provenance``.
     title : str
     """
 
     _report_iv("svg", "html", "report.html", significance, heatmap_alpha)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)
-    highlight = _choose_highlight(matrix, systems, base.system)
     kwargs = dict(alpha=alpha, loss_weight=loss_weight, value=value, convention=convention, threads=threads)
-    res, sections = _sections(matrix, base, kwargs=kwargs, highlight=highlight, significance=significance,
-                              heatmap_alpha=heatmap_alpha)
+    res, sections, highlighted = _sections(matrix, base, kwargs=kwargs, systems=systems, significance=significance,
+                                           heatmap_alpha=heatmap_alpha)
     title = title or f"Risk-sensitive evaluation against {base.name}"
-    return sections, _params(matrix, res, base.name, provenance, significance), title
+    params = _params(matrix, res, base.name, provenance, significance)
+    params.insert(4, ("highlighted", html.escape(highlighted.split(": ", 1)[1])))
+    return sections, params, title
 
 
 def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: str | None = None,
@@ -582,7 +624,7 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
     matrix : MatrixLike
         Per-topic scores, systems × topics.
     baseline : BaselineLike
-        A system name, a file, a mapping topic -> score, a :class:`~fastrisk.Baseline` or
+        A system name, a file, a mapping topic -> score, a `Baseline` or
         ``"mean"`` / ``"median"`` / ``"max"``.
     format : {"html", "pdf"}, optional
         One self-contained HTML page (default unless ``path`` ends in ``.pdf``), or a PDF: a
@@ -591,12 +633,14 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
         Figures of the HTML page as inline SVG (scalable) or base64 PNG (smaller for huge
         matrices).
     alpha, loss_weight, value, convention, missing, threads
-        As in :func:`fastrisk.risk`.
+        As in `fastrisk.risk`.
     significance : float
         Two-sided level of the critical lines, the flags and the markers (default 0.05).
     systems : sequence of str, optional
-        The systems drawn individually (default: the 5 best by mean score); they keep their
-        colours in every figure.
+        The systems drawn individually; they keep their colours in every figure. Default: a
+        spread of the risk distribution, the systems nearest the minimum, quartiles and
+        maximum of TRisk at the largest α, near-duplicates (per-topic scores all within
+        1e-5) collapsed so no two panels are the same. The report says which and why.
     title : str, optional
         The page's title.
     provenance : dict, optional

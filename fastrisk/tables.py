@@ -3,7 +3,7 @@
 URisk and TRisk of every system against every other system as the baseline, for many alpha
 in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
 four sums per unordered pair (of n = min(d, 0), n^2, p = max(d, 0), p^2); every alpha and
-the swapped pair follow in O(1) (see :mod:`fastrisk._kernels.tables`), so the cost does not
+the swapped pair follow in O(1) (see `fastrisk._kernels.tables`), so the cost does not
 grow with the number of alphas.
 
 Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
@@ -110,8 +110,8 @@ class BaselineTable(TRiskInference, Result):
 
 @dataclass(frozen=True, repr=False)
 class RankAgreement(Result):
-    """Agreement of the rankings that the baselines of a :class:`BaselineTable` induce at one
-    alpha: ``friedman`` (:class:`~fastrisk.FriedmanResult`, with Kendall's W and each
+    """Agreement of the rankings that the baselines of a `BaselineTable` induce at one
+    alpha: ``friedman`` (`FriedmanResult`, with Kendall's W and each
     system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO).
 
     Long form: one row per pair of baselines ``a`` < ``b``: ``alpha``, ``a``, ``b``,
@@ -176,7 +176,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     baseline : "all", baseline or list of baselines
         ``"all"`` (default) uses every system of the matrix as a baseline (the blocked
         all-pairs kernel); otherwise one baseline or a list of them, each anything
-        :func:`fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
+        `fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
         vector, a file).
     alpha, loss_weight : float or sequence of float, optional
         ``alpha >= 0`` or ``loss_weight = 1 + alpha``: one number or many (default 0, 1, 5,
@@ -218,8 +218,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     sx, sx2 = k.value_pair_sums(matrix.values, vf.func, stop)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk, _ = k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
-            _numerics.check_finite(urisk, "URisk")
-            _numerics.check_finite(se, "the standard error of URisk")
+            _numerics.check_finite_fast(urisk, "URisk")
+            _numerics.check_finite_fast(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
         else:
             names, cols_u, cols_se, cols_t = [], [], [], []
@@ -239,6 +239,12 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
             se = np.stack(cols_se, axis=1)
             trisk = np.stack(cols_t, axis=1)
+        # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
+        # array reordered in turn so that only one of the S x S x A originals has a copy alive at a
+        # time, and before the ranks are allocated (the rank kernel reads and writes the final layout)
+        urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
+        se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
+        trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
         skip = np.full(len(names), -1, dtype=np.int64)
         if exclude_self:
             for j, name in enumerate(names):
@@ -247,12 +253,6 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         with _interrupt.stoppable() as stop:
             rank = k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
-    # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
-    # array reordered in turn so that only one of the S x S x A originals has a copy alive at a time
-    urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
-    se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
-    trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
-    rank = np.ascontiguousarray(np.moveaxis(rank, 2, 0))
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          rank_ties=rank_ties, exclude_self=bool(exclude_self),
@@ -266,16 +266,18 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
 
     The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
     differences are nearly constant (|TRisk| large): its relative error is about eps * (sum
-    x^2) / (sum (x - mean)^2). Cells where that ratio exceeds :data:`REFINE_RATIO` (|TRisk|
+    x^2) / (sum (x - mean)^2). Cells where that ratio exceeds `REFINE_RATIO` (|TRisk|
     beyond about 10 sqrt(c - 1)) are recomputed by the two-pass formula over their topics, so
     every SE keeps at least 13 significant digits.
     """
     VT = np.ascontiguousarray(values.T)
     with _interrupt.stoppable() as stop:
         sd, sn, sn2, sd2 = kernels.pair_sums(VT, block, topic_block, stop)
+    del VT  # a copy of the matrix: freed before the S x S x A outputs are allocated (peak memory)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled = kernels.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    del sd, sn, sn2, sd2
     _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
     return urisk, se, trisk
 
@@ -309,9 +311,9 @@ def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
 
 def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
     """Recompute, in place, every pair involving a system whose own magnitude is extreme
-    (:func:`fastrisk._numerics.row_exponents`), each pair scaled by the exact power of two
+    (`fastrisk._numerics.row_exponents`), each pair scaled by the exact power of two
     of its larger row: the pairs of ordinary systems keep their numbers, whatever one
-    system's scores. Column e (systems against baseline e) is :func:`risk` against row e;
+    system's scores. Column e (systems against baseline e) is `risk` against row e;
     row e (e against every baseline) is the same on negated scores (d = e - b)."""
     from fastrisk._risk import _moments
 

@@ -81,3 +81,8 @@ def test_mkdocs_build_strict(tmp_path):
     site = tmp_path / "site"
     assert (site / "example" / "index.html").is_file()
     assert "fastrisk pool-bias" in (site / "cli" / "index.html").read_text(encoding="utf-8")
+    # mkdocstrings renders Markdown, not Sphinx: a role left in a docstring shows up raw
+    raw = re.compile(r":(?:py:)?(?:class|func|mod|meth|attr|data|exc|obj):(?:`|<code>)")
+    found = [f"{page.relative_to(site)}: {m.group(0)}" for page in sorted(site.rglob("*.html"))
+             for m in raw.finditer(page.read_text(encoding="utf-8"))]
+    assert not found, f"{len(found)} raw Sphinx roles in the built site, e.g. {found[:5]}"

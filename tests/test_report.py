@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -186,3 +187,90 @@ def test_report_screenshot_in_headless_chromium(demo_html, tmp_path):
     keep = os.environ.get("FASTRISK_SCREENSHOT_DIR")
     if keep:
         shutil.copy(shot, Path(keep) / "report.png")
+
+
+def test_default_highlight_spreads_the_risk_distribution_without_duplicates(tmp_path):
+    from fastrisk.report import build_report
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(9, 30))
+    x[3] = x[2] + 1e-7  # a near-duplicate
+    x[4] = x[2]  # an exact duplicate
+    names = [f"s{k}" for k in range(9)]
+    m = ScoreMatrix(x, names, [f"q{i}" for i in range(30)], "P@10")
+    sections, params, _ = build_report(m, "s0", alpha=[0, 3])
+    why = dict(params)["highlighted"]
+    chosen = why.split(" (chosen as ")[0].split(", ")
+    assert "quartiles and maximum of TRisk at α = 3" in why and "near-duplicates" in why
+    assert len(chosen) == 5 and "s0" not in chosen and len(set(chosen) & {"s2", "s3", "s4"}) <= 1
+    rows = [names.index(s) for s in chosen]
+    for i, a in enumerate(rows):  # no two highlighted panels are the same
+        for b in rows[:i]:
+            assert np.abs(x[a] - x[b]).max() > 1e-5
+    # the extremes of the risk distribution are always shown
+    from fastrisk import risk
+
+    t = risk(m, "s0", alpha=3).trisk[0]
+    t[0] = np.nan
+    assert names[int(np.nanargmax(t))] == chosen[0] and names[int(np.nanargmin(t))] == chosen[-1]
+    assert "highlighted: " + ", ".join(chosen) in sections[0].caption
+    _, params, _ = build_report(m, "s0", alpha=[0, 3], systems=["s5"])
+    assert dict(params)["highlighted"].startswith("s5 (chosen by the caller")
+
+
+def _tool(name):
+    path = shutil.which(name)
+    if path is None:
+        pytest.skip(f"{name} is not installed")
+    return path
+
+
+def _chromium_run(browser, *args, timeout=180):
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_no_table_is_clipped_in_print_or_at_1280px(demo_html, tmp_path):
+    """Printed at A4 every system of the 48-system table is on paper and no word runs off the
+    page; at 1280 px no table is wider than its box or the window (nothing hidden to scroll)."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium, or set FASTRISK_CHROMIUM)")
+    pdftotext = _tool("pdftotext")
+    text, _ = _parse(demo_html)
+    systems = sorted(set(re.findall(r"<tr><td>([^<]+)</td><td class=\"num\">", text[text.index("All 48 systems"):])))
+    assert len(systems) == 48
+    pdf = tmp_path / "report.pdf"
+    _chromium_run(browser, "--no-pdf-header-footer", f"--print-to-pdf={pdf}", demo_html.resolve().as_uri())
+    bbox = subprocess.run([pdftotext, "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', bbox, re.S)
+    assert pages and all(abs(float(w) - 595) < 2 and abs(float(h) - 842) < 2 for w, h, _ in pages)  # A4
+    words = []
+    for w, _, body in pages:
+        for xmin, xmax, word in re.findall(r'<word xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">'
+                                           r"([^<]*)</word>", body):
+            assert float(xmin) >= 0 and float(xmax) <= float(w), f"{word!r} runs off the A4 page"
+            words.append(word)
+    table = words[max(i for i in range(len(words) - 2) if words[i:i + 3] == ["All", "48", "systems"]):]
+    assert set(systems) <= set(table)
+    assert table.count("0.1607") >= 1  # the last column (p at α = 10) of the first row is printed
+    # at 1280 px: measure every table against its box and the window, in the browser
+    probe = tmp_path / "probe.html"
+    probe.write_text(text.replace("</body>", "<script>document.title=JSON.stringify({page:document.documentElement"
+                                  ".scrollWidth,win:innerWidth,over:[...document.querySelectorAll('table')].filter("
+                                  "t=>t.scrollWidth>t.parentElement.clientWidth+1||t.getBoundingClientRect().right>"
+                                  "innerWidth).length,clipped:[...document.querySelectorAll('*')].filter(e=>"
+                                  "getComputedStyle(e).overflow!='visible'&&e.scrollHeight>e.clientHeight+1&&"
+                                  "e.querySelector('table')).length})</script></body>"), encoding="utf-8")
+    dom = _chromium_run(browser, "--window-size=1280,2000", "--dump-dom", probe.resolve().as_uri())
+    import json
+
+    got = json.loads(html_unescape(re.search(r"<title>(.*?)</title>", dom, re.S).group(1)))
+    assert got["win"] == 1280 and got["page"] <= 1280
+    assert got["over"] == 0 and got["clipped"] == 0, got

@@ -12,8 +12,8 @@ returned a result with an exception set``).
 
 The mechanism, one for the whole package:
 
-- :func:`install` (run when the kernels are imported, in the main thread, only over
-  Python's default handler or another Python-level one) puts :func:`_on_sigint` in front of
+- `install` (run when the kernels are imported, in the main thread, only over
+  Python's default handler or another Python-level one) puts `_on_sigint` in front of
   the SIGINT handler. The same crash happens when ``KeyboardInterrupt`` is raised while
   numba loads a cached kernel (inside LLVM's ctypes callbacks, which only print it and leave
   the engine broken: a segmentation fault at the next step), so the handler treats any
@@ -23,13 +23,13 @@ The mechanism, one for the whole package:
   itself, whose own next bytecode would run it again, recursively), so the handler runs
   again once the jitted call returned: no exception is ever raised or left set inside a
   jitted call.
-- :func:`stoppable` wraps a long kernel call: it yields a flag (``uint8[1]``) the kernel
+- `stoppable` wraps a long kernel call: it yields a flag (``uint8[1]``) the kernel
   polls at chunk boundaries (``if stop[0]: return`` early, with its partial result), and
   raises ``KeyboardInterrupt`` when the call is over if the flag was set. The flag is set
   from a watcher thread woken by ``signal.set_wakeup_fd`` (the C-level handler writes to it
   at once, while the Python-level one waits for the kernel to return). Outside the main
   thread the flag is a private one that nothing sets (signals reach the main thread only).
-- Long loops in Python call :func:`check` between chunks.
+- Long loops in Python call `check` between chunks.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def _on_sigint(signum, frame):
 
 
 def install() -> bool:
-    """Put :func:`_on_sigint` in front of the SIGINT handler (main thread, Python-level handler
+    """Put `_on_sigint` in front of the SIGINT handler (main thread, Python-level handler
     only; idempotent). Returns whether it is in place."""
     global _previous, _DEFER_IN
     if not _main_thread():
@@ -114,8 +114,8 @@ _RETRIP = 0  # byte asking the watcher to signal the main thread again (signal n
 
 
 def _watch(read_fd: int) -> None:
-    """The watcher thread: sets :data:`STOP` when the C-level handler reports SIGINT on the
-    wakeup fd, and re-signals the main thread when :func:`_on_sigint` deferred it."""
+    """The watcher thread: sets `STOP` when the C-level handler reports SIGINT on the
+    wakeup fd, and re-signals the main thread when `_on_sigint` deferred it."""
     while True:
         try:
             data = os.read(read_fd, 512)

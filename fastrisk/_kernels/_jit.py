@@ -9,7 +9,7 @@ Three guards live here, so that no kernel module needs to know about them:
   aborts the process when two Python threads enter parallel kernels at once. Parallel
   kernels are therefore called through a thin wrapper that, under that layer only,
   serialises the calls with one lock.
-- Ctrl-C: importing the kernels installs :mod:`fastrisk._kernels._interrupt`'s SIGINT handler, which
+- Ctrl-C: importing the kernels installs `fastrisk._kernels._interrupt`'s SIGINT handler, which
   never raises inside a jitted call.
 """
 
@@ -174,7 +174,7 @@ def _load_acquire(typingctx, flag):
 @njit
 def stopped(stop) -> bool:
     """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
-    :func:`fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
+    `fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
     return _load_acquire(stop) != 0
 
 

@@ -1,7 +1,7 @@
 """Batched kernels: K independent collections (K x S x c) in one call, ``prange`` over K.
 
 Risk (URisk, SE_x, SE_J; Wang et al. 2012, Dinçer et al. 2014) follows the algebra of
-:mod:`fastrisk._kernels.risk` in a branch-free unit indexed in place; ZRisk/GeoRisk
+`fastrisk._kernels.risk` in a branch-free unit indexed in place; ZRisk/GeoRisk
 (Dinçer et al. 2016) is computed per collection from its own totals. The resampling drivers take per-row scores ``Y`` (K x M x c)
 and return tail counts, so nothing of size B is kept per collection.
 
@@ -56,7 +56,7 @@ def draw_topics(state, c, idx):
 def risk_pair(V, k, s, row, alphas, urisk, se, sej):
     """URisk, SE_x and SE_J of system ``s`` of collection ``k`` against row ``row`` at every
     alpha, written to ``urisk[k, a, s]`` etc. (the batch layout): the scalar core of the
-    single-collection path (:func:`fastrisk._kernels.risk.risk_sums` and ``risk_at``), so
+    single-collection path (`fastrisk._kernels.risk.risk_sums` and ``risk_at``), so
     both paths give the same numbers. Returns (FReward, FRisk)."""
     c = V.shape[2]
     gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(V[k, s], V[k, row])
@@ -142,7 +142,7 @@ def _zrisk_one(X, pos, neg, eff, tt):
 def zrisk_batch(V, loss_weights, sign):
     """ZRisk and GeoRisk (K, S, A) of every collection; ``sign`` -1 for the minus convention.
 
-    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sign sqrt(Eff * Phi(ZRisk / c)) (:func:`georisk_cell`).
+    ZRisk = pos + w neg (w = 1 + alpha), GeoRisk = sign sqrt(Eff * Phi(ZRisk / c)) (`georisk_cell`).
     """
     K, S, c = V.shape
     A = loss_weights.shape[0]
@@ -213,7 +213,7 @@ def _bootstrap_rows(Y, seed, k, B, counts, moments):
 
 @pjit
 def bootstrap_batch(Y, seed, start, B):
-    """:func:`_bootstrap_rows` for every collection of Y (K, M, c); collection k is global
+    """`_bootstrap_rows` for every collection of Y (K, M, c); collection k is global
     collection ``start + k``. Returns counts (K, M, 3) and moments (K, M, 2)."""
     K, M, _ = Y.shape
     counts = np.empty((K, M, 3), np.int64)
@@ -276,7 +276,7 @@ def _permutation_rows(H, seed, k, B, exact, counts):
 
 @pjit
 def permutation_batch(H, seed, start, B, exact):
-    """:func:`_permutation_rows` for every collection of H (K, M, c). Returns counts (K, M, 2)."""
+    """`_permutation_rows` for every collection of H (K, M, c). Returns counts (K, M, 2)."""
     K, M, _ = H.shape
     counts = np.empty((K, M, 2), np.int64)
     for k in prange(K):

@@ -22,10 +22,10 @@ from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
 
-#: Columns of the statistics array returned by :func:`battery_batch`.
+#: Columns of the statistics array returned by `battery_batch`.
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
 N_STATS = 10
-#: Columns of the counts array (see :func:`_battery_one`).
+#: Columns of the counts array (see `_battery_one`).
 N_COUNTS = 14
 
 
@@ -259,7 +259,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
     ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
 
-    Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see :func:`_battery_one`).
+    Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see `_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
     """
     K = V.shape[0]

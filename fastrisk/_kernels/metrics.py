@@ -1,11 +1,11 @@
 """Per-topic effectiveness measures over dense-id rankings (trec_eval / gdeval semantics).
 
-A ranking is scored in two steps: :func:`ranked_grades` turns the top of a system's
+A ranking is scored in two steps: `ranked_grades` turns the top of a system's
 ranking into a vector of grades (-1 = unjudged, counted as non-relevant; -2 = past the end
 of the ranking), optionally restricted to a pool given as a membership bitmask over
 systems, and optionally *condensed* (unjudged documents removed, later ones moving up);
-:func:`measure_value` turns that vector into a score, given the topic's normaliser from
-:func:`topic_norm` (ideal DCG, or the number of relevant documents R).
+`measure_value` turns that vector into a score, given the topic's normaliser from
+`topic_norm` (ideal DCG, or the number of relevant documents R).
 
 Measure codes: see the constants below.
 """
@@ -194,7 +194,7 @@ def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
 
 @njit
 def topic_norms(ideal_offsets, ideal_grades, k, code, rel, out):
-    """:func:`topic_norm` of every topic from its positive grades (sorted descending)."""
+    """`topic_norm` of every topic from its positive grades (sorted descending)."""
     for t in range(out.shape[0]):
         out[t] = topic_norm(ideal_grades[ideal_offsets[t]:ideal_offsets[t + 1]], k, code, rel)
 

@@ -1,4 +1,4 @@
-"""Kernels of the numerical policy (:mod:`fastrisk._numerics`): the relative variance floor with
+"""Kernels of the numerical policy (`fastrisk._numerics`): the relative variance floor with
 the ±inf/NaN rule in one pass, and the range check of results. One pass, no temporaries, so the
 policy costs nothing next to the statistics it guards."""
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit
 
-#: Relative variance floor (see :mod:`fastrisk._numerics`): a centred sum of squares at most
+#: Relative variance floor (see `fastrisk._numerics`): a centred sum of squares at most
 #: ``VARIANCE_RTOL * c * sum x^2`` is rounding noise.
 VARIANCE_RTOL = 4.0 * 2.220446049250313e-16
 
@@ -33,7 +33,7 @@ def floored_t(m, s, c, rtol):
 
 @njit
 def floor_standardise(mean, se, other, c, rtol):
-    """Flat arrays: (se, other, t, zero) by :func:`floored_t`; where ``zero``, se and other are 0."""
+    """Flat arrays: (se, other, t, zero) by `floored_t`; where ``zero``, se and other are 0."""
     n = mean.shape[0]
     se_out = np.empty(n)
     other_out = np.empty(n)

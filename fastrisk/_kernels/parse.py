@@ -43,7 +43,7 @@ def count_lines(data):
 
 @njit
 def ascii_lines(data):
-    """(whether every byte is ASCII, :func:`count_lines`) in one pass, without branches."""
+    """(whether every byte is ASCII, `count_lines`) in one pass, without branches."""
     n = 1
     high = 0
     for i in range(data.shape[0]):

@@ -8,7 +8,7 @@ top k. The pool of a system subset with bitmask ``mask`` is then ``member[row] &
 ``ideal_norm[t]`` is the normaliser (ideal DCG, or R) of topic ``t`` to use, or NaN to compute
 it from the positive judgments inside the pool being scored against.
 
-Every random procedure draws from :mod:`fastrisk._kernels._random` streams, one per task,
+Every random procedure draws from `fastrisk._kernels._random` streams, one per task,
 so results do not depend on the number of threads.
 """
 

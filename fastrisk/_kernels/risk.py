@@ -59,8 +59,8 @@ def risk_sums(r, b):
     theta_(i) = (c mean - x_i)/(c-1) deviate from the mean by -(e_i + alpha f_i)/(c-1), so
     var_J follows from the same sums (plus the rounding residue of sum(e), sum(f)). Two passes,
     branch-free (max/min); returns (gains, losses, s_ee, s_ef, s_ff, s_e, s_f). The one scalar
-    core of the single-collection (:func:`_linear_row`) and batched
-    (:func:`fastrisk._kernels.batch.risk_pair`) paths.
+    core of the single-collection (`_linear_row`) and batched
+    (`fastrisk._kernels.batch.risk_pair`) paths.
     """
     c = r.shape[0]
     gains = 0.0
@@ -90,7 +90,7 @@ def risk_sums(r, b):
 
 @njit
 def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
-    """(URisk, SE_x, SE_J) at ``alpha`` from the sums of :func:`risk_sums`."""
+    """(URisk, SE_x, SE_J) at ``alpha`` from the sums of `risk_sums`."""
     inv = 1.0 / (c - 1)
     urisk = (gains + (1.0 + alpha) * losses) / c
     ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
@@ -100,8 +100,8 @@ def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
 
 @njit
 def _linear_row(r, b, alphas, urisk, se, sej):
-    """URisk, SE_x and SE_J of one system at every alpha (:func:`risk_sums`, then
-    :func:`risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
+    """URisk, SE_x and SE_J of one system at every alpha (`risk_sums`, then
+    `risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
     depend on the number of alphas."""
     c = r.shape[0]
     gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(r, b)
@@ -131,10 +131,10 @@ def linear_risk(R, B, alphas):
 
 @pjit
 def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
-    """:func:`linear_risk` and everything :func:`fastrisk.risk` reports from it, in one call.
+    """`linear_risk` and everything `fastrisk.risk` reports from it, in one call.
 
     Returns ``ok``; ``stats`` ``[4, alpha, system]``: URisk and TRisk (times ``sign``), SE_x
-    and SE_J under the relative variance floor (:func:`floored_t`, ``rtol``) in the order
+    and SE_J under the relative variance floor (`floored_t`, ``rtol``) in the order
     URisk, SE_x, SE_J, TRisk; ``flags`` ``[2, alpha, system]``: ``at_risk`` and ``rewarding``
     (classic TRisk beyond ∓ ``crit``); ``per_system`` ``[3, system]``: FReward, FRisk, UGain;
     ``zero`` ``[system]``: an SE was floored to 0 at some alpha, and their count; ``se_rmse`` ``[alpha]``: the
@@ -198,7 +198,7 @@ def _differences(r, b, d):
 
 @pjit
 def value_risk(R, B, value):
-    """As :func:`linear_risk` with x_i = value(d_i) for a jitted scalar ``value`` (A = 1)."""
+    """As `linear_risk` with x_i = value(d_i) for a jitted scalar ``value`` (A = 1)."""
     S, c = R.shape
     freward = np.empty(S)
     frisk = np.empty(S)
@@ -297,16 +297,16 @@ def topic_risk(X):
 
 @pjit
 def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
-    """Everything :func:`fastrisk.topic_risk` reports for the linear value function, in one call.
+    """Everything `fastrisk.topic_risk` reports for the linear value function, in one call.
 
     Returns ``ok``; ``arrays`` ``[5, alpha, system, topic]``: x, TR, TJ, influence and
     pseudo-value, each times ``sign``; ``flags`` ``[2, alpha, system, topic]``: loss and win
     (classic TR beyond ∓ ``crit``); ``bias`` ``[alpha, system]`` times ``sign``; ``zero``
-    ``[alpha, system]`` (SE_x below the relative floor of :func:`floored_t`: TR is then x/0 by
+    ``[alpha, system]`` (SE_x below the relative floor of `floored_t`: TR is then x/0 by
     the ±inf/NaN rule and TJ NaN) and how many. ``ok`` is False when a score x is not finite or
     a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then unspecified).
-    The formulas are :func:`topic_risk`'s with the moments of :func:`risk_sums` /
-    :func:`risk_at` (the same URisk, SE_x and SE_J as :func:`linear_risk_table`): two passes per system for every alpha,
+    The formulas are `topic_risk`'s with the moments of `risk_sums` /
+    `risk_at` (the same URisk, SE_x and SE_J as `linear_risk_table`): two passes per system for every alpha,
     then one pass per alpha writing every output.
     """
     S, c = R.shape

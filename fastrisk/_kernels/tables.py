@@ -114,7 +114,7 @@ def pair_sums(VT, block, topic_block, stop):
 
     ``VT`` is the (c, S) transposed score matrix. Tiles on and above the diagonal are
     computed in parallel; pairs below the diagonal are filled from their mirror. Once
-    ``stop[0]`` is set (Ctrl-C, :mod:`fastrisk._kernels._interrupt`) every tile ends at its next
+    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next
     block of topics and the partial sums are returned, for the caller to discard.
     """
     S = VT.shape[1]
@@ -208,15 +208,16 @@ def _rank_desc(values, ids, top, bot, out, ordinal):
 
 @pjit
 def baseline_ranks(stat, ordinal, bblock, skip, stop):
-    """Rank of every system (axis 0) under every baseline and alpha (axes 1, 2) of ``stat``.
+    """Rank of every system (axis 1) under every baseline (axis 2) and alpha (axis 0) of
+    ``stat`` (A, S, B), in the same layout (the table's final one: no copy to reorder).
 
     ``skip[b]`` is the system left out of baseline ``b``'s ranking (its rank is NaN and the
     others are ranked among themselves, 1..S-1), or -1 to rank every system. Baselines are
     taken ``bblock`` at a time so the gather reads rows of ``stat`` contiguously. Blocks
     are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the partial ranks).
     """
-    S, B, A = stat.shape
-    ranks = np.empty((S, B, A))
+    A, S, B = stat.shape
+    ranks = np.empty((A, S, B))
     nblocks = (B + bblock - 1) // bblock
     for t in prange(nblocks):
         if stopped(stop):
@@ -230,10 +231,10 @@ def baseline_ranks(stat, ordinal, bblock, skip, stop):
         bot = np.empty(S, dtype=np.int64)
         part = np.empty(S)
         part_out = np.empty(S)
-        for a in range(S):
-            for j in range(nb):
-                for k in range(A):
-                    cols[j, k, a] = stat[a, b0 + j, k]
+        for k in range(A):
+            for a in range(S):
+                for j in range(nb):
+                    cols[j, k, a] = stat[k, a, b0 + j]
         for j in range(nb):
             s = skip[b0 + j]
             for k in range(A):
@@ -253,10 +254,10 @@ def baseline_ranks(stat, ordinal, bblock, skip, stop):
                     else:
                         out[j, k, a] = part_out[m]
                         m += 1
-        for a in range(S):
-            for j in range(nb):
-                for k in range(A):
-                    ranks[a, b0 + j, k] = out[j, k, a]
+        for k in range(A):
+            for a in range(S):
+                for j in range(nb):
+                    ranks[k, a, b0 + j] = out[j, k, a]
     return ranks
 
 

@@ -31,9 +31,9 @@ def topic_factors(topic_totals, grand):
 @njit
 def cell_sums(x, share, root, sk):
     """Sums of the positive and of the negative standardised cells of one system's row ``x``
-    (system total ``sk``; topic factors of :func:`topic_factors`). The one scalar core of
-    :func:`zrisk_parts`, the small-call kernel and the batched
-    :func:`fastrisk._kernels.batch.zrisk_batch`."""
+    (system total ``sk``; topic factors of `topic_factors`). The one scalar core of
+    `zrisk_parts`, the small-call kernel and the batched
+    `fastrisk._kernels.batch.zrisk_batch`."""
     p = 0.0
     n = 0.0
     rk = math.sqrt(sk)
@@ -67,7 +67,7 @@ def zrisk_table(V, loss_weights, sign, lo, hi):
 
     Returns ``ok``, the flat index of the first negative cell (-1 if none), ``stats``
     ``[2, alpha, system]`` (ZRisk and GeoRisk in the convention of ``sign``, see
-    :func:`georisk_cell`) and the effectiveness ``[system]``. ``ok`` is False when a score is
+    `georisk_cell`) and the effectiveness ``[system]``. ``ok`` is False when a score is
     negative, the grand total lies outside [lo, hi] (the caller rescales) or a result is not
     finite; the other outputs are then unspecified.
     """
@@ -132,7 +132,7 @@ def georisk_cell(eff, z, c, sign):
 
     Classic (sign +1): GeoRisk = sqrt(Eff Phi(ZRisk / c)) (Dinçer, Macdonald & Ounis 2016).
     Minus (sign -1, z = ZRisk⁻): GeoRisk⁻ = -sqrt(Eff Phi(ZRisk⁻ / c)), the numbers and signs
-    Benham, Moffat & Culpepper (AIRS 2019) print in their Table 2 (see :mod:`fastrisk._zrisk`).
+    Benham, Moffat & Culpepper (AIRS 2019) print in their Table 2 (see `fastrisk._zrisk`).
     """
     phi = 0.5 * math.erfc(-(z / c) / math.sqrt(2.0))
     return sign * math.sqrt(eff * phi)
@@ -140,7 +140,7 @@ def georisk_cell(eff, z, c, sign):
 
 @njit
 def georisk(eff, z, c, sign):
-    """GeoRisk (S, A) of :func:`georisk_cell` for ZRisk ``z`` (S, A) in the convention of ``sign``."""
+    """GeoRisk (S, A) of `georisk_cell` for ZRisk ``z`` (S, A) in the convention of ``sign``."""
     S, A = z.shape
     out = np.empty((S, A))
     for k in range(S):

@@ -1,5 +1,5 @@
 """Real TREC data bundled with fastrisk (see README.md in this folder for provenance).
 
 Installed as the package ``fastrisk.bench_data`` so that ``fastrisk demo`` works from any
-installation; use :mod:`fastrisk.datasets` to load it.
+installation; use `fastrisk.datasets` to load it.
 """

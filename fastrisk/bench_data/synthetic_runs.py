@@ -15,8 +15,8 @@ Model (all draws from ``numpy.random.default_rng(seed)``; same arguments, same d
   unjudged, so pool bias is real.
 
 Defaults give the Robust-2004 size: 110 systems x 249 topics x depth 1,000 (about 3 s and
-~120 MB in memory). :func:`generate` returns in-memory ``(RunSet, Qrels)``;
-:func:`write` writes gzip run files and a qrels file (into ``bench_data/synthetic/`` by
+~120 MB in memory). `generate` returns in-memory ``(RunSet, Qrels)``;
+`write` writes gzip run files and a qrels file (into ``bench_data/synthetic/`` by
 default, which git ignores). Usage::
 
     from bench_data.synthetic_runs import generate
@@ -25,7 +25,7 @@ default, which git ignores). Usage::
     python bench_data/synthetic_runs.py --systems 20 --topics 50 --depth 100 --out DIR
     python bench_data/synthetic_runs.py --size dl --out DIR   # 350 M lines, streamed
 
-:func:`write_streamed` writes any size topic by topic (the TREC-DL-size set: 50 runs x 7,000
+`write_streamed` writes any size topic by topic (the TREC-DL-size set: 50 runs x 7,000
 queries x 1,000 = 350 M lines) without holding the set in memory.
 """
 
@@ -111,7 +111,7 @@ def write_streamed(out_dir, n_systems=110, n_topics=249, depth=1000, *, universe
                    progress=None):
     """Write a synthetic set topic by topic, never holding more than one topic in memory.
 
-    Same model as :func:`generate` (drawn topic by topic, so the numbers differ from
+    Same model as `generate` (drawn topic by topic, so the numbers differ from
     ``generate``'s for the same seed); document names are ``D<topic>-<id>``. Writes
     ``<system>.run.gz`` for every system and ``qrels.txt`` (the depth-``judge_depth`` pool,
     judged with the latent grades) into ``out_dir``; returns the number of run lines written.

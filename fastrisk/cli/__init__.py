@@ -3,7 +3,7 @@
 A module in ``_COMMANDS`` defines ``register(subparsers)``, which adds its parser and sets
 ``func`` (called with the parsed namespace; returns an exit status or None).
 
-No traceback ever reaches the user: :func:`main` turns every exception into one line on
+No traceback ever reaches the user: `main` turns every exception into one line on
 standard error, ``fastrisk COMMAND: error: ...``, with exit status 2 (130 after Ctrl-C;
 141, as for SIGPIPE, when the reader of standard output goes away, e.g. ``| head``).
 Warnings print as one line, ``fastrisk COMMAND: warning: ...``. Set ``FASTRISK_DEBUG=1``

@@ -4,14 +4,14 @@ Every output can record what produced it — baseline, measure, parameters, the 
 as ``metadata`` (``dict[str, str]``): Parquet files always carry it as key-value metadata of
 the schema; CSV and the text table carry it as ``# key: value`` comment lines at the top only
 when asked (``header=True``, the ``--header`` option), because many CSV readers do not skip
-comments. :func:`fastrisk.io.read_table` reads such files back, comment header included, and
+comments. `fastrisk.io.read_table` reads such files back, comment header included, and
 returns the header as the table's schema metadata.
 
 Where the metadata comes from, later entries winning: the ``fastrisk`` parameters a result's
-:meth:`~fastrisk._results.Result.to_arrow` put in the table's schema, the command line of the
-running command (:func:`invocation`, set by the CLI's ``main``), then ``metadata=``.
+`to_arrow` put in the table's schema, the command line of the
+running command (`invocation`, set by the CLI's ``main``), then ``metadata=``.
 
-A file given with ``--out`` is written atomically (:mod:`fastrisk._atomic`): a failure,
+A file given with ``--out`` is written atomically (`fastrisk._atomic`): a failure,
 a full disk included, leaves the previous file as it was.
 """
 
@@ -83,7 +83,7 @@ def cli_metadata(args) -> dict[str, str]:
 
 @contextlib.contextmanager
 def invocation(args, argv=None):
-    """Within the block, :func:`write_table` records ``cli_metadata(args)`` in every output and
+    """Within the block, `write_table` records ``cli_metadata(args)`` in every output and
     honours ``args.header``. The CLI's ``main`` wraps each command in it."""
     meta = cli_metadata(args)
     if argv is not None:
@@ -100,7 +100,7 @@ def invocation(args, argv=None):
 def record(**metadata) -> None:
     """Add ``key=value`` entries to what every output of the running command records, e.g.
     ``record(measure=matrix.measure)`` where a command learns the measure from its input file.
-    None values are skipped; outside :func:`invocation` this does nothing."""
+    None values are skipped; outside `invocation` this does nothing."""
     current = _INVOCATION.get()
     if current is None:
         return
@@ -111,8 +111,8 @@ def record(**metadata) -> None:
 
 
 def stream_options() -> dict:
-    """``metadata`` and ``header`` for a streamed output (:class:`fastrisk._streaming.TableStream`)
-    of the running command: what :func:`write_table` would record."""
+    """``metadata`` and ``header`` for a streamed output (`fastrisk._streaming.TableStream`)
+    of the running command: what `write_table` would record."""
     meta = dict(_INVOCATION.get() or {})
     return {"metadata": meta, "header": comment_header(meta) if _HEADER.get() else ""}
 
@@ -147,7 +147,7 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None, *,
     table : pyarrow.Table
         The rows to write.
     fmt : str
-        One of :data:`FORMATS`.
+        One of `FORMATS`.
     out : str, optional
         A path (written atomically); standard output when None.
     metadata : dict[str, str], optional

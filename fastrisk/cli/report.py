@@ -1,5 +1,5 @@
 """``fastrisk report``: the self-contained HTML (or PDF) risk report of a score matrix, and
-:func:`write_demo_report` for ``fastrisk demo --report`` (the bundled TREC 2012 Web data)."""
+`write_demo_report` for ``fastrisk demo --report`` (the bundled TREC 2012 Web data)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def register(sub) -> None:
     add_baseline_arguments(p)
     add_alpha_arguments(p)
     p.add_argument("--significance", type=float, default=0.05, help="two-sided level (default 0.05)")
-    p.add_argument("--systems", help="comma-separated systems to highlight (default: the 5 best by mean score)")
+    p.add_argument("--systems", help="comma-separated systems to highlight (default: a spread of the risk distribution: the systems nearest the minimum, quartiles and maximum of TRisk at the largest --alpha, near-duplicates collapsed)")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--heatmap-alpha", type=float, metavar="ALPHA",
                    help="alpha of the all-baseline heat map (default: the largest --alpha)")

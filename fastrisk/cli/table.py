@@ -28,6 +28,7 @@ def _cmd_table(args) -> None:
         matrix, baseline = load_matrix_and_baseline(args)
     result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties,
                             exclude_self=args.exclude_self, threads=args.threads, **kwargs)
+    del matrix, baseline  # the output needs only the result: free the scores before streaming it (peak memory)
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
         return
@@ -42,7 +43,7 @@ def _write_long(result, fmt: str, out) -> None:
 
 
 def _agreement_table(result, p: float):
-    """One row per (alpha, pair of baselines): :meth:`RankAgreement.to_arrow` at every alpha."""
+    """One row per (alpha, pair of baselines): `RankAgreement.to_arrow` at every alpha."""
     return pa.concat_tables([result.agreement(alpha, p=p).to_arrow() for alpha in result.alpha])
 
 

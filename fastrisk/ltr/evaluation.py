@@ -4,7 +4,7 @@ The robustness figures of a model against a baseline over the queries (Wang, Ben
 Collins-Thompson, SIGIR 2012; Dinçer, Macdonald & Ounis, SIGIR 2014, Table 3), with
 d_q = M_q(model) − M_q(baseline):
 
-- risk/reward = FRisk / FReward = Σ_q max(0, −d_q) / Σ_q max(0, d_q) (from :func:`fastrisk.risk`);
+- risk/reward = FRisk / FReward = Σ_q max(0, −d_q) / Σ_q max(0, d_q) (from `fastrisk.risk`);
 - loss/win = #{q : d_q < 0} / #{q : d_q > 0};
 - losses > 20 % = #{q : M_q(model) < 0.8 M_q(baseline)}, a relative loss of more than 20 %.
 """

@@ -4,7 +4,7 @@ One LambdaMART model (LightGBM) per (kind, α) — plain LambdaRank, URisk (Wang
 Collins-Thompson, SIGIR 2012), SARO and FARO — trained on ``train`` against a baseline
 ranking by one feature (the paper's BM25), and evaluated on ``test``: mean nDCG@1 and
 nDCG@10, and against the baseline at nDCG@10 the risk/reward ratio, the loss/win ratio and
-the number of queries with a relative loss above 20 % (:func:`fastrisk.ltr.robustness`).
+the number of queries with a relative loss above 20 % (`fastrisk.ltr.robustness`).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
         Training and test queries.
     baseline_feature : int, optional
         LETOR feature id (1-based) of the baseline ranking (the paper's BM25); default: the
-        feature with the best training nDCG@10 (:func:`fastrisk.ltr.best_feature`).
+        feature with the best training nDCG@10 (`fastrisk.ltr.best_feature`).
     alpha : AlphaLike
         Risk weights; α = 0 is LambdaRank for every kind (trained once, the ``lambdarank`` row).
     kinds : sequence of {"urisk", "saro", "faro"}
@@ -164,7 +164,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
     rounds : int
         Boosting rounds.
     params : dict, optional
-        LightGBM parameters (over :data:`DEFAULT_PARAMS`).
+        LightGBM parameters (over `DEFAULT_PARAMS`).
     measure : str
         The measure of the risk-sensitive objectives (default nDCG@10).
     rng : SeedLike

@@ -66,7 +66,7 @@ class LetorData:
 
 
 def letor_data(features, labels, group, *, qids=None, source: str | None = None) -> LetorData:
-    """Validated :class:`LetorData` from arrays: ``group`` is the query sizes (LightGBM's).
+    """Validated `LetorData` from arrays: ``group`` is the query sizes (LightGBM's).
 
     Labels must be integer grades >= 0, features finite, every query non-empty.
     """
@@ -183,7 +183,7 @@ def read_letor(path, *, query=None, n_features: int | None = None, max_features:
     ``qid:`` fields group the documents; if there are none, ``<path>.query`` is used when it
     exists. A query's documents must be contiguous. ``n_features`` fixes the width (so that
     train and test files agree); by default it is the largest feature id present. Feature ids
-    above ``max_features`` (default :data:`MAX_FEATURES`) are refused, naming the line; a
+    above ``max_features`` (default `MAX_FEATURES`) are refused, naming the line; a
     feature id twice on one line is an error.
     """
     path = Path(path)

@@ -31,7 +31,7 @@ the baseline's), the λ magnitude stays LambdaRank's, so α = 0 is LambdaRank ex
 
 Adaptive variants (Dinçer, Macdonald & Ounis, SIGIR 2014, section 6): after the first
 boosting iteration, TR_q = x_q / s_x of the model against the baseline at α
-(:func:`fastrisk.topic_risk`) gives α'_q = [1 − Φ(TR_q)] α (:func:`fastrisk.adaptive_risk`),
+(`fastrisk.topic_risk`) gives α'_q = [1 − Φ(TR_q)] α (`fastrisk.adaptive_risk`),
 fixed for the remaining iterations; the first iteration uses α'_q = α. SARO replaces α by
 α'_q in the URisk weight above (losses only); FARO weights every swap of query q by
 w = 1 + α'_q.
@@ -273,7 +273,7 @@ def objective(kind: str = "lambdarank", *, alpha: float = 0.0, baseline=None, me
         A callable ``(preds, dataset) -> (grad, hess)`` for ``lightgbm.train``.
 
     The formulas and the derivation of the risk-sensitive swap weight are in the module
-    docstring (:mod:`fastrisk.ltr.objective`).
+    docstring (`fastrisk.ltr.objective`).
     """
     alpha, base, k, sigmoid, trunc, norm, gains = _objective_iv(kind, alpha, baseline, measure, sigmoid,
                                                                truncation_level, norm, label_gain)

@@ -1,7 +1,7 @@
 """The resampling engine: argument checks, chunk sizing, the progress bar, the streamed
 summaries (standard errors, exact quantiles in predicted windows, p-value counts) and the
 replicate sources (the linear BLAS-product path and the generic gather path) that
-:mod:`fastrisk.resampling.procedures` drives. See :mod:`fastrisk.resampling` for the design."""
+`fastrisk.resampling.procedures` drives. See `fastrisk.resampling` for the design."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def _progress_iv(progress) -> None:
 def _user_statistic(stat):
     """Errors raised by a user statistic inside a kernel (an out-of-range index under bounds
     checking, an exception it raises; a parallel loop reports them as SystemError) become an
-    :class:`InputError` naming the statistic."""
+    `InputError` naming the statistic."""
     try:
         yield
     except (KeyboardInterrupt, MemoryError, InputError):
@@ -108,7 +108,7 @@ def _statistic_iv(statistic):
 
 def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate: int = 0,
                 chunk_work: int = CHUNK_WORK) -> int:
-    """Replicates per chunk: a whole number of blocks within :data:`CHUNK_BYTES` of memory and,
+    """Replicates per chunk: a whole number of blocks within `CHUNK_BYTES` of memory and,
     so that a chunk takes about a second at most, ``chunk_work`` of work."""
     if chunk_size is None:
         n = CHUNK_BYTES // max(per_replicate_bytes, 1)

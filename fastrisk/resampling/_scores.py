@@ -44,7 +44,7 @@ def _oriented(alternative: str, convention: str) -> str:
 
 
 def _in_convention(res, convention: str, alternative: str | None = None):
-    """``res`` (computed on theta) reported in ``convention``: see :class:`_Labelled`."""
+    """``res`` (computed on theta) reported in ``convention``: see `_Labelled`."""
     changes = {"convention": convention}
     if alternative is not None:
         changes["alternative"] = alternative

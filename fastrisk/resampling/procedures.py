@@ -1,4 +1,4 @@
-"""The public procedures: :func:`bootstrap`, :func:`permutation_test`, :func:`jackknife`, :func:`t_test`."""
+"""The public procedures: `bootstrap`, `permutation_test`, `jackknife`, `t_test`."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ KEEP_BYTES = 256 * 2**20
 #: Half-width of the streaming histograms, in (expected) standard deviations.
 _HALF_WIDTH_SD = 8.0
 #: Work of one chunk when a user statistic is resampled (a gather and a call per replicate;
-#: see :data:`fastrisk.resampling._engine.CHUNK_WORK`).
+#: see `fastrisk.resampling._engine.CHUNK_WORK`).
 CHUNK_WORK_STATISTIC = 2**25
 
 METHODS = ("percentile", "basic", "bca", "studentized")
@@ -88,13 +88,13 @@ def _acceleration(dev: np.ndarray) -> np.ndarray:
         return num / den
 
 
-#: Memory for the centred scores of one block of rows in :func:`_centred_moments`, in bytes.
+#: Memory for the centred scores of one block of rows in `_centred_moments`, in bytes.
 _MOMENT_BLOCK_BYTES = 16 * 2**20
 
 
 def _centred_moments(y: np.ndarray, theta: np.ndarray):
     """Per row of ``y`` (M x c), with ``yc = y - theta``: the sum of squares of ``yc``, BCa's
-    acceleration (:func:`_acceleration` of the jackknife deviations ``yc / (c - 1)``), and the
+    acceleration (`_acceleration` of the jackknife deviations ``yc / (c - 1)``), and the
     means of ``yc^2`` and ``yc^3``, computed a block of rows at a time so that no M x c
     temporary is formed (each row's reductions are the same whatever the block)."""
     M, c = y.shape
@@ -142,11 +142,11 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
               progress: bool | None = None) -> BootstrapResult:
     """Bootstrap over topics of every system against ``baseline`` (or every pair) at once.
 
-    ``data`` is a :class:`~fastrisk.ScoreMatrix` (with ``baseline`` and ``alpha`` /
-    ``loss_weight`` / ``value`` as :func:`fastrisk.risk`; the statistic is URisk), or with
+    ``data`` is a `ScoreMatrix` (with ``baseline`` and ``alpha`` /
+    ``loss_weight`` / ``value`` as `fastrisk.risk`; the statistic is URisk), or with
     ``pairs=True`` the differences of every pair of systems (alpha applied per pair), or an
     array of per-topic scores (1-D, or S x c) used as they are when no ``baseline`` is given
-    (with one, an S x c array is a matrix, as in :func:`fastrisk.risk`).
+    (with one, an S x c array is a matrix, as in `fastrisk.risk`).
 
     ``statistic=None`` resamples the mean (URisk, mean difference) by the matrix-product
     path; otherwise ``statistic`` is a numba-compilable function of the per-topic vector
@@ -161,7 +161,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     whatever ``threads`` and ``chunk_size``.
 
     ``convention="minus"`` reports URisk⁻ = -URisk (larger is riskier; see
-    :class:`BootstrapResult`); ``exclude_self=True`` leaves out the baseline compared with
+    `BootstrapResult`); ``exclude_self=True`` leaves out the baseline compared with
     itself when the baseline is a system of the matrix (as every resampling procedure).
 
     Parameters
@@ -169,12 +169,12 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     data : ScoreMatrix, array_like or frame
         A score matrix (systems x topics), or per-topic scores used as they are.
     baseline : optional
-        What :func:`fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
+        What `fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
         vector, a file); None: ``data`` are the per-topic scores themselves.
     alpha, loss_weight : float or sequence of float, optional
         Risk aversion, ``loss_weight = 1 + alpha`` (one or many).
     value : str or callable, optional
-        Value function of the per-topic difference (see :func:`fastrisk.resolve_value`).
+        Value function of the per-topic difference (see `fastrisk.resolve_value`).
     pairs : bool
         Every pair of systems instead of a baseline.
     convention : {"classic", "minus"}
@@ -198,7 +198,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     keep_replicates : bool, optional
         Keep the replicate arrays (default: when they fit in 256 MB).
     missing : {"raise", "drop", "zero"}
-        Missing scores of a frame input, as :func:`fastrisk.read_matrix`.
+        Missing scores of a frame input, as `fastrisk.read_matrix`.
     chunk_size : int, optional
         Replicates per chunk (default: sized from memory and work).
     threads : int, optional
@@ -328,15 +328,15 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     ``URisk_alpha = (T - (2 + alpha) L) / c`` with ``T = sum |d_i|`` fixed and ``L`` the sum
     of the flipped losses, a decreasing function of L for every alpha: the permutation
     p-value is the same for every alpha. It is computed once (at the first alpha) and
-    repeated; asking for alpha > 0 warns (:class:`~fastrisk.errors.AlphaInvariantWarning`).
-    For a risk-sensitive test of URisk_alpha = 0 use :func:`bootstrap` (``test="t"``) or
-    TRisk (:func:`fastrisk.risk`, :func:`t_test`). The baseline compared with itself gets
-    p-value NaN (it is no member of the family; see :func:`fastrisk.adjust_pvalues`).
+    repeated; asking for alpha > 0 warns (`AlphaInvariantWarning`).
+    For a risk-sensitive test of URisk_alpha = 0 use `bootstrap` (``test="t"``) or
+    TRisk (`fastrisk.risk`, `t_test`). The baseline compared with itself gets
+    p-value NaN (it is no member of the family; see `fastrisk.adjust_pvalues`).
 
     Parameters
     ----------
     data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, replicates, alternative, rng, keep_replicates, chunk_size, threads, progress
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
 
     Returns
     -------
@@ -407,13 +407,13 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Dinçer, Macdonald & Ounis (SIGIR 2014): ``theta_(i)`` without topic i, ``SE_J = sqrt((c-1)/c sum (theta_(i) -
     theta_(.))^2)``, ``bias_J = (c-1)(theta_(.) - theta)``, pseudo-values ``c theta - (c-1)
-    theta_(i)``. Inputs as :func:`bootstrap`; ``statistic`` any numba-compilable function of
+    theta_(i)``. Inputs as `bootstrap`; ``statistic`` any numba-compilable function of
     the per-topic vector.
 
     Parameters
     ----------
     data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, statistic, threads
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
 
     Returns
     -------
@@ -475,7 +475,7 @@ def _t_tails(t, df, alternative):
 
 def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_self, missing, alternative):
     """The usual call (a ScoreMatrix, a baseline, the linear value function) from the one
-    compiled pass of :func:`fastrisk.risk`: the statistic t is its TRisk, ``urisk`` its URisk
+    compiled pass of `fastrisk.risk`: the statistic t is its TRisk, ``urisk`` its URisk
     (the same numerical rule). None for anything else, or when the scores need rescaling."""
     if baseline is not None and (is_frame(data) or (isinstance(data, np.ndarray) and data.ndim == 2)) \
             and pairs is False:
@@ -506,18 +506,18 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
            convention: str = "classic", exclude_self: bool = False,
            alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
-    """Paired t test of every column (as :func:`bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
+    """Paired t test of every column (as `bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
     With a baseline this is TRisk (Dinçer et al. 2014); at alpha = 0 it equals
     ``scipy.stats.ttest_rel``. A column whose scores are constant over topics (standard error
-    0 or below the relative floor of :mod:`fastrisk._numerics`) gets t = ±inf and p = 0 (t and
-    p NaN where the mean is 0 too) and a :class:`~fastrisk.ZeroVarianceWarning` naming it, as
-    :func:`fastrisk.risk`; the baseline compared with itself gets NaN without a warning.
+    0 or below the relative floor of `fastrisk._numerics`) gets t = ±inf and p = 0 (t and
+    p NaN where the mean is 0 too) and a `ZeroVarianceWarning` naming it, as
+    `fastrisk.risk`; the baseline compared with itself gets NaN without a warning.
 
     Parameters
     ----------
     data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, missing, alternative
-        As in :func:`bootstrap`.
+        As in `bootstrap`.
 
     Returns
     -------

@@ -121,7 +121,7 @@ class PermutationResult(_Labelled):
     ``2^c`` and the p-value is exact) or ``replicates`` random ones were drawn (p-value
     ``(count + 1) / (B + 1)``). ``null_distribution`` ``[alpha, system, replicate]`` or None.
     ``null_hypothesis`` says what the p-value tests: symmetry of the per-topic differences
-    about 0, the same for every alpha (see :func:`permutation_test`); the baseline's own column
+    about 0, the same for every alpha (see `permutation_test`); the baseline's own column
     has p-value NaN.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,

@@ -1,6 +1,6 @@
 """TREC run files and qrels: parsing, validation and a dense per-topic integer encoding.
 
-A :class:`RunSet` holds every system's ranking for every topic as one ``(S, T, D)`` int32
+A `RunSet` holds every system's ranking for every topic as one ``(S, T, D)`` int32
 array of *dense per-topic document ids* (``-1`` pads rankings shorter than ``D``). Within a
 topic, ids are assigned in order of each document's best rank over all systems (ties by
 system order), so the documents of any depth-``k`` pool are exactly the ids below
@@ -12,11 +12,11 @@ Rankings follow the official TREC scripts (trec_eval, gdeval): a run is ordered 
 descending, ties broken by document id descending; the rank column is read and validated
 but otherwise ignored.
 
-Modules, each importing only those above it: :mod:`~fastrisk.runs.ipc` (the saved-file
-format), :mod:`~fastrisk.runs.model` (``RunSet``, ``Qrels``, their alignment),
-:mod:`~fastrisk.runs.text` (the compiled text readers), :mod:`~fastrisk.runs.sources`
-(in-memory frames and dicts), :mod:`~fastrisk.runs.cache` (the parse cache) and
-:mod:`~fastrisk.runs.read` (the entry points).
+Modules, each importing only those above it: `ipc` (the saved-file
+format), `model` (``RunSet``, ``Qrels``, their alignment),
+`text` (the compiled text readers), `sources`
+(in-memory frames and dicts), `cache` (the parse cache) and
+`read` (the entry points).
 """
 
 from fastrisk.errors import RunFileWarning

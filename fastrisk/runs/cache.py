@@ -1,5 +1,5 @@
 """The opt-in parse cache: ``read_runs(..., cache=True)`` (or ``cache=DIR``) stores a saved
-RunSet (:mod:`fastrisk.runs.ipc`) under a key made of every source file's absolute path, size,
+RunSet (`fastrisk.runs.ipc`) under a key made of every source file's absolute path, size,
 modification time and a BLAKE2 hash of its first and last 64 KiB, so a sweep re-reading the
 same runs parses them once. The default directory is ``$FASTRISK_CACHE`` or ``~/.cache/fastrisk/runs``.
 """

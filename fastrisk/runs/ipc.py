@@ -86,7 +86,7 @@ def _values(table, name) -> np.ndarray:
 
 
 def runs_fields(path) -> tuple:
-    """The :class:`~fastrisk.runs.model.RunSet` constructor arguments of a saved file."""
+    """The `RunSet` constructor arguments of a saved file."""
     path = Path(path[0] if isinstance(path, (list, tuple)) else path)
     table, meta = _open(path, b"RunSet")
     S, T, D = meta["shape"]
@@ -110,7 +110,7 @@ def save_qrels(qrels, path) -> None:
 
 
 def qrels_fields(path) -> tuple:
-    """The :class:`~fastrisk.runs.model.Qrels` constructor arguments of a saved file."""
+    """The `Qrels` constructor arguments of a saved file."""
     table, meta = _open(path, b"Qrels")
     raw = table.column("grade").to_numpy()
     return (tuple(meta["topics"]), np.asarray(meta["offsets"], np.int64), table.column("docid").combine_chunks(),

@@ -1,6 +1,6 @@
-"""The data model of runs and qrels: :class:`RunSet`, :class:`Qrels` and their alignment.
+"""The data model of runs and qrels: `RunSet`, `Qrels` and their alignment.
 
-A :class:`RunSet` holds every system's ranking for every topic as one ``(S, T, D)`` int32
+A `RunSet` holds every system's ranking for every topic as one ``(S, T, D)`` int32
 array of *dense per-topic document ids* (``-1`` pads rankings shorter than ``D``). Within a
 topic, ids are assigned in order of each document's best rank over all systems (ties by
 system order), so the documents of any depth-``k`` pool are exactly the ids below
@@ -110,12 +110,12 @@ class RunSet:
                 f"{int(self.doc_offsets[-1])} distinct documents)")
 
     def save(self, path) -> None:
-        """Write to an Arrow IPC file that :func:`read_runs` memory-maps back."""
+        """Write to an Arrow IPC file that `read_runs` memory-maps back."""
         ipc.save_runs(self, path)
 
     @classmethod
     def load(cls, path) -> RunSet:
-        """Memory-map a RunSet written by :meth:`save`."""
+        """Memory-map a RunSet written by `save`."""
         return cls(*ipc.runs_fields(path))
 
     # -- shape ---------------------------------------------------------------------
@@ -301,12 +301,12 @@ class Qrels:
         return f"Qrels({self.n_topics} topics, {len(self.grades)} judgments{src})"
 
     def save(self, path) -> None:
-        """Write to an Arrow IPC file that :func:`read_qrels` memory-maps back."""
+        """Write to an Arrow IPC file that `read_qrels` memory-maps back."""
         ipc.save_qrels(self, path)
 
     @classmethod
     def load(cls, path) -> Qrels:
-        """Memory-map a Qrels written by :meth:`save`."""
+        """Memory-map a Qrels written by `save`."""
         return cls(*ipc.qrels_fields(path))
 
     def topic_slice(self, t: int) -> slice:

@@ -1,7 +1,7 @@
-"""The entry points :func:`read_runs` and :func:`read_qrels`: a path or an in-memory source to
-a :class:`~fastrisk.runs.model.RunSet` / :class:`~fastrisk.runs.model.Qrels`, through the text
-reader (:mod:`fastrisk.runs.text`), a saved file (:mod:`fastrisk.runs.ipc`), the parse cache
-(:mod:`fastrisk.runs.cache`) or an in-memory source (:mod:`fastrisk.runs.sources`)."""
+"""The entry points `read_runs` and `read_qrels`: a path or an in-memory source to
+a `RunSet` / `Qrels`, through the text
+reader (`fastrisk.runs.text`), a saved file (`fastrisk.runs.ipc`), the parse cache
+(`fastrisk.runs.cache`) or an in-memory source (`fastrisk.runs.sources`)."""
 
 from __future__ import annotations
 
@@ -19,20 +19,20 @@ __all__ = ["read_qrels", "read_runs"]
 
 def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None = None,
               threads: int | None = None, cache=None) -> RunSet:
-    """Read TREC runs into a :class:`RunSet`.
+    """Read TREC runs into a `RunSet`.
 
     ``paths``: run files (plain, gzip, bz2, xz or zstd) and/or directories; a RunSet saved
-    with :meth:`RunSet.save`; or an in-memory source (a pandas/polars/Arrow frame or a
+    with `RunSet.save`; or an in-memory source (a pandas/polars/Arrow frame or a
     ``{name: frame}`` mapping with PyTerrier columns ``qid, docno, score``, pytrec_eval-style
     ``{name: {qid: {docno: score}}}`` dicts, ranx ``Run`` objects): see
-    :func:`fastrisk.runs.sources.runs_from`.
+    `fastrisk.runs.sources.runs_from`.
 
     Each file must have six whitespace-separated columns ``topic Q0 docid rank score tag``;
     a document listed twice for a topic is an error naming the file and line. The system
     name is the run tag, or the file name (without ``.gz``/``.run``/...) when two files
     share a tag. ``names`` overrides both. In a directory, only files matching ``pattern``
     (a glob, e.g. ``"*.gz"``) are read; without a pattern, files that are not runs (binary,
-    or not six columns on their first line) are skipped with a :class:`RunFileWarning`.
+    or not six columns on their first line) are skipped with a `RunFileWarning`.
     Files are parsed in parallel by a compiled scanner (``threads`` workers; default all
     cores). ``cache=True`` (or a directory) keeps the parsed set on disk, keyed by the files'
     paths, sizes, modification times and a hash of their ends, so the next read of the same
@@ -76,14 +76,14 @@ def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None 
 
 
 def read_qrels(path) -> Qrels:
-    """Read TREC qrels (``topic iteration docid grade``; plain or compressed) into :class:`Qrels`.
+    """Read TREC qrels (``topic iteration docid grade``; plain or compressed) into `Qrels`.
 
     Negative grades count as 0 (judged non-relevant); grades must lie in -128..127. A
     document judged twice for a topic with different grades is an error naming the file and
     line. Blank lines and ``#`` comment lines are skipped, as trec_eval does. ``path`` may
-    also be a saved Qrels (:meth:`Qrels.save`) or an in-memory source (a frame with columns
+    also be a saved Qrels (`Qrels.save`) or an in-memory source (a frame with columns
     ``qid, docno, label``, ``{qid: {docno: grade}}``, an ir_datasets qrels iterable, a ranx
-    ``Qrels``): see :func:`fastrisk.runs.sources.qrels_from`.
+    ``Qrels``): see `fastrisk.runs.sources.qrels_from`.
 
     Parameters
     ----------

@@ -7,7 +7,7 @@ a ``{name: frame}`` mapping, pytrec_eval-style dicts (``{qid: {docno: score}}`` 
 Qrels: a frame with ``qid, docno, label`` (or ir_datasets' ``query_id, doc_id, relevance``),
 ``{qid: {docno: grade}}``, an ir_datasets qrels iterable (``dataset.qrels_iter()``), or a ranx
 ``Qrels``. Topic and document ids are read as strings. Bad input raises
-:class:`~fastrisk.errors.InputError` naming the system and the row.
+`InputError` naming the system and the row.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _parsed_runs(source, names):
 
 
 def runs_from(source, *, names=None):
-    """A :class:`~fastrisk.runs.RunSet` from an in-memory source (see the module docstring)."""
+    """A `RunSet` from an in-memory source (see the module docstring)."""
     parsed = _parsed_runs(source, names)
     if not parsed:
         raise InputError("`runs` holds no run")
@@ -173,7 +173,7 @@ def runs_from(source, *, names=None):
 
 
 def qrels_from(source):
-    """A :class:`~fastrisk.runs.Qrels` from an in-memory source (see the module docstring)."""
+    """A `Qrels` from an in-memory source (see the module docstring)."""
     if _is_ranx(source, "Qrels"):
         source = source.to_dict()
     if _is_frame(source):

@@ -2,9 +2,9 @@
 
 A file is read whole, decompressed (gzip, bz2, xz or zstd, detected from the magic bytes),
 stripped of a UTF-8 byte-order mark and checked to be UTF-8; a numba scanner
-(:mod:`fastrisk._kernels.parse`) finds the fields; string columns become Arrow string arrays,
+(`fastrisk._kernels.parse`) finds the fields; string columns become Arrow string arrays,
 dictionary-encoded by Arrow; scores are parsed by Arrow's correctly rounded parser. Every
-malformed input raises :class:`~fastrisk.errors.InputError` naming the file and the line of the
+malformed input raises `InputError` naming the file and the line of the
 first fault (the same line a line-by-line reader stops at).
 """
 
@@ -71,7 +71,7 @@ def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
 
 
 def _read_text(path) -> tuple[Path, np.ndarray, bytes, int]:
-    """:func:`read_text_bytes` and an upper bound on the number of lines, in one pass."""
+    """`read_text_bytes` and an upper bound on the number of lines, in one pass."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -405,7 +405,7 @@ class RowFaults:
 
 
 def qrels_from_columns(label, topics: pa.Array, docs: pa.Array, grades: np.ndarray):
-    """:func:`parse_qrels`' result from in-memory columns (same validation, by row)."""
+    """`parse_qrels`' result from in-memory columns (same validation, by row)."""
     faults = RowFaults(label)
     grades = np.asarray(grades)
     if grades.dtype.kind == "f":
@@ -428,7 +428,7 @@ def qrels_from_columns(label, topics: pa.Array, docs: pa.Array, grades: np.ndarr
 
 
 def run_from_columns(label, tag, topics: pa.Array, docs: pa.Array, scores: np.ndarray) -> ParsedRun:
-    """A :class:`ParsedRun` from in-memory columns (same validation as a file, by row)."""
+    """A `ParsedRun` from in-memory columns (same validation as a file, by row)."""
     faults = RowFaults(label)
     scores = np.asarray(scores, np.float64)
     nan = np.flatnonzero(np.isnan(scores))

@@ -1,12 +1,12 @@
 """Simulation studies: the paired-test battery, simulated collections and error-rate studies.
 
-- :func:`battery`: t, Wilcoxon, sign, bootstrap, permutation, TRisk, ZRisk and GeoRisk tests
+- `battery`: t, Wilcoxon, sign, bootstrap, permutation, TRisk, ZRisk and GeoRisk tests
   on K pairs of runs at once;
-- :func:`fit_collections`, :class:`CollectionFit`: the fitted models of Urbano, Lima &
+- `fit_collections`, `CollectionFit`: the fitted models of Urbano, Lima &
   Hanjalic (SIGIR 2019): simIReff margins and copulas of every family (MLE, AIC), cached;
-- :func:`type1`, :func:`power`, :func:`type3`, :func:`grid`: their error-rate studies, with
+- `type1`, `power`, `type3`, `grid`: their error-rate studies, with
   the published protocol, on the sweep engine;
-- :func:`resample_topics`, :class:`CollectionModel`, :func:`simulate_pairs`: new topic sets
+- `resample_topics`, `CollectionModel`, `simulate_pairs`: new topic sets
   from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
   exchangeable copulas; not the published protocol, not used by the studies).
 """

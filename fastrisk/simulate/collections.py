@@ -1,10 +1,10 @@
 """Simulated collections from a real one: topic resampling, and stochastic simulation after
 Urbano & Nagler, "Stochastic Simulation of Test Collections: Evaluation Scores" (SIGIR 2018).
 
-- :func:`resample_topics`: K new topic sets of n topics drawn from the real ones (with
+- `resample_topics`: K new topic sets of n topics drawn from the real ones (with
   replacement, the bootstrap, or without, subsampling): every system keeps its scores and
   the dependence between systems is the real one.
-- :class:`CollectionModel`: a fitted margin per system (:func:`~.margins.fit_margin`) and a
+- `CollectionModel`: a fitted margin per system (`fit_margin`) and a
   bivariate copula per pair of systems (``pyvinecopulib``, family chosen by AIC among the
   independence, Gaussian, Student t, Clayton, Gumbel, Frank and Joe copulas and their
   rotations, parameters by inversion of Kendall's tau), both fitted on first use and cached.
@@ -143,7 +143,7 @@ class CollectionModel:
 def simulate_pairs(matrix, a: int, b: int, n_topics: int, samples: int, *, delta: float = 0.0, rng: SeedLike = None,
                    start: int = 0, model: CollectionModel | None = None) -> np.ndarray:
     """K = ``samples`` simulated pairs (K, 2, n_topics) of runs ``a`` and ``b`` of ``matrix``
-    (see :class:`CollectionModel`); sample k uses the stream (seed, start + k)."""
+    (see `CollectionModel`); sample k uses the stream (seed, start + k)."""
     model = model or CollectionModel(matrix)
     S = model.n_systems
     for name, v in (("a", a), ("b", b)):

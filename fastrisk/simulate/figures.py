@@ -4,7 +4,7 @@ diagonal; power and type III rate against alpha (log x) at one delta, or against
 one alpha; one panel per measure and topic-set size, one line per test. We add the
 Monte-Carlo band of a nominal test (alpha +- 1.96 sqrt(alpha (1 - alpha) / n)) to the type I
 panels, and the risk tests (TRisk at each alpha_risk, ZRisk, GeoRisk) as dashed lines.
-Reachable from :mod:`fastrisk.plot` (``plot.simulation_rates``, ``plot.plot_studies``).
+Reachable from `fastrisk.plot` (``plot.simulation_rates``, ``plot.plot_studies``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _style(test, k):
 def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delta=None, alpha: float = 0.05,
                      tests=None, ax=None, legend: bool = True, band: bool = True):
     """One panel: rate per test against ``x`` ('alpha' or 'delta') of a
-    :class:`~fastrisk.simulate.studies.StudyResult` (type I / power / type III)."""
+    `StudyResult` (type I / power / type III)."""
     from fastrisk.plot import _axes, _finish
 
     if tails not in result.tails:

@@ -5,11 +5,11 @@ once, in parallel, and cached in a versioned JSON file keyed by the matrix's has
 Where each choice comes from (repositories ``julian-urbano/sigir2019-statistical``, "the
 study", and ``julian-urbano/simIReff``, "simIReff"):
 
-- runs kept (:func:`kept_runs`): the study's ``R/common.R`` ``removeDuplicates`` (a run whose
+- runs kept (`kept_runs`): the study's ``R/common.R`` ``removeDuplicates`` (a run whose
   scores are all within 1e-5 of an earlier run's is dropped) then ``removeBottom(p = .1)``
   (runs whose mean is below the 10 % quantile of the run means, R's type-7 quantile, are
   dropped), as called by ``R/01-margins.R`` and ``R/03-bicops.R``;
-- margins (:func:`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
+- margins (`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
   "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
   P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
   to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05), the beta (``effCont_beta``: scores
@@ -24,13 +24,13 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   and 10, a multiplied bandwidth > 1 fails; df mean((1 - bw) / f(x_i))). A candidate that
   fails is skipped (``try`` in ``effFit``). Selection (``effSelect``): the lowest
   AIC = 2 df - 2 loglik. Supports (``support()``): P@k j / k; RR 0 and 1 / k, k = 1..1000;
-- effect sizes (:meth:`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
+- effect sizes (`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
   is the Beta(a, b) CDF of the old one, a, b >= 1, found by L-BFGS-B from (1, 1) on the
   squared distance to the target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); a
   failure is an unreachable target. From (1, 1) that search moves along (a, 1) (target above
   the mean) or (1, b) (below): we solve on that path by Brent's method and require the
   result within 1e-5 of the target (R's stopping rule leaves up to ~5e-5);
-- copulas (:func:`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
+- copulas (`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
   runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
   (every family, all rotations, ``method = "mle"``): here ``pyvinecopulib`` with
   ``FitControlsBicop(family_set=families.parametric, parametric_method="mle",
@@ -130,7 +130,7 @@ class SimMargin:
         return _mean(self.points, self.cdf, self.continuous)
 
     def kernel_arrays(self):
-        """(cdf, values, continuous) for :func:`fastrisk._kernels.simulate.quantiles`."""
+        """(cdf, values, continuous) for `fastrisk._kernels.simulate.quantiles`."""
         if self.continuous:
             return (np.concatenate([[0.0], self.cdf[1:], [1.0]]),
                     np.concatenate([[0.0], 0.5 * (self.points[:-1] + self.points[1:]), [1.0]]), True)
@@ -447,7 +447,7 @@ def fit_copula(x, y, *, seed: int = 0) -> dict:
 
 
 def bicop(spec: dict):
-    """A ``pyvinecopulib.Bicop`` from :func:`fit_copula`'s dict."""
+    """A ``pyvinecopulib.Bicop`` from `fit_copula`'s dict."""
     import pyvinecopulib as pv
 
     par = np.asarray(spec["parameters"], dtype=np.float64).reshape(-1, 1)
@@ -508,7 +508,7 @@ class CollectionFit:
         """The study's ``R/02-margins_transform.R`` for effect ``delta``: baselines are the
         bottom 75 % of runs by margin mean (the top round(0.25 S) dropped); for each, the 10
         other runs whose mean is closest to mu_b + delta, their own margin transformed to
-        mean mu_b + delta (:meth:`SimMargin.transformed`). Returns ({baseline: [(e, (a, b)),
+        mean mu_b + delta (`SimMargin.transformed`). Returns ({baseline: [(e, (a, b)),
         ...]} for the baselines with at least one success, where e's margin transformed is
         ``margins[e].with_beta(a, b)``; the number of transformations that failed: those pairs
         are skipped, as the study's ``try`` skips them)."""

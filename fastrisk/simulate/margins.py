@@ -5,7 +5,7 @@ Every margin is stored the same way: a support ``values`` with probabilities ``p
 observed proportions of scores 0 and 1, as a hurdle model; AP, nDCG and ERR are 0 on many
 topics) and spread ``probs[1 + j]`` uniformly on the bin ``[j, j + 1) / m`` (m = 1,000 bins)
 in between; *discrete* margins put ``probs[j]`` on the point ``values[j]``. Sampling is then one inverse-CDF lookup
-(jitted, :func:`fastrisk._kernels.simulate.quantiles`), and a margin can be transformed to any
+(jitted, `fastrisk._kernels.simulate.quantiles`), and a margin can be transformed to any
 expected value by exponential tilting, ``p'_j ∝ p_j exp(theta v_j)`` (the distribution
 closest to the fitted one in Kullback-Leibler divergence with that mean), which keeps the
 support and the shape as far as possible. This is how a true effect size delta is created.

@@ -2,23 +2,23 @@
 Testing in Information Retrieval: An Empirical Analysis of Type I, Type II and Type III
 Errors" (SIGIR 2019), with the published protocol (``protocol="urbano2019"``, the only one).
 
-Models (:mod:`fastrisk.simulate.fits`): per collection, the runs kept after removing
+Models (`fastrisk.simulate.fits`): per collection, the runs kept after removing
 duplicates and the bottom 10 %, a simIReff margin per run and a copula (every family, MLE,
 AIC) per pair, fitted once and cached. Per trial (the study's ``R/11-type_1.R`` and
 ``R/12-type_2.R``):
 
-- type I (:func:`type1`): a collection with probability proportional to its number of
+- type I (`type1`): a collection with probability proportional to its number of
   runs, two distinct runs (first, second) uniformly; n topics from the pair's copula
   (fitted for (i, j), i < j, used as is), u1 -> b and u2 -> e, *both* through the first
   run's margin;
-- power (:func:`power`) and type III (:func:`type3`), effect ``delta``: a collection with
+- power (`power`) and type III (`type3`), effect ``delta``: a collection with
   probability proportional to its number of baselines that have at least one transformed
   partner, a baseline b uniformly among them, an experimental run e uniformly among its
-  successful partners (:meth:`~fastrisk.simulate.fits.CollectionFit.h1_pairs`); b through
+  successful partners (`h1_pairs`); b through
   its own margin, e through its own margin transformed to mean mu_b + delta, columns of
   the copula swapped when it was fitted for (e, b).
 
-Then the battery (:func:`~fastrisk.simulate.battery.battery` with ``protocol="urbano2019"``:
+Then the battery (`battery` with ``protocol="urbano2019"``:
 t, Wilcoxon, sign with ties |d| <= 0.01, bootstrap, permutation, as ``R/ir_tests.R``; plus
 TRisk at ``trisk_alpha``, ZRisk and GeoRisk) on d = e - b; one-tailed tests are for
 H1: e > b ('greater'). Rates (the study's reduce steps): type I and power = share of trials
@@ -313,7 +313,7 @@ class StudyResult(Result):
         return out
 
     def write_tables(self, directory) -> list[Path]:
-        """Write :meth:`tables` as CSV files under ``directory`` (the study's layout)."""
+        """Write `tables` as CSV files under ``directory`` (the study's layout)."""
         paths = []
         for name, df in self.tables().items():
             p = Path(directory) / f"{name}.csv"
@@ -427,11 +427,11 @@ def _doc(fn):
     fn.__doc__ += """
     ``measure``: AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr): the study's
     four bundled collections of that measure, unless ``collections`` names bundled matrices
-    (of that measure). ``executor``: as :func:`fastrisk.sweep.sweep` (None: in-process; a
+    (of that measure). ``executor``: as `fastrisk.sweep.sweep` (None: in-process; a
     process pool; a Dask client); it also fits the models a study misses. ``cache``: the
     directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
     ``~/.cache/fastrisk/simulate``). ``out``/``resume``: checkpoint the sweep to a Parquet
-    file and resume it. Returns a :class:`StudyResult` (``to_arrow()``, ``tables()``).
+    file and resume it. Returns a `StudyResult` (``to_arrow()``, ``tables()``).
     """
     return fn
 
@@ -464,7 +464,7 @@ def type3(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
           out=None, resume: bool = False) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference has the wrong sign. The same
-    simulations as :func:`power` for the same seed."""
+    simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume)["type3"]
 

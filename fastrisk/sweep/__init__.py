@@ -1,9 +1,9 @@
 """Sweeps: grids of experiments run in-process, in a process pool or on a Dask cluster.
 
-A :class:`Grid` is a list of experiments; an experiment names a job kind (``risk``,
-``bootstrap``, ...: see :data:`KINDS`), one or more data sources, fixed parameters and grid
+A `Grid` is a list of experiments; an experiment names a job kind (``risk``,
+``bootstrap``, ...: see `KINDS`), one or more data sources, fixed parameters and grid
 axes. Its jobs are every combination of a data source and the axes' values, in order; each
-job is one call of the public API and yields an Arrow table, and :func:`sweep` gathers them
+job is one call of the public API and yields an Arrow table, and `sweep` gathers them
 into one table with the job's parameters as columns.
 
 Determinism. Job ``j`` of experiment ``e`` gets the seed of
@@ -26,11 +26,11 @@ Nothing lost. With ``out=`` finished batches are checkpointed as Parquet files i
 that raises is recorded (``status="error"`` and its message) and the sweep goes on; a batch
 lost with its worker stays missing, so a resume recomputes it.
 
-Modules, each importing only those above it: :mod:`~fastrisk.sweep.kinds` (job kinds),
-:mod:`~fastrisk.sweep.data` (data sources), :mod:`~fastrisk.sweep.grid` (experiments and
-jobs), :mod:`~fastrisk.sweep.table` (result columns), :mod:`~fastrisk.sweep.checkpoint`,
-:mod:`~fastrisk.sweep.backends` (workers, process pools, Dask) and :mod:`~fastrisk.sweep.run`
-(:func:`sweep` itself).
+Modules, each importing only those above it: `kinds` (job kinds),
+`data` (data sources), `grid` (experiments and
+jobs), `table` (result columns), `checkpoint`,
+`backends` (workers, process pools, Dask) and `run`
+(`sweep` itself).
 """
 
 from fastrisk.sweep.backends import local_client, process_pool, worker_env

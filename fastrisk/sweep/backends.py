@@ -67,7 +67,7 @@ def worker_env() -> dict:
 
 def local_client(n_workers: int | None = None, **kwargs):
     """A ``dask.distributed.Client`` on a new ``LocalCluster`` of one-thread worker processes
-    with :func:`worker_env` (closing the client closes the cluster). Keyword arguments go to
+    with `worker_env` (closing the client closes the cluster). Keyword arguments go to
     the cluster."""
     try:
         from distributed import Client  # optional (fastrisk[dask])
@@ -102,7 +102,7 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
 
 def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
-    :func:`worker_env` set before fastrisk is imported there; a worker exits within half a
+    `worker_env` set before fastrisk is imported there; a worker exits within half a
     second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
     if workers is not None:
         positive_int(workers, "workers")
@@ -126,7 +126,7 @@ class _Backend:
         return _Source(spec, what) if isinstance(spec, str) else spec
 
     def alive(self, handle) -> bool:
-        """Whether a data handle from :meth:`put` still holds its data."""
+        """Whether a data handle from `put` still holds its data."""
         return True
 
     def submit(self, fn, *args, key: str):

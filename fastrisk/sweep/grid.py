@@ -1,4 +1,4 @@
-"""The grid: experiments, their jobs and :func:`load_grid` (TOML files or mappings)."""
+"""The grid: experiments, their jobs and `load_grid` (TOML files or mappings)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ class Grid:
         What to run.
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, optional
         The root seed (an int is the root itself, recorded as ``seed``; a SeedSequence or a
-        Generator gives one). None: :func:`sweep` draws one and records it.
+        Generator gives one). None: `sweep` draws one and records it.
     base_dir : str or os.PathLike, optional
         Where relative data paths are resolved (a grid file's directory).
     """
@@ -210,7 +210,7 @@ class Grid:
 
 
 def load_grid(grid) -> Grid:
-    """A :class:`Grid` from a Grid, a TOML path or a mapping."""
+    """A `Grid` from a Grid, a TOML path or a mapping."""
     if isinstance(grid, Grid):
         return grid
     if isinstance(grid, (str, Path)):

@@ -1,4 +1,4 @@
-"""Job kinds: what a sweep can run (:data:`KINDS`) and :func:`register_kind`."""
+"""Job kinds: what a sweep can run (`KINDS`) and `register_kind`."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class JobKind:
         return table
 
 
-#: The registry of job kinds: name -> :class:`JobKind`.
+#: The registry of job kinds: name -> `JobKind`.
 KINDS: dict[str, JobKind] = {}
 
 

@@ -1,4 +1,4 @@
-"""The sweep: batching, retries, checkpointing and progress of a grid's jobs (see :mod:`fastrisk.sweep`)."""
+"""The sweep: batching, retries, checkpointing and progress of a grid's jobs (see `fastrisk.sweep`)."""
 
 from __future__ import annotations
 
@@ -132,9 +132,9 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
           checkpoint_seconds: float = 2.0, retries: int = 2, progress_unit: tuple | None = None) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
-    ``grid``: a :class:`Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
+    ``grid``: a `Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
     mapping. ``executor``: None (in-process, numba's parallel kernels), any
-    ``concurrent.futures.Executor`` (see :func:`process_pool`), or a ``dask.distributed``
+    ``concurrent.futures.Executor`` (see `process_pool`), or a ``dask.distributed``
     ``Client`` / ``client.get_executor()``. ``out``: a Parquet file; finished batches are
     checkpointed next to it (``OUT.parts/``) at most every ``checkpoint_seconds``, and the
     full table is written there at the end. ``resume``: reuse the checkpoint and compute only
@@ -142,11 +142,11 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     raises is recorded with ``status="error"``; the sweep goes on. A batch lost with its
     worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
     recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
-    its checksum is reported (:class:`CheckpointWarning`) and its jobs are recomputed.
+    its checksum is reported (`CheckpointWarning`) and its jobs are recomputed.
     ``progress_unit``: ``(unit, weight)`` to count the progress bar in ``unit`` rather than
     jobs, ``weight(job)`` being a job's count of them (e.g. the trials of a simulation job).
 
-    The table has the columns :data:`JOB_COLUMNS` (``seed``: the job's seed, spawned from
+    The table has the columns `JOB_COLUMNS` (``seed``: the job's seed, spawned from
     the grid's root seed and the job's position), ``param_<name>`` per parameter, then the
     procedure's own columns (prefixed ``result_`` where a name clashes).
     """
