@@ -6,6 +6,18 @@ the aim and the load average. ``warmup`` cases first run ``fastrisk warmup`` in 
 cache (timed too), then the quickstart. One round each: a cold run is minutes of compiling.
 
     pytest benchmarks/bench_cold.py --benchmark-columns=median,rounds -k python
+
+Which kernels a command compiles, and the seconds each takes: ``benchmarks/profile_compile.py``.
+
+Figures (2026-11-24, 2 shared cores; "before" is main at 5e9905b, run side by side with "after"
+in separate empty caches, so both saw the same load):
+
+    command                      load   before   after    compiles before -> after
+    table --alpha 5 --agreement  6-8    108 s    67 s     118 -> 64
+    table --alpha 5 --agreement  1-3     46 s    22 s     118 -> 60 (one-thread twins, no slice
+                                                          assignments, one argsort dtype)
+    README Python quickstart     7-9    338 s    254 s    269 -> 196
+    README Python quickstart     3-4    139 s    111 s
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ import numpy as np
 
 from fastrisk._kernels import agreement as _k
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, parallel
 from fastrisk._validation import choice, open_unit
 from fastrisk.errors import InputError
 
@@ -391,7 +391,7 @@ def rbo_many(a, b, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
     out = np.empty((n, 4))
     if n:
         with limit_threads(threads, 8 * ids.size):
-            _k.rbo_batch(ids, top, bot, offsets, first, second, pv, _TIES_CODE[ties], out)
+            _kernel("rbo_batch", 8 * ids.size)(ids, top, bot, offsets, first, second, pv, _TIES_CODE[ties], out)
     return RBOResult(ext=out[:, 0], min=out[:, 1], max=out[:, 2], res=out[:, 3],
                      p=pv if np.ndim(p) else float(p), ties=ties, labels_a=labels[0], labels_b=labels[1])
 
@@ -451,12 +451,18 @@ class RBOMatrix(Result):
     res: np.ndarray = array("a", "b")
 
 
+def _kernel(name: str, work: float):
+    """The parallel driver ``name`` for ``work`` element-operations worth a thread pool, else
+    its one-thread twin (same numbers; compiles several times faster on first use)."""
+    return getattr(_k, name if parallel(work) else name + "_serial")
+
+
 def _rankings_of(table: np.ndarray):
     k, n = table.shape
     ids = np.empty((k, n), np.int64)
     top = np.empty((k, n), np.int64)
     bot = np.empty((k, n), np.int64)
-    _k.rankings_from_scores(table, ids, top, bot)
+    _kernel("rankings_from_scores", 8 * table.size)(table, ids, top, bot)
     return ids, top, bot
 
 
@@ -496,7 +502,7 @@ def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | No
     with limit_threads(threads, 16 * first.size * n):
         ids, top, bot = _rankings_of(table)
         offsets = np.arange(0, k * n + 1, n, dtype=np.int64)
-        _k.rbo_batch(ids.reshape(-1), top.reshape(-1), bot.reshape(-1), offsets, first, second,
+        _kernel("rbo_batch", first.size * n)(ids.reshape(-1), top.reshape(-1), bot.reshape(-1), offsets, first, second,
                      np.full(first.size, p), _TIES_CODE[ties], out)
     full = _mirror(out, first, second, k)
     return RBOMatrix(ext=full[..., 0], min=full[..., 1], max=full[..., 2], res=full[..., 3],
@@ -582,7 +588,7 @@ def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
     lengths = np.empty((d.size, 2), np.int64)
     with limit_threads(threads, 16 * int(d.sum())):
         ids, top, bot = _rankings_of(np.vstack([a, b]))
-        _k.rbo_prefixes(ids[0], top[0], bot[0], ids[1], top[1], bot[1], d, p,
+        _kernel("rbo_prefixes", 16 * int(d.sum()))(ids[0], top[0], bot[0], ids[1], top[1], bot[1], d, p,
                         _TIES_CODE[ties], out, lengths)
     return PrefixAgreement(depth=d, length_a=lengths[:, 0].copy(), length_b=lengths[:, 1].copy(),
                            ext=out[:, 0].copy(), min=out[:, 1].copy(), max=out[:, 2].copy(),
@@ -605,7 +611,7 @@ class KendallTauResult(Result):
 
 def _dense(table: np.ndarray) -> np.ndarray:
     ranks = np.empty(table.shape, np.int64)
-    _k.dense_ranks(table, ranks)
+    _kernel("dense_ranks", 8 * table.size)(table, ranks)
     return ranks
 
 
@@ -680,7 +686,7 @@ def kendall_tau_matrix(scores, *, labels: Sequence | None = None,
     out = np.empty((first.size, 2))
     with limit_threads(threads, 8 * first.size * table.shape[1]):
         ranks = _dense(table)
-        _k.kendall_pairs(ranks, first, second, out)
+        _kernel("kendall_pairs", first.size * table.shape[1])(ranks, first, second, out)
     full = _mirror(out, first, second, k)
     return KendallTauMatrix(statistic=full[..., 0], pvalue=full[..., 1], labels=labels)
 
@@ -751,7 +757,7 @@ def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
     ranks = np.empty(table.shape)
     ties = np.empty(k)
     with limit_threads(threads, 8 * table.size):
-        _k.friedman_ranks(table, ranks, ties)
+        _kernel("friedman_ranks", 8 * table.size)(table, ranks, ties)
     c = 1.0 - ties.sum() / (n * (n * n - 1.0) * k)
     sums = ranks.sum(axis=0)
     if c <= 0.0:

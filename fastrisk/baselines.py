@@ -31,6 +31,15 @@ class Baseline:
     values: np.ndarray
     system: int | None = None
 
+    def __post_init__(self):
+        # read-only like the matrix's own rows, so every kernel compiles one signature for a
+        # baseline, whether it is a row of the matrix or a computed one (a view: no copy)
+        values = np.ascontiguousarray(self.values, dtype=np.float64)
+        if values.flags.writeable:
+            values = values.view()
+            values.flags.writeable = False
+        object.__setattr__(self, "values", values)
+
 
 def virtual_baseline(matrix: ScoreMatrix, kind: str, *, systems: Sequence[str] | None = None,
                      leave_out: bool = False) -> Baseline:

@@ -17,6 +17,7 @@ rank (``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in
 
 from __future__ import annotations
 
+import types
 import warnings
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from fastrisk._kernels import _interrupt
 from fastrisk._kernels import tables as _k
 from fastrisk._results import Result, array
 from fastrisk._risk import risk
-from fastrisk._threads import PAIR_CELL_WORK, limit_threads
+from fastrisk._threads import PAIR_CELL_WORK, limit_threads, parallel
 from fastrisk._validation import flag
 from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
 from fastrisk.errors import InputError, ZeroVarianceWarning
@@ -42,6 +43,9 @@ BLOCK = 128
 TOPIC_BLOCK = 64
 #: Baselines ranked together (one contiguous gather of the table's rows).
 RANK_BLOCK = 16
+#: The one-thread twins of the table kernels, under the parallel drivers' names.
+_Serial = types.SimpleNamespace(**{name: getattr(_k, name + "_serial") for name in
+                                   ("pair_sums", "table_moments", "baseline_ranks", "value_pair_sums")})
 
 
 @dataclass(frozen=True, repr=False)
@@ -200,18 +204,20 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
     c = matrix.n_topics
-    with limit_threads(threads, matrix.n_systems ** 2 * c * PAIR_CELL_WORK):
+    work = matrix.n_systems ** 2 * c * PAIR_CELL_WORK
+    k = _k if threads != 1 and parallel(work) else _Serial  # small tables: the one-thread twins
+    with limit_threads(threads, work):
         if baselines is None:
             names = matrix.systems
             if vf.is_linear:
-                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha)
+                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha, kernels=k)
                 if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
                     _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
             else:
                 with _interrupt.stoppable() as stop:
-                    sx, sx2 = _k.value_pair_sums(matrix.values, vf.func, stop)
+                    sx, sx2 = k.value_pair_sums(matrix.values, vf.func, stop)
                 zeros = np.zeros_like(sx)
-                urisk, se, trisk, _ = _k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
+                urisk, se, trisk, _ = k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _numerics.check_finite_fast(urisk, "URisk")
             _numerics.check_finite_fast(se, "the standard error of URisk")
             _warn_identical(matrix.systems, se)
@@ -245,7 +251,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 if name in matrix.systems:
                     skip[j] = matrix.systems.index(name)
         with _interrupt.stoppable() as stop:
-            rank = _k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
+            rank = k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
@@ -254,7 +260,8 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                          trisk=sign * trisk if sign < 0 else trisk, rank=rank)
 
 
-def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK):
+def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK,
+               kernels=_k):
     """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention).
 
     The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
@@ -265,11 +272,11 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     """
     VT = np.ascontiguousarray(values.T)
     with _interrupt.stoppable() as stop:
-        sd, sn, sn2, sd2 = _k.pair_sums(VT, block, topic_block, stop)
+        sd, sn, sn2, sd2 = kernels.pair_sums(VT, block, topic_block, stop)
     del VT  # a copy of the matrix: freed before the S x S x A outputs are allocated (peak memory)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
-    urisk, se, trisk, cancelled = _k.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    urisk, se, trisk, cancelled = kernels.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
     del sd, sn, sn2, sd2
     _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
     return urisk, se, trisk

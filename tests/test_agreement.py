@@ -311,3 +311,34 @@ def test_pair_parameters_are_a_and_b():
     assert kendall_tau([1.0, 2, 3], [1.0, 3, 2]).statistic == pytest.approx(1 / 3)
     assert kendall_tau(a=[1.0, 2, 3], b=[1.0, 3, 2]).statistic == pytest.approx(1 / 3)
     assert rbo(a="a b c", b="b a c").ext == rbo("a b c", "b a c").ext
+
+
+@pytest.mark.parametrize("name", ["kendall_pairs", "rbo_batch", "friedman_ranks"])
+def test_one_thread_twins_give_the_parallel_kernels_numbers(name):
+    """Small calls run the one-thread twins (``<kernel>_serial``): the same numbers, bit for bit."""
+    from fastrisk._kernels import agreement as K
+
+    rng = np.random.default_rng(11)
+    table = np.round(rng.random((6, 9)), 1)  # ties within and across rows
+    first, second = np.triu_indices(6, k=1)
+    first, second = first.astype(np.int64), second.astype(np.int64)
+    if name == "kendall_pairs":
+        ranks = np.empty(table.shape, np.int64)
+        K.dense_ranks_serial(table, ranks)
+        outs = [np.empty((first.size, 2)) for _ in range(2)]
+        args = [(ranks, first, second, out) for out in outs]
+    elif name == "rbo_batch":
+        ids, top, bot = (np.empty(table.shape, np.int64) for _ in range(3))
+        K.rankings_from_scores_serial(table, ids, top, bot)
+        offsets = np.arange(0, table.size + 1, table.shape[1], dtype=np.int64)
+        outs = [np.empty((first.size, 4)) for _ in range(2)]
+        args = [(ids.reshape(-1), top.reshape(-1), bot.reshape(-1), offsets, first, second, np.full(first.size, 0.9), K.TIES_A, out)
+                for out in outs]
+    else:
+        outs = [(np.empty(table.shape), np.empty(6)) for _ in range(2)]
+        args = [(table, *out) for out in outs]
+    getattr(K, name)(*args[0])
+    getattr(K, name + "_serial")(*args[1])
+    parallel_out, serial_out = (out if isinstance(out, tuple) else (out,) for out in outs)
+    for a, b in zip(parallel_out, serial_out):
+        np.testing.assert_array_equal(a, b)

@@ -190,3 +190,15 @@ def test_the_available_memory_is_read_once_a_second_not_once_a_call(monkeypatch)
     assert [_resources.available_memory() for _ in range(100)] == [123] * 100 and len(reads) == 1
     monkeypatch.setattr(_resources, "_reading", (_resources._reading[0] - 2 * _resources.MEMORY_READING_TTL, 123))
     assert _resources.available_memory() == 123 and len(reads) == 2
+
+
+@pytest.mark.parametrize("given", [None, "ACTIVE"])
+def test_openmp_workers_sleep_between_kernels_unless_the_user_chose(given):
+    """Importing the kernels asks libgomp for passive waiting (spinning workers left by one
+    parallel kernel took the cores from the next step); a policy the user set is kept."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, fastrisk._kernels._jit; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (given or "PASSIVE")

@@ -572,3 +572,16 @@ def test_a_bare_array_with_a_baseline_is_a_matrix(trec):
         np.testing.assert_array_equal(bare.statistic, named.statistic)
         np.testing.assert_array_equal(bare.pvalue if hasattr(bare, "pvalue") else bare.standard_error,
                                       named.pvalue if hasattr(named, "pvalue") else named.standard_error)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3).map(float), st.floats(allow_nan=True, allow_infinity=True, width=32)),
+                min_size=1, max_size=60), st.data())
+def test_select_is_numpys_partition(values, data):
+    """The hand-written quickselect of the quantile pass gives np.partition's value of every
+    rank: ties (many equal values), infinities, NaN (sorted last), -0.0 beside 0.0."""
+    a = np.asarray(values, dtype=np.float64)
+    k = data.draw(st.integers(0, a.size - 1))
+    expected = np.partition(a, k)[k]
+    got = K._select(a.copy(), k)
+    assert got == expected or (np.isnan(got) and np.isnan(expected))

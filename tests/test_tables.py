@@ -261,3 +261,15 @@ def test_near_constant_differences_keep_their_digits():
     np.testing.assert_allclose(se[off], E[off], rtol=1e-11)
     np.testing.assert_allclose(t[off], T[off], rtol=1e-11)
     assert np.abs(t[1, 0, 0]) > 1e5  # the case that lost digits before
+
+
+def test_small_tables_run_the_one_thread_twins_with_the_same_numbers():
+    """baseline_table runs small tables on the kernels' one-thread twins: the numbers of the
+    parallel drivers (``_all_pairs`` with its default kernels), bit for bit."""
+    from fastrisk.tables import _Serial
+
+    rng = np.random.default_rng(3)
+    V = rng.random((9, 13))
+    alphas = np.array([0.0, 1.0, 5.0])
+    for a, b in zip(_all_pairs(V, alphas), _all_pairs(V, alphas, kernels=_Serial)):
+        np.testing.assert_array_equal(a, b)

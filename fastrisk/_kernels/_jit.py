@@ -30,6 +30,12 @@ from numba.extending import intrinsic
 from fastrisk._kernels import _interrupt
 
 _interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastrisk._kernels._interrupt)
+# OpenMP threads sleep between parallel regions instead of spinning (libgomp's default spins for
+# a while): on a machine with few or busy cores, spinning workers left over from one parallel
+# kernel took the cores from what ran next, e.g. a BLAS product 0.7 ms -> 13 ms, and the issue-20
+# bootstrap (1e4 x 47, benchmarks/bench_resampling.py) 26 ms -> 13 ms. libgomp reads it when
+# numba first loads it (the first parallel kernel); a value the user set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 prange = numba.prange
 
 _OPTIONS = {"cache": True, "fastmath": False, "nogil": True}

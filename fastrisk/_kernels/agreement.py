@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit, pjit, prange, serial
 
 TIES_W = 0
 TIES_A = 1
@@ -83,8 +83,10 @@ def _sum_sq(top, bot, d):
 def _match(ids_s, ids_l, pos_in_l):
     """pos_in_l[i] = position in L of the item at position i of S, or -1."""
     pos_in_l[:] = -1
-    os_ = np.argsort(ids_s, kind="mergesort")
-    ol = np.argsort(ids_l, kind="mergesort")
+    # ids (dense codes, far below 2**53) sorted as float64: the one argsort instantiation the
+    # rankings already compile (another dtype costs seconds more of first-use compile)
+    os_ = np.argsort(ids_s.astype(np.float64), kind="mergesort")
+    ol = np.argsort(ids_l.astype(np.float64), kind="mergesort")
     i = 0
     j = 0
     while i < os_.size and j < ol.size:
@@ -299,7 +301,8 @@ def _count_inversions(a, buf):
                 buf[k] = a[j]
                 j += 1
                 k += 1
-        a[:] = buf[:]
+        for i in range(n):  # not ``a[:] = buf``: see _kernels.tables._tile_sums
+            a[i] = buf[i]
         width *= 2
     return inv
 
@@ -446,3 +449,13 @@ def friedman_ranks(x, ranks, ties):
     """Average ranks within each row of x (blocks); ties[k] = the row's tie term."""
     for k in prange(x.shape[0]):
         ties[k] = _average_ranks(x[k], ranks[k])
+
+
+# One-thread twins (same bodies, compiled without ``parallel``) for the small calls: a few
+# dozen rankings compile several times faster, and run faster, without a thread pool.
+rankings_from_scores_serial = serial(rankings_from_scores)
+rbo_batch_serial = serial(rbo_batch)
+rbo_prefixes_serial = serial(rbo_prefixes)
+dense_ranks_serial = serial(dense_ranks)
+kendall_pairs_serial = serial(kendall_pairs)
+friedman_ranks_serial = serial(friedman_ranks)

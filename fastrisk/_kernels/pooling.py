@@ -139,7 +139,8 @@ def loo_adjustment(pooled, r, topic_idx, docs, lengths, doc_offsets, grades, mem
         full = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
                            pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
                            tmp, scratch)
-        m2[:] = mask
+        for w in range(mask.shape[0]):  # not ``m2[:] = mask``: see _kernels.tables._tile_sums
+            m2[w] = mask[w]
         clear_bit(m2, s)
         set_bit(m2, r)
         loo = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,

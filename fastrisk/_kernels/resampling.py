@@ -256,8 +256,9 @@ def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, 
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
     a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
-    for k in prange(values.shape[0]):
-        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
+    for k in prange(values.shape[0]):  # np.int64(k): prange counts in uint64, range in int64; one
+        # signature of the column kernel serves the parallel driver and its one-thread twin
+        _pass1_column(values, np.int64(k), center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                       block_sums, counts)
 
 
@@ -274,7 +275,7 @@ def _hist_column(values, k, lo, scale, nbins, hist):
 def stream_histogram(values, lo, scale, nbins, hist):
     """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
     for k in prange(values.shape[0]):
-        _hist_column(values, k, lo, scale, nbins, hist)
+        _hist_column(values, np.int64(k), lo, scale, nbins, hist)
 
 
 stream_histogram_serial = serial(stream_histogram)
@@ -301,10 +302,51 @@ def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
     column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
     """
     for k in prange(values.shape[0]):
-        _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer)
+        _pass2_column(values, np.int64(k), lo, scale, nbins, target_bin, offset, fill, buffer)
 
 
 stream_pass2_serial = serial(stream_pass2)
+
+
+@njit
+def _before(a, b):
+    """``a`` sorts before ``b``: the usual order, NaN after every number (as ``np.sort``)."""
+    return a < b or (b != b and a == a)
+
+
+@njit
+def _select(a, k):
+    """The value of rank ``k`` (0-based) of ``a``, which is reordered: a three-way quickselect
+    (many equal values, as in a bootstrap distribution, cost one pass). The same value as
+    ``np.partition(a, k)[k]``; written out because numba's ``np.partition`` costs seconds of
+    compile on first use."""
+    lo = 0
+    hi = a.shape[0] - 1
+    while lo < hi:
+        p = a[(lo + hi) // 2]
+        lt = lo
+        i = lo
+        gt = hi
+        while i <= gt:  # a[lo:lt] < p, a[lt:i] == p, a[gt+1:hi+1] > p
+            v = a[i]
+            if _before(v, p):
+                a[i] = a[lt]
+                a[lt] = v
+                lt += 1
+                i += 1
+            elif _before(p, v):
+                a[i] = a[gt]
+                a[gt] = v
+                gt -= 1
+            else:
+                i += 1
+        if k < lt:
+            hi = lt - 1
+        elif k > gt:
+            lo = gt + 1
+        else:
+            return a[k]
+    return a[k]
 
 
 @njit
@@ -318,8 +360,7 @@ def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
             if s < 0:
                 out[k, r] = np.nan
             else:
-                seg = buffer[offset[k, s]:offset[k, s] + count[k, s]]
-                out[k, r] = np.partition(seg, rank_in_bin[k, r])[rank_in_bin[k, r]]
+                out[k, r] = _select(buffer[offset[k, s]:offset[k, s] + count[k, s]].copy(), rank_in_bin[k, r])
 
 
 @njit

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, stopped
+from fastrisk._kernels._jit import njit, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 
 EPS = 2.220446049250313e-16  # float64 machine epsilon
@@ -98,10 +98,14 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
                     ap[j] += p0
                     ap2[j] += p0 * p0
                 i += 1
-    sn[a0:a1, b0:b1] = acc_n
-    sn2[a0:a1, b0:b1] = acc_n2
-    sp[a0:a1, b0:b1] = acc_p
-    sp2[a0:a1, b0:b1] = acc_p2
+    # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
+    # message (string formatting), seconds of first-use compile for a check that cannot fail here
+    for q in range(na):
+        for j in range(nb):
+            sn[a0 + q, b0 + j] = acc_n[q, j]
+            sn2[a0 + q, b0 + j] = acc_n2[q, j]
+            sp[a0 + q, b0 + j] = acc_p[q, j]
+            sp2[a0 + q, b0 + j] = acc_p2[q, j]
 
 
 @pjit
@@ -281,3 +285,11 @@ def value_pair_sums(V, value, stop):
             sx[a, b] = acc
             sx2[a, b] = acc2
     return sx, sx2
+
+
+# One-thread twins (same bodies, compiled without ``parallel``): tables of a few dozen systems
+# use them, which compile several times faster than the parallel drivers on first use.
+pair_sums_serial = serial(pair_sums)
+table_moments_serial = serial(table_moments)
+baseline_ranks_serial = serial(baseline_ranks)
+value_pair_sums_serial = serial(value_pair_sums)
