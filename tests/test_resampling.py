@@ -141,7 +141,9 @@ def test_streamed_quantiles_are_exact_order_statistics(B, q, kind, seed, windows
         want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
         win = (want - 0.3, want + 0.3, np.full((2, 2), B))
     got, one_pass = _exact_quantiles(v, probs, win)
-    if not windows or (kind == "normal" and B >= 1000):
+    if not windows or (kind == "normal" and B >= 1000 and q not in (0.001,)):
+        # (at q = 0.001 of a few thousand draws the tail window may hold too few values to
+        # place both order statistics, and the exact second pass is the documented fallback)
         assert one_pass == windows
     want = np.array([[np.quantile(v[0], q), np.quantile(v[0], 1 - q)], [np.quantile(v[1], q), np.quantile(v[1], 0.5)]])
     np.testing.assert_array_equal(got, want)
