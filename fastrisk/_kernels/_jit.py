@@ -171,11 +171,16 @@ def _load_acquire(typingctx, flag):
     return numba.types.uint8(flag), codegen
 
 
-@njit
-def stopped(stop) -> bool:
-    """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
-    `fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
-    return _load_acquire(stop) != 0
+if numba.config.DISABLE_JIT:  # kernels run as plain Python: a plain read is never hoisted
+    def stopped(stop) -> bool:
+        """Whether Ctrl-C asked the running kernel to stop (see the compiled version below)."""
+        return stop[0] != 0
+else:
+    @njit
+    def stopped(stop) -> bool:
+        """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
+        `fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""
+        return _load_acquire(stop) != 0
 
 
 def serial(kernel):
