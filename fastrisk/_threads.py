@@ -26,6 +26,12 @@ def parallel(work: float) -> bool:
     return work >= SMALL_WORK
 
 
+def thread_count(work: float) -> int:
+    """Threads for a `fastrisk._kernels._jit.run_strided` driver: numba's current count (as
+    `limit_threads` sets it), or 1 when ``work`` element-operations are not worth a second thread."""
+    return numba.get_num_threads() if parallel(work) else 1
+
+
 @functools.lru_cache(maxsize=1)
 def _blas_controller() -> threadpoolctl.ThreadpoolController:
     return threadpoolctl.ThreadpoolController()  # inspects the loaded libraries: once per process

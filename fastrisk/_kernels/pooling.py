@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, stopped
+from fastrisk._kernels._jit import njit, stopped
 from fastrisk._kernels._random import next_below, stream_state
 from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
@@ -33,11 +33,11 @@ def clear_bit(mask, s):
     mask[s >> 6] &= ~(_ONE << np.uint64(s & 63))
 
 
-@pjit
+@njit
 def build_membership(docs, lengths, pool_offsets, depth, member):
     """Set bit ``s`` of row ``pool_offsets[t] + d`` for every document ``d`` in system ``s``'s top ``depth``."""
     S, T = lengths.shape
-    for t in prange(T):
+    for t in range(T):
         base = pool_offsets[t]
         for s in range(S):
             word = s >> 6
@@ -90,12 +90,13 @@ def mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_o
     return total / topic_idx.shape[0]
 
 
-@pjit
-def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
+@njit
+def pooled_scores(start, step, systems, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
                   pos_offsets, pos_ids, ideal_norm, max_pos, mask, mode, code, k, p, rel, maxg, residual, out):
-    """Driver: ``out[i, j]`` = score of ``systems[i]`` on ``topic_idx[j]`` against pool ``mask``."""
+    """Driver: ``out[i, j]`` = score of ``systems[i]`` on ``topic_idx[j]`` against pool ``mask``, for
+    the cells ``start, start + step, ...`` in row-major order (see `_jit.run_strided`)."""
     n, c = out.shape
-    for ij in prange(n * c):
+    for ij in range(start, n * c, step):
         i = ij // c
         j = ij - i * c
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
@@ -105,14 +106,15 @@ def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member
                                  residual, buf, tmp)
 
 
-@pjit
-def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
+@njit
+def leave_one_out_scores(start, step, held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
                          member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                          maxg, residual, out, stop):
     """Driver: iteration ``i`` scores system ``held_out[i]`` against the pool of
     ``pool_systems_mask`` without it; ``out[i]`` is its mean over ``topic_idx``. Iterations
-    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards ``out``)."""
-    for it in prange(held_out.shape[0]):
+    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards ``out``). Iterations
+    ``start, start + step, ...`` (see `_jit.run_strided`)."""
+    for it in range(start, held_out.shape[0], step):
         if stopped(stop):
             continue
         s = held_out[it]
@@ -199,8 +201,8 @@ def common_topic_draws(true_t, unpooled_t, n, J, state, tperm, out_stats):
     return state
 
 
-@pjit
-def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
+@njit
+def algorithm3(start, step, seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
                grades, member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                maxg, residual, nwords, out_sys, out_true, out_unpooled, out_loo, out_stats, out_cond, stop):
     """Driver for the resampling experiment: one task (and one random stream) per (width, repeat).
@@ -210,10 +212,12 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
     out_stats (W, I, len(ns), 5): sums over the J topic draws (see common_topic_draws)
     out_cond (W, I, len(ns)): eq. 6 holds (bias^2 > (N-n)/(nN) sigma_a^2, population values)
     Tasks are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the outputs).
+    Tasks ``start, start + step, ...`` (see `_jit.run_strided`: wider pools come later, so a
+    strided split balances the threads).
     """
     W = widths.shape[0]
     N = topic_idx.shape[0]
-    for task in prange(W * repeats):
+    for task in range(start, W * repeats, step):
         if stopped(stop):
             continue
         wi = task // repeats
