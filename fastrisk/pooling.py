@@ -294,7 +294,7 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
         ", ideal from every judgment" if ideal == "full" else "")
     out = np.empty((len(sys_idx), len(ctx.topic_idx)), dtype=np.float64)
     with limit_threads(threads):
-        run_strided(_kp.pooled_scores, thread_count(out.size * ctx.k), sys_idx, ctx.topic_idx, *ctx.data(),
+        run_strided(_kp.pooled_scores, thread_count(out.size * ctx.k, threads), sys_idx, ctx.topic_idx, *ctx.data(),
                     ctx.max_pos, mask, *ctx.kernel_tail(), out)
     return ScoreMatrix(out, [runs.systems[i] for i in sys_idx], [runs.topics[i] for i in ctx.topic_idx],
                        measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode}{options})")
@@ -324,11 +324,12 @@ class LeaveOneOut(Result):
         return self.true - self.unpooled
 
 
-def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
-    """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself."""
+def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray, threads=None) -> np.ndarray:
+    """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself
+    (inside ``limit_threads(threads)``)."""
     out = np.empty(len(held_out), dtype=np.float64)
     with _interrupt.stoppable() as stop:
-        run_strided(_kp.leave_one_out_scores, thread_count(out.size * ctx.topic_idx.size * ctx.k),
+        run_strided(_kp.leave_one_out_scores, thread_count(out.size * ctx.topic_idx.size * ctx.k, threads),
                     np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(), ctx.max_pos,
                     *ctx.kernel_tail(), out, stop)
     return out
@@ -352,7 +353,7 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     idx = _systems_iv(ctx.runs, systems, "systems")
     with limit_threads(threads):
-        unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask())
+        unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask(), threads)
     true = ctx.true_scores[idx][:, ctx.topic_idx].mean(axis=1)
     return LeaveOneOut(systems=tuple(ctx.runs.systems[i] for i in idx), measure=ctx.measure.name,
                        depth=ctx.pool.depth, mode=mode, pooled_unjudged=pooled_unjudged, ideal=ideal,
@@ -664,7 +665,7 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     # per draw: r and each pooled system scored twice on N topics to depth k, then the topic draws
     work = repeats * (sum(2 * w + 1 for w in widths) * N * ctx.k + W * topic_repeats * sum(common))
     with limit_threads(threads), _interrupt.stoppable() as stop:
-        run_strided(_kp.algorithm3, thread_count(work), seed, np.asarray(widths, np.int64), repeats,
+        run_strided(_kp.algorithm3, thread_count(work, threads), seed, np.asarray(widths, np.int64), repeats,
                     np.asarray(common, np.int64), topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(),
                     ctx.max_pos, *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
                     out_stats, out_cond, stop)
