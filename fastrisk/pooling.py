@@ -414,7 +414,7 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     mask = ctx.pool.mask(pooled_idx.tolist())
     N = len(ctx.topic_idx)
     buf = np.empty(ctx.k, np.int64)
-    tmp = np.empty(max(ctx.max_pos, 1), np.int64)
+    tmp = np.empty(max(ctx.max_pos, 1), ctx.grades.dtype)
     scratch = np.empty(N, np.float64)
     deltas = np.empty(len(pooled_idx), np.float64)
     tail = ctx.kernel_tail()

@@ -48,16 +48,36 @@ def build_membership(docs, lengths, pool_offsets, depth, member):
 
 
 @njit
+def sort_desc_few_values(x):
+    """Sort ``x`` descending in place, one pass per distinct value: grades take a few values,
+    and no general sort is compiled for them (seconds of first-use compile, issue #20)."""
+    n = x.shape[0]
+    j = 0
+    while j < n:
+        top = x[j]
+        for i in range(j + 1, n):
+            if x[i] > top:
+                top = x[i]
+        for i in range(j, n):
+            if x[i] == top:
+                x[i] = x[j]
+                x[j] = top
+                j += 1
+
+
+@njit
 def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids, mask, k, tmp, code, rel):
     """The measure's normaliser (ideal DCG@k, or R) from the positive judgments inside the pool
-    ``mask`` of topic ``t``."""
+    ``mask`` of topic ``t``; ``tmp`` is scratch of ``grades``' dtype (the qrels' ideal grades
+    have it too, so `topic_norm` compiles once)."""
     n = 0
     for j in range(pos_offsets[t], pos_offsets[t + 1]):
         d = pos_ids[j]
         if in_pool(member, pool_offsets[t] + d, mask):
             tmp[n] = grades[doc_offsets[t] + d]
             n += 1
-    srt = np.sort(tmp[:n])[::-1]
+    srt = tmp[:n]
+    sort_desc_few_values(srt)
     return topic_norm(srt, k, code, rel)
 
 
@@ -100,7 +120,7 @@ def pooled_scores(start, step, systems, topic_idx, docs, lengths, doc_offsets, g
         i = ij // c
         j = ij - i * c
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         out[i, j] = score_pooled(systems[i], topic_idx[j], docs, lengths, doc_offsets, grades, member,
                                  pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg,
                                  residual, buf, tmp)
@@ -121,7 +141,7 @@ def leave_one_out_scores(start, step, held_out, pool_systems_mask, topic_idx, do
         mask = pool_systems_mask.copy()
         clear_bit(mask, s)
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         scratch = np.empty(topic_idx.shape[0], dtype=np.float64)
         out[it] = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
                               pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
@@ -239,7 +259,7 @@ def algorithm3(start, step, seed, widths, repeats, ns, J, S, true_scores, topic_
         for a in range(w):
             out_sys[wi, i, 1 + a] = pooled[a]
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         scratch = np.empty(N, dtype=np.float64)
         unpooled_t = np.empty(N, dtype=np.float64)
         true_t = np.empty(N, dtype=np.float64)
