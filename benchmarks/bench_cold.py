@@ -45,8 +45,10 @@ def _python_quickstart() -> str:
 
 
 def _cli_quickstart() -> list[str]:
-    block = re.findall(r"## CLI quickstart.*?```bash\n(.*?)```", README, flags=re.DOTALL)[0]
-    lines = [line.split("  #")[0].strip() for line in block.splitlines()]
+    """Every ``fastrisk`` command of the CLI quickstart section (all its bash blocks)."""
+    section = README.split("## CLI quickstart", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+             for line in block.splitlines()]
     return [line for line in lines if line.startswith("fastrisk ") and not any(s in line for s in SKIP)]
 
 

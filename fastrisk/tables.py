@@ -17,9 +17,10 @@ rank (``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in
 
 from __future__ import annotations
 
+import functools
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +33,7 @@ from fastrisk._results import Result, array
 from fastrisk._risk import risk
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads, parallel
 from fastrisk._validation import flag
-from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
+from fastrisk.agreement import _check_p, _check_ties, friedman, kendall_tau_matrix, rbo_matrix
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
@@ -100,12 +101,9 @@ class BaselineTable(TRiskInference, Result):
         scores = np.ascontiguousarray((sign * self.urisk[a]).T)  # (B, S): larger is better
         if len(self.baselines) < 2:
             raise InputError("rank agreement needs at least two baselines")
-        return RankAgreement(
-            alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
-            friedman=friedman(scores, items=self.systems),
-            kendall=kendall_tau_matrix(scores, labels=self.baselines),
-            rbo=rbo_matrix(scores, p=p, ties=rbo_ties, labels=self.baselines),
-        )
+        p, rbo_ties = _check_p(p), _check_ties(rbo_ties)  # checked now, though RBO is computed on first use
+        return RankAgreement(alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
+                             friedman=friedman(scores, items=self.systems), _scores=scores, _p=p, _rbo_ties=rbo_ties)
 
 
 @dataclass(frozen=True, repr=False)
@@ -124,8 +122,21 @@ class RankAgreement(Result):
     baselines: tuple
     systems: tuple
     friedman: object
-    kendall: object
-    rbo: object
+    _scores: np.ndarray = field(repr=False, compare=False)  # (B, S), larger is better
+    _p: float = 0.9
+    _rbo_ties: str = "a"
+
+    # Kendall and RBO are computed on first use: their kernels compile only for a call that
+    # reads them (seconds on a fresh install, issue #20)
+    @functools.cached_property
+    def kendall(self):
+        """B x B Kendall tau-b (`KendallTauMatrix`)."""
+        return kendall_tau_matrix(self._scores, labels=self.baselines)
+
+    @functools.cached_property
+    def rbo(self):
+        """B x B RBO (`RBOMatrix`)."""
+        return rbo_matrix(self._scores, p=self._p, ties=self._rbo_ties, labels=self.baselines)
 
     def to_arrow(self, dims=None) -> pa.Table:
         a, b = np.triu_indices(len(self.baselines), k=1)
