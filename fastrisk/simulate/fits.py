@@ -503,14 +503,18 @@ def _loglik_fn(u, family: str, rotation: int, ttype: int):
     import pyvinecopulib as pv
 
     cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
+    par = np.array(_params(family, ttype, (1.5, 0.5) if family == "tawn" else cop.parameters.reshape(-1)))
+    slots = ((2, 0) if ttype == 1 else (2, 1)) if family == "tawn" else tuple(range(len(par)))
 
     def ll(x):
+        for k, v in zip(slots, x):
+            par[k, 0] = v
         try:
-            cop.parameters = _params(family, ttype, x)
-            v = float(cop.loglik(u))
+            cop.parameters = par
+            v = cop.loglik(u)
         except (ValueError, RuntimeError):
             return -1e250
-        return v if np.isfinite(v) and v > -1e250 else -1e250  # VineCopula's floor
+        return v if math.isfinite(v) and v > -1e250 else -1e250  # VineCopula's floor
     return ll
 
 
