@@ -120,6 +120,18 @@ def test_the_t_copula_keeps_nu_at_most_30():
     assert ll >= face - 1e-6
 
 
+def test_a_bb_family_beyond_vinecopulas_box_is_refitted_inside_it():
+    """BB7 with delta = 12 (pyvinecopulib allows 25, VineCopula's max.BB 6): the fit stays in
+    VineCopula's box and is at least as good as any point of a grid over the box's face."""
+    true = fits.bicop({"family": "bb7", "rotation": 0, "parameters": [1.5, 12.0]})
+    u = fits.pobs(*true.sample(300, seeds=[4, 5]).T, 0)
+    ll, (theta, delta) = fits._fit_family(u, 9, fits.kendall_tau(u))
+    (tlo, thi), (dlo, dhi) = fits._bounds("bb7", 0.8)
+    assert tlo <= theta <= thi and dlo <= delta <= dhi == 6.0
+    f = fits._loglik_fn(u, "bb7", 0, 0)
+    assert ll >= max(f((t, 6.0)) for t in np.linspace(tlo, thi, 200)) - 1e-3
+
+
 def _pairs_through(margin, cop, T=3000, n=50, seed=2):
     rng = np.random.default_rng(seed)
     u1, w = rng.random(T * n), rng.random(T * n)
