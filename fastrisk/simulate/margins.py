@@ -174,7 +174,7 @@ def _discrete_kind(x):
     return None
 
 
-def fit_margin(scores, *, kind: str = "auto") -> Margin:
+def fit_hurdle_margin(scores, *, kind: str = "auto") -> Margin:
     """Fit every candidate margin to ``scores`` (one system over topics, in [0, 1]) and
     return the one with the lowest AIC. ``kind``: ``"auto"`` (continuous unless the scores
     are all j / k or reciprocal ranks), ``"continuous"`` or ``"discrete"``."""
