@@ -133,6 +133,7 @@ def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternativ
     if cap.sum() * 8 <= _WINDOW_BYTES:
         pred = pred + stream.center[:, None]
         stream.set_windows(np.where(ok, pred - half, 0.0), np.where(ok, pred + half, 0.0), cap)
+        stream.predicted = True
 
 
 def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
