@@ -324,16 +324,14 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
         for a in range(A):
             x = arrays[0, a, k]
             w = 1.0 + alphas[a]
-            big = 0.0
-            small = math.inf
+            out_of_range = False
             for i in range(c):
                 d = R[k, i] - b[i]
                 v = d * (w if d < 0.0 else 1.0)  # a select, not a branch (d * 1.0 is d)
                 x[i] = v
                 mag = abs(v)
-                big = max(big, mag)
-                small = min(small, mag if mag != 0.0 else math.inf)
-            if not (big <= hi and small >= lo):
+                out_of_range |= (not mag <= hi) | ((mag < lo) & (mag != 0.0))  # NaN is out of range
+            if out_of_range:
                 bad[k] = True
             theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
             shift = -(s_e + alphas[a] * s_f) * inv / c  # mean of theta_(i) - theta (as risk_at)
@@ -348,16 +346,22 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
             pseudo = arrays[4, a, k]
             rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
             rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
-            for i in range(c):  # no branch: the rare cases are patched below
-                loo = (c * theta - x[i]) * inv
-                inf_i = (c - 1) * (theta - loo)
-                influence[i] = sign * inf_i
-                pseudo[i] = sign * (c * theta - (c - 1) * loo)
+            ct = c * theta
+            c1 = c - 1.0
+            for i in range(c):  # simple loops, one output each (vectorisable); the rare cases are
+                loo = (ct - x[i]) * inv  # patched below
+                influence[i] = sign * (c1 * (theta - loo))
+            for i in range(c):
+                loo = (ct - x[i]) * inv
+                pseudo[i] = sign * (ct - c1 * loo)
+            for i in range(c):
+                tj[i] = influence[i] * rjsd  # sign * (inf_i / jsd)
+            for i in range(c):
                 t = x[i] * rsd
-                tj[i] = sign * (inf_i * rjsd)
                 tr[i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
+            for i in range(c):
                 x[i] *= sign
             if z or not jsd > 0.0:
                 for i in range(c):
