@@ -400,7 +400,9 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
             vals = source.chunk(start, stop, target)
             for st, v in zip(streams, vals):
                 if st is not None:
-                    if start == 0 and B >= 2 * _PILOT and st.wants_quantiles and not st.predicted:
+                    # predicted windows replace the pilot when the replicates are kept (a miss
+                    # then costs two passes over them, less than the pilot's selections)
+                    if start == 0 and B >= 2 * _PILOT and st.wants_quantiles and not (keep and st.predicted):
                         st.pilot(v)
                     st.pass1(start, v)
             if keep:
