@@ -231,75 +231,47 @@ def _bin(v, lo, scale, nbins):
 @njit
 def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                   block_sums, counts):
-    """`stream_pass1` for column ``k``: per block, one branch-free pass for the sums (four
-    interleaved partial sums of d and d^2, added pairwise at the end of the block: a fixed
-    order, so totals still depend on nothing but the block) and the counts, then one pass per
-    window over the same block (still in cache) with its bounds and counters in registers."""
     n = values.shape[1]
     P = wlo.shape[1]
     m = center[k]
     o = obs[k]
     g = gamma[k]
     a = abs(o) - g
-    lo_t = o - g
-    hi_t = o + g
     c0 = 0
     c1 = 0
     c2 = 0
     c3 = 0
     c4 = 0
-    row = values[k]
     for start in range(0, n, block):
         stop = min(start + block, n)
-        s0 = s1 = s2 = s3 = 0.0
-        q0 = q1 = q2 = q3 = 0.0
-        r = start
-        while r + 4 <= stop:
-            d0 = row[r] - m
-            d1 = row[r + 1] - m
-            d2 = row[r + 2] - m
-            d3 = row[r + 3] - m
-            s0 += d0
-            s1 += d1
-            s2 += d2
-            s3 += d3
-            q0 += d0 * d0
-            q1 += d1 * d1
-            q2 += d2 * d2
-            q3 += d3 * d3
-            r += 4
-        while r < stop:
-            d0 = row[r] - m
-            s0 += d0
-            q0 += d0 * d0
-            r += 1
+        s = 0.0
+        ss = 0.0
         for r in range(start, stop):
-            d = row[r] - m
-            c0 += d < 0.0
-            c1 += d <= 0.0
-            c2 += d >= lo_t
-            c3 += d <= hi_t
-            c4 += abs(d) >= a
+            v = values[k, r]
+            d = v - m
+            s += d
+            ss += d * d
+            if d < 0.0:
+                c0 += 1
+            if d <= 0.0:
+                c1 += 1
+            if d >= o - g:
+                c2 += 1
+            if d <= o + g:
+                c3 += 1
+            if abs(d) >= a:
+                c4 += 1
+            for p in range(P):
+                if v < wlo[k, p]:
+                    below[k, p] += 1
+                elif v <= whi[k, p]:
+                    f = wfill[k, p]
+                    if f < cap[k, p]:
+                        wbuffer[woffset[k, p] + f] = v
+                    wfill[k, p] = f + 1
         j = first_block + start // block
-        block_sums[j, k, 0] = (s0 + s1) + (s2 + s3)
-        block_sums[j, k, 1] = (q0 + q1) + (q2 + q3)
-        for p in range(P):  # the block is still in the first-level cache
-            lo = wlo[k, p]
-            hi = whi[k, p]
-            nb = 0
-            f = wfill[k, p]
-            limit = cap[k, p]
-            base = woffset[k, p]
-            for r in range(start, stop):
-                v = row[r]
-                if v < lo:
-                    nb += 1
-                elif v <= hi:
-                    if f < limit:
-                        wbuffer[base + f] = v
-                    f += 1
-            below[k, p] += nb
-            wfill[k, p] = f
+        block_sums[j, k, 0] = s
+        block_sums[j, k, 1] = ss
     counts[k, 0] += c0
     counts[k, 1] += c1
     counts[k, 2] += c2
