@@ -386,44 +386,15 @@ def _select(a, k):
 @njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
     """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
-    within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1.
-
-    Each bin is copied once and its ranks selected in increasing order, each in the part above
-    the previous one (a selection leaves every later element >= the selected value), so the
-    neighbouring order statistics of an interpolated quantile cost one selection, not two."""
+    within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
     K, R = slot.shape
-    order = np.empty(R, np.int64)
-    done = np.empty(R, np.bool_)
     for k in range(K):
         for r in range(R):
-            done[r] = slot[k, r] < 0
-            if done[r]:
-                out[k, r] = np.nan
-        for r in range(R):
-            if done[r]:
-                continue
             s = slot[k, r]
-            n = 0
-            for q in range(r, R):  # the ranks of bin s, in increasing order (insertion sort; R is small)
-                if not done[q] and slot[k, q] == s:
-                    done[q] = True
-                    j = n
-                    while j > 0 and rank_in_bin[k, order[j - 1]] > rank_in_bin[k, q]:
-                        order[j] = order[j - 1]
-                        j -= 1
-                    order[j] = q
-                    n += 1
-            a = buffer[offset[k, s]:offset[k, s] + count[k, s]].copy()
-            lo = 0
-            prev = -1
-            v = np.nan
-            for i in range(n):
-                want = rank_in_bin[k, order[i]]
-                if want != prev:
-                    v = _select(a[lo:], want - lo)
-                    lo = want + 1
-                    prev = want
-                out[k, order[i]] = v
+            if s < 0:
+                out[k, r] = np.nan
+            else:
+                out[k, r] = _select(buffer[offset[k, s]:offset[k, s] + count[k, s]].copy(), rank_in_bin[k, r])
 
 
 @njit

@@ -17,7 +17,7 @@ from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
 from fastrisk._progress import Progress
 from fastrisk._resources import check_memory, format_bytes
-from fastrisk._threads import blas_threads, parallel
+from fastrisk._threads import BLAS_FLOP_WORK, blas_threads, parallel
 from fastrisk._validation import choice, positive_int, replicates
 from fastrisk.errors import InputError
 
@@ -295,9 +295,6 @@ class _Stream:
 # ====================================================================== replicate sources
 #: Replicate columns are split for parallel products at multiples of this many replicates.
 _SPLIT_ALIGN = 1024
-#: Multiply-adds from which a product is split over threads (about 5 ms on one core; the
-#: 1e5-replicate bootstrap of 47 systems x 50 topics, 2.35e8, took 20 ms on one).
-_SPLIT_FLOPS = 5e7
 
 
 def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
@@ -311,7 +308,7 @@ def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
         out = np.empty((Z.shape[0], n))
     workers = numba.get_num_threads()
     with blas_threads(1):
-        if workers < 2 or Z.shape[0] * Z.shape[1] * n < _SPLIT_FLOPS or n < 2 * _SPLIT_ALIGN:
+        if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
             np.matmul(Z, W.T, out=out)
             return out
         step = -(-n // workers)
