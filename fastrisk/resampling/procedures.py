@@ -126,7 +126,13 @@ def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternativ
         probs = _interval_probs(method, confidence_level, alternative, skew / 6.0, a_hat)
         z = special.ndtri(np.broadcast_to(probs, (M, 2)))
         pred = sd[:, None] * (z + (z * z - 1.0) * skew[:, None] / 6.0)
-        half = sd[:, None] * ((0.3 if method == "bca" else 0.15) + 30.0 / math.sqrt(B)) * np.ones((1, 2))
+        if method == "bca":  # the levels themselves move with the z0 the replicates give
+            half = sd[:, None] * (0.3 + 30.0 / math.sqrt(B)) * np.ones((1, 2))
+        else:  # fixed levels: the prediction's own error (one-term Cornish-Fisher: O(1/c) SDs) plus 6
+            # standard deviations of the B-sample quantile, sqrt(p (1 - p) / B) / phi(z_p)
+            p = np.broadcast_to(probs, (M, 2))
+            sampling = np.sqrt(p * (1 - p) / B) * math.sqrt(2 * math.pi) * np.exp(0.5 * z * z)
+            half = sd[:, None] * (0.05 + 0.5 / c + 6.0 * sampling)
         mass = np.where(sd[:, None] > 0, special.ndtr((pred + half) / sd[:, None])
                         - special.ndtr((pred - half) / sd[:, None]), 1.0)
     ok = np.isfinite(pred) & np.isfinite(mass)
