@@ -9,7 +9,11 @@ with ``#``.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from fastrisk._kernels._jit import njit
 
@@ -289,4 +293,365 @@ def encode_dense(docs, lengths, n_global, ranked, best_rank, offsets):
                         pos += 1
                     docs[s, t, r] = newid[g]
         offsets[t + 1] = pos
+    return pos
+
+
+# ---------------------------------------------------------------------------------------
+# the one-pass run scanner and the document interner (the fast path of `fastrisk.runs.text`)
+
+#: Exact powers of ten: ``m * 10**e`` (or ``m / 10**-e``) with ``m <= 2**53`` and ``|e| <= 22``
+#: is one correctly rounded operation on exact operands (Clinger's fast path).
+_POW10 = np.array([10.0 ** k for k in range(23)], np.float64)
+_TWO53 = np.uint64(1) << np.uint64(53)
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xBF58476D1CE4E5B9)
+_K3 = np.uint64(0x94D049BB133111EB)
+
+
+if numba.config.DISABLE_JIT:  # kernels run as plain Python
+    def load_u64(buf, i):
+        """The eight bytes ``buf[i:i + 8]`` as one native-endian uint64 (any alignment)."""
+        return np.frombuffer(buf[i:i + 8].tobytes(), np.uint64)[0]
+
+    def store_u64(buf, i, v):
+        """Write ``v`` to the eight bytes ``buf[i:i + 8]`` (native endianness, any alignment)."""
+        buf[i:i + 8] = np.frombuffer(np.uint64(v).tobytes(), np.uint8)
+else:
+    @intrinsic
+    def load_u64(typingctx, buf, i):
+        """The eight bytes ``buf[i:i + 8]`` as one native-endian uint64 (any alignment): one
+        unaligned load instead of eight byte loads. The caller keeps ``i + 8 <= len(buf)``."""
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            ptr = builder.bitcast(builder.gep(data, [idx]), ir.IntType(64).as_pointer())
+            return builder.load(ptr, align=1)
+
+        return types.uint64(buf, i), codegen
+
+    @intrinsic
+    def store_u64(typingctx, buf, i, v):
+        """Write ``v`` to the eight bytes ``buf[i:i + 8]`` (native endianness, any alignment)."""
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            idx = context.cast(builder, args[1], sig.args[1], types.intp)
+            ptr = builder.bitcast(builder.gep(data, [idx]), ir.IntType(64).as_pointer())
+            builder.store(context.cast(builder, args[2], sig.args[2], types.uint64), ptr, align=1)
+            return context.get_dummy_value()
+
+        return types.void(buf, i, v), codegen
+
+
+@njit
+def hash_bytes(buf, s, e):
+    """64-bit hash of ``buf[s:e]``: eight bytes per multiply, SplitMix64's finaliser at the end."""
+    h = np.uint64(e - s) * _K1
+    q = s
+    while q + 8 <= e:
+        h = (h ^ load_u64(buf, q)) * _K2
+        h ^= h >> np.uint64(29)
+        q += 8
+    w = np.uint64(0)
+    k = 0
+    while q < e:
+        w |= np.uint64(buf[q]) << np.uint64(8 * k)
+        q += 1
+        k += 1
+    h = (h ^ w) * _K2
+    h ^= h >> np.uint64(30)
+    h *= _K3
+    return h ^ (h >> np.uint64(31))
+
+
+@njit
+def hash_fields(buf, starts, ends, out):
+    """`hash_bytes` of ``buf[starts[r, 0]:ends[r, 0]]`` for every record ``r``."""
+    for r in range(out.shape[0]):
+        out[r] = hash_bytes(buf, starts[r, 0], ends[r, 0])
+
+
+@njit
+def _same_bytes(a, sa, b, sb, n):
+    """``a[sa:sa + n] == b[sb:sb + n]``, eight bytes at a time."""
+    q = 0
+    while q + 8 <= n:
+        if load_u64(a, sa + q) != load_u64(b, sb + q):
+            return False
+        q += 8
+    while q < n:
+        if a[sa + q] != b[sb + q]:
+            return False
+        q += 1
+    return True
+
+
+@njit
+def _copy_bytes(src, s, dst, d, n):
+    """``dst[d:d + n] = src[s:s + n]``, eight bytes at a time."""
+    q = 0
+    while q + 8 <= n:
+        store_u64(dst, d + q, load_u64(src, s + q))
+        q += 8
+    while q < n:
+        dst[d + q] = src[s + q]
+        q += 1
+
+
+@njit
+def _fast_float(data, s, e):
+    """``(True, value)`` for ``[+-]?D+(.D+)?([eE][+-]?D+)?`` with at most 19 significant digits,
+    a mantissa up to 2**53 and a decimal exponent within 22 (then the value is exact: one
+    correctly rounded operation); ``(False, 0.0)`` for anything else (the caller parses it)."""
+    q = s
+    neg = False
+    if q < e and (data[q] == 45 or data[q] == 43):
+        neg = data[q] == 45
+        q += 1
+    m = np.uint64(0)
+    nd = 0
+    e10 = 0
+    start = q
+    while q < e and 48 <= data[q] <= 57:
+        d = np.uint64(data[q] - 48)
+        if m != 0 or d != 0:
+            nd += 1
+            if nd > 19:
+                return False, 0.0
+        m = m * np.uint64(10) + d
+        q += 1
+    if q == start:
+        return False, 0.0
+    if q < e and data[q] == 46:
+        q += 1
+        frac = q
+        while q < e and 48 <= data[q] <= 57:
+            d = np.uint64(data[q] - 48)
+            if m != 0 or d != 0:
+                nd += 1
+                if nd > 19:
+                    return False, 0.0
+            m = m * np.uint64(10) + d
+            e10 -= 1
+            q += 1
+        if q == frac:
+            return False, 0.0
+    if q < e and (data[q] == 101 or data[q] == 69):
+        q += 1
+        eneg = False
+        if q < e and (data[q] == 45 or data[q] == 43):
+            eneg = data[q] == 45
+            q += 1
+        first = q
+        x = 0
+        while q < e and 48 <= data[q] <= 57:
+            if x < 100000:
+                x = x * 10 + (np.int64(data[q]) - 48)
+            q += 1
+        if q == first:
+            return False, 0.0
+        e10 += -x if eneg else x
+    if q != e:
+        return False, 0.0
+    if m == 0:
+        return True, -0.0 if neg else 0.0
+    if m > _TWO53:
+        return False, 0.0
+    v = np.float64(m)
+    if 0 <= e10 <= 22:
+        v = v * _POW10[e10]
+    elif -22 <= e10 < 0:
+        v = v / _POW10[-e10]
+    else:
+        return False, 0.0
+    return True, -v if neg else v
+
+
+@njit
+def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_start, slow_end,
+             topic_start, topic_end, topic_hash):
+    """One pass over an ASCII run file (``topic Q0 docid rank score tag``) for the clean case.
+
+    Per record ``r``: ``doc_start/doc_end[r, 0]`` the document's bytes, ``doc_hash[r]`` their
+    `hash_bytes`, ``topic[r]`` a per-file topic code (first appearance; the codes' bytes in
+    ``topic_start/topic_end``), ``score[r]`` the score when `_fast_float` takes it (else the
+    field goes to ``slow_start/slow_end[k, 0]`` with ``score[r]`` = NaN, for the caller).
+    ``bounds`` is 14 int64 of scratch; ``bounds[12:14]`` receives the first record's tag.
+
+    Returns ``(n_records, n_topics, n_slow, doc_bytes)``, or ``n_records = -1`` at the first
+    thing this path does not handle (a line without six fields, a rank that is not
+    ``[+-]?[0-9]+``): the caller then reads the file with the general path, which reports
+    faults by line.
+    """
+    n = data.shape[0]
+    cls = _CLASS
+    i = 0
+    r = 0
+    nt = 0
+    ns = 0
+    prev = -1
+    total = 0
+    while i < n:
+        nf = 0
+        while True:  # the fields of one line, in one pass over its bytes
+            while i < n and cls[data[i]] == 1:
+                i += 1
+            if i >= n or cls[data[i]] == 2:
+                break
+            if nf == 6:
+                return -1, 0, 0, 0
+            bounds[2 * nf] = i
+            while i < n and (data[i] > 32 or cls[data[i]] == 0):  # printable ASCII first
+                i += 1
+            bounds[2 * nf + 1] = i
+            nf += 1
+        if i < n:  # past the line break (\r\n is one)
+            i += 2 if data[i] == 13 and i + 1 < n and data[i + 1] == 10 else 1
+        if nf > 0:
+            if nf != 6:
+                return -1, 0, 0, 0
+            # rank: [+-]?[0-9]+
+            s = bounds[6]
+            e = bounds[7]
+            if data[s] == 43 or data[s] == 45:
+                s += 1
+            if s >= e:
+                return -1, 0, 0, 0
+            for q in range(s, e):
+                if data[q] < 48 or data[q] > 57:
+                    return -1, 0, 0, 0
+            # topic: the previous line's, or a lookup among the file's topics
+            s = bounds[0]
+            e = bounds[1]
+            t = -1
+            if prev >= 0 and topic_end[prev] - topic_start[prev] == e - s and \
+                    _same_bytes(data, s, data, topic_start[prev], e - s):
+                t = prev
+            else:
+                h = hash_bytes(data, s, e)
+                for c in range(nt):
+                    if topic_hash[c] == h and topic_end[c] - topic_start[c] == e - s and \
+                            _same_bytes(data, s, data, topic_start[c], e - s):
+                        t = c
+                        break
+                if t < 0:
+                    t = nt
+                    topic_start[nt] = s
+                    topic_end[nt] = e
+                    topic_hash[nt] = h
+                    nt += 1
+            prev = t
+            topic[r] = t
+            s = bounds[4]
+            e = bounds[5]
+            doc_start[r, 0] = s
+            doc_end[r, 0] = e
+            doc_hash[r] = hash_bytes(data, s, e)
+            total += e - s
+            ok, v = _fast_float(data, bounds[8], bounds[9])
+            if ok:
+                score[r] = v
+            else:
+                score[r] = np.nan
+                slow_start[ns, 0] = bounds[8]
+                slow_end[ns, 0] = bounds[9]
+                ns += 1
+            if r == 0:  # the first record's tag, kept in bounds[12:14]
+                bounds[12] = bounds[10]
+                bounds[13] = bounds[11]
+            r += 1
+    return r, nt, ns, total
+
+
+@njit
+def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, scount,
+               slots, ehash, eoff, elen, estamp, pool, state, out):
+    """Give a run's records codes in one table of document names per topic.
+
+    Records are taken in the sequence ``seq`` (empty: 0, 1, ...): the next ``seg_len[k]``
+    belong to topic ``seg_tid[k]``; record ``r``'s name is ``buf[starts[r, 0]:ends[r, 0]]``,
+    its `hash_bytes` ``hashes[r]``. Topic ``t``'s table is the open-addressing region
+    ``slots[sbase[t]:sbase[t] + ssize[t]]`` (a power of two; -1 empty) holding ``scount[t]``
+    entries; the entries (``ehash``, ``eoff``/``elen`` into ``pool``, and ``estamp``: the last
+    topic group that met the entry) are shared by all topics, so codes are global.
+    ``state`` = (entries, pool bytes used, group counter), updated. The caller makes room for
+    every record first (entries, pool bytes, a region at most half full afterwards).
+
+    ``out[i]`` receives the code of the ``i``-th record of the sequence. Returns -1, or the
+    position of the first record whose document already appeared in its topic group.
+    """
+    ne = state[0]
+    pu = state[1]
+    stamp = state[2]
+    ident = seq.shape[0] == 0
+    i = 0
+    bad = -1
+    for k in range(seg_tid.shape[0]):
+        tid = seg_tid[k]
+        base = sbase[tid]
+        mask = ssize[tid] - 1
+        stamp += 1
+        added = 0
+        for _ in range(seg_len[k]):
+            r = i if ident else seq[i]
+            h = hashes[r]
+            s = starts[r, 0]
+            ln = ends[r, 0] - s
+            j = np.int64(h & np.uint64(mask))
+            while True:
+                c = slots[base + j]
+                if c < 0:
+                    c = ne
+                    ne += 1
+                    added += 1
+                    slots[base + j] = c
+                    ehash[c] = h
+                    eoff[c] = pu
+                    elen[c] = ln
+                    _copy_bytes(buf, s, pool, pu, ln)
+                    pu += ln
+                    estamp[c] = stamp
+                    break
+                if ehash[c] == h and elen[c] == ln and _same_bytes(pool, eoff[c], buf, s, ln):
+                    if estamp[c] == stamp:
+                        bad = i
+                    estamp[c] = stamp
+                    break
+                j = (j + 1) & mask
+            if bad >= 0:
+                break
+            out[i] = c
+            i += 1
+        scount[tid] += added
+        if bad >= 0:
+            break
+    state[0] = ne
+    state[1] = pu
+    state[2] = stamp
+    return bad
+
+
+@njit
+def move_region(slots, old_base, old_size, new_base, new_size, ehash):
+    """Re-insert the entries of the region ``slots[old_base:old_base + old_size]`` into the
+    empty region of ``new_size`` slots at ``new_base`` (see `intern_run`)."""
+    mask = new_size - 1
+    for q in range(old_base, old_base + old_size):
+        c = slots[q]
+        if c >= 0:
+            j = np.int64(ehash[c] & np.uint64(mask))
+            while slots[new_base + j] >= 0:
+                j = (j + 1) & mask
+            slots[new_base + j] = c
+
+
+@njit
+def gather_codes(pool, eoff, elen, codes, offsets, out):
+    """The names of entries ``codes`` as one Arrow string layout (``offsets``, ``out``)."""
+    pos = 0
+    offsets[0] = 0
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        _copy_bytes(pool, eoff[c], out, pos, elen[c])
+        pos += elen[c]
+        offsets[i + 1] = pos
     return pos
