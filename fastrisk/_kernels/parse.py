@@ -342,6 +342,17 @@ else:
         return types.void(buf, i, v), codegen
 
 
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+
+
+@njit
+def _has_space(w):
+    """Whether one of the eight ASCII bytes of ``w`` is below 33 (``haszero``-style bit trick:
+    exact for bytes below 128, which `scan_run`'s input is)."""
+    return ((w - _ONES * np.uint64(33)) & ~w & _HIGHS) != 0
+
+
 @njit
 def hash_bytes(buf, s, e):
     """64-bit hash of ``buf[s:e]``: eight bytes per multiply, SplitMix64's finaliser at the end."""
@@ -500,6 +511,8 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
             if nf == 6:
                 return -1, 0, 0, 0
             bounds[2 * nf] = i
+            while i + 8 <= n and not _has_space(load_u64(data, i)):  # eight field bytes at a time
+                i += 8
             while i < n and (data[i] > 32 or cls[data[i]] == 0):  # printable ASCII first
                 i += 1
             bounds[2 * nf + 1] = i
@@ -563,18 +576,18 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
 
 
 @njit
-def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, scount,
-               slots, ehash, eoff, elen, estamp, pool, state, out):
+def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, scount, slots, ent, pool, state, out):
     """Give a run's records codes in one table of document names per topic.
 
     Records are taken in the sequence ``seq`` (empty: 0, 1, ...): the next ``seg_len[k]``
     belong to topic ``seg_tid[k]``; record ``r``'s name is ``buf[starts[r, 0]:ends[r, 0]]``,
-    its `hash_bytes` ``hashes[r]``. Topic ``t``'s table is the open-addressing region
-    ``slots[sbase[t]:sbase[t] + ssize[t]]`` (a power of two; -1 empty) holding ``scount[t]``
-    entries; the entries (``ehash``, ``eoff``/``elen`` into ``pool``, and ``estamp``: the last
-    topic group that met the entry) are shared by all topics, so codes are global.
-    ``state`` = (entries, pool bytes used, group counter), updated. The caller makes room for
-    every record first (entries, pool bytes, a region at most half full afterwards).
+    its `hash_bytes` ``hashes[r]`` (as int64). Topic ``t``'s table is the open-addressing
+    region ``slots[sbase[t]:sbase[t] + ssize[t]]`` (a power of two; -1 empty) holding
+    ``scount[t]`` entries; the entries are shared by all topics, so codes are global: entry
+    ``c`` is ``ent[c]`` = (hash, offset of its bytes in ``pool``, length, the last topic group
+    that met it), one cache line's quarter. ``state`` = (entries, pool bytes used, group
+    counter), updated. The caller makes room for every record first (entries, pool bytes, a
+    region at most half full afterwards).
 
     ``out[i]`` receives the code of the ``i``-th record of the sequence. Returns -1, or the
     position of the first record whose document already appeared in its topic group.
@@ -596,7 +609,7 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
             h = hashes[r]
             s = starts[r, 0]
             ln = ends[r, 0] - s
-            j = np.int64(h & np.uint64(mask))
+            j = h & mask
             while True:
                 c = slots[base + j]
                 if c < 0:
@@ -604,17 +617,17 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
                     ne += 1
                     added += 1
                     slots[base + j] = c
-                    ehash[c] = h
-                    eoff[c] = pu
-                    elen[c] = ln
+                    ent[c, 0] = h
+                    ent[c, 1] = pu
+                    ent[c, 2] = ln
+                    ent[c, 3] = stamp
                     _copy_bytes(buf, s, pool, pu, ln)
                     pu += ln
-                    estamp[c] = stamp
                     break
-                if ehash[c] == h and elen[c] == ln and _same_bytes(pool, eoff[c], buf, s, ln):
-                    if estamp[c] == stamp:
+                if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
+                    if ent[c, 3] == stamp:
                         bad = i
-                    estamp[c] = stamp
+                    ent[c, 3] = stamp
                     break
                 j = (j + 1) & mask
             if bad >= 0:
@@ -631,27 +644,52 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
 
 
 @njit
-def move_region(slots, old_base, old_size, new_base, new_size, ehash):
+def move_region(slots, old_base, old_size, new_base, new_size, ent):
     """Re-insert the entries of the region ``slots[old_base:old_base + old_size]`` into the
     empty region of ``new_size`` slots at ``new_base`` (see `intern_run`)."""
     mask = new_size - 1
     for q in range(old_base, old_base + old_size):
         c = slots[q]
         if c >= 0:
-            j = np.int64(ehash[c] & np.uint64(mask))
+            j = ent[c, 0] & mask
             while slots[new_base + j] >= 0:
                 j = (j + 1) & mask
             slots[new_base + j] = c
 
 
 @njit
-def gather_codes(pool, eoff, elen, codes, offsets, out):
-    """The names of entries ``codes`` as one Arrow string layout (``offsets``, ``out``)."""
+def gather_codes(pool, ent, codes, offsets, out):
+    """The names of entries ``codes`` (see `intern_run`) as one Arrow string layout (``offsets``, ``out``)."""
     pos = 0
     offsets[0] = 0
     for i in range(codes.shape[0]):
         c = codes[i]
-        _copy_bytes(pool, eoff[c], out, pos, elen[c])
-        pos += elen[c]
+        _copy_bytes(pool, ent[c, 1], out, pos, ent[c, 2])
+        pos += ent[c, 2]
         offsets[i + 1] = pos
     return pos
+
+
+@njit
+def lookup_docs(buf, starts, ends, hashes, row_tid, sbase, ssize, slots, ent, pool, out):
+    """The code of each name ``buf[starts[i, 0]:ends[i, 0]]`` (`hash_bytes` ``hashes[i]``, as
+    int64) in topic ``row_tid[i]``'s table (see `intern_run`), or -1 (no such topic or name)."""
+    for i in range(out.shape[0]):
+        out[i] = -1
+        tid = row_tid[i]
+        if tid < 0 or ssize[tid] == 0:
+            continue
+        base = sbase[tid]
+        mask = ssize[tid] - 1
+        h = hashes[i]
+        s = starts[i, 0]
+        ln = ends[i, 0] - s
+        j = h & mask
+        while True:
+            c = slots[base + j]
+            if c < 0:
+                break
+            if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
+                out[i] = c
+                break
+            j = (j + 1) & mask

@@ -356,6 +356,10 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
     qtopic = {t: i for i, t in enumerate(qrels.topics)}
     ideal_parts, ideal_offsets = [], [0]
     has_rel = np.zeros(T, dtype=bool)
+    dense_ids = runs._cache.get("dense_ids")  # set by the file reader: one compiled lookup for all rows
+    ids_all = None
+    if dense_ids is not None and runs.vocab is not None:
+        ids_all = dense_ids(qrels.topics, np.diff(qrels.topic_offsets), qrels.docids)
     for t, name in enumerate(runs.topics):
         qi = qtopic.get(name)
         if qi is None:
@@ -370,7 +374,9 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
         n_t = int(runs.doc_offsets[t + 1] - runs.doc_offsets[t])
         if n_t == 0:
             continue
-        if runs.vocab is None:
+        if ids_all is not None:
+            ids = ids_all[sl]
+        elif runs.vocab is None:
             ids = np.array([int(d) if d.isdigit() else -1 for d in qrels.docids[sl].to_pylist()], np.int64)
             ids[ids >= n_t] = -1
         else:

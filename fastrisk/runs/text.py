@@ -317,10 +317,7 @@ class DocTable:
         self.scount = np.zeros(64, np.int64)
         self.slots = np.full(1 << 14, -1, np.int32)
         self.slots_used = 0
-        self.ehash = np.empty(1 << 12, np.uint64)
-        self.eoff = np.empty(1 << 12, np.int64)
-        self.elen = np.empty(1 << 12, np.int32)
-        self.estamp = np.empty(1 << 12, np.int64)
+        self.ent = np.empty((1 << 12, 4), np.int64)  # hash, pool offset, length, last group
         self.pool = np.empty(1 << 16, np.uint8)
         self.state = np.zeros(3, np.int64)  # entries, pool bytes used, topic-group counter
 
@@ -339,13 +336,10 @@ class DocTable:
 
     def _reserve(self, n: int, nbytes: int, seg_tid: np.ndarray, seg_len: np.ndarray) -> None:
         used, pool_used = int(self.state[0]), int(self.state[1])
-        if used + n > len(self.ehash):
-            cap = max(used + n, 2 * len(self.ehash))
-            for name in ("ehash", "eoff", "elen", "estamp"):
-                old = getattr(self, name)
-                new = np.empty(cap, old.dtype)
-                new[:used] = old[:used]
-                setattr(self, name, new)
+        if used + n > len(self.ent):
+            new = np.empty((max(used + n, 2 * len(self.ent)), 4), np.int64)
+            new[:used] = self.ent[:used]
+            self.ent = new
         if pool_used + nbytes > len(self.pool):
             new = np.empty(max(pool_used + nbytes, 2 * len(self.pool)), np.uint8)
             new[:pool_used] = self.pool[:pool_used]
@@ -359,7 +353,7 @@ class DocTable:
                 new[:self.slots_used] = self.slots[:self.slots_used]
                 self.slots = new
             if self.ssize[t]:
-                _kp.move_region(self.slots, self.sbase[t], self.ssize[t], self.slots_used, size, self.ehash)
+                _kp.move_region(self.slots, self.sbase[t], self.ssize[t], self.slots_used, size, self.ent)
             self.sbase[t], self.ssize[t] = self.slots_used, size
             self.slots_used += size
 
@@ -372,18 +366,32 @@ class DocTable:
         with self.lock:
             seg_tid = np.array([self._tid(t) for t in topics], np.int64)[seg_topic]
             self._reserve(n, nbytes, seg_tid, seg_len)
-            bad = _kp.intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, self.sbase, self.ssize,
-                                 self.scount, self.slots, self.ehash, self.eoff, self.elen, self.estamp,
-                                 self.pool, self.state, out)
+            bad = _kp.intern_run(buf, starts, ends, hashes.view(np.int64), seq, seg_tid, seg_len, self.sbase,
+                                 self.ssize, self.scount, self.slots, self.ent, self.pool, self.state, out)
         return out, int(bad)
+
+    def lookup(self, topics, counts, docids: pa.Array) -> np.ndarray:
+        """The codes of ``docids`` (the first ``counts[k]`` of topic ``topics[k]``, the next
+        ``counts[k + 1]`` of the next, ...), -1 where a name is not in its topic's table."""
+        tid = np.array([self.tids.get(t, -1) for t in topics], np.int64)
+        row_tid = np.repeat(tid, counts)
+        offsets, buf = _string_layout(docids)
+        starts = offsets[:-1].reshape(-1, 1)
+        ends = offsets[1:].reshape(-1, 1)
+        hashes = np.empty(len(docids), np.uint64)
+        _kp.hash_fields(buf, starts, ends, hashes)
+        out = np.empty(len(docids), np.int64)
+        _kp.lookup_docs(buf, starts, ends, hashes.view(np.int64), row_tid, self.sbase, self.ssize, self.slots,
+                        self.ent, self.pool, out)
+        return out
 
     def names(self, codes: np.ndarray) -> pa.Array:
         """The names of ``codes`` as one Arrow string array."""
-        total = int(self.elen[codes].sum(dtype=np.int64))
+        total = int(self.ent[codes, 2].sum())
         large = total >= 2**31 - 1
         offsets = np.empty(len(codes) + 1, np.int64 if large else np.int32)
         out = np.empty(max(total, 1), np.uint8)
-        _kp.gather_codes(self.pool, self.eoff, self.elen, codes, offsets, out)
+        _kp.gather_codes(self.pool, self.ent, codes, offsets, out)
         typ = pa.large_string() if large else pa.string()
         return pa.Array.from_buffers(typ, len(codes), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
@@ -499,8 +507,22 @@ def parse_runs(files, threads=None) -> list[RankedRun]:
         return list(ex.map(lambda p: _read_run(p, table), files))
 
 
+class _DenseIds:
+    """Document names -> a RunSet's dense ids, through the name table of the read that built it."""
+
+    def __init__(self, table: DocTable, dense: np.ndarray):
+        self.table = table
+        self.dense = dense
+
+    def __call__(self, topics, counts, docids: pa.Array) -> np.ndarray:
+        """Dense id within its topic of each name of ``docids`` (grouped by topic as in
+        `DocTable.lookup`), -1 for a name no run retrieved."""
+        codes = self.table.lookup(topics, counts, docids)
+        return np.where(codes >= 0, self.dense[np.maximum(codes, 0)], -1)
+
+
 def build_rankings(ranked: list[RankedRun], topics: list[str]):
-    """``(docs, lengths, doc_offsets, best_rank, vocab)`` of a RunSet from interned runs."""
+    """``(docs, lengths, doc_offsets, best_rank, vocab, dense ids)`` of a RunSet from interned runs."""
     table = ranked[0].table
     S, T = len(ranked), len(topics)
     index = {t: i for i, t in enumerate(topics)}
@@ -520,11 +542,14 @@ def build_rankings(ranked: list[RankedRun], topics: list[str]):
     best = np.empty(total, np.int32)
     offsets = np.zeros(T + 1, np.int64)
     used = int(_kp.encode_dense(docs, lengths, max(table.size, 1), codes, best, offsets))
-    names = table.names(codes[:used])
+    codes = codes[:used]
+    names = table.names(codes)
     vocab = tuple(names.slice(offsets[t], offsets[t + 1] - offsets[t]) for t in range(T))
     if pa.types.is_large_string(names.type):  # past 2 GiB of names: string arrays per topic
         vocab = tuple(v.cast(pa.string()) for v in vocab)
-    return docs, lengths, offsets, best[:used].copy(), vocab
+    dense = np.full(max(table.size, 1), -1, np.int32)  # code -> dense id within its topic
+    dense[codes] = np.arange(used, dtype=np.int32) - np.repeat(offsets[:-1], np.diff(offsets)).astype(np.int32)
+    return docs, lengths, offsets, best[:used].copy(), vocab, _DenseIds(table, dense)
 
 
 # ---------------------------------------------------------------------------------------
@@ -733,5 +758,7 @@ def runset_from_parsed(parsed, names=None, sources=()) -> RunSet:
         table = next((r.table for r in parsed if isinstance(r, RankedRun)), None) or DocTable()
         parsed = [r if isinstance(r, RankedRun) else ranked_from_parsed(r, table) for r in parsed]
     topics = topic_order(t for r in parsed for t in r.topics)
-    docs, lengths, offsets, best_rank, vocab = build_rankings(parsed, topics)
-    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
+    docs, lengths, offsets, best_rank, vocab, ids = build_rankings(parsed, topics)
+    out = RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
+    out._cache["dense_ids"] = ids  # qrels alignment through the read's name table (`fastrisk.runs.model.align`)
+    return out
