@@ -9,8 +9,6 @@ with ``#``.
 
 from __future__ import annotations
 
-import sys
-
 import numba
 import numpy as np
 from llvmlite import binding as llvm
@@ -601,33 +599,13 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
     return r, nt, ns, total
 
 
-#: `_word`'s masks and byte shifts in native byte order: the first ``k`` bytes of a loaded word.
-_LITTLE = sys.byteorder == "little"
-_MASK = np.array([((1 << 8 * k) - 1 if _LITTLE else ((1 << 64) - 1) ^ ((1 << 8 * (8 - k)) - 1)) if k < 8
-                  else (1 << 64) - 1 for k in range(9)], np.uint64)
-_SHIFT = np.array([8 * k if _LITTLE else 56 - 8 * k for k in range(8)], np.uint64)
+#: How many records ahead `intern_run` starts fetching what a record's probe will read.
+_AHEAD = 12
 
 
 @njit
-def _word(buf, s, n):
-    """Bytes ``buf[s:s + n]`` (``n <= 8``) as a native-order word, zero past them: one masked
-    load, or byte by byte within eight bytes of the end of ``buf``."""
-    if s + 8 <= buf.shape[0]:
-        return load_u64(buf, s) & _MASK[n]
-    w = np.uint64(0)
-    for k in range(n):
-        w |= np.uint64(buf[s + k]) << _SHIFT[k]
-    return w
-
-
-@njit
-def _head(buf, s, ln):
-    """The first sixteen bytes of a name as two words (`_word`), as the name tables keep them."""
-    return _word(buf, s, min(ln, 8)), _word(buf, s + 8, min(max(ln - 8, 0), 8))
-
-
-#: How many records ahead `intern_run` prefetches the slot a record will probe.
-_AHEAD = 8
+def _record(seq, i):
+    return i if seq.shape[0] == 0 else seq[i]
 
 
 @njit
@@ -637,13 +615,16 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
     Records are taken in the sequence ``seq`` (empty: 0, 1, ...): the next ``seg_len[k]``
     belong to topic ``seg_tid[k]``; record ``r``'s name is ``buf[starts[r, 0]:ends[r, 0]]``,
     its `hash_bytes` ``hashes[r]`` (as int64). Topic ``t``'s table is the open-addressing
-    region ``slots[sbase[t]:sbase[t] + ssize[t]]`` (a power of two) holding ``scount[t]``
-    names. A slot is (hash, code (-1: empty), length, the last topic group that met it, the
-    name's first sixteen bytes): a name of up to sixteen bytes is found without leaving the
-    region, which stays in cache while a run's records of the topic go through it. Codes are
-    global (shared by the topics): code ``c``'s bytes are ``pool[ent[c, 0]:ent[c, 0] + ent[c, 1]]``.
-    ``state`` = (codes, pool bytes used, group counter), updated. The caller makes room for
-    every record first (codes, pool bytes, a region at most half full afterwards).
+    region ``slots[sbase[t]:sbase[t] + ssize[t]]`` (a power of two; -1 empty) of codes, shared
+    by the topics: code ``c`` is ``ent[c]`` = (hash, offset of its bytes in ``pool``, length,
+    the last topic group that met it). ``state`` = (codes, pool bytes used, group counter),
+    updated. The caller makes room for every record first (codes, pool bytes, a region at
+    most half full afterwards).
+
+    A probe reads a slot, then its entry, then the name's bytes: three dependent cache misses
+    once the tables outgrow the cache. They are fetched ahead in three stages (the slot
+    `_AHEAD` records before the probe, its entry two thirds of the way, the bytes one third),
+    so the misses of consecutive records overlap instead of following one another.
 
     ``out[i]`` receives the code of the ``i``-th record of the sequence. Returns -1, or the
     position of the first record whose document already appeared in its topic group.
@@ -651,7 +632,6 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
     ne = state[0]
     pu = state[1]
     stamp = state[2]
-    ident = seq.shape[0] == 0
     i = 0
     bad = -1
     for k in range(seg_tid.shape[0]):
@@ -662,39 +642,40 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
         added = 0
         end = i + seg_len[k]
         for _ in range(seg_len[k]):
-            if i + _AHEAD < end:  # the slot the record _AHEAD on will probe first
-                prefetch(slots, (base + (hashes[i + _AHEAD if ident else seq[i + _AHEAD]] & mask)) * 6)
-            r = i if ident else seq[i]
+            if i + _AHEAD < end:
+                prefetch(slots, base + (hashes[_record(seq, i + _AHEAD)] & mask))
+            if i + 2 * _AHEAD // 3 < end:
+                c = slots[base + (hashes[_record(seq, i + 2 * _AHEAD // 3)] & mask)]
+                if c >= 0:
+                    prefetch(ent, 4 * c)
+            if i + _AHEAD // 3 < end:
+                c = slots[base + (hashes[_record(seq, i + _AHEAD // 3)] & mask)]
+                if c >= 0:
+                    prefetch(pool, ent[c, 1])
+                    prefetch(pool, ent[c, 1] + ent[c, 2] - 1)
+            r = _record(seq, i)
             h = hashes[r]
             s = starts[r, 0]
             ln = ends[r, 0] - s
-            w0, w1 = _head(buf, s, ln)
-            v0 = np.int64(w0)
-            v1 = np.int64(w1)
             j = h & mask
             while True:
-                row = base + j
-                c = slots[row, 1]
+                c = slots[base + j]
                 if c < 0:
                     c = ne
                     ne += 1
                     added += 1
-                    slots[row, 0] = h
-                    slots[row, 1] = c
-                    slots[row, 2] = ln
-                    slots[row, 3] = stamp
-                    slots[row, 4] = v0
-                    slots[row, 5] = v1
-                    ent[c, 0] = pu
-                    ent[c, 1] = ln
+                    slots[base + j] = c
+                    ent[c, 0] = h
+                    ent[c, 1] = pu
+                    ent[c, 2] = ln
+                    ent[c, 3] = stamp
                     _copy_bytes(buf, s, pool, pu, ln)
                     pu += ln
                     break
-                if slots[row, 0] == h and slots[row, 2] == ln and slots[row, 4] == v0 and slots[row, 5] == v1 \
-                        and (ln <= 16 or _same_bytes(pool, ent[c, 0] + 16, buf, s + 16, ln - 16)):
-                    if slots[row, 3] == stamp:
+                if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
+                    if ent[c, 3] == stamp:
                         bad = i
-                    slots[row, 3] = stamp
+                    ent[c, 3] = stamp
                     break
                 j = (j + 1) & mask
             if bad >= 0:
@@ -711,16 +692,17 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
 
 
 @njit
-def move_region(slots, old_base, old_size, new_base, new_size):
-    """Move the names of the region ``slots[old_base:old_base + old_size]`` into the empty
-    region of ``new_size`` slots at ``new_base`` (see `intern_run`)."""
+def move_region(slots, old_base, old_size, new_base, new_size, ent):
+    """Re-insert the codes of the region ``slots[old_base:old_base + old_size]`` into the
+    empty region of ``new_size`` slots at ``new_base`` (see `intern_run`)."""
     mask = new_size - 1
     for q in range(old_base, old_base + old_size):
-        if slots[q, 1] >= 0:
-            j = slots[q, 0] & mask
-            while slots[new_base + j, 1] >= 0:
+        c = slots[q]
+        if c >= 0:
+            j = ent[c, 0] & mask
+            while slots[new_base + j] >= 0:
                 j = (j + 1) & mask
-            slots[new_base + j, :] = slots[q, :]
+            slots[new_base + j] = c
 
 
 @njit
@@ -730,8 +712,8 @@ def gather_codes(pool, ent, codes, offsets, out):
     offsets[0] = 0
     for i in range(codes.shape[0]):
         c = codes[i]
-        _copy_bytes(pool, ent[c, 0], out, pos, ent[c, 1])
-        pos += ent[c, 1]
+        _copy_bytes(pool, ent[c, 1], out, pos, ent[c, 2])
+        pos += ent[c, 2]
         offsets[i + 1] = pos
     return pos
 
@@ -750,17 +732,12 @@ def lookup_docs(buf, starts, ends, hashes, row_tid, sbase, ssize, slots, ent, po
         h = hashes[i]
         s = starts[i, 0]
         ln = ends[i, 0] - s
-        w0, w1 = _head(buf, s, ln)
-        v0 = np.int64(w0)
-        v1 = np.int64(w1)
         j = h & mask
         while True:
-            row = base + j
-            c = slots[row, 1]
+            c = slots[base + j]
             if c < 0:
                 break
-            if slots[row, 0] == h and slots[row, 2] == ln and slots[row, 4] == v0 and slots[row, 5] == v1 \
-                    and (ln <= 16 or _same_bytes(pool, ent[c, 0] + 16, buf, s + 16, ln - 16)):
+            if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
                 out[i] = c
                 break
             j = (j + 1) & mask

@@ -315,9 +315,9 @@ class DocTable:
         self.sbase = np.zeros(64, np.int64)
         self.ssize = np.zeros(64, np.int64)
         self.scount = np.zeros(64, np.int64)
-        self.slots = np.empty((1 << 12, 6), np.int64)  # regions of `intern_run`'s slots
+        self.slots = np.empty(1 << 14, np.int32)  # the topics' regions (see `intern_run`)
         self.slots_used = 0
-        self.ent = np.empty((1 << 12, 2), np.int64)  # pool offset, length
+        self.ent = np.empty((1 << 12, 4), np.int64)  # hash, pool offset, length, last group
         self.pool = np.empty(1 << 16, np.uint8)
         self.state = np.zeros(3, np.int64)  # entries, pool bytes used, topic-group counter
 
@@ -337,7 +337,7 @@ class DocTable:
     def _reserve(self, n: int, nbytes: int, seg_tid: np.ndarray, seg_len: np.ndarray) -> None:
         used, pool_used = int(self.state[0]), int(self.state[1])
         if used + n > len(self.ent):
-            new = np.empty((max(used + n, 2 * len(self.ent)), 2), np.int64)
+            new = np.empty((max(used + n, 2 * len(self.ent)), 4), np.int64)
             new[:used] = self.ent[:used]
             self.ent = new
         if pool_used + nbytes > len(self.pool):
@@ -349,12 +349,12 @@ class DocTable:
         for t in np.flatnonzero(2 * need > self.ssize).tolist():  # a region at most half full
             size = 1 << max(int(2 * need[t]).bit_length(), 4)
             if self.slots_used + size > len(self.slots):
-                new = np.empty((max(self.slots_used + size, 2 * len(self.slots)), 6), np.int64)
+                new = np.empty(max(self.slots_used + size, 2 * len(self.slots)), np.int32)
                 new[:self.slots_used] = self.slots[:self.slots_used]
                 self.slots = new
-            self.slots[self.slots_used:self.slots_used + size, 1] = -1  # empty
+            self.slots[self.slots_used:self.slots_used + size] = -1  # empty
             if self.ssize[t]:
-                _kp.move_region(self.slots, self.sbase[t], self.ssize[t], self.slots_used, size)
+                _kp.move_region(self.slots, self.sbase[t], self.ssize[t], self.slots_used, size, self.ent)
             self.sbase[t], self.ssize[t] = self.slots_used, size
             self.slots_used += size
 
@@ -388,7 +388,7 @@ class DocTable:
 
     def names(self, codes: np.ndarray) -> pa.Array:
         """The names of ``codes`` as one Arrow string array."""
-        total = int(self.ent[codes, 1].sum())
+        total = int(self.ent[codes, 2].sum())
         large = total >= 2**31 - 1
         offsets = np.empty(len(codes) + 1, np.int64 if large else np.int32)
         out = np.empty(max(total, 1), np.uint8)
