@@ -502,6 +502,32 @@ def _fast_float(data, s, e):
 
 
 @njit
+def _skip_separators(data, i, n):
+    while i < n and _CLASS[data[i]] == 1:
+        i += 1
+    return i
+
+
+@njit
+def _field_end(data, i, n):
+    """End of the field starting at ``i`` (ASCII input): eight bytes at a time, then bytewise."""
+    while i + 8 <= n and not _has_space(load_u64(data, i)):
+        i += 8
+    while i < n and (data[i] > 32 or _CLASS[data[i]] == 0):  # printable ASCII first
+        i += 1
+    return i
+
+
+@njit
+def _next_field(data, i, n):
+    """``(start, end)`` of the next field of the line at ``i``, or ``(-1, i)`` at its end."""
+    i = _skip_separators(data, i, n)
+    if i >= n or _CLASS[data[i]] == 2:
+        return -1, i
+    return i, _field_end(data, i, n)
+
+
+@njit
 def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_start, slow_end,
              topic_start, topic_end, topic_hash):
     """One pass over an ASCII run file (``topic Q0 docid rank score tag``) for the clean case.
@@ -510,7 +536,7 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
     `hash_bytes`, ``topic[r]`` a per-file topic code (first appearance; the codes' bytes in
     ``topic_start/topic_end``), ``score[r]`` the score when `_fast_float` takes it (else the
     field goes to ``slow_start/slow_end[k, 0]`` with ``score[r]`` = NaN, for the caller).
-    ``bounds`` is 14 int64 of scratch; ``bounds[12:14]`` receives the first record's tag.
+    ``bounds[0:2]`` receives the byte range of the first record's tag.
 
     Returns ``(n_records, n_topics, n_slow, doc_bytes)``, or ``n_records = -1`` at the first
     thing this path does not handle (a line without six fields, a rank that is not
@@ -518,7 +544,6 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
     faults by line.
     """
     n = data.shape[0]
-    cls = _CLASS
     i = 0
     r = 0
     nt = 0
@@ -526,76 +551,74 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
     prev = -1
     total = 0
     while i < n:
-        nf = 0
-        while True:  # the fields of one line, in one pass over its bytes
-            while i < n and cls[data[i]] == 1:
-                i += 1
-            if i >= n or cls[data[i]] == 2:
-                break
-            if nf == 6:
+        s0, e0 = _next_field(data, i, n)
+        if s0 < 0:  # a blank line
+            i = e0
+        else:
+            s1, e1 = _next_field(data, e0, n)
+            if s1 < 0:
                 return -1, 0, 0, 0
-            bounds[2 * nf] = i
-            while i + 8 <= n and not _has_space(load_u64(data, i)):  # eight field bytes at a time
-                i += 8
-            while i < n and (data[i] > 32 or cls[data[i]] == 0):  # printable ASCII first
-                i += 1
-            bounds[2 * nf + 1] = i
-            nf += 1
-        if i < n:  # past the line break (\r\n is one)
-            i += 2 if data[i] == 13 and i + 1 < n and data[i + 1] == 10 else 1
-        if nf > 0:
-            if nf != 6:
+            s2, e2 = _next_field(data, e1, n)
+            if s2 < 0:
+                return -1, 0, 0, 0
+            s3, e3 = _next_field(data, e2, n)
+            if s3 < 0:
+                return -1, 0, 0, 0
+            s4, e4 = _next_field(data, e3, n)
+            if s4 < 0:
+                return -1, 0, 0, 0
+            s5, e5 = _next_field(data, e4, n)
+            if s5 < 0:
+                return -1, 0, 0, 0
+            s6, i = _next_field(data, e5, n)
+            if s6 >= 0:  # a seventh field
                 return -1, 0, 0, 0
             # rank: [+-]?[0-9]+
-            s = bounds[6]
-            e = bounds[7]
-            if data[s] == 43 or data[s] == 45:
-                s += 1
-            if s >= e:
+            if data[s3] == 43 or data[s3] == 45:
+                s3 += 1
+            if s3 >= e3:
                 return -1, 0, 0, 0
-            for q in range(s, e):
+            for q in range(s3, e3):
                 if data[q] < 48 or data[q] > 57:
                     return -1, 0, 0, 0
             # topic: the previous line's, or a lookup among the file's topics
-            s = bounds[0]
-            e = bounds[1]
             t = -1
-            if prev >= 0 and topic_end[prev] - topic_start[prev] == e - s and \
-                    _same_bytes(data, s, data, topic_start[prev], e - s):
+            if prev >= 0 and topic_end[prev] - topic_start[prev] == e0 - s0 and \
+                    _same_bytes(data, s0, data, topic_start[prev], e0 - s0):
                 t = prev
             else:
-                h = hash_bytes(data, s, e)
+                h = hash_bytes(data, s0, e0)
                 for c in range(nt):
-                    if topic_hash[c] == h and topic_end[c] - topic_start[c] == e - s and \
-                            _same_bytes(data, s, data, topic_start[c], e - s):
+                    if topic_hash[c] == h and topic_end[c] - topic_start[c] == e0 - s0 and \
+                            _same_bytes(data, s0, data, topic_start[c], e0 - s0):
                         t = c
                         break
                 if t < 0:
                     t = nt
-                    topic_start[nt] = s
-                    topic_end[nt] = e
+                    topic_start[nt] = s0
+                    topic_end[nt] = e0
                     topic_hash[nt] = h
                     nt += 1
             prev = t
             topic[r] = t
-            s = bounds[4]
-            e = bounds[5]
-            doc_start[r, 0] = s
-            doc_end[r, 0] = e
-            doc_hash[r] = hash_bytes(data, s, e)
-            total += e - s
-            ok, v = _fast_float(data, bounds[8], bounds[9])
+            doc_start[r, 0] = s2
+            doc_end[r, 0] = e2
+            doc_hash[r] = hash_bytes(data, s2, e2)
+            total += e2 - s2
+            ok, v = _fast_float(data, s4, e4)
             if ok:
                 score[r] = v
             else:
                 score[r] = np.nan
-                slow_start[ns, 0] = bounds[8]
-                slow_end[ns, 0] = bounds[9]
+                slow_start[ns, 0] = s4
+                slow_end[ns, 0] = e4
                 ns += 1
-            if r == 0:  # the first record's tag, kept in bounds[12:14]
-                bounds[12] = bounds[10]
-                bounds[13] = bounds[11]
+            if r == 0:
+                bounds[0] = s5
+                bounds[1] = e5
             r += 1
+        if i < n:  # past the line break (\r\n is one)
+            i += 2 if data[i] == 13 and i + 1 < n and data[i + 1] == 10 else 1
     return r, nt, ns, total
 
 

@@ -429,7 +429,7 @@ def _scan_run_fast(path, table: DocTable) -> RankedRun | None:
     path, data, raw, cap, ascii = _read_text(path)
     if not ascii:
         return None
-    bounds = np.zeros(14, np.int64)
+    bounds = np.zeros(2, np.int64)
     doc_start = np.empty((cap, 1), np.int64)
     doc_end = np.empty((cap, 1), np.int64)
     doc_hash = np.empty(cap, np.uint64)
@@ -463,7 +463,7 @@ def _scan_run_fast(path, table: DocTable) -> RankedRun | None:
     codes, bad = table.intern(data, doc_start, doc_end, doc_hash, seq, topics, seg_topic, seg_len, nbytes)
     if bad >= 0:
         return None
-    tag = raw[int(bounds[12]):int(bounds[13])].decode("ascii")
+    tag = raw[int(bounds[0]):int(bounds[1])].decode("ascii")
     return RankedRun(path, tag, topics, seg_topic, seg_len, codes, table)
 
 
