@@ -39,9 +39,21 @@ GRADE_RANGE = (-128, 127)
 
 
 try:  # ISA-L's inflate: about twice zlib's speed, the same bytes (concatenated members too)
-    from isal.igzip import decompress as _gunzip
+    from isal import isal_zlib
+    from isal.igzip import decompress as _gunzip_members
 except ImportError:  # pragma: no cover - isal is a dependency; zlib when a platform lacks a wheel
-    _gunzip = gzip.decompress
+    isal_zlib = None
+    _gunzip_members = gzip.decompress
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """Inflate a gzip file: one member in one call (the usual file), else member by member."""
+    if isal_zlib is not None:
+        d = isal_zlib.decompressobj(31)
+        out = d.decompress(raw)
+        if d.eof and not d.unused_data.strip(b"\x00"):
+            return out
+    return _gunzip_members(raw)
 
 
 def _decompress(path: Path, raw: bytes) -> bytes:
