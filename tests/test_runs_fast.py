@@ -206,3 +206,17 @@ def test_name_table_grows_and_keeps_codes(tmp_path):
     assert (codes.reshape(40, 3)[:, :2] >= 0).all() and (codes.reshape(40, 3)[:, 2] == -1).all()
     got = table.names(codes[codes >= 0])
     assert pc.all(pc.equal(got, names.filter(pa.array(codes >= 0)))).as_py()
+
+
+def test_gzip_members_and_padding(tmp_path):
+    import gzip
+
+    one = "1 Q0 a 1 2.0 t\n"
+    two = "1 Q0 b 2 1.0 t\n"
+    (tmp_path / "members.run.gz").write_bytes(gzip.compress(one.encode()) + gzip.compress(two.encode()))
+    (tmp_path / "padded.run.gz").write_bytes(gzip.compress((one + two).encode()) + b"\0" * 5)
+    for name in ("members.run.gz", "padded.run.gz"):
+        assert ranking(read_runs(tmp_path / name), 0, 0) == ["a", "b"]
+    (tmp_path / "cut.run.gz").write_bytes(gzip.compress((one + two).encode())[:-6])
+    with pytest.raises(InputError, match="cut.run.gz: cannot decompress"):
+        read_runs(tmp_path / "cut.run.gz")
