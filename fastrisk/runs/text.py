@@ -358,8 +358,8 @@ class DocTable:
             self.pool = new
         need = self.scount.copy()
         np.add.at(need, seg_tid, seg_len)
-        for t in np.flatnonzero(2 * need > self.ssize).tolist():  # a region at most half full
-            size = 1 << max(int(2 * need[t]).bit_length(), 4)
+        for t in np.flatnonzero(2 * need > self.ssize).tolist():  # a region at most half full after the run
+            size = 1 << max(int(4 * need[t]).bit_length(), 4)  # grown fourfold: few moves
             if self.slots_used + size > len(self.slots):
                 new = np.empty(max(self.slots_used + size, 2 * len(self.slots)), np.int32)
                 new[:self.slots_used] = self.slots[:self.slots_used]
