@@ -220,3 +220,15 @@ def test_gzip_members_and_padding(tmp_path):
     (tmp_path / "cut.run.gz").write_bytes(gzip.compress((one + two).encode())[:-6])
     with pytest.raises(InputError, match="cut.run.gz: cannot decompress"):
         read_runs(tmp_path / "cut.run.gz")
+
+
+def test_a_set_read_from_files_pickles(tmp_path):
+    import pickle
+
+    path = tmp_path / "a.run"
+    path.write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n2 Q0 c 1 1.0 t\n")
+    rs = read_runs(path)
+    back = pickle.loads(pickle.dumps(rs))
+    assert [v.to_pylist() for v in back.vocab] == [["a", "b"], ["c"]]
+    qrels = Qrels.from_dict({"1": {"b": 1}, "2": {"c": 2, "z": 1}})
+    assert align(back, qrels).grades.tolist() == align(rs, qrels).grades.tolist() == [-1, 1, 2]

@@ -52,9 +52,10 @@ class RunSet:
         ranks at position ``i`` (0-based), or -1 past the end of its ranking.
     lengths : (S, T) int32 ndarray
         Number of documents each system returned for each topic (0 if none).
-    vocab : tuple of pyarrow.StringArray, or None
-        ``vocab[t][id]`` is the document name of id ``id`` in topic ``t``. ``None`` (synthetic
-        sets) means document ``id`` is named ``str(id)``.
+    vocab : sequence of pyarrow.StringArray, or None
+        ``vocab[t][id]`` is the document name of id ``id`` in topic ``t`` (a tuple, or for a
+        set read from files a sequence that gathers the names on first use). ``None``
+        (synthetic sets) means document ``id`` is named ``str(id)``.
     best_rank : (n_docs_total,) int32 ndarray
         Best (smallest, 0-based) rank of each document over all systems, concatenated over
         topics by ``doc_offsets``; non-decreasing within a topic by construction.

@@ -17,6 +17,7 @@ import os
 import threading
 import warnings
 import zlib
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -337,6 +338,13 @@ class DocTable:
     def size(self) -> int:
         return int(self.state[0])
 
+    def __getstate__(self):  # a RunSet keeps its table: picklable (to process workers), minus the lock
+        return {k: v for k, v in self.__dict__.items() if k != "lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
     def _tid(self, topic: str) -> int:
         t = self.tids.get(topic)
         if t is None:
@@ -520,6 +528,43 @@ def parse_runs(files, threads=None) -> list[RankedRun]:
         return list(ex.map(lambda p: _read_run(p, table), files))
 
 
+class Vocab(Sequence):
+    """A RunSet's document names, topic by topic (``vocab[t][id]``: the name of dense id
+    ``id`` of topic ``t``), gathered from the read's name table the first time they are
+    asked for: scoring runs against qrels never needs them (`_DenseIds` aligns the qrels)."""
+
+    def __init__(self, table: DocTable, codes: np.ndarray, offsets: np.ndarray):
+        self._table, self._codes, self._offsets = table, codes, offsets
+        self._lock = threading.Lock()
+        self._arrays: tuple | None = None
+
+    def _topics(self) -> tuple:
+        with self._lock:
+            if self._arrays is None:
+                names = self._table.names(self._codes)
+                off = self._offsets
+                arrays = tuple(names.slice(off[t], off[t + 1] - off[t]) for t in range(len(off) - 1))
+                if pa.types.is_large_string(names.type):  # past 2 GiB of names: string arrays per topic
+                    arrays = tuple(v.cast(pa.string()) for v in arrays)
+                self._arrays = arrays
+            return self._arrays
+
+    def __getitem__(self, t):
+        return self._topics()[t]
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __iter__(self):
+        return iter(self._topics())
+
+    def __repr__(self) -> str:
+        return f"Vocab({len(self)} topics)"
+
+    def __reduce__(self):  # pickled as the plain tuple of arrays
+        return tuple, (self._topics(),)
+
+
 class _DenseIds:
     """Document names -> a RunSet's dense ids, through the name table of the read that built it."""
 
@@ -556,13 +601,9 @@ def build_rankings(ranked: list[RankedRun], topics: list[str]):
     offsets = np.zeros(T + 1, np.int64)
     used = int(_kp.encode_dense(docs, lengths, max(table.size, 1), codes, best, offsets))
     codes = codes[:used]
-    names = table.names(codes)
-    vocab = tuple(names.slice(offsets[t], offsets[t + 1] - offsets[t]) for t in range(T))
-    if pa.types.is_large_string(names.type):  # past 2 GiB of names: string arrays per topic
-        vocab = tuple(v.cast(pa.string()) for v in vocab)
     dense = np.full(max(table.size, 1), -1, np.int32)  # code -> dense id within its topic
     dense[codes] = np.arange(used, dtype=np.int32) - np.repeat(offsets[:-1], np.diff(offsets)).astype(np.int32)
-    return docs, lengths, offsets, best[:used].copy(), vocab, _DenseIds(table, dense)
+    return docs, lengths, offsets, best[:used].copy(), Vocab(table, codes, offsets), _DenseIds(table, dense)
 
 
 # ---------------------------------------------------------------------------------------
