@@ -9,12 +9,15 @@ with ``#``.
 
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 from fastrisk._kernels._jit import njit
@@ -311,6 +314,11 @@ _K3 = np.uint64(0x94D049BB133111EB)
 
 
 if numba.config.DISABLE_JIT:  # kernels run as plain Python
+    def trailing_zeros(m):  # noqa: F811 - numba's intrinsic has no Python body
+        """The number of trailing zero bits of ``m`` (not 0)."""
+        m = int(m)
+        return np.uint64((m & -m).bit_length() - 1)
+
     def prefetch(buf, i):
         """A hint that ``buf[i]`` will be read soon (nothing to do in plain Python)."""
 
@@ -370,11 +378,14 @@ _ONES = np.uint64(0x0101010101010101)
 _HIGHS = np.uint64(0x8080808080808080)
 
 
+_LITTLE = sys.byteorder == "little"
+
+
 @njit
-def _has_space(w):
-    """Whether one of the eight ASCII bytes of ``w`` is below 33 (``haszero``-style bit trick:
-    exact for bytes below 128, which `scan_run`'s input is)."""
-    return ((w - _ONES * np.uint64(33)) & ~w & _HIGHS) != 0
+def _below33(w):
+    """The high bit of each byte of ``w`` below 33, for ASCII bytes (the ``hasless`` bit trick:
+    a borrow can flag a byte above a flagged one, never below, so the lowest flag is exact)."""
+    return (w - _ONES * np.uint64(33)) & ~w & _HIGHS
 
 
 @njit
@@ -510,9 +521,20 @@ def _skip_separators(data, i, n):
 
 @njit
 def _field_end(data, i, n):
-    """End of the field starting at ``i`` (ASCII input): eight bytes at a time, then bytewise."""
-    while i + 8 <= n and not _has_space(load_u64(data, i)):
-        i += 8
+    """End of the field starting at ``i`` (ASCII input): eight bytes at a time; on a
+    little-endian machine the first byte below 33 is the lowest flagged one (`_below33`),
+    found without a byte loop."""
+    while i + 8 <= n:
+        m = _below33(load_u64(data, i))
+        if m == 0:
+            i += 8
+            continue
+        if not _LITTLE:
+            break
+        p = i + np.int64(trailing_zeros(m) >> np.uint64(3))
+        if _CLASS[data[p]] != 0:
+            return p
+        i = p + 1  # a control byte inside the field
     while i < n and (data[i] > 32 or _CLASS[data[i]] == 0):  # printable ASCII first
         i += 1
     return i
