@@ -444,65 +444,64 @@ def _copy_bytes(src, s, dst, d, n):
 
 
 @njit
+def _digits(data, q, e, m):
+    """Append the decimal digits at ``data[q:e]`` to ``m``; returns ``(m, end of the digits)``."""
+    while q < e:
+        d = np.int64(data[q]) - 48  # widened: uint8 arithmetic would wrap
+        if d < 0 or d > 9:
+            break
+        m = m * np.uint64(10) + np.uint64(d)
+        q += 1
+    return m, q
+
+
+@njit
 def _fast_float(data, s, e):
-    """``(True, value)`` for ``[+-]?D+(.D+)?([eE][+-]?D+)?`` with at most 19 significant digits,
-    a mantissa up to 2**53 and a decimal exponent within 22 (then the value is exact: one
-    correctly rounded operation); ``(False, 0.0)`` for anything else (the caller parses it)."""
+    """``(True, value)`` for ``[+-]?D+(.D+)?([eE][+-]?D+)?`` with at most 19 digits (leading
+    zeros included), a mantissa up to 2**53 and a decimal exponent within 22 (then the value
+    is exact: one correctly rounded operation on exact operands, Clinger's fast path);
+    ``(False, 0.0)`` for anything else (the caller parses it)."""
     q = s
     neg = False
     if q < e and (data[q] == 45 or data[q] == 43):
         neg = data[q] == 45
         q += 1
-    m = np.uint64(0)
-    nd = 0
-    e10 = 0
-    start = q
-    while q < e and 48 <= data[q] <= 57:
-        d = np.uint64(data[q] - 48)
-        if m != 0 or d != 0:
-            nd += 1
-            if nd > 19:
-                return False, 0.0
-        m = m * np.uint64(10) + d
-        q += 1
-    if q == start:
+    m, p = _digits(data, q, e, np.uint64(0))
+    nd = p - q
+    if nd == 0:
         return False, 0.0
-    if q < e and data[q] == 46:
-        q += 1
-        frac = q
-        while q < e and 48 <= data[q] <= 57:
-            d = np.uint64(data[q] - 48)
-            if m != 0 or d != 0:
-                nd += 1
-                if nd > 19:
-                    return False, 0.0
-            m = m * np.uint64(10) + d
-            e10 -= 1
-            q += 1
-        if q == frac:
+    e10 = 0
+    if p < e and data[p] == 46:
+        m, q = _digits(data, p + 1, e, m)
+        if q == p + 1:
             return False, 0.0
-    if q < e and (data[q] == 101 or data[q] == 69):
-        q += 1
+        e10 = p + 1 - q
+        nd += q - p - 1
+        p = q
+    if nd > 19:
+        return False, 0.0
+    if p < e and (data[p] == 101 or data[p] == 69):
+        p += 1
         eneg = False
-        if q < e and (data[q] == 45 or data[q] == 43):
-            eneg = data[q] == 45
-            q += 1
-        first = q
+        if p < e and (data[p] == 45 or data[p] == 43):
+            eneg = data[p] == 45
+            p += 1
+        first = p
         x = 0
-        while q < e and 48 <= data[q] <= 57:
+        while p < e and 48 <= data[p] <= 57:
             if x < 100000:
-                x = x * 10 + (np.int64(data[q]) - 48)
-            q += 1
-        if q == first:
+                x = x * 10 + (np.int64(data[p]) - 48)
+            p += 1
+        if p == first:
             return False, 0.0
         e10 += -x if eneg else x
-    if q != e:
+    if p != e:
         return False, 0.0
     if m == 0:
         return True, -0.0 if neg else 0.0
     if m > _TWO53:
         return False, 0.0
-    v = np.float64(m)
+    v = np.float64(np.int64(m))  # exact (m <= 2**53); the signed conversion is one instruction
     if 0 <= e10 <= 22:
         v = v * _POW10[e10]
     elif -22 <= e10 < 0:
