@@ -766,7 +766,21 @@ def gather_codes(pool, ent, codes, offsets, out):
 def lookup_docs(buf, starts, ends, hashes, row_tid, sbase, ssize, slots, ent, pool, out):
     """The code of each name ``buf[starts[i, 0]:ends[i, 0]]`` (`hash_bytes` ``hashes[i]``, as
     int64) in topic ``row_tid[i]``'s table (see `intern_run`), or -1 (no such topic or name)."""
-    for i in range(out.shape[0]):
+    n = out.shape[0]
+    for i in range(n):
+        a = i + _AHEAD  # fetch ahead as `intern_run` does: slot, entry, name bytes
+        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
+            prefetch(slots, sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1)))
+        a = i + 2 * _AHEAD // 3
+        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
+            c = slots[sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1))]
+            if c >= 0:
+                prefetch(ent, 4 * c)
+        a = i + _AHEAD // 3
+        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
+            c = slots[sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1))]
+            if c >= 0:
+                prefetch(pool, ent[c, 1])
         out[i] = -1
         tid = row_tid[i]
         if tid < 0 or ssize[tid] == 0:

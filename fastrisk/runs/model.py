@@ -358,9 +358,10 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
     ideal_parts, ideal_offsets = [], [0]
     has_rel = np.zeros(T, dtype=bool)
     dense_ids = runs._cache.get("dense_ids")  # set by the file reader: one compiled lookup for all rows
-    ids_all = None
     if dense_ids is not None and runs.vocab is not None:
-        ids_all = dense_ids(qrels.topics, np.diff(qrels.topic_offsets), qrels.docids)
+        out = _align_rows(runs, qrels, dense_ids(qrels.topics, np.diff(qrels.topic_offsets), qrels.docids))
+        runs._cache[key] = (qrels, out)
+        return out
     for t, name in enumerate(runs.topics):
         qi = qtopic.get(name)
         if qi is None:
@@ -375,9 +376,7 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
         n_t = int(runs.doc_offsets[t + 1] - runs.doc_offsets[t])
         if n_t == 0:
             continue
-        if ids_all is not None:
-            ids = ids_all[sl]
-        elif runs.vocab is None:
+        if runs.vocab is None:
             ids = np.array([int(d) if d.isdigit() else -1 for d in qrels.docids[sl].to_pylist()], np.int64)
             ids[ids >= n_t] = -1
         else:
@@ -391,3 +390,21 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
                  has_rel)
     runs._cache[key] = (qrels, out)
     return out
+
+
+def _align_rows(runs: RunSet, qrels: Qrels, ids: np.ndarray) -> Judged:
+    """`align` from every qrels row's dense id in its topic (-1: not retrieved), without a
+    loop over topics."""
+    T = runs.n_topics
+    index = {name: t for t, name in enumerate(runs.topics)}
+    row_t = np.repeat(np.array([index.get(name, -1) for name in qrels.topics], np.int64), np.diff(qrels.topic_offsets))
+    grades = np.full(int(runs.doc_offsets[-1]), -1, dtype=np.int8)
+    ok = (ids >= 0) & (row_t >= 0)
+    grades[runs.doc_offsets[row_t[ok]] + ids[ok]] = qrels.grades[ok]
+    pos = (qrels.grades > 0) & (row_t >= 0)
+    g, t = qrels.grades[pos], row_t[pos]
+    order = np.lexsort((-g.astype(np.int64), t))  # by topic, grade descending
+    counts = np.bincount(t, minlength=T)
+    offsets = np.zeros(T + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return Judged(grades, offsets, g[order].astype(np.int8), counts > 0)
