@@ -799,3 +799,16 @@ def lookup_docs(buf, starts, ends, hashes, row_tid, sbase, ssize, slots, ent, po
                 out[i] = c
                 break
             j = (j + 1) & mask
+
+
+@njit
+def field_runs(data, starts, ends, col, n, out):
+    """Rows where field ``col`` differs from the row before (row 0 included) into ``out``;
+    returns how many (the runs of equal values: a qrels file's topics, usually)."""
+    k = 0
+    for r in range(n):
+        if r == 0 or ends[r, col] - starts[r, col] != ends[r - 1, col] - starts[r - 1, col] or \
+                not _same_bytes(data, starts[r, col], data, starts[r - 1, col], ends[r, col] - starts[r, col]):
+            out[k] = r
+            k += 1
+    return k

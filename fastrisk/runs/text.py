@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from fastrisk._kernels import parse as _kp
 from fastrisk._validation import not_a_regular_file
 from fastrisk.errors import InputError, RunFileWarning
-from fastrisk.runs.model import RunSet, topic_order
+from fastrisk.runs.model import Qrels, RunSet, topic_order
 
 #: Judgment grades are stored as int8; anything outside this range is rejected.
 GRADE_RANGE = (-128, 127)
@@ -322,7 +322,8 @@ class DocTable:
     the codes are only an internal key (a RunSet's dense ids follow best rank, whatever
     order the runs were interned in)."""
 
-    def __init__(self):
+    def __init__(self, names: int = 1 << 12, nbytes: int = 1 << 16):
+        """``names``, ``nbytes``: the room to start with (it grows as needed)."""
         self.lock = threading.Lock()
         self.tids: dict[str, int] = {}
         self.sbase = np.zeros(64, np.int64)
@@ -330,8 +331,8 @@ class DocTable:
         self.scount = np.zeros(64, np.int64)
         self.slots = np.empty(1 << 14, np.int32)  # the topics' regions (see `intern_run`)
         self.slots_used = 0
-        self.ent = np.empty((1 << 12, 4), np.int64)  # hash, pool offset, length, last group
-        self.pool = np.empty(1 << 16, np.uint8)
+        self.ent = np.empty((names, 4), np.int64)  # hash, pool offset, length, last group
+        self.pool = np.empty(nbytes, np.uint8)
         self.state = np.zeros(3, np.int64)  # entries, pool bytes used, topic-group counter
 
     @property
@@ -614,13 +615,28 @@ def _column_message_qrels(found: int) -> str:
     return f"a qrels line has 4 columns (topic iteration docid grade), found {found}"
 
 
+def read_qrels_file(path) -> Qrels:
+    """A qrels file as `Qrels`: the usual file (each topic's lines together, no document
+    twice) through `_qrels_fast`, any other through `parse_qrels`."""
+    f = scan(path, 4, True)
+    n = f.n
+    grades = np.zeros(n, np.int64)
+    r = int(_kp.parse_small_int(f.data, f.starts, f.ends, 3, n, GRADE_RANGE[0], GRADE_RANGE[1], grades))
+    if r < 0 and not f.bad_line and n:
+        fast = _qrels_fast(f, grades)
+        if fast is not None:
+            return fast
+    return Qrels.from_rows(*parse_qrels(f), source=str(f.path))
+
+
 def parse_qrels(path):
-    """``(topic names, topic codes, doc names per row, raw grades)`` of a qrels file.
+    """``(topic names, topic codes, doc names per row, raw grades)`` of a qrels file (or of
+    its `scan`).
 
     Rows are one per (topic, document), in order of first appearance; ``#`` comment lines
     and blank lines are skipped (as trec_eval does).
     """
-    f = scan(path, 4, True)
+    f = path if isinstance(path, _Fields) else scan(path, 4, True)
     faults = _Faults(f)
     n = f.n
     grades = np.zeros(n, np.int64)
@@ -638,6 +654,40 @@ def parse_qrels(path):
     doc, doc_dict = _codes(f.column(2)[:n] if n < f.n else f.column(2))
     return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
                        lambda r: (f.token(r, 0), f.token(r, 2)), str(f.path), "qrels file")
+
+
+def _qrels_fast(f: _Fields, grades: np.ndarray) -> Qrels | None:
+    """The `Qrels` of a clean file whose topics come in blocks: the blocks found by
+    comparing each topic with the line before, the documents interned per topic (a repeat
+    sends the file to the general path, which reports it or keeps the first row), the names
+    gathered once. None when the file is not of that kind."""
+    n = f.n
+    bounds = np.empty(n + 1, np.int64)
+    k = int(_kp.field_runs(f.data, f.starts, f.ends, 0, n, bounds))
+    bounds[k] = n
+    bounds = bounds[:k + 1]
+    names = [f.token(int(b), 0) for b in bounds[:-1]]
+    if len(set(names)) != k:
+        return None
+    starts = np.ascontiguousarray(f.starts[:n, 2:3])
+    ends = np.ascontiguousarray(f.ends[:n, 2:3])
+    hashes = np.empty(n, np.uint64)
+    _kp.hash_fields(f.data, starts, ends, hashes)
+    lengths = np.diff(bounds)
+    nbytes = int((ends - starts).sum())
+    _, bad = DocTable(n, nbytes).intern(f.data, starts, ends, hashes, _NO_ORDER, names, np.arange(k), lengths, nbytes)
+    if bad >= 0:
+        return None
+    topics = topic_order(names)
+    if topics != names:  # blocks in topic order
+        at = {t: i for i, t in enumerate(names)}
+        order = np.concatenate([np.arange(bounds[at[t]], bounds[at[t] + 1]) for t in topics])
+        starts, ends, grades, lengths = starts[order], ends[order], grades[order], lengths[[at[t] for t in topics]]
+    offsets = np.zeros(k + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    raw = grades[:n]
+    return Qrels(tuple(topics), offsets, _strings(f.data, starts, ends, 0, n), np.maximum(raw, 0).astype(np.int8),
+                 raw, str(f.path))
 
 
 def _qrels_rows(topic, topic_dict, doc, doc_dict, grades, faults, names, label, what):
