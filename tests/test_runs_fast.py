@@ -232,3 +232,45 @@ def test_a_set_read_from_files_pickles(tmp_path):
     assert [v.to_pylist() for v in back.vocab] == [["a", "b"], ["c"]]
     qrels = Qrels.from_dict({"1": {"b": 1}, "2": {"c": 2, "z": 1}})
     assert align(back, qrels).grades.tolist() == align(rs, qrels).grades.tolist() == [-1, 1, 2]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), repeat=st.sampled_from(["none", "same", "other", "split"]))
+def test_qrels_fast_path_equals_general_path(tmp_path_factory, monkeypatch, seed, repeat):
+    from fastrisk.runs import read_qrels
+
+    rnd = random.Random(seed)
+    tmp = tmp_path_factory.mktemp("q")
+    topics = rnd.sample(["1", "2", "10", "099", "301", "q7"], rnd.randint(1, 5))
+    lines = []
+    for t in topics:  # each topic's lines together, in any topic order
+        lines += [f"{t} 0 {d} {rnd.randint(-2, 3)}" for d in sorted(set(doc_names(rnd, rnd.randint(1, 15))))]
+    if repeat == "same":  # a repeated judgment with the same grade: kept once
+        lines.insert(1, lines[0])
+    elif repeat == "other":  # with another grade: an error naming the line
+        t, it, d, g = lines[0].split()
+        lines.insert(1, f"{t} {it} {d} {int(g) + 1}")
+    elif repeat == "split" and len(topics) > 1:  # a topic's lines in two places
+        lines.append(lines[0].replace(lines[0].split()[2], "extra-doc"))
+    path = tmp / "q.txt"
+    path.write_text("# comment\n" + "\n".join(lines) + "\n")
+    calls = []
+    real = trec_text._qrels_fast
+    monkeypatch.setattr(trec_text, "_qrels_fast", lambda f, g: calls.append(1) or real(f, g))
+    try:
+        fast = read_qrels(path)
+    except InputError as exc:
+        fast = str(exc)
+    monkeypatch.setattr(trec_text, "_qrels_fast", lambda f, g: None)
+    try:
+        general = read_qrels(path)
+    except InputError as exc:
+        general = str(exc)
+    assert calls == [1]
+    if isinstance(general, str):
+        assert fast == general and "judged twice" in general
+        return
+    for name in ("topics", "topic_offsets", "grades", "raw_grades", "source"):
+        assert np.array_equal(getattr(fast, name), getattr(general, name)) if name != "topics" and name != "source" \
+            else getattr(fast, name) == getattr(general, name)
+    assert fast.docids.to_pylist() == general.docids.to_pylist()
