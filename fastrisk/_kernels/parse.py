@@ -332,6 +332,8 @@ if numba.config.DISABLE_JIT:  # kernels run as plain Python
 else:
     _PREFETCH = "llvm.prefetch.p0" if llvm.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
 
+    # Measured (2026-11-25, load 10, one thread, minima of 15 reads): without it the 8 TREC 2012
+    # runs take 62 ms instead of 55-57, and interning the Robust-size set 96 ns a record instead of 42-55.
     @intrinsic
     def prefetch(typingctx, buf, i):
         """A hint that ``buf.flat[i]`` will be read soon (``llvm.prefetch``: read, all cache
@@ -349,6 +351,8 @@ else:
 
         return types.void(buf, i), codegen
 
+    # Measured as `prefetch`: byte loops instead of eight-byte loads and stores (hashing, comparing,
+    # copying names, finding field ends) read the 8 runs in 66 ms instead of 55-57; the stores alone 62.
     @intrinsic
     def load_u64(typingctx, buf, i):
         """The eight bytes ``buf[i:i + 8]`` as one native-endian uint64 (any alignment): one
