@@ -494,6 +494,7 @@ def _string_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     bufs = arr.buffers()
     offsets = np.frombuffer(bufs[1], np.int64 if wide else np.int32)[arr.offset:arr.offset + len(arr) + 1]
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+    data.flags.writeable = False  # read-only, as a file's bytes: the kernels compile once for both
     return offsets.astype(np.int64), data
 
 
