@@ -580,23 +580,13 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
         if s0 < 0:  # a blank line
             i = e0
         else:
-            s1, e1 = _next_field(data, e0, n)
-            if s1 < 0:
-                return -1, 0, 0, 0
+            s1, e1 = _next_field(data, e0, n)  # past a line's end, (-1, the end) again
             s2, e2 = _next_field(data, e1, n)
-            if s2 < 0:
-                return -1, 0, 0, 0
             s3, e3 = _next_field(data, e2, n)
-            if s3 < 0:
-                return -1, 0, 0, 0
             s4, e4 = _next_field(data, e3, n)
-            if s4 < 0:
-                return -1, 0, 0, 0
             s5, e5 = _next_field(data, e4, n)
-            if s5 < 0:
-                return -1, 0, 0, 0
             s6, i = _next_field(data, e5, n)
-            if s6 >= 0:  # a seventh field
+            if min(s1, s2, s3, s4, s5) < 0 or s6 >= 0:  # not six fields
                 return -1, 0, 0, 0
             # rank: [+-]?[0-9]+
             if data[s3] == 43 or data[s3] == 45:
@@ -657,6 +647,35 @@ def _record(seq, i):
 
 
 @njit
+def _fetch(slots, ent, pool, base, mask, h, stage):
+    """Prefetch what a probe for hash ``h`` reads first: its slot (stage 0), the slot's entry
+    (1), the entry's name bytes (2); a later stage reads what an earlier one fetched."""
+    if stage == 0:
+        prefetch(slots, base + (h & mask))
+        return
+    c = slots[base + (h & mask)]
+    if c < 0:
+        return
+    if stage == 1:
+        prefetch(ent, 4 * c)
+    else:
+        prefetch(pool, ent[c, 1])
+        prefetch(pool, ent[c, 1] + ent[c, 2] - 1)
+
+
+@njit(inline="always")  # inlined at numba's level: as a call, interning was 7 % slower
+def _probe(slots, base, mask, ent, pool, h, buf, s, ln):
+    """``(slot, code)`` of the name ``buf[s:s + ln]`` (hash ``h``) in the region at ``base``:
+    its code, or -1 and the empty slot where it would go."""
+    j = h & mask
+    while True:
+        c = slots[base + j]
+        if c < 0 or (ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln)):
+            return base + j, c
+        j = (j + 1) & mask
+
+
+@njit
 def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, scount, slots, ent, pool, state, out):
     """Give a run's records codes in one table of document names per topic.
 
@@ -705,27 +724,21 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
             h = hashes[r]
             s = starts[r, 0]
             ln = ends[r, 0] - s
-            j = h & mask
-            while True:
-                c = slots[base + j]
-                if c < 0:
-                    c = ne
-                    ne += 1
-                    added += 1
-                    slots[base + j] = c
-                    ent[c, 0] = h
-                    ent[c, 1] = pu
-                    ent[c, 2] = ln
-                    ent[c, 3] = stamp
-                    _copy_bytes(buf, s, pool, pu, ln)
-                    pu += ln
-                    break
-                if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
-                    if ent[c, 3] == stamp:
-                        bad = i
-                    ent[c, 3] = stamp
-                    break
-                j = (j + 1) & mask
+            q, c = _probe(slots, base, mask, ent, pool, h, buf, s, ln)
+            if c < 0:
+                c = ne
+                ne += 1
+                added += 1
+                slots[q] = c
+                ent[c, 0] = h
+                ent[c, 1] = pu
+                ent[c, 2] = ln
+                ent[c, 3] = stamp
+                _copy_bytes(buf, s, pool, pu, ln)
+                pu += ln
+            else:
+                bad = i if ent[c, 3] == stamp else -1  # met before in this topic group
+                ent[c, 3] = stamp
             if bad >= 0:
                 break
             out[i] = c
@@ -769,40 +782,18 @@ def gather_codes(pool, ent, codes, offsets, out):
 @njit
 def lookup_docs(buf, starts, ends, hashes, row_tid, sbase, ssize, slots, ent, pool, out):
     """The code of each name ``buf[starts[i, 0]:ends[i, 0]]`` (`hash_bytes` ``hashes[i]``, as
-    int64) in topic ``row_tid[i]``'s table (see `intern_run`), or -1 (no such topic or name)."""
+    int64) in topic ``row_tid[i]``'s table (see `intern_run`, whose fetching ahead it shares),
+    or -1 (no such topic or name)."""
     n = out.shape[0]
     for i in range(n):
-        a = i + _AHEAD  # fetch ahead as `intern_run` does: slot, entry, name bytes
-        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
-            prefetch(slots, sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1)))
-        a = i + 2 * _AHEAD // 3
-        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
-            c = slots[sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1))]
-            if c >= 0:
-                prefetch(ent, 4 * c)
-        a = i + _AHEAD // 3
-        if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
-            c = slots[sbase[row_tid[a]] + (hashes[a] & (ssize[row_tid[a]] - 1))]
-            if c >= 0:
-                prefetch(pool, ent[c, 1])
+        for stage, a in ((0, i + _AHEAD), (1, i + 2 * _AHEAD // 3), (2, i + _AHEAD // 3)):
+            if a < n and row_tid[a] >= 0 and ssize[row_tid[a]] > 0:
+                _fetch(slots, ent, pool, sbase[row_tid[a]], ssize[row_tid[a]] - 1, hashes[a], stage)
         out[i] = -1
         tid = row_tid[i]
-        if tid < 0 or ssize[tid] == 0:
-            continue
-        base = sbase[tid]
-        mask = ssize[tid] - 1
-        h = hashes[i]
-        s = starts[i, 0]
-        ln = ends[i, 0] - s
-        j = h & mask
-        while True:
-            c = slots[base + j]
-            if c < 0:
-                break
-            if ent[c, 0] == h and ent[c, 2] == ln and _same_bytes(pool, ent[c, 1], buf, s, ln):
-                out[i] = c
-                break
-            j = (j + 1) & mask
+        if tid >= 0 and ssize[tid] > 0:
+            out[i] = _probe(slots, sbase[tid], ssize[tid] - 1, ent, pool, hashes[i], buf, starts[i, 0],
+                            ends[i, 0] - starts[i, 0])[1]
 
 
 @njit
