@@ -753,17 +753,21 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
 
 
 @njit
-def move_region(slots, old_base, old_size, new_base, new_size, ent):
-    """Re-insert the codes of the region ``slots[old_base:old_base + old_size]`` into the
-    empty region of ``new_size`` slots at ``new_base`` (see `intern_run`)."""
-    mask = new_size - 1
-    for q in range(old_base, old_base + old_size):
-        c = slots[q]
-        if c >= 0:
-            j = ent[c, 0] & mask
-            while slots[new_base + j] >= 0:
-                j = (j + 1) & mask
-            slots[new_base + j] = c
+def move_regions(slots, sbase, ssize, topics, bases, sizes, ent):
+    """Give each topic ``topics[k]`` the empty region of ``sizes[k]`` slots at ``bases[k]``,
+    re-inserting the codes of its old region (see `intern_run`)."""
+    for k in range(topics.shape[0]):
+        t = topics[k]
+        mask = sizes[k] - 1
+        for q in range(sbase[t], sbase[t] + ssize[t]):
+            c = slots[q]
+            if c >= 0:
+                j = ent[c, 0] & mask
+                while slots[bases[k] + j] >= 0:
+                    j = (j + 1) & mask
+                slots[bases[k] + j] = c
+        sbase[t] = bases[k]
+        ssize[t] = sizes[k]
 
 
 @njit

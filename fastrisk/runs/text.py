@@ -322,8 +322,11 @@ class DocTable:
     the codes are only an internal key (a RunSet's dense ids follow best rank, whatever
     order the runs were interned in)."""
 
-    def __init__(self, names: int = 1 << 12, nbytes: int = 1 << 16):
-        """``names``, ``nbytes``: the room to start with (it grows as needed)."""
+    def __init__(self, names: int = 1 << 12, nbytes: int = 1 << 16, runs: int = 1):
+        """``names``, ``nbytes``: the room to start with; ``runs``: how many runs will be
+        interned (room grows to what ``runs`` runs like the first would need at most, capped:
+        memory that is reserved but never written costs nothing, a copy on growth does)."""
+        self.runs = runs
         self.lock = threading.Lock()
         self.tids: dict[str, int] = {}
         self.sbase = np.zeros(64, np.int64)
@@ -358,26 +361,26 @@ class DocTable:
     def _reserve(self, n: int, nbytes: int, seg_tid: np.ndarray, seg_len: np.ndarray) -> None:
         used, pool_used = int(self.state[0]), int(self.state[1])
         if used + n > len(self.ent):
-            new = np.empty((max(used + n, 2 * len(self.ent)), 4), np.int64)
+            new = np.empty((max(used + n, 2 * len(self.ent), min(n * self.runs, 1 << 22)), 4), np.int64)
             new[:used] = self.ent[:used]
             self.ent = new
         if pool_used + nbytes > len(self.pool):
-            new = np.empty(max(pool_used + nbytes, 2 * len(self.pool)), np.uint8)
+            new = np.empty(max(pool_used + nbytes, 2 * len(self.pool), min(nbytes * self.runs, 1 << 27)), np.uint8)
             new[:pool_used] = self.pool[:pool_used]
             self.pool = new
-        need = self.scount.copy()
-        np.add.at(need, seg_tid, seg_len)
-        for t in np.flatnonzero(2 * need > self.ssize).tolist():  # a region at most half full after the run
-            size = 1 << max(int(4 * need[t]).bit_length(), 4)  # grown fourfold: few moves
-            if self.slots_used + size > len(self.slots):
-                new = np.empty(max(self.slots_used + size, 2 * len(self.slots)), np.int32)
-                new[:self.slots_used] = self.slots[:self.slots_used]
+        need = self.scount + np.bincount(seg_tid, weights=seg_len, minlength=len(self.scount)).astype(np.int64)
+        grow = np.flatnonzero(2 * need > self.ssize)  # a region at most half full after the run
+        if grow.size:
+            sizes = np.array([1 << max(int(4 * x).bit_length(), 4) for x in need[grow].tolist()], np.int64)
+            used, total = self.slots_used, int(sizes.sum())  # grown fourfold: few moves
+            if used + total > len(self.slots):
+                new = np.empty(max(used + total, 2 * len(self.slots)), np.int32)
+                new[:used] = self.slots[:used]
                 self.slots = new
-            self.slots[self.slots_used:self.slots_used + size] = -1  # empty
-            if self.ssize[t]:
-                _kp.move_region(self.slots, self.sbase[t], self.ssize[t], self.slots_used, size, self.ent)
-            self.sbase[t], self.ssize[t] = self.slots_used, size
-            self.slots_used += size
+            self.slots[used:used + total] = -1  # empty
+            bases = used + np.cumsum(sizes) - sizes
+            _kp.move_regions(self.slots, self.sbase, self.ssize, grow, bases, sizes, self.ent)
+            self.slots_used = used + total
 
     def intern(self, buf, starts, ends, hashes, seq, topics, seg_topic, seg_len, nbytes: int):
         """Codes of a run's records taken in the sequence ``seq`` (empty: file order), of
@@ -522,7 +525,7 @@ def _read_run(path, table: DocTable) -> RankedRun:
 def parse_runs(files, threads=None) -> list[RankedRun]:
     """Read run files in parallel threads (the scanner, the interner and the inflate release
     the GIL), into one shared `DocTable`. A file's faults are raised in file order."""
-    table = DocTable()
+    table = DocTable(runs=len(files))
     workers = min(len(files), threads or os.cpu_count() or 1)
     if workers <= 1:
         return [_read_run(p, table) for p in files]
