@@ -18,6 +18,16 @@ in separate empty caches, so both saw the same load):
                                                           assignments, one argsort dtype)
     README Python quickstart     7-9    338 s    254 s    269 -> 196
     README Python quickstart     3-4    139 s    111 s
+
+2026-11-25, "before" main at d809a8e (44 s wall at load 0.5, the lead's run), side by side with
+"after" in separate empty caches; at load 10-14 wall times were 2-2.5x the CPU seconds, so the
+table gives the process's CPU seconds (user, ``/usr/bin/time``):
+
+    command                      load    before   after    compiles before -> after
+    README Python quickstart     10-14   42 s     31 s     192 -> 152 (peak RSS 679 -> 599 MB)
+    pool-bias (CLI quickstart)   10-11   18.0 s   11.4 s   (no parallel twins of the pooling kernels)
+    evaluate (CLI quickstart)    10      8.2 s    7.1 s
+    table --alpha 5 --agreement  9-12    13.6 s   13.9 s   (reads every agreement matrix: unchanged)
 """
 
 from __future__ import annotations
@@ -45,8 +55,10 @@ def _python_quickstart() -> str:
 
 
 def _cli_quickstart() -> list[str]:
-    block = re.findall(r"## CLI quickstart.*?```bash\n(.*?)```", README, flags=re.DOTALL)[0]
-    lines = [line.split("  #")[0].strip() for line in block.splitlines()]
+    """Every ``fastrisk`` command of the CLI quickstart section (all its bash blocks)."""
+    section = README.split("## CLI quickstart", 1)[1].split("\n## ", 1)[0]
+    lines = [line.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", section, flags=re.DOTALL)
+             for line in block.splitlines()]
     return [line for line in lines if line.startswith("fastrisk ") and not any(s in line for s in SKIP)]
 
 

@@ -44,6 +44,7 @@ def main(argv: list[str]) -> None:
     timer = _Timer()
     event.register("numba:compile", timer)
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     try:
         if argv and argv[0] == "--":
             from fastrisk.cli import main as cli
@@ -56,13 +57,15 @@ def main(argv: list[str]) -> None:
             runpy.run_path(argv[0], run_name="__main__")
     finally:
         total = time.perf_counter() - t0
+        cpu = time.process_time() - cpu0
         print("    self    total", file=sys.stderr)
         for own, seconds, name, args in sorted(timer.rows, reverse=True):
             print(f"{own:8.2f} {seconds:8.2f}  {name}  {args[:120]}", file=sys.stderr)
         own_fastrisk = sum(r[0] for r in timer.rows if r[2].startswith("fastrisk."))
         print(f"self time in fastrisk kernels {own_fastrisk:.1f} s, in numba internals "
               f"{sum(r[0] for r in timer.rows) - own_fastrisk:.1f} s", file=sys.stderr)
-        print(f"{len(timer.rows)} compiles; wall {total:.1f} s", file=sys.stderr)
+        print(f"{len(timer.rows)} compiles; wall {total:.1f} s, CPU {cpu:.1f} s (this process; on a loaded "
+              "machine the CPU seconds are the steadier figure)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def table_pieces(result, columns=None, *, rows: int | None = None):
             part = dataclasses.replace(
                 result, systems=result.systems[lo:hi], alpha=result.alpha[a:a + 1],
                 loss_weight=result.loss_weight[a:a + 1],
-                **{name: getattr(result, name)[a:a + 1, lo:hi] for name in ("urisk", "standard_error", "trisk",
-                                                                            "rank")})
+                _rank=result.rank[a:a + 1, lo:hi],
+                **{name: getattr(result, name)[a:a + 1, lo:hi] for name in ("urisk", "standard_error", "trisk")})
             piece = part.to_arrow()
             yield piece if columns is None else piece.select(columns)

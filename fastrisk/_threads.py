@@ -26,6 +26,13 @@ def parallel(work: float) -> bool:
     return work >= SMALL_WORK
 
 
+def thread_count(work: float, threads: int | None = None) -> int:
+    """Threads for a `fastrisk._kernels._jit.run_strided` driver, called inside
+    ``limit_threads(threads)``: numba's current count when ``threads`` was given or ``work``
+    element-operations are worth a parallel launch, else 1."""
+    return numba.get_num_threads() if threads is not None or parallel(work) else 1
+
+
 @functools.lru_cache(maxsize=1)
 def _blas_controller() -> threadpoolctl.ThreadpoolController:
     return threadpoolctl.ThreadpoolController()  # inspects the loaded libraries: once per process

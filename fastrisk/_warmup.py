@@ -46,7 +46,8 @@ def _tables():
 
     m = _matrix()
     t = fastrisk.baseline_table(m, alpha=[0, 1, 5, 10])
-    t.agreement(alpha=5)
+    agreement = t.agreement(alpha=5)
+    agreement.kendall, agreement.rbo  # computed on first use: compile their kernels too
     fastrisk.baseline_table(m, alpha=[0, 5], exclude_self=True)
     fastrisk.pca(m, 2, extra=[fastrisk.virtual_baseline(m, k) for k in ("mean", "median", "max")])
     fastrisk.rbo("a (b c) d", ["b", "a", ("c", "e")], p=0.9, ties="a")

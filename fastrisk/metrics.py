@@ -26,9 +26,10 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk._kernels import metrics as _km
+from fastrisk._kernels._jit import run_strided
 from fastrisk._measures import Measure, parse_measure
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, thread_count
 from fastrisk._validation import listing
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.matrix import ScoreMatrix
@@ -85,8 +86,8 @@ def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condens
     norm = np.zeros(runs.n_topics, dtype=np.float64)
     _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, norm)
     out = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
-    _km.score_all(runs.docs, runs.lengths, runs.doc_offsets, j.grades, norm, code, k, p, rel, maxg,
-                  residual, int(condensed), out)
+    run_strided(_km.score_all, thread_count(out.size * k), runs.docs, runs.lengths, runs.doc_offsets, j.grades,
+                norm, code, k, p, rel, maxg, residual, int(condensed), out)
     return out
 
 

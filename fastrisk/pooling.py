@@ -47,9 +47,10 @@ import pyarrow as pa
 from fastrisk._kernels import _interrupt
 from fastrisk._kernels import metrics as _km
 from fastrisk._kernels import pooling as _kp
+from fastrisk._kernels._jit import run_strided
 from fastrisk._random import resolve_seed
 from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
+from fastrisk._threads import limit_threads, thread_count
 from fastrisk._validation import choice, positive_int
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix
@@ -224,8 +225,8 @@ def _context(runs, qrels, measure, depth, mode, pooled_unjudged="unjudged", idea
     _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, full_norm)
     grades = _pooled_as_judged(runs, pool, j.grades) if pooled_unjudged == "nonrelevant" else j.grades
     true = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
-    _km.score_all(runs.docs, runs.lengths, runs.doc_offsets, grades, full_norm, code, k, p, rel, maxg,
-                  residual, mode_code, true)
+    run_strided(_km.score_all, thread_count(true.size * k), runs.docs, runs.lengths, runs.doc_offsets, grades,
+                full_norm, code, k, p, rel, maxg, residual, mode_code, true)
     ideal_norm = full_norm if ideal == "full" else np.full(runs.n_topics, np.nan)
     return _Context(runs, pool, grades, pos_offsets, pos, ideal_norm, max_pos, topic_idx, measure, k,
                     mode_code, true)
@@ -293,7 +294,8 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
         ", ideal from every judgment" if ideal == "full" else "")
     out = np.empty((len(sys_idx), len(ctx.topic_idx)), dtype=np.float64)
     with limit_threads(threads):
-        _kp.pooled_scores(sys_idx, ctx.topic_idx, *ctx.data(), ctx.max_pos, mask, *ctx.kernel_tail(), out)
+        run_strided(_kp.pooled_scores, thread_count(out.size * ctx.k, threads), sys_idx, ctx.topic_idx, *ctx.data(),
+                    ctx.max_pos, mask, *ctx.kernel_tail(), out)
     return ScoreMatrix(out, [runs.systems[i] for i in sys_idx], [runs.topics[i] for i in ctx.topic_idx],
                        measure=f"{ctx.measure.name} (pool depth {ctx.pool.depth}, {mode}{options})")
 
@@ -322,12 +324,14 @@ class LeaveOneOut(Result):
         return self.true - self.unpooled
 
 
-def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray) -> np.ndarray:
-    """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself."""
+def leave_one_out_means(ctx: _Context, held_out: np.ndarray, pool_mask: np.ndarray, threads=None) -> np.ndarray:
+    """Mean unpooled score of ``held_out[i]`` against the pool of ``pool_mask`` minus itself
+    (inside ``limit_threads(threads)``)."""
     out = np.empty(len(held_out), dtype=np.float64)
     with _interrupt.stoppable() as stop:
-        _kp.leave_one_out_scores(np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(),
-                                 ctx.max_pos, *ctx.kernel_tail(), out, stop)
+        run_strided(_kp.leave_one_out_scores, thread_count(out.size * ctx.topic_idx.size * ctx.k, threads),
+                    np.asarray(held_out, np.int64), pool_mask, ctx.topic_idx, *ctx.data(), ctx.max_pos,
+                    *ctx.kernel_tail(), out, stop)
     return out
 
 
@@ -349,7 +353,7 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     idx = _systems_iv(ctx.runs, systems, "systems")
     with limit_threads(threads):
-        unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask())
+        unpooled = leave_one_out_means(ctx, idx, ctx.pool.mask(), threads)
     true = ctx.true_scores[idx][:, ctx.topic_idx].mean(axis=1)
     return LeaveOneOut(systems=tuple(ctx.runs.systems[i] for i in idx), measure=ctx.measure.name,
                        depth=ctx.pool.depth, mode=mode, pooled_unjudged=pooled_unjudged, ideal=ideal,
@@ -410,7 +414,7 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     mask = ctx.pool.mask(pooled_idx.tolist())
     N = len(ctx.topic_idx)
     buf = np.empty(ctx.k, np.int64)
-    tmp = np.empty(max(ctx.max_pos, 1), np.int64)
+    tmp = np.empty(max(ctx.max_pos, 1), ctx.grades.dtype)
     scratch = np.empty(N, np.float64)
     deltas = np.empty(len(pooled_idx), np.float64)
     tail = ctx.kernel_tail()
@@ -658,11 +662,13 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     out_loo = np.empty((W, repeats))
     out_stats = np.zeros((W, repeats, C, 5))
     out_cond = np.zeros((W, repeats, C), dtype=np.bool_)
+    # per draw: r and each pooled system scored twice on N topics to depth k, then the topic draws
+    work = repeats * (sum(2 * w + 1 for w in widths) * N * ctx.k + W * topic_repeats * sum(common))
     with limit_threads(threads), _interrupt.stoppable() as stop:
-        _kp.algorithm3(seed, np.asarray(widths, np.int64), repeats, np.asarray(common, np.int64),
-                       topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(), ctx.max_pos,
-                       *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
-                       out_stats, out_cond, stop)
+        run_strided(_kp.algorithm3, thread_count(work, threads), seed, np.asarray(widths, np.int64), repeats,
+                    np.asarray(common, np.int64), topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(),
+                    ctx.max_pos, *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
+                    out_stats, out_cond, stop)
     out_stats /= topic_repeats
     return PoolingExperiment(
         widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,

@@ -17,9 +17,10 @@ rank (``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in
 
 from __future__ import annotations
 
+import functools
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -32,7 +33,7 @@ from fastrisk._results import Result, array
 from fastrisk._risk import risk
 from fastrisk._threads import PAIR_CELL_WORK, limit_threads, parallel
 from fastrisk._validation import flag
-from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_matrix
+from fastrisk.agreement import _check_p, _check_ties, friedman, kendall_tau_matrix, rbo_matrix
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.values import resolve_value
@@ -54,7 +55,8 @@ class BaselineTable(TRiskInference, Result):
 
     Arrays ``[alpha, system, baseline]``: ``urisk``, ``standard_error``, ``trisk`` (also
     ``statistic``), ``pvalue`` (two-sided, Student t with ``df`` = c - 1; computed on first
-    access) and ``rank`` (see the module doc). ``urisk``/``trisk`` are negated in the
+    access) and ``rank`` (see the module doc; also computed on first access: its kernels
+    compile only for a call that reads it). ``urisk``/``trisk`` are negated in the
     ``minus`` convention. With every system as baseline, ``baselines == systems`` and the
     diagonal has URisk 0 and TRisk NaN (0/0).
 
@@ -64,7 +66,7 @@ class BaselineTable(TRiskInference, Result):
     """
 
     _constants = ("convention", "value")
-    _derived = {"pvalue": ("alpha", "system", "baseline")}
+    _derived = {"rank": ("alpha", "system", "baseline"), "pvalue": ("alpha", "system", "baseline")}
 
     systems: tuple
     baselines: tuple
@@ -80,7 +82,22 @@ class BaselineTable(TRiskInference, Result):
     urisk: np.ndarray = array("alpha", "system", "baseline")
     standard_error: np.ndarray = array("alpha", "system", "baseline")
     trisk: np.ndarray = array("alpha", "system", "baseline")
-    rank: np.ndarray = array("alpha", "system", "baseline")
+    #: the ranks once computed (or given, for a block of the table), else None
+    _rank: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: (ordinal, skip, parallel kernel, threads, work): how to compute them
+    _rank_inputs: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Rank of every system under every baseline and alpha ``[alpha, system, baseline]``."""
+        if self._rank is None:
+            ordinal, skip, parallel_kernel, threads, work = self._rank_inputs
+            kernel = _k.baseline_ranks if parallel_kernel else _Serial.baseline_ranks
+            urisk = -self.urisk if self.convention == "minus" else self.urisk  # ranks by URisk, whatever the sign
+            with limit_threads(threads, work), _interrupt.stoppable() as stop:
+                rank = kernel(urisk, ordinal, RANK_BLOCK, skip, stop)
+            object.__setattr__(self, "_rank", rank)  # frozen dataclass: computed once
+        return self._rank
 
     def agreement(self, alpha=None, *, p: float = 0.9, rbo_ties: str = "a") -> "RankAgreement":
         """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
@@ -100,12 +117,9 @@ class BaselineTable(TRiskInference, Result):
         scores = np.ascontiguousarray((sign * self.urisk[a]).T)  # (B, S): larger is better
         if len(self.baselines) < 2:
             raise InputError("rank agreement needs at least two baselines")
-        return RankAgreement(
-            alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
-            friedman=friedman(scores, items=self.systems),
-            kendall=kendall_tau_matrix(scores, labels=self.baselines),
-            rbo=rbo_matrix(scores, p=p, ties=rbo_ties, labels=self.baselines),
-        )
+        p, rbo_ties = _check_p(p), _check_ties(rbo_ties)  # checked now, though RBO is computed on first use
+        return RankAgreement(alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
+                             friedman=friedman(scores, items=self.systems), _scores=scores, _p=p, _rbo_ties=rbo_ties)
 
 
 @dataclass(frozen=True, repr=False)
@@ -124,8 +138,21 @@ class RankAgreement(Result):
     baselines: tuple
     systems: tuple
     friedman: object
-    kendall: object
-    rbo: object
+    _scores: np.ndarray = field(repr=False, compare=False)  # (B, S), larger is better
+    _p: float = 0.9
+    _rbo_ties: str = "a"
+
+    # Kendall and RBO are computed on first use: their kernels compile only for a call that
+    # reads them (seconds on a fresh install, issue #20)
+    @functools.cached_property
+    def kendall(self):
+        """B x B Kendall tau-b (`KendallTauMatrix`)."""
+        return kendall_tau_matrix(self._scores, labels=self.baselines)
+
+    @functools.cached_property
+    def rbo(self):
+        """B x B RBO (`RBOMatrix`)."""
+        return rbo_matrix(self._scores, p=self._p, ties=self._rbo_ties, labels=self.baselines)
 
     def to_arrow(self, dims=None) -> pa.Table:
         a, b = np.triu_indices(len(self.baselines), k=1)
@@ -241,7 +268,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             trisk = np.stack(cols_t, axis=1)
         # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
         # array reordered in turn so that only one of the S x S x A originals has a copy alive at a
-        # time, and before the ranks are allocated (the rank kernel reads and writes the final layout)
+        # time, and before the ranks are allocated (on first use: the rank kernel reads and writes the final layout)
         urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
         se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
         trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
@@ -250,14 +277,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             for j, name in enumerate(names):
                 if name in matrix.systems:
                     skip[j] = matrix.systems.index(name)
-        with _interrupt.stoppable() as stop:
-            rank = k.baseline_ranks(urisk, rank_ties == "ordinal", RANK_BLOCK, skip, stop)
     sign = -1.0 if convention == "minus" else 1.0
     return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          rank_ties=rank_ties, exclude_self=bool(exclude_self),
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
-                         trisk=sign * trisk if sign < 0 else trisk, rank=rank)
+                         trisk=sign * trisk if sign < 0 else trisk,
+                         _rank_inputs=(rank_ties == "ordinal", skip, k is _k, threads, work))
 
 
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK,

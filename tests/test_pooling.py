@@ -225,3 +225,34 @@ def test_cli_pool_bias(synthetic, tmp_path, capsys):
     assert "--widths must be comma-separated" in capsys.readouterr().err
     assert main(args[:-4] + ["--widths", "2.5"]) == 2
     assert "--widths must be comma-separated" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-1, 4), max_size=40))
+def test_few_values_sort_is_a_descending_sort(grades):
+    from fastrisk._kernels.pooling import sort_desc_few_values
+
+    x = np.asarray(grades, dtype=np.int8)
+    sort_desc_few_values(x)
+    np.testing.assert_array_equal(x, np.sort(np.asarray(grades, dtype=np.int8))[::-1])
+
+
+def test_strided_drivers_give_the_same_scores_on_any_number_of_threads(synthetic):
+    from fastrisk._kernels._jit import run_strided
+    from fastrisk._kernels.metrics import score_all, topic_norms
+    from fastrisk.metrics import parse_measure, score_matrix_values
+    from fastrisk.runs import align
+
+    runs, qrels = synthetic
+    measure = parse_measure("nDCG@10")
+    j = align(runs, qrels)
+    code, p, rel, maxg, residual = measure.kernel_args()
+    norm = np.zeros(runs.n_topics)
+    topic_norms(j.ideal_offsets, j.ideal_grades, 10, code, rel, norm)
+    expected = score_matrix_values(runs, qrels, measure)  # one thread: a small job
+    assert expected.any()
+    for n in (2, 3):
+        out = np.full((runs.n_systems, runs.n_topics), np.nan)
+        run_strided(score_all, n, runs.docs, runs.lengths, runs.doc_offsets, j.grades, norm, code, 10, p, rel,
+                    maxg, residual, 0, out)
+        np.testing.assert_array_equal(out, expected)

@@ -11,7 +11,7 @@ import fastrisk
 from fastrisk.errors import InputError
 from fastrisk.simulate import (
     CollectionModel,
-    fit_margin,
+    fit_hurdle_margin,
     resample_topics,
     simulate_pairs,
     type1,
@@ -34,7 +34,7 @@ def test_continuous_margins_keep_each_systems_mean_and_quantiles_within_sampling
     for s in range(0, m.n_systems, max(1, m.n_systems // 6)):
         x = m.values[s]
         c = len(x)
-        fit = fit_margin(x)
+        fit = fit_hurdle_margin(x)
         assert fit.continuous and len(fit.values) == BINS + 2
         sim = _sample(fit, 40000, seed=s)
         assert abs(sim.mean() - x.mean()) < 3 * x.std(ddof=1) / np.sqrt(c) + 1e-3
@@ -46,18 +46,18 @@ def test_continuous_margins_keep_each_systems_mean_and_quantiles_within_sampling
 
 def test_discrete_margins_stay_on_the_support():
     p10 = fastrisk.datasets.trec_matrix("adhoc8_p10").values[3]
-    fit = fit_margin(p10)
+    fit = fit_hurdle_margin(p10)
     assert not fit.continuous and fit.family in ("betabinom", "empirical")
     sim = _sample(fit, 5000)
     np.testing.assert_allclose(sim * 10, np.rint(sim * 10), atol=1e-12)
     rr = fastrisk.datasets.trec_matrix("adhoc8_rr").values[3]
-    fit = fit_margin(rr)
+    fit = fit_hurdle_margin(rr)
     assert not fit.continuous
     assert set(np.unique(_sample(fit, 5000))) <= set(np.unique(rr))
 
 
 def test_tilting_moves_the_mean_exactly_and_keeps_the_support():
-    fit = fit_margin(fastrisk.datasets.trec_matrix("web2012_ndcg20").values[5])
+    fit = fit_hurdle_margin(fastrisk.datasets.trec_matrix("web2012_ndcg20").values[5])
     for target in (fit.mean - 0.05, fit.mean + 0.1):
         t = fit.tilt(target)
         assert t.mean == pytest.approx(target, abs=1e-9)
@@ -124,6 +124,6 @@ def test_bad_study_arguments_are_named():
     with pytest.raises(InputError, match="hold err20, not 'ap'"):
         type1("ap", collections=["web2012_err20"])
     with pytest.raises(InputError, match="`kind`"):
-        fit_margin([0.1, 0.2, 0.3], kind="weird")
+        fit_hurdle_margin([0.1, 0.2, 0.3], kind="weird")
     with pytest.raises(InputError, match="in \\[0, 1\\]"):
-        fit_margin([0.1, 2.0, 0.3])
+        fit_hurdle_margin([0.1, 2.0, 0.3])

@@ -36,23 +36,100 @@ def cache(tmp_path_factory):
 
 
 # ------------------------------------------------------------------ copulas
-def test_copulas_are_selected_as_bicopselect_does():
+def test_copula_families_and_bounds_are_vinecopulas():
+    # VineCopula R/BiCop.R: posfams <- c(1:10, 13, 14, 16:20, 104, 114, 204, 214),
+    # negfams <- c(1, 2, 5, 23, 24, 26:30, 33, 34, 36:40, 124, 134, 224, 234); BiCopSelect
+    # fits c(0, posfams) or c(0, negfams) by the sign of the empirical tau (todo_fams)
+    assert fits.VC_POSITIVE == (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
+    assert fits.VC_NEGATIVE == (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224,
+                                234)
+    assert fits.VC_FAMILIES[14] == ("gumbel", 180, 0) and fits.VC_FAMILIES[27] == ("bb1", 90, 0)
+    assert fits.VC_FAMILIES[3] == ("clayton", 0, 0) and fits.VC_FAMILIES[36] == ("joe", 270, 0)
+    assert sorted(fits.VC_FAMILIES) == sorted(set(fits.VC_POSITIVE + fits.VC_NEGATIVE))
+    assert fits.VC_FAMILIES[39] == ("bb7", 270, 0) and fits.VC_FAMILIES[224] == ("tawn", 90, 2)
+    # R/BiCopEst.R MLE_intern: optimize() intervals, max.BB = list(BB1 = c(5, 6), BB6 = c(6, 6),
+    # BB7 = c(5, 6), BB8 = c(6, 1)) with lower bounds (0.001, 1.001), (1.001, 1.001), (1.001, 0.001),
+    # (1.001, 0.001), the t copula's rho in +-0.9999 and nu in [2.0001, max.df = 30]
+    assert fits.VC_BOUNDS["clayton"] == ((1e-4, 100.0),) and fits.VC_BOUNDS["gumbel"] == ((1.0001, 100.0),)
+    assert fits.VC_BOUNDS["frank"] == ((-100.0, 100.0),) and fits.VC_BOUNDS["joe"] == ((1.0001, 50.0),)
+    assert fits.VC_BOUNDS["student"] == ((-0.9999, 0.9999), (2.0001, 30.0))
+    assert fits.VC_BOUNDS["bb1"] == ((0.001, 5.0), (1.001, 6.0)) and fits.VC_BOUNDS["bb8"] == ((1.001, 6.0), (0.001, 1.0))
+    # MLE_intern_Tawn: theta in [1.001, 20], psi in [max(tau - 0.1, 1e-4), min(tau + 0.2, 0.99)]
+    assert np.allclose(fits._bounds("tawn", 0.5), ((1.001, 20.0), (0.4, 0.7)))
+    assert np.allclose(fits._bounds("tawn", -0.85), ((1.001, 20.0), (0.75, 0.99)))
+    # what pyvinecopulib cannot represent is capped at its bounds
+    assert fits._bounds("clayton", 0.5) == ((1e-4, 28.0),)
+
+
+@pytest.mark.parametrize("code,rot,psi", [(104, 0, (0.4, 1.0)), (204, 0, (1.0, 0.4)), (114, 180, (0.4, 1.0)),
+                                          (124, 90, (0.4, 1.0)), (234, 270, (1.0, 0.4))])
+def test_tawn_types_are_vinecopulas(code, rot, psi):
+    rng = np.random.default_rng(code)
+    u = rng.uniform(0.05, 0.95, size=(20, 2))
+    cop = fits.bicop({"family": "tawn", "rotation": rot, "parameters": fits._params("tawn", code // 100, (3.0, 0.4))
+                      .reshape(-1).tolist()})
+    # VineCopula's LL_mod2: 114 is c(1 - u, 1 - v), 124 is c104(v, 1 - u), 134 / 234 c(1 - v, u)
+    a, b = {0: (u[:, 0], u[:, 1]), 180: (1 - u[:, 0], 1 - u[:, 1]), 90: (u[:, 1], 1 - u[:, 0]),
+            270: (1 - u[:, 1], u[:, 0])}[rot]
+    assert cop.pdf(u) == pytest.approx(ref.tawn_pdf(a, b, 3.0, *psi), rel=1e-5)
+
+
+def test_a_tawn_fit_recovers_its_parameters_and_is_selected():
     import pyvinecopulib as pv
 
-    ctl = fits.copula_controls()
-    names = {f.name for f in ctl.family_set}
-    assert names == {"indep", "gaussian", "student", "clayton", "gumbel", "frank", "joe", "bb1", "bb6", "bb7",
-                     "bb8", "tawn"}
-    assert ctl.parametric_method == "mle" and ctl.selection_criterion == "aic"
-    # an asymmetric sample is given an asymmetric family, by maximum likelihood (not by tau)
-    true = pv.Bicop(family=pv.BicopFamily.tawn, parameters=np.array([[0.2], [1.0], [8.0]]))
-    u = true.sample(400, seeds=[1, 2, 3])
-    got = fits.bicop(fits.fit_copula(u[:, 0], u[:, 1]))
-    assert got.family.name == "tawn"
-    obs = fits.pobs(u[:, 0], u[:, 1], 0)
-    mle = pv.Bicop(family=pv.BicopFamily.tawn)
-    mle.fit(obs, controls=pv.FitControlsBicop(parametric_method="mle"))
-    assert got.loglik(obs) == pytest.approx(mle.loglik(obs), rel=1e-6)
+    true = fits.bicop({"family": "tawn", "rotation": 0, "parameters": [0.6, 1.0, 4.0]})  # VineCopula 104
+    u = fits.pobs(*true.sample(1500, seeds=[1, 2]).T, 0)
+    ll, (theta, psi) = fits._fit_family(u, 104, fits.kendall_tau(u))
+    assert theta == pytest.approx(4.0, abs=0.6) and psi == pytest.approx(0.6, abs=0.06)
+    got = fits.select_copula(u)
+    assert got["vinecopula"] == 104 and got["family"] == "tawn" and got["parameters"][1] == 1.0
+    assert got["aic"] == pytest.approx(-2 * ll + 4)
+    assert fits.bicop(got).loglik(u) == pytest.approx(ll)
+    assert isinstance(fits.bicop(got), pv.Bicop)
+
+
+@pytest.mark.parametrize("family,code", [("clayton", 3), ("gumbel", 14), ("joe", 6), ("gaussian", 1)])
+def test_bounded_one_parameter_mle_is_the_clamped_one(family, code):
+    """The log-likelihood is unimodal in the parameter, so VineCopula's optimize() on its
+    interval ends at the clamp of the unbounded maximum: checked on a grid over the interval
+    for weak (MLE below the lower bound) and strong dependence."""
+    import pyvinecopulib as pv
+
+    for k, rho in enumerate((0.0, 0.5, 0.9)):
+        z = np.random.default_rng(k).multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=60)
+        u = fits.pobs(z[:, 0], z[:, 1], k)
+        tau = fits.kendall_tau(u)
+        if tau <= 0:
+            continue
+        (lo, hi), = fits._bounds(family, tau)
+        grid = np.linspace(lo, hi, 400)
+        ll = ref.copula_loglik_grid(pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=fits.VC_FAMILIES[code][1]),
+                                    u, grid)
+        peak = int(np.argmax(ll))
+        assert np.all(np.diff(ll[:peak + 1]) >= -1e-9) and np.all(np.diff(ll[peak:]) <= 1e-9)  # unimodal
+        got, (par,) = fits._fit_family(u, code, tau)
+        assert lo <= par <= hi and got >= ll.max() - 1e-3  # R's tolerance: 1.2e-4 in the parameter
+
+
+def test_the_t_copula_keeps_nu_at_most_30():
+    z = np.random.default_rng(3).multivariate_normal([0, 0], [[1, 0.6], [0.6, 1]], size=300)
+    u = fits.pobs(z[:, 0], z[:, 1], 0)
+    ll, (rho, nu) = fits._fit_family(u, 2, fits.kendall_tau(u))
+    assert 2.0001 <= nu <= 30.0 and abs(rho) < 0.9999
+    face = max(fits._loglik_fn(u, "student", 0, 0)((r, 30.0)) for r in np.linspace(0.3, 0.8, 501))
+    assert ll >= face - 1e-6
+
+
+def test_a_bb_family_beyond_vinecopulas_box_is_refitted_inside_it():
+    """BB7 with delta = 12 (pyvinecopulib allows 25, VineCopula's max.BB 6): the fit stays in
+    VineCopula's box and is at least as good as any point of a grid over the box's face."""
+    true = fits.bicop({"family": "bb7", "rotation": 0, "parameters": [1.5, 12.0]})
+    u = fits.pobs(*true.sample(300, seeds=[4, 5]).T, 0)
+    ll, (theta, delta) = fits._fit_family(u, 9, fits.kendall_tau(u))
+    (tlo, thi), (dlo, dhi) = fits._bounds("bb7", 0.8)
+    assert tlo <= theta <= thi and dlo <= delta <= dhi == 6.0
+    f = fits._loglik_fn(u, "bb7", 0, 0)
+    assert ll >= max(f((t, 6.0)) for t in np.linspace(tlo, thi, 200)) - 1e-3
 
 
 def _pairs_through(margin, cop, T=3000, n=50, seed=2):

@@ -21,6 +21,7 @@ import sys
 import threading
 import types
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 from numba.core import event as _event
@@ -157,6 +158,26 @@ njit = _decorator(_OPTIONS)
 #: Parallel driver: ``prange`` over the outermost independent axis.
 pjit = _decorator({**_OPTIONS, "parallel": True})
 
+
+
+def run_strided(kernel, n_threads: int, *args) -> None:
+    """``kernel(start, n_threads, *args)`` for every ``start < n_threads``, each on its own
+    thread (the calling thread runs ``start = 0``); one call when ``n_threads`` is 1.
+
+    The parallel driver of a serial (``nogil``) kernel whose loop is
+    ``for task in range(start, n, step)``: the kernel compiles once, as an ordinary function,
+    instead of once more through numba's parfor passes (seconds per kernel, issue #20); the
+    strided split balances tasks whose cost grows along the loop. Each task draws from its
+    own random stream, so results do not depend on ``n_threads``.
+    """
+    if n_threads <= 1:
+        kernel(0, 1, *args)
+        return
+    with ThreadPoolExecutor(n_threads - 1) as pool:
+        futures = [pool.submit(kernel, start, n_threads, *args) for start in range(1, n_threads)]
+        kernel(0, n_threads, *args)
+        for future in futures:
+            future.result()
 
 
 @intrinsic

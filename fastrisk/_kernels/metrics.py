@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange
+from fastrisk._kernels._jit import njit
 
 P, RBP, NDCG, ERR, AP, RR, RPREC, RECALL, NDCG_LIN, JUDGED, NDCG_LIN_FULL = range(11)
 MODE_ASSUMED, MODE_CONDENSED = 0, 1
@@ -199,16 +199,17 @@ def topic_norms(ideal_offsets, ideal_grades, k, code, rel, out):
         out[t] = topic_norm(ideal_grades[ideal_offsets[t]:ideal_offsets[t + 1]], k, code, rel)
 
 
-@pjit
-def score_all(docs, lengths, doc_offsets, grades, norm, code, k, p, rel, max_grade, residual, mode, out):
-    """Driver: ``out[s, t]`` = measure of system ``s`` on topic ``t`` against all judgments."""
+@njit
+def score_all(start, step, docs, lengths, doc_offsets, grades, norm, code, k, p, rel, max_grade, residual, mode, out):
+    """Driver: ``out[s, t]`` = measure of system ``s`` on topic ``t`` against all judgments, for
+    the cells ``start, start + step, ...`` in row-major order (see `_jit.run_strided`)."""
     S, T = lengths.shape
     dummy_member = np.zeros((1, 1), dtype=np.uint64)
     dummy_mask = np.zeros(1, dtype=np.uint64)
-    for st in prange(S * T):
+    buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
+    for st in range(start, S * T, step):
         s = st // T
         t = st - s * T
-        buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
         ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], False, dummy_member,
                       0, 0, dummy_mask, mode, k, buf)
         out[s, t] = measure_value(buf, k, code, p, rel, max_grade, norm[t], residual)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, stopped
+from fastrisk._kernels._jit import njit, stopped
 from fastrisk._kernels._random import next_below, stream_state
 from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
@@ -33,11 +33,11 @@ def clear_bit(mask, s):
     mask[s >> 6] &= ~(_ONE << np.uint64(s & 63))
 
 
-@pjit
+@njit
 def build_membership(docs, lengths, pool_offsets, depth, member):
     """Set bit ``s`` of row ``pool_offsets[t] + d`` for every document ``d`` in system ``s``'s top ``depth``."""
     S, T = lengths.shape
-    for t in prange(T):
+    for t in range(T):
         base = pool_offsets[t]
         for s in range(S):
             word = s >> 6
@@ -48,16 +48,36 @@ def build_membership(docs, lengths, pool_offsets, depth, member):
 
 
 @njit
+def sort_desc_few_values(x):
+    """Sort ``x`` descending in place, one pass per distinct value: grades take a few values,
+    and no general sort is compiled for them (seconds of first-use compile, issue #20)."""
+    n = x.shape[0]
+    j = 0
+    while j < n:
+        top = x[j]
+        for i in range(j + 1, n):
+            if x[i] > top:
+                top = x[i]
+        for i in range(j, n):
+            if x[i] == top:
+                x[i] = x[j]
+                x[j] = top
+                j += 1
+
+
+@njit
 def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids, mask, k, tmp, code, rel):
     """The measure's normaliser (ideal DCG@k, or R) from the positive judgments inside the pool
-    ``mask`` of topic ``t``."""
+    ``mask`` of topic ``t``; ``tmp`` is scratch of ``grades``' dtype (the qrels' ideal grades
+    have it too, so `topic_norm` compiles once)."""
     n = 0
     for j in range(pos_offsets[t], pos_offsets[t + 1]):
         d = pos_ids[j]
         if in_pool(member, pool_offsets[t] + d, mask):
             tmp[n] = grades[doc_offsets[t] + d]
             n += 1
-    srt = np.sort(tmp[:n])[::-1]
+    srt = tmp[:n]
+    sort_desc_few_values(srt)
     return topic_norm(srt, k, code, rel)
 
 
@@ -90,36 +110,38 @@ def mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_o
     return total / topic_idx.shape[0]
 
 
-@pjit
-def pooled_scores(systems, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
+@njit
+def pooled_scores(start, step, systems, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
                   pos_offsets, pos_ids, ideal_norm, max_pos, mask, mode, code, k, p, rel, maxg, residual, out):
-    """Driver: ``out[i, j]`` = score of ``systems[i]`` on ``topic_idx[j]`` against pool ``mask``."""
+    """Driver: ``out[i, j]`` = score of ``systems[i]`` on ``topic_idx[j]`` against pool ``mask``, for
+    the cells ``start, start + step, ...`` in row-major order (see `_jit.run_strided`)."""
     n, c = out.shape
-    for ij in prange(n * c):
+    for ij in range(start, n * c, step):
         i = ij // c
         j = ij - i * c
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         out[i, j] = score_pooled(systems[i], topic_idx[j], docs, lengths, doc_offsets, grades, member,
                                  pool_offsets, pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg,
                                  residual, buf, tmp)
 
 
-@pjit
-def leave_one_out_scores(held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
+@njit
+def leave_one_out_scores(start, step, held_out, pool_systems_mask, topic_idx, docs, lengths, doc_offsets, grades,
                          member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                          maxg, residual, out, stop):
     """Driver: iteration ``i`` scores system ``held_out[i]`` against the pool of
     ``pool_systems_mask`` without it; ``out[i]`` is its mean over ``topic_idx``. Iterations
-    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards ``out``)."""
-    for it in prange(held_out.shape[0]):
+    are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards ``out``). Iterations
+    ``start, start + step, ...`` (see `_jit.run_strided`)."""
+    for it in range(start, held_out.shape[0], step):
         if stopped(stop):
             continue
         s = held_out[it]
         mask = pool_systems_mask.copy()
         clear_bit(mask, s)
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         scratch = np.empty(topic_idx.shape[0], dtype=np.float64)
         out[it] = mean_pooled(s, topic_idx, docs, lengths, doc_offsets, grades, member, pool_offsets,
                               pos_offsets, pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf,
@@ -199,8 +221,8 @@ def common_topic_draws(true_t, unpooled_t, n, J, state, tperm, out_stats):
     return state
 
 
-@pjit
-def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
+@njit
+def algorithm3(start, step, seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, lengths, doc_offsets,
                grades, member, pool_offsets, pos_offsets, pos_ids, ideal_norm, max_pos, mode, code, k, p, rel,
                maxg, residual, nwords, out_sys, out_true, out_unpooled, out_loo, out_stats, out_cond, stop):
     """Driver for the resampling experiment: one task (and one random stream) per (width, repeat).
@@ -210,10 +232,12 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
     out_stats (W, I, len(ns), 5): sums over the J topic draws (see common_topic_draws)
     out_cond (W, I, len(ns)): eq. 6 holds (bias^2 > (N-n)/(nN) sigma_a^2, population values)
     Tasks are skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the outputs).
+    Tasks ``start, start + step, ...`` (see `_jit.run_strided`: wider pools come later, so a
+    strided split balances the threads).
     """
     W = widths.shape[0]
     N = topic_idx.shape[0]
-    for task in prange(W * repeats):
+    for task in range(start, W * repeats, step):
         if stopped(stop):
             continue
         wi = task // repeats
@@ -235,7 +259,7 @@ def algorithm3(seed, widths, repeats, ns, J, S, true_scores, topic_idx, docs, le
         for a in range(w):
             out_sys[wi, i, 1 + a] = pooled[a]
         buf = np.empty(min(k, docs.shape[2]), dtype=np.int64)
-        tmp = np.empty(max(max_pos, 1), dtype=np.int64)
+        tmp = np.empty(max(max_pos, 1), dtype=grades.dtype)
         scratch = np.empty(N, dtype=np.float64)
         unpooled_t = np.empty(N, dtype=np.float64)
         true_t = np.empty(N, dtype=np.float64)

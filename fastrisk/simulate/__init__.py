@@ -2,11 +2,13 @@
 
 - `battery`: t, Wilcoxon, sign, bootstrap, permutation, TRisk, ZRisk and GeoRisk tests
   on K pairs of runs at once;
-- `fit_collections`, `CollectionFit`: the fitted models of Urbano, Lima &
-  Hanjalic (SIGIR 2019): simIReff margins and copulas of every family (MLE, AIC), cached;
+- `fit_collections`, `CollectionFit`, `fit_margin`, `fit_copula`: the fitted models of
+  Urbano, Lima & Hanjalic (SIGIR 2019): simIReff margins and copulas as VineCopula's
+  `BiCopSelect` (every family, MLE, AIC), cached;
 - `type1`, `power`, `type3`, `grid`: their error-rate studies, with
   the published protocol, on the sweep engine;
-- `resample_topics`, `CollectionModel`, `simulate_pairs`: new topic sets
+- `resample_topics`, `CollectionModel` (`fit_hurdle_margin`, `fit_exchangeable_copula`),
+  `simulate_pairs`: new topic sets
   from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
   exchangeable copulas; not the published protocol, not used by the studies).
 """
@@ -14,14 +16,15 @@
 from fastrisk.simulate.battery import BatteryResult, battery
 from fastrisk.simulate.collections import (
            CollectionModel,
-           fit_copula,
+           fit_exchangeable_copula,
            resample_topics,
            simulate_pairs,
 )
-from fastrisk.simulate.fits import CollectionFit, SimMargin, fit_collections
-from fastrisk.simulate.margins import Margin, fit_margin
+from fastrisk.simulate.fits import CollectionFit, SimMargin, fit_collections, fit_copula, fit_margin
+from fastrisk.simulate.margins import Margin, fit_hurdle_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
 __all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Margin",
-           "SimMargin", "StudyResult", "battery", "fit_collections", "fit_copula", "fit_margin", "power",
+           "SimMargin", "StudyResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
+           "fit_hurdle_margin", "fit_margin", "power",
            "resample_topics", "simulate_pairs", "type1", "type3"]

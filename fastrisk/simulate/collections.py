@@ -4,7 +4,7 @@ Urbano & Nagler, "Stochastic Simulation of Test Collections: Evaluation Scores" 
 - `resample_topics`: K new topic sets of n topics drawn from the real ones (with
   replacement, the bootstrap, or without, subsampling): every system keeps its scores and
   the dependence between systems is the real one.
-- `CollectionModel`: a fitted margin per system (`fit_margin`) and a
+- `CollectionModel`: a fitted margin per system (`fit_hurdle_margin`) and a
   bivariate copula per pair of systems (``pyvinecopulib``, family chosen by AIC among the
   independence, Gaussian, Student t, Clayton, Gumbel, Frank and Joe copulas and their
   rotations, parameters by inversion of Kendall's tau), both fitted on first use and cached.
@@ -28,7 +28,7 @@ from fastrisk._random import resolve_seed
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.matrix import ScoreMatrix, as_matrix
-from fastrisk.simulate.margins import Margin, fit_margin
+from fastrisk.simulate.margins import Margin, fit_hurdle_margin
 
 
 def _positive(x, name):
@@ -73,7 +73,7 @@ def pseudo_observations(x, y, seed: int) -> np.ndarray:
     return out
 
 
-def fit_copula(x, y, *, seed: int = 0):
+def fit_exchangeable_copula(x, y, *, seed: int = 0):
     """A ``pyvinecopulib.Bicop`` fitted to the pair (x, y) (family by AIC, itau)."""
     import pyvinecopulib as pv
 
@@ -100,13 +100,13 @@ class CollectionModel:
 
     def margin(self, s: int) -> Margin:
         if s not in self._margins:
-            self._margins[s] = fit_margin(self.matrix.values[s], kind=self.kind)
+            self._margins[s] = fit_hurdle_margin(self.matrix.values[s], kind=self.kind)
         return self._margins[s]
 
     def copula(self, a: int, b: int):
         if (a, b) not in self._copulas:
             V = self.matrix.values
-            self._copulas[(a, b)] = fit_copula(V[a], V[b], seed=a * 1_000_003 + b)
+            self._copulas[(a, b)] = fit_exchangeable_copula(V[a], V[b], seed=a * 1_000_003 + b)
         return self._copulas[(a, b)]
 
     def _shifted(self, s: int, delta: float) -> Margin:

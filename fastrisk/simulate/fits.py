@@ -32,11 +32,17 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   result within 1e-5 of the target (R's stopping rule leaves up to ~5e-5);
 - copulas (`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
   runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
-  (every family, all rotations, ``method = "mle"``): here ``pyvinecopulib`` with
-  ``FitControlsBicop(family_set=families.parametric, parametric_method="mle",
-  selection_criterion="aic")`` (independence, Gaussian, Student t, Clayton, Gumbel, Frank,
-  Joe, BB1, BB6, BB7, BB8 and Tawn, every rotation; pyvinecopulib's Tawn has both asymmetry
-  parameters, VineCopula's Tawn types 1 and 2 fix one of them to 1).
+  (VineCopula, ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/BiCop.R``): the independence
+  copula and every family of ``posfams`` (empirical Kendall's tau > 0) or ``negfams`` (< 0)
+  with their rotations -- Gaussian, t, Clayton, Gumbel, Frank, Joe, BB1, BB6, BB7, BB8 and
+  the two-parameter Tawn types 1 and 2 (`VC_FAMILIES`) -- each by maximum likelihood in the
+  bounds of ``MLE_intern`` / ``MLE_intern_Tawn`` (`VC_BOUNDS`, `_fit_family`), the lowest
+  AIC = -2 loglik + 2 k wins (`select_copula`). Densities and sampling are
+  ``pyvinecopulib``'s (Tawn type 1 is its Tawn with psi2 = 1, type 2 with psi1 = 1).
+  Deviations: VineCopula's preselection (``presel = TRUE``) is not applied (every family is
+  fitted, so a family it would have excluded can win); parameters beyond what
+  ``pyvinecopulib`` represents (Clayton > 28, Gumbel > 50, Frank |theta| > 35, Joe > 30,
+  i.e. |tau| > 0.93) are capped there.
 
 Continuous margins are tabulated: the CDF at ``GRID + 1`` equally spaced points of [0, 1],
 linear in between (mean and sampling are exact for that representation), so a transformed
@@ -59,7 +65,7 @@ from scipy import optimize, special, stats
 from fastrisk.errors import InputError
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 1
+FIT_VERSION = 2
 #: Intervals of the tabulated CDF of a continuous margin.
 GRID = 4096
 #: Tolerance of effTransform (simIReff's ``abs.tol``).
@@ -429,21 +435,185 @@ def pobs(x, y, seed: int) -> np.ndarray:
     return pseudo_observations(x, y, seed)
 
 
-def copula_controls():
-    """``BiCopSelect`` defaults: every parametric family and rotation, MLE, AIC."""
+#: VineCopula's family codes (``allfams``, ``R/BiCop.R``) -> (pyvinecopulib family, rotation,
+#: Tawn type or 0). Type 1 Tawn (104, ...) is pyvinecopulib's Tawn with psi2 = 1, type 2
+#: (204, ...) with psi1 = 1 (``src/likelihood.c`` calls ``TawnPDF(u, v, theta, par2, 1)``
+#: for 104 and ``(theta, 1, par2)`` for 204; the densities agree to 1e-5, see the tests).
+#: Rotations: 1x = 180, 2x = 90, 3x = 270 degrees.
+VC_FAMILIES = {
+    0: ("indep", 0, 0), 1: ("gaussian", 0, 0), 2: ("student", 0, 0), 5: ("frank", 0, 0),
+    **{b + 10 * k: (name, r, 0) for b, name in ((3, "clayton"), (4, "gumbel"), (6, "joe"), (7, "bb1"),
+                                              (8, "bb6"), (9, "bb7"), (10, "bb8"))
+       for k, r in enumerate((0, 180, 90, 270))},
+    **{100 * t + 4 + 10 * k: ("tawn", r, t) for t in (1, 2) for k, r in enumerate((0, 180, 90, 270))},
+}
+#: ``posfams`` and ``negfams`` (``R/BiCop.R``): the families BiCopSelect fits when the
+#: empirical Kendall's tau is positive / negative (``todo_fams``), with the independence copula.
+VC_POSITIVE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
+VC_NEGATIVE = (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224, 234)
+#: Bounds of |parameter| in VineCopula's ``MLE_intern`` (``R/BiCopEst.R``): one-parameter
+#: families by ``optimize`` on the interval; (theta, delta) of the BB families (``max.BB``
+#: defaults BB1 (5, 6), BB6 (6, 6), BB7 (5, 6), BB8 (6, 1) and the lower bounds there), the t
+#: copula's (rho, nu) with ``max.df = 30``, by L-BFGS-B.
+VC_BOUNDS = {
+    "gaussian": ((-0.9999, 0.9999),), "clayton": ((1e-4, 100.0),), "gumbel": ((1.0001, 100.0),),
+    "frank": ((-100.0, 100.0),), "joe": ((1.0001, 50.0),),
+    "student": ((-0.9999, 0.9999), (2.0001, 30.0)),
+    "bb1": ((0.001, 5.0), (1.001, 6.0)), "bb6": ((1.001, 6.0), (1.001, 6.0)),
+    "bb7": ((1.001, 5.0), (0.001, 6.0)), "bb8": ((1.001, 6.0), (0.001, 1.0)),
+}
+
+
+def kendall_tau(u) -> float:
+    """Kendall's tau-b of the two columns (VineCopula's ``fasttau``, Knight's algorithm)."""
+    return float(stats.kendalltau(u[:, 0], u[:, 1]).statistic)
+
+
+@functools.lru_cache(maxsize=None)
+def _pv_bounds(family: str):
     import pyvinecopulib as pv
 
-    return pv.FitControlsBicop(family_set=pv.families.parametric, parametric_method="mle",
-                               selection_criterion="aic")
+    c = pv.Bicop(family=getattr(pv.BicopFamily, family))
+    return c.parameters_lower_bounds.reshape(-1), c.parameters_upper_bounds.reshape(-1)
+
+
+def _bounds(family: str, tau: float) -> tuple:
+    """VineCopula's bounds of (|par|, |par2|) intersected with what pyvinecopulib represents
+    (it caps Clayton at 28, Gumbel at 50, Frank at 35, Joe at 30 and BB7's delta below at
+    0.01: the only place where a VineCopula fit can differ, for |tau| > 0.93)."""
+    lo, hi = _pv_bounds(family)
+    if family == "tawn":  # MLE_intern_Tawn: theta in [1.001, 20], psi in tau - 0.1 .. tau + 0.2
+        t = abs(tau)
+        vc = ((1.001, 20.0), (max(t - 0.1, 1e-4), min(t + 0.2, 0.99)))
+        lo, hi = lo[::-1][:2], hi[::-1][:2]  # (theta, psi) against pyvinecopulib's (.., psi, theta)
+    else:
+        vc = VC_BOUNDS[family]
+    return tuple((max(a, float(b)), min(c, float(d))) for (a, c), b, d in zip(vc, lo, hi))
+
+
+def _params(family: str, ttype: int, x) -> np.ndarray:
+    """pyvinecopulib's parameter column from VineCopula's (par, par2) magnitudes."""
+    if family == "tawn":
+        theta, psi = x
+        return np.array([[psi], [1.0], [theta]]) if ttype == 1 else np.array([[1.0], [psi], [theta]])
+    return np.asarray(x, dtype=np.float64).reshape(-1, 1)
+
+
+def _loglik_fn(u, family: str, rotation: int, ttype: int):
+    import pyvinecopulib as pv
+
+    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
+    par = np.array(_params(family, ttype, (1.5, 0.5) if family == "tawn" else cop.parameters.reshape(-1)))
+    slots = ((2, 0) if ttype == 1 else (2, 1)) if family == "tawn" else tuple(range(len(par)))
+
+    def ll(x):
+        for k, v in zip(slots, x):
+            par[k, 0] = v
+        try:
+            cop.parameters = par
+            v = cop.loglik(u)
+        except (ValueError, RuntimeError):
+            return -1e250
+        return v if math.isfinite(v) and v > -1e250 else -1e250  # VineCopula's floor
+    return ll
+
+
+_R_TOL = np.finfo(float).eps ** 0.25  # R's optimize(tol = .Machine$double.eps^0.25)
+
+
+def _r_lbfgsb(ll, start, bounds):
+    """R's ``optim(start, ll, method = "L-BFGS-B", lower, upper, control = list(fnscale = -1,
+    maxit = 500))``: R's defaults (lmm = 5, factr = 1e7, pgtol = 0) and its central-difference
+    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``."""
+    lo = np.array([v[0] for v in bounds])
+    hi = np.array([v[1] for v in bounds])
+
+    def fg(x):
+        f = -ll(x)
+        g = np.empty(len(x))
+        for k in range(len(x)):
+            up, dn = x.copy(), x.copy()
+            up[k] = min(x[k] + 1e-3, hi[k])
+            dn[k] = max(x[k] - 1e-3, lo[k])
+            g[k] = (-ll(up) + ll(dn)) / (up[k] - dn[k])
+        return f, g
+
+    x0 = np.clip(np.asarray(start, dtype=np.float64), lo, hi)
+    res = optimize.minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
+                            options={"maxiter": 500, "maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0})
+    return -float(res.fun), tuple(float(v) for v in res.x)
+
+
+@functools.lru_cache(maxsize=1)
+def _pv_mle():
+    import pyvinecopulib as pv
+
+    return pv.FitControlsBicop(parametric_method="mle")
+
+
+def _fit_family(u, code: int, tau: float):
+    """VineCopula's ``BiCopEst.intern(method = "mle")`` for one family code: (loglik,
+    VineCopula parameter magnitudes) in ``MLE_intern``'s bounds.
+
+    One-parameter families: Brent's method on VineCopula's interval, as R's ``optimize``.
+    Two-parameter families: the unconstrained maximum is pyvinecopulib's MLE in its own
+    (wider) box; when it lies in VineCopula's box it is VineCopula's maximum too. Otherwise
+    the t copula with nu above VineCopula's ``max.df`` = 30 is refitted on the face nu = 30
+    (rho by Brent's method); a BB family outside its ``max.BB`` box is refitted in that box
+    by `_r_lbfgsb` from the clamped maximum (VineCopula starts from BB1 (0.5, 1.5), BB6
+    (1.5, 1.5), BB7 and BB8 (1.5, 0.5): the same maximum when the likelihood is unimodal in
+    the box). Every two-parameter Tawn is fitted as ``MLE_intern_Tawn`` does (`_r_lbfgsb`
+    from theta = 1 + 6 |tau|, psi = min(|tau| + 0.1, 0.999))."""
+    import pyvinecopulib as pv
+
+    family, rotation, ttype = VC_FAMILIES[code]
+    if family == "indep":
+        return 0.0, ()
+    b = _bounds(family, tau)
+    ll = _loglik_fn(u, family, rotation, ttype)
+    if family == "tawn":
+        return _r_lbfgsb(ll, (1 + 6 * abs(tau), min(abs(tau) + 0.1, 0.999)), b)
+    if len(b) == 1:  # optimize(t_LL, interval = c(low, up), maximum = TRUE): Brent's fmin
+        res = optimize.minimize_scalar(lambda p: -ll((p,)), bounds=b[0], method="bounded",
+                                       options={"xatol": _R_TOL})
+        return -float(res.fun), (float(res.x),)
+    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
+    cop.fit(u, _pv_mle())
+    x = cop.parameters.reshape(-1).astype(np.float64)
+    if all(lo <= v <= hi for v, (lo, hi) in zip(x, b)):
+        return float(cop.loglik(u)), tuple(x.tolist())
+    if family == "student" and b[0][0] <= x[0] <= b[0][1] and x[1] > b[1][1]:
+        nu = b[1][1]
+        res = optimize.minimize_scalar(lambda r: -ll((r, nu)), bounds=b[0], method="bounded",
+                                       options={"xatol": 1e-6})
+        return -float(res.fun), (float(res.x), nu)
+    return _r_lbfgsb(ll, [min(max(v, lo), hi) for v, (lo, hi) in zip(x, b)], b)
+
+
+def select_copula(u) -> dict:
+    """VineCopula's ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` on pseudo-observations
+    ``u`` (n, 2): every family of ``posfams`` (positive empirical tau) or ``negfams``
+    (negative; both if 0) and the independence copula, each by `_fit_family`, the lowest
+    AIC = -2 loglik + 2 k (k = 0, 1 or 2) wins (the first on ties, in VineCopula's order)."""
+    tau = kendall_tau(u)
+    codes = VC_POSITIVE if tau > 0 else VC_NEGATIVE if tau < 0 else tuple(sorted(set(VC_POSITIVE + VC_NEGATIVE)))
+    best = None
+    for code in codes:
+        ll, par = _fit_family(u, code, tau)
+        aic = -2 * ll + 2 * len(par)
+        if best is None or aic < best[0]:
+            best = (aic, code, par, ll)
+    aic, code, par, ll = best
+    family, rotation, ttype = VC_FAMILIES[code]
+    params = [] if family == "indep" else _params(family, ttype, par).reshape(-1).tolist()
+    return {"family": family, "rotation": rotation if family != "indep" else 0, "parameters": params,
+            "vinecopula": code, "loglik": ll, "aic": aic}
 
 
 def fit_copula(x, y, *, seed: int = 0) -> dict:
-    """The copula of runs (x, y) as a dict {family, rotation, parameters}."""
-    import pyvinecopulib as pv
-
-    c = pv.Bicop.from_data(pobs(np.asarray(x), np.asarray(y), seed), controls=copula_controls())
-    return {"family": c.family.name, "rotation": int(c.rotation),
-            "parameters": np.asarray(c.parameters, dtype=np.float64).reshape(-1).tolist()}
+    """The copula of runs (x, y) as a dict {family, rotation, parameters (pyvinecopulib's),
+    vinecopula (the family code), loglik, aic}: `select_copula` on `pobs`."""
+    return select_copula(pobs(np.asarray(x), np.asarray(y), seed))
 
 
 def bicop(spec: dict):
@@ -560,13 +730,17 @@ class CollectionFit:
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
     """Worker: copulas of the given (i, j) pairs of rows of ``values``."""
-    from fastrisk._threads import limit_threads  # noqa: F401  (workers stay single-threaded)
+    from fastrisk._threads import blas_threads
 
-    return {f"{i},{j}": fit_copula(values[i], values[j], seed=base_seed + i * 100_003 + j) for i, j in pairs}
+    with blas_threads(1):  # scipy's L-BFGS-B calls BLAS on 2-vectors: a thread pool costs ~2 ms a call
+        return {f"{i},{j}": fit_copula(values[i], values[j], seed=base_seed + i * 100_003 + j) for i, j in pairs}
 
 
 def _fit_margins(values, measure) -> list:
-    return [(m.family, m.params) for m in (fit_margin(v, measure) for v in values)]
+    from fastrisk._threads import blas_threads
+
+    with blas_threads(1):
+        return [(m.family, m.params) for m in (fit_margin(v, measure) for v in values)]
 
 
 def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:

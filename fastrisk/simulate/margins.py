@@ -126,12 +126,6 @@ def _fit_beta(x):
     return _from_cdf("beta", stats.beta.cdf(edges, a, b), 2 * 2 - 2 * ll)
 
 
-def _reflected_kde(x, h, points):
-    """Density of the Gaussian KDE reflected at 0 and 1 at ``points`` (from ``x``, bandwidth h)."""
-    d = points[:, None]
-    return (stats.norm.pdf(d, x, h) + stats.norm.pdf(d, -x, h) + stats.norm.pdf(d, 2 - x, h)).mean(axis=1)
-
-
 def _fit_kde(x):
     n = len(x)
     sd = min(float(np.std(x, ddof=1)), float(np.subtract(*np.percentile(x, [75, 25]))) / 1.349) or float(np.std(x))
@@ -180,7 +174,7 @@ def _discrete_kind(x):
     return None
 
 
-def fit_margin(scores, *, kind: str = "auto") -> Margin:
+def fit_hurdle_margin(scores, *, kind: str = "auto") -> Margin:
     """Fit every candidate margin to ``scores`` (one system over topics, in [0, 1]) and
     return the one with the lowest AIC. ``kind``: ``"auto"`` (continuous unless the scores
     are all j / k or reciprocal ranks), ``"continuous"`` or ``"discrete"``."""

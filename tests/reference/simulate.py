@@ -93,3 +93,25 @@ def flips(d, seed, k, B):
         ge += xb >= m
         ab += abs(xb) >= abs(m)
     return ge, ab
+
+
+def tawn_pdf(u, v, theta, psi1, psi2, h=1e-5):
+    """Density of VineCopula's Tawn copula (``src/evCopula.c``: C(u, v) = (uv)^A(w),
+    w = log v / log uv, A(t) = (1 - psi1)(1 - t) + (1 - psi2) t + ((psi2 t)^theta +
+    (psi1 (1 - t))^theta)^(1 / theta)) by central differences of the CDF. VineCopula's
+    family 104 has psi2 = 1 (``TawnPDF(u, v, theta, par2, 1)``), 204 has psi1 = 1."""
+    def cdf(a, b):
+        t = np.log(b) / np.log(a * b)
+        A = (1 - psi1) * (1 - t) + (1 - psi2) * t + ((psi2 * t) ** theta + (psi1 * (1 - t)) ** theta) ** (1 / theta)
+        return (a * b) ** A
+
+    return (cdf(u + h, v + h) - cdf(u + h, v - h) - cdf(u - h, v + h) + cdf(u - h, v - h)) / (4 * h * h)
+
+
+def copula_loglik_grid(cop, u, grid):
+    """Log-likelihood of a one-parameter pyvinecopulib copula at each parameter of ``grid``."""
+    out = []
+    for p in grid:
+        cop.parameters = np.array([[p]])
+        out.append(float(cop.loglik(u)))
+    return np.array(out)
