@@ -332,7 +332,7 @@ class DocTable:
         self.sbase = np.zeros(64, np.int64)
         self.ssize = np.zeros(64, np.int64)
         self.scount = np.zeros(64, np.int64)
-        self.slots = np.empty(1 << 14, np.int32)  # the topics' regions (see `intern_run`)
+        self.slots = np.empty(min(max(runs, 1) << 17, 1 << 24), np.int32)  # the topics' regions (`intern_run`)
         self.slots_used = 0
         self.ent = np.empty((names, 4), np.int64)  # hash, pool offset, length, last group
         self.pool = np.empty(nbytes, np.uint8)
