@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange, stopped
-from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
+from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
 
@@ -103,25 +103,96 @@ def _zg(S2, A2, N, W, c):
 MAX_STORED = 1 << 20
 
 
+#: Replicates computed side by side. A block's replicates are independent, so their random
+#: draws and sums vectorise across replicates (the inner loops run over r), while each
+#: replicate's own sum keeps its topic order: the numbers are those of one replicate at a time.
+R = 64
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_ONE = np.uint64(1)
+#: Below this (nonzero) |d| the half-differences are not all an exact power-of-two scaling of
+#: their sums (subnormal partial sums), and the sign-flip sum of h = d / 2 is kept separately.
+_TINY = 2.0 ** -960
+
+
 @njit
-def _boot_sum(seed, k, b, c, buf_d, buf_i):
-    """Sum of one bootstrap resample (replicate b of pair k) of ``buf_d``."""
-    draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
-    t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
-    t1 = 0.0
-    j = 0
-    while j + 1 < c:
-        t0 += buf_d[buf_i[j]]
-        t1 += buf_d[buf_i[j + 1]]
-        j += 2
-    if j < c:
-        t0 += buf_d[buf_i[j]]
-    return t0 + t1
+def workspace(c):
+    """Buffers of `_battery_one`'s resampling blocks for pairs of c topics: random states,
+    the even and odd topic draws of a bootstrap block, sign words of a flip block, sums."""
+    h = c // 2 + 1
+    return (np.empty(R, np.uint64), np.empty((h, R), np.uint32), np.empty((h, R), np.uint32),
+            np.empty(((c + 63) >> 6, R), np.uint64), np.empty((4, R)))
+
+
+@njit
+def _boot_block(base, b0, c, d, st, lo, hi, out):
+    """``out[r]`` = sum of bootstrap resample ``b0 + r`` of ``d`` (r < R). Resample b draws
+    from the stream ``stream_state(base, b)`` as `fastrisk._kernels.batch.draw_topics` does
+    (two topics per 64 random bits, Lemire's multiply-shift on each 32-bit half: draws 2m
+    and 2m + 1 in ``lo[m]`` and ``hi[m]``) and is summed as `_boot_sum` always summed it: the
+    even draws in one accumulator, the odd ones in another, then their sum. The draws of the
+    block are made first (integer work that vectorises over r), then summed."""
+    n = st.shape[0]
+    cc = np.uint64(c)
+    for r in range(n):
+        st[r] = stream_state(base, np.uint64(b0 + r))
+    for m in range((c + 1) // 2):
+        a = lo[m]
+        b = hi[m]
+        for r in range(n):
+            z = st[r] + _GOLDEN
+            st[r] = z
+            z = mix64(z)
+            a[r] = np.uint32(((z & _LOW32) * cc) >> _S32)
+            b[r] = np.uint32(((z >> _S32) * cc) >> _S32)
+    h = c // 2
+    for r in range(n):
+        t0 = 0.0
+        t1 = 0.0
+        for m in range(h):
+            t0 += d[lo[m, r]]
+            t1 += d[hi[m, r]]
+        if c % 2:
+            t0 += d[lo[h, r]]
+        out[r] = t0 + t1
+
+
+@njit
+def _flip_words(base, b0, exact, W):
+    """Sign bits of flips ``b0 .. b0 + R - 1``: ``W[w, r]`` holds the signs of topics
+    64 w .. 64 w + 63 of flip b0 + r (bit set: +1), the successive draws of the stream
+    ``stream_state(base, b)`` as `fastrisk._kernels.batch.flip_signs` reads them; with
+    ``exact``, flip b is pattern b (bit i: topic i)."""
+    for r in range(W.shape[1]):
+        if exact:
+            W[0, r] = np.uint64(b0 + r)
+        else:
+            z = stream_state(base, np.uint64(b0 + r))
+            for w in range(W.shape[0]):
+                z = z + _GOLDEN
+                W[w, r] = mix64(z)
+
+
+@njit
+def _flip_sum(W, v, c, acc):
+    """``acc[r]`` = sum over topics i in order of s_ri v_i, s_ri = +1 where bit i of flip r
+    is set in ``W`` (see `_flip_words`), else -1: the same adds as sum(s_i * v_i)."""
+    n = acc.shape[0]
+    for r in range(n):
+        acc[r] = 0.0
+    for i in range(c):
+        mask = _ONE << np.uint64(i & 63)
+        row = W[i >> 6]
+        vi = v[i]
+        ni = -vi
+        for r in range(n):
+            acc[r] += vi if (row[r] & mask) != 0 else ni
 
 
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_i, buf_s, buf_h, buf_q, buf_r, xmean):
+                 buf_o, buf_h, buf_q, buf_r, ws, xmean):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
     counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
@@ -192,66 +263,92 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         return
     tol = 1e-12 * scale
     tol_zg = 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
+    st, lo, hi, words, f = ws
+    blk, ax, ah, aq = f[0], f[1], f[2], f[3]
     # bootstrap: resample the centred differences d - mean; compare the replicate sum with obs
     stored = B <= buf_r.shape[0]
+    base = stream_state(seed, np.uint64(2 * k))  # replicate b: stream (this, b), tag 0
+    up = total - tol
+    down = total + tol
+    far = abs(total) - tol
     rbar = 0.0
-    for b in range(B):
-        dstar = _boot_sum(seed, k, b, c, buf_d, buf_i) - total  # sum(d[idx]) - c * mean
+    n0 = n1 = n2 = 0
+    for b0 in range(0, B, R):
+        _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
+        n = min(R, B - b0)
+        for r in range(n):
+            blk[r] -= total  # sum(d[idx]) - c * mean
+            rbar += blk[r]
+        for r in range(n):
+            n0 += blk[r] >= up
+            n1 += blk[r] <= down
+            n2 += abs(blk[r]) >= far
         if stored:
-            buf_r[b] = dstar
-        rbar += dstar
-        if dstar >= total - tol:
-            counts[0] += 1
-        if dstar <= total + tol:
-            counts[1] += 1
-        if abs(dstar) >= abs(total) - tol:
-            counts[2] += 1
+            buf_r[b0:b0 + n] = blk[:n]
     rbar /= B
-    for b in range(B):  # boot': the replicates centred by their own mean (drawn again if not stored)
-        r = (buf_r[b] if stored else _boot_sum(seed, k, b, c, buf_d, buf_i) - total) - rbar
-        if r >= total - tol:
-            counts[9] += 1
-        if abs(r) >= abs(total) - tol:
-            counts[10] += 1
-    # sign flips: the statistic sum(s_i h_i), and the ZRisk/GeoRisk sums of the flipped pair
+    n9 = n10 = 0
+    for b0 in range(0, B, R):  # boot': the replicates centred by their own mean (drawn again if not stored)
+        n = min(R, B - b0)
+        if stored:
+            blk[:n] = buf_r[b0:b0 + n]
+        else:
+            _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
+            for r in range(n):
+                blk[r] -= total
+        for r in range(n):
+            u = blk[r] - rbar
+            n9 += u >= up
+            n10 += abs(u) >= far
+    counts[0], counts[1], counts[2], counts[9], counts[10] = n0, n1, n2, n9, n10
+    # sign flips: the statistic t = sum(s_i h_i), and the ZRisk/GeoRisk sums of the flipped
+    # pair; t = sum(s_i d_i) / 2 exactly (h = d / 2, the same adds) unless a |d| is tiny
     n_perm = (1 << c) if exact else B
     hobs = 0.5 * total
-    for b in range(n_perm):
-        if exact:
-            for i in range(c):
-                buf_s[i] = 1.0 if (b >> i) & 1 else -1.0
+    small = 1.0
+    for i in range(c):
+        if buf_d[i] != 0.0:
+            small = min(small, abs(buf_d[i]))
+    halved = small >= _TINY and scale < 2.0 ** 1000
+    up = hobs - tol
+    down = hobs + tol
+    far = abs(hobs) - tol
+    raw = xmean == xmean
+    xfar = abs(xmean)
+    zup = zobs - tol_zg
+    zdown = zobs + tol_zg
+    gup = gobs - tol_zg
+    gdown = gobs + tol_zg
+    n3 = n4 = n5 = n6 = n7 = n8 = n11 = n12 = n13 = 0
+    base = stream_state(seed, np.uint64(2 * k + 1))  # tag 1
+    for b0 in range(0, n_perm, R):
+        _flip_words(base, b0, exact, words)
+        _flip_sum(words, buf_d, c, ax)
+        n = min(R, n_perm - b0)
+        if halved:
+            for r in range(n):
+                ah[r] = 0.5 * ax[r]
         else:
-            flip_signs(replicate_state(seed, k, 1, b), c, buf_s)
-        t = 0.0
-        q = 0.0
-        for i in range(c):
-            t += buf_s[i] * buf_h[i]
-            q += buf_s[i] * buf_q[i]
-        if t >= hobs - tol:
-            counts[3] += 1
-        if t <= hobs + tol:
-            counts[4] += 1
-        if abs(t) >= abs(hobs) - tol:
-            counts[11] += 1
-        if xmean == xmean:
-            xb = 0.0
-            for i in range(c):
-                xb += buf_s[i] * buf_d[i]
-            xb /= c
-            if xb >= xmean:
-                counts[12] += 1
-            if abs(xb) >= abs(xmean):
-                counts[13] += 1
+            _flip_sum(words, buf_h, c, ah)
+        for r in range(n):
+            t = ah[r]
+            n3 += t >= up
+            n4 += t <= down
+            n11 += abs(t) >= far
+        if raw:
+            for r in range(n):
+                xb = ax[r] / c
+                n12 += xb >= xmean
+                n13 += abs(xb) >= xfar
         if zg:
-            zs, gs = _zg(Sm + t, Am + q, N, W, c)
-            if zs >= zobs - tol_zg:
-                counts[5] += 1
-            if zs <= zobs + tol_zg:
-                counts[6] += 1
-            if gs >= gobs - tol_zg:
-                counts[7] += 1
-            if gs <= gobs + tol_zg:
-                counts[8] += 1
+            _flip_sum(words, buf_q, c, aq)
+            for r in range(n):
+                zs, gs = _zg(Sm + ah[r], Am + aq[r], N, W, c)
+                n5 += zs >= zup
+                n6 += zs <= zdown
+                n7 += gs >= gup
+                n8 += gs <= gdown
+    counts[3], counts[4], counts[11], counts[12], counts[13] = n3, n4, n11, n12, n13
+    counts[5], counts[6], counts[7], counts[8] = n5, n6, n7, n8
 
 
 @pjit
@@ -277,16 +374,15 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         buf_v = np.empty(c)
         buf_p = np.empty(c, np.bool_)
         buf_o = np.empty(c, np.int64)
-        buf_i = np.empty(c, np.int64)
-        buf_s = np.empty(c)
         buf_h = np.empty(c)
         buf_q = np.empty(c)
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
+        ws = workspace(c)
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             if stopped(stop):
                 break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
-                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r,
+                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
                          xmean[k] if raw else np.nan)
     return stats, trisk, counts
 
