@@ -78,11 +78,13 @@ def _wilcoxon(d, vals, pos, order):
     return wplus, n, ties, c - n
 
 
-@njit
-def _zg(S2, A2, N, W, c):
-    """ZRisk difference and GeoRisk difference (run y minus run x) at alpha = 0 from the
-    sums S_y = sum y_i, A_y = sum y_i / sqrt(T_i); S_x = N - S_y, A_x = W - A_y, with
-    ZRisk_k = A_k / sqrt(S_k / N) - W sqrt(S_k / N), GeoRisk_k = sqrt(S_k / c Phi(ZRisk_k / c))."""
+_SQRT2 = math.sqrt(2.0)
+
+
+@njit(error_model="numpy")
+def _zpair(S2, A2, N, W):
+    """(S_x, ZRisk_x, ZRisk_y) at alpha = 0 from the sums S_y = sum y_i, A_y = sum
+    y_i / sqrt(T_i); S_x = N - S_y, A_x = W - A_y, ZRisk_k = A_k / sqrt(S_k / N) - W sqrt(S_k / N)."""
     S1 = N - S2
     A1 = W - A2
     z1 = 0.0
@@ -94,9 +96,80 @@ def _zg(S2, A2, N, W, c):
         if S2 > 0.0:
             r2 = math.sqrt(S2 / N)
             z2 = A2 / r2 - W * r2
-    g1 = math.sqrt(max(S1, 0.0) / c * 0.5 * math.erfc(-(z1 / c) / math.sqrt(2.0)))
-    g2 = math.sqrt(max(S2, 0.0) / c * 0.5 * math.erfc(-(z2 / c) / math.sqrt(2.0)))
-    return z2 - z1, g2 - g1
+    return S1, z1, z2
+
+
+@njit(error_model="numpy")
+def _erfc_arg(z, c):
+    """v with Phi(z / c) = erfc(v) / 2."""
+    return -(z / c) / _SQRT2
+
+
+@njit(error_model="numpy")
+def _geo(S, c, e):
+    """GeoRisk sqrt(S / c Phi(z / c)) of a run with score sum S, given e = erfc(`_erfc_arg`(z, c))."""
+    return math.sqrt(max(S, 0.0) / c * 0.5 * e)
+
+
+@njit(error_model="numpy")
+def _zg(S2, A2, N, W, c):
+    """ZRisk difference and GeoRisk difference (run y minus run x) at alpha = 0 (`_zpair`,
+    `_geo`)."""
+    S1, z1, z2 = _zpair(S2, A2, N, W)
+    return z2 - z1, _geo(S2, c, math.erfc(_erfc_arg(z2, c))) - _geo(S1, c, math.erfc(_erfc_arg(z1, c)))
+
+
+#: erf(v) = v sum_n ERF_SERIES[n] v^2n (Maclaurin: 2 / sqrt(pi) (-1)^n / (n! (2n + 1))); up to
+#: n = 17 the terms left out are below 5e-18 for |v| <= SERIES_MAX (alternating, decreasing).
+#: |ZRisk_k| <= sum_i sqrt(T_i) <= c sqrt(2), so erfc's argument never leaves [-1, 1].
+ERF_SERIES = tuple(2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(18))
+SERIES_MAX = 1.0
+#: Bound on |erfc(v) - (1 - series)| for |v| <= SERIES_MAX with the rounding of both sides: the
+#: series is within ~1e-15 of erf and libm's erfc within an ulp or so of the true value
+#: (tests/test_battery.py checks both on a dense grid), so 1e-13 leaves a wide margin.
+ERFC_MARGIN = 1e-13
+
+
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _erfc_series(v):
+    """1 - erf(v) from `ERF_SERIES` (Horner in v^2), within ``ERFC_MARGIN`` of erfc(v)."""
+    C = ERF_SERIES
+    u = v * v
+    p = C[17]
+    p = p * u + C[16]
+    p = p * u + C[15]
+    p = p * u + C[14]
+    p = p * u + C[13]
+    p = p * u + C[12]
+    p = p * u + C[11]
+    p = p * u + C[10]
+    p = p * u + C[9]
+    p = p * u + C[8]
+    p = p * u + C[7]
+    p = p * u + C[6]
+    p = p * u + C[5]
+    p = p * u + C[4]
+    p = p * u + C[3]
+    p = p * u + C[2]
+    p = p * u + C[1]
+    p = p * u + C[0]
+    return 1.0 - v * p
+
+
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _geo_bounds(S1, z1, S2, z2, c):
+    """(lo, hi, ok): lo <= GeoRisk difference of `_zg` <= hi, without an erfc: each erfc is
+    replaced by the series -/+ ``ERFC_MARGIN``, and ``_geo`` is non-decreasing in e in floating
+    point (rounded products and sqrt are monotone), as is the difference in g_y and -g_x.
+    ``ok``: both arguments within ``SERIES_MAX`` (else the bounds mean nothing)."""
+    v1 = _erfc_arg(z1, c)
+    v2 = _erfc_arg(z2, c)
+    ok = abs(v1) <= SERIES_MAX and abs(v2) <= SERIES_MAX
+    e1 = _erfc_series(v1)
+    e2 = _erfc_series(v2)
+    lo = _geo(S2, c, e2 - ERFC_MARGIN) - _geo(S1, c, e1 + ERFC_MARGIN)
+    hi = _geo(S2, c, e2 + ERFC_MARGIN) - _geo(S1, c, e1 - ERFC_MARGIN)
+    return lo, hi, ok
 
 
 #: Bootstrap replicates kept per pair for the second pass of boot' (more are drawn twice).
@@ -188,6 +261,39 @@ def _flip_sum(W, v, c, acc):
         ni = -vi
         for r in range(n):
             acc[r] += vi if (row[r] & mask) != 0 else ni
+
+
+@njit(error_model="numpy")
+def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown, n5, n6, n7, n8):
+    """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``) added to
+    n5 .. n8: #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`. GeoRisk's
+    erfc is computed only for the flips whose bounds (`_geo_bounds`) straddle a threshold: the
+    first loop (no call, so it vectorises) counts the others."""
+    und = 0
+    for r in range(n):
+        S2 = Sm + ah[r]
+        S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
+        zs = z2 - z1
+        n5 += zs >= zup
+        n6 += zs <= zdown
+        lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
+        k7 = ok & (lo >= gup)
+        k8 = ok & (hi <= gdown)
+        n7 += k7
+        n8 += k8
+        und += not (ok & (k7 | (hi < gup)) & (k8 | (lo > gdown)))
+    if und:
+        for r in range(n):
+            S2 = Sm + ah[r]
+            S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
+            lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
+            sure7 = ok and (lo >= gup or hi < gup)
+            sure8 = ok and (hi <= gdown or lo > gdown)
+            if not (sure7 and sure8):
+                gs = _zg(S2, Am + aq[r], N, W, c)[1]
+                n7 += (not sure7) and gs >= gup
+                n8 += (not sure8) and gs <= gdown
+    return n5, n6, n7, n8
 
 
 @njit
@@ -341,12 +447,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
                 n13 += abs(xb) >= xfar
         if zg:
             _flip_sum(words, buf_q, c, aq)
-            for r in range(n):
-                zs, gs = _zg(Sm + ah[r], Am + aq[r], N, W, c)
-                n5 += zs >= zup
-                n6 += zs <= zdown
-                n7 += gs >= gup
-                n8 += gs <= gdown
+            n5, n6, n7, n8 = _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown, n5, n6, n7, n8)
     counts[3], counts[4], counts[11], counts[12], counts[13] = n3, n4, n11, n12, n13
     counts[5], counts[6], counts[7], counts[8] = n5, n6, n7, n8
 
