@@ -9,6 +9,14 @@ the mean (tail counts), TRisk at extra alphas, and sign-flip tests of the ZRisk 
 differences between the two runs (Dinçer, Macdonald & Ounis 2016, alpha = 0, where both
 are functions of two linear sums, so a flip costs one extra multiply-add per topic).
 p-values are formed from these outside (vectorised, scipy's distributions).
+
+The resampling runs in blocks of `R` replicates whose inner loops run over the block, so
+they vectorise (64-bit multiplies of the SplitMix64 draws, masked adds of the sign flips):
+replicate b still draws from its own stream (seed, pair, b) and sums its topics in their
+order, so every count is the one-replicate-at-a-time count, whatever the threads or blocks.
+A flip's statistic is sum(s_i d_i) / 2 (exact: halving commutes with rounding while no
+partial sum is subnormal), and GeoRisk's erfc is evaluated only for the flips whose bounds
+(`_geo_bounds`) do not settle the comparison.
 """
 
 from __future__ import annotations
