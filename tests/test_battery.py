@@ -177,7 +177,7 @@ def test_georisk_flip_counts_fall_back_to_erfc_where_bounds_straddle(c):
     ah, aq = rng.normal(0, 2, 300), rng.normal(0, 2, 300)
     plain = np.array([kb._zg(Sm + t, Am + q, N, W, c) for t, q in zip(ah, aq)])
     for zup, zdown, gup, gdown in ((0.1, 0.3, plain[5, 1], plain[9, 1]), (-1.0, 1.0, -0.01, 0.02)):
-        got = kb._zg_counts(ah, aq, len(ah), Sm, Am, N, W, c, zup, zdown, gup, gdown, 0, 0, 0, 0)
+        got = kb._zg_counts(ah, aq, len(ah), Sm, Am, N, W, c, zup, zdown, gup, gdown)
         want = ((plain[:, 0] >= zup).sum(), (plain[:, 0] <= zdown).sum(), (plain[:, 1] >= gup).sum(),
                 (plain[:, 1] <= gdown).sum())
         assert got == want

@@ -14,9 +14,8 @@ The resampling runs in blocks of `R` replicates whose inner loops run over the b
 they vectorise (64-bit multiplies of the SplitMix64 draws, masked adds of the sign flips):
 replicate b still draws from its own stream (seed, pair, b) and sums its topics in their
 order, so every count is the one-replicate-at-a-time count, whatever the threads or blocks.
-A flip's statistic is sum(s_i d_i) / 2 (exact: halving commutes with rounding while no
-partial sum is subnormal), and GeoRisk's erfc is evaluated only for the flips whose bounds
-(`_geo_bounds`) do not settle the comparison.
+GeoRisk's erfc is evaluated only for the flips whose bounds (`_geo_bounds`) do not settle
+the comparison.
 """
 
 from __future__ import annotations
@@ -192,9 +191,6 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _ONE = np.uint64(1)
-#: Below this (nonzero) |d| the half-differences are not all an exact power-of-two scaling of
-#: their sums (subnormal partial sums), and the sign-flip sum of h = d / 2 is kept separately.
-_TINY = 2.0 ** -960
 
 
 @njit
@@ -256,28 +252,33 @@ def _flip_words(base, b0, exact, W):
 
 
 @njit
-def _flip_sum(W, v, c, acc):
-    """``acc[r]`` = sum over topics i in order of s_ri v_i, s_ri = +1 where bit i of flip r
-    is set in ``W`` (see `_flip_words`), else -1: the same adds as sum(s_i * v_i)."""
-    n = acc.shape[0]
+def _flip_sums(W, c, d, h, q, ad, ah, aq):
+    """``ad[r]``, ``ah[r]``, ``aq[r]`` = sums over topics i, in order, of s_ri d_i, s_ri h_i,
+    s_ri q_i, with s_ri = +1 where bit i of flip r is set in ``W`` (see `_flip_words`), else
+    -1: the adds of sum(s_i * v_i) one flip at a time, for the R flips of a block at once."""
+    n = ad.shape[0]
     for r in range(n):
-        acc[r] = 0.0
+        ad[r] = 0.0
+        ah[r] = 0.0
+        aq[r] = 0.0
     for i in range(c):
         mask = _ONE << np.uint64(i & 63)
         row = W[i >> 6]
-        vi = v[i]
-        ni = -vi
+        di, hi, qi = d[i], h[i], q[i]
         for r in range(n):
-            acc[r] += vi if (row[r] & mask) != 0 else ni
+            plus = (row[r] & mask) != 0
+            ad[r] += di if plus else -di
+            ah[r] += hi if plus else -hi
+            aq[r] += qi if plus else -qi
 
 
 @njit(error_model="numpy")
-def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown, n5, n6, n7, n8):
-    """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``) added to
-    n5 .. n8: #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`. GeoRisk's
+def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
+    """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``):
+    #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`. GeoRisk's
     erfc is computed only for the flips whose bounds (`_geo_bounds`) straddle a threshold: the
     first loop (no call, so it vectorises) counts the others."""
-    und = 0
+    n5 = n6 = n7 = n8 = und = 0
     for r in range(n):
         S2 = Sm + ah[r]
         S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
@@ -397,14 +398,16 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             n0 += blk[r] >= up
             n1 += blk[r] <= down
             n2 += abs(blk[r]) >= far
-        if stored:
-            buf_r[b0:b0 + n] = blk[:n]
+        if stored:  # element loops: a slice copy compiles numba's shape-error formatting
+            for r in range(n):
+                buf_r[b0 + r] = blk[r]
     rbar /= B
     n9 = n10 = 0
     for b0 in range(0, B, R):  # boot': the replicates centred by their own mean (drawn again if not stored)
         n = min(R, B - b0)
         if stored:
-            blk[:n] = buf_r[b0:b0 + n]
+            for r in range(n):
+                blk[r] = buf_r[b0 + r]
         else:
             _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
             for r in range(n):
@@ -414,15 +417,10 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             n9 += u >= up
             n10 += abs(u) >= far
     counts[0], counts[1], counts[2], counts[9], counts[10] = n0, n1, n2, n9, n10
-    # sign flips: the statistic t = sum(s_i h_i), and the ZRisk/GeoRisk sums of the flipped
-    # pair; t = sum(s_i d_i) / 2 exactly (h = d / 2, the same adds) unless a |d| is tiny
+    # sign flips: the statistic t = sum(s_i h_i), the study's flipped sum of d, and the
+    # ZRisk/GeoRisk sums of the flipped pair
     n_perm = (1 << c) if exact else B
     hobs = 0.5 * total
-    small = 1.0
-    for i in range(c):
-        if buf_d[i] != 0.0:
-            small = min(small, abs(buf_d[i]))
-    halved = small >= _TINY and scale < 2.0 ** 1000
     up = hobs - tol
     down = hobs + tol
     far = abs(hobs) - tol
@@ -436,13 +434,8 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     base = stream_state(seed, np.uint64(2 * k + 1))  # tag 1
     for b0 in range(0, n_perm, R):
         _flip_words(base, b0, exact, words)
-        _flip_sum(words, buf_d, c, ax)
+        _flip_sums(words, c, buf_d, buf_h, buf_q, ax, ah, aq)
         n = min(R, n_perm - b0)
-        if halved:
-            for r in range(n):
-                ah[r] = 0.5 * ax[r]
-        else:
-            _flip_sum(words, buf_h, c, ah)
         for r in range(n):
             t = ah[r]
             n3 += t >= up
@@ -454,8 +447,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
                 n12 += xb >= xmean
                 n13 += abs(xb) >= xfar
         if zg:
-            _flip_sum(words, buf_q, c, aq)
-            n5, n6, n7, n8 = _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown, n5, n6, n7, n8)
+            z5, z6, z7, z8 = _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown)
+            n5 += z5
+            n6 += z6
+            n7 += z7
+            n8 += z8
     counts[3], counts[4], counts[11], counts[12], counts[13] = n3, n4, n11, n12, n13
     counts[5], counts[6], counts[7], counts[8] = n5, n6, n7, n8
 
