@@ -172,8 +172,8 @@ def _geo_bounds(S1, z1, S2, z2, c):
     v1 = _erfc_arg(z1, c)
     v2 = _erfc_arg(z2, c)
     ok = abs(v1) <= SERIES_MAX and abs(v2) <= SERIES_MAX
-    e1 = _erfc_series(v1)
-    e2 = _erfc_series(v2)
+    e1 = _erfc_series(min(max(v1, -SERIES_MAX), SERIES_MAX))  # clamped: e > 0 even when not ok
+    e2 = _erfc_series(min(max(v2, -SERIES_MAX), SERIES_MAX))
     lo = _geo(S2, c, e2 - ERFC_MARGIN) - _geo(S1, c, e1 + ERFC_MARGIN)
     hi = _geo(S2, c, e2 + ERFC_MARGIN) - _geo(S1, c, e1 - ERFC_MARGIN)
     return lo, hi, ok
