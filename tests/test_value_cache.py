@@ -9,14 +9,16 @@ import subprocess
 import sys
 import textwrap
 
+import numba
 import numpy as np
 import pytest
-from numba.core.caching import NullCache
+from numba.core.caching import FunctionCache, NullCache
 
 import fastrisk
 from fastrisk._kernels import risk as risk_k
 from fastrisk._kernels import tables as tables_k
 from fastrisk._kernels import zrisk as zrisk_k
+from fastrisk._kernels._jit import with_value
 from fastrisk.values import resolve_value
 
 KERNELS = (risk_k.value_risk, risk_k.value_risk_serial, risk_k.value_scores, risk_k.value_scores_serial,
@@ -57,8 +59,20 @@ def test_a_user_function_gets_its_own_uncached_twin_with_the_same_numbers():
     np.testing.assert_allclose(doubled, 2 * fastrisk.risk(m, m.systems[0], value=lambda x: x).urisk, rtol=1e-15)
 
 
+def test_another_builtin_value_function_gets_a_cached_twin_named_after_it():
+    def cubic(x):
+        return x * x * x
+
+    cubic.__module__ = "fastrisk._kernels.risk"  # as if shipped beside smooth_value
+    twin = with_value(risk_k.value_risk_serial, numba.njit(cubic))
+    assert getattr(twin, "py_func", twin).__name__ == "value_risk_serial_cubic"
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        assert isinstance(twin._cache, FunctionCache) and not twin.targetoptions.get("parallel")
+
+
 _PROBE = textwrap.dedent("""
-    import numpy as np
+    import numba
+import numpy as np
     from numba.core import event
 
     compiled = set()

@@ -238,9 +238,10 @@ def with_value(kernel, value):
 
     A function passed to a kernel as an argument is never saved to numba's disk cache (every
     process compiles it again), and neither is a closure; a kernel that calls a global is. So
-    the built-in value function is the global the value kernels are written against, and a
-    user's function gets its own twin of the kernel, compiled once per function object
-    (remembered on it) and never cached on disk (its code may change between runs).
+    the built-in value function is the global the value kernels are written against; another
+    function defined in ``fastrisk._kernels`` gets a twin cached under ``<kernel>_<name>``, and
+    a user's function a twin compiled once per function object (remembered on it) and never
+    cached on disk (its code may change between runs while its name does not).
     """
     func = getattr(kernel, "py_func", kernel)
     if func.__globals__.get("_value") is value:
@@ -254,6 +255,9 @@ def with_value(kernel, value):
             pass
     twin = twins.get(func.__qualname__)
     if twin is None:
-        twin = twins[func.__qualname__] = _twin(
-            kernel, "_user", f"{func.__name__} with a user's value function.", {"_value": value}, cache=False)
+        py_value = getattr(value, "py_func", value)
+        builtin = getattr(py_value, "__module__", "").startswith("fastrisk._kernels.")
+        suffix = "_" + py_value.__name__ if builtin else "_user"
+        twin = twins[func.__qualname__] = _twin(kernel, suffix, f"{func.__name__} with the value function "
+                                                f"{py_value.__name__}.", {"_value": value}, cache=builtin)
     return twin
