@@ -35,6 +35,7 @@ def _risk():
     fastrisk.adaptive_risk(m, "run24", alpha=5, method="saro")
     fastrisk.risk(m, "run24", loss_weight=2, convention="minus")
     fastrisk.risk(m, "run24", value="smooth")
+    fastrisk.risk_scores(m, "run24", value="smooth")
     fastrisk.risk(m, fastrisk.virtual_baseline(m, "mean", leave_out=True), alpha=1)
     fastrisk.risk(m, "median", value="smooth", convention="minus")
     fastrisk.zrisk(m, loss_weight=2, convention="minus")
