@@ -71,8 +71,7 @@ def test_another_builtin_value_function_gets_a_cached_twin_named_after_it():
 
 
 _PROBE = textwrap.dedent("""
-    import numba
-import numpy as np
+    import numpy as np
     from numba.core import event
 
     compiled = set()
