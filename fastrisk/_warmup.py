@@ -50,7 +50,7 @@ def _tables():
     agreement = t.agreement(alpha=5)
     agreement.kendall, agreement.rbo  # computed on first use: compile their kernels too
     fastrisk.baseline_table(m, alpha=[0, 5], exclude_self=True)
-    fastrisk.baseline_table(m, value="smooth")  # the built-in value function's kernels are cached too
+    fastrisk.baseline_table(m, value="smooth").rank  # the built-in value function's kernels are cached too
     fastrisk.pca(m, 2, extra=[fastrisk.virtual_baseline(m, k) for k in ("mean", "median", "max")])
     fastrisk.rbo("a (b c) d", ["b", "a", ("c", "e")], p=0.9, ties="a")
 
