@@ -226,7 +226,7 @@ def value_scores(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None) 
     on the kernels' serial twins."""
     if vf.is_linear:
         return run(_k.linear_scores, _k.linear_scores_serial, R.size * len(vf.alpha), threads, R, B, vf.alpha)
-    return run(_k.value_scores, _k.value_scores_serial, R.size, threads, R, B, vf.func)[None]
+    return run(vf.kernel(_k.value_scores), vf.kernel(_k.value_scores_serial), R.size, threads, R, B)[None]
 
 
 def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
@@ -333,7 +333,7 @@ def _moments(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None):
         if vf.is_linear:
             with limit_threads(threads, R.size * len(vf.alpha)):
                 return _k.linear_risk(R, B, vf.alpha)
-        return run(_k.value_risk, _k.value_risk_serial, R.size, threads, R, B, vf.func)
+        return run(vf.kernel(_k.value_risk), vf.kernel(_k.value_risk_serial), R.size, threads, R, B)
 
     out = list(kernel(R, B))
     ks = None

@@ -35,6 +35,7 @@ def _risk():
     fastrisk.adaptive_risk(m, "run24", alpha=5, method="saro")
     fastrisk.risk(m, "run24", loss_weight=2, convention="minus")
     fastrisk.risk(m, "run24", value="smooth")
+    fastrisk.risk_scores(m, "run24", value="smooth")
     fastrisk.risk(m, fastrisk.virtual_baseline(m, "mean", leave_out=True), alpha=1)
     fastrisk.risk(m, "median", value="smooth", convention="minus")
     fastrisk.zrisk(m, loss_weight=2, convention="minus")
@@ -49,6 +50,7 @@ def _tables():
     agreement = t.agreement(alpha=5)
     agreement.kendall, agreement.rbo  # computed on first use: compile their kernels too
     fastrisk.baseline_table(m, alpha=[0, 5], exclude_self=True)
+    fastrisk.baseline_table(m, value="smooth").rank  # the built-in value function's kernels are cached too
     fastrisk.pca(m, 2, extra=[fastrisk.virtual_baseline(m, k) for k in ("mean", "median", "max")])
     fastrisk.rbo("a (b c) d", ["b", "a", ("c", "e")], p=0.9, ties="a")
 

@@ -180,7 +180,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
             pos, neg = _k.zrisk_parts(V, topic_totals, system_totals, grand)
             z = pos[:, None] + vf.loss_weight[None, :] * neg[:, None]
         else:
-            z = _k.zrisk_value(V, topic_totals, system_totals, grand, vf.func)[:, None]
+            z = vf.kernel(_k.zrisk_value)(V, topic_totals, system_totals, grand)[:, None]
     if convention == "minus":
         z = -z
     eff = system_totals / c

@@ -242,7 +242,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                     _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
             else:
                 with _interrupt.stoppable() as stop:
-                    sx, sx2 = k.value_pair_sums(matrix.values, vf.func, stop)
+                    sx, sx2 = vf.kernel(k.value_pair_sums)(matrix.values, stop)
                 zeros = np.zeros_like(sx)
                 urisk, se, trisk, _ = k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
             _numerics.check_finite_fast(urisk, "URisk")

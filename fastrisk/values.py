@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fastrisk._compile import compile_checked
+from fastrisk._kernels._jit import with_value
 from fastrisk._kernels.risk import smooth_value
 from fastrisk._numerics import MAX_ALPHA, check_alpha_range
 from fastrisk.errors import InputError
@@ -39,6 +40,11 @@ class ValueFunction:
     @property
     def is_linear(self) -> bool:
         return self.func is None
+
+    def kernel(self, kernel):
+        """``kernel``, a value kernel, computing with ``func``: the kernel itself (cached on
+        disk) for the built-in smooth function, a twin compiled for a user's function."""
+        return with_value(kernel, self.func)
 
 
 def _as_float_array(values, name: str) -> np.ndarray:

@@ -204,6 +204,20 @@ else:
         return _load_acquire(stop) != 0
 
 
+def _twin(kernel, suffix: str, doc: str, bound=None, **options):
+    """A new kernel compiled from ``kernel``'s code under the name ``<name><suffix>``, with
+    ``bound`` replacing some of its module globals; ``options`` override its numba options."""
+    func = getattr(kernel, "py_func", kernel)
+    scope = {**func.__globals__, **bound} if bound else func.__globals__
+    twin = types.FunctionType(func.__code__, scope, func.__name__ + suffix, func.__defaults__,
+                              func.__closure__)
+    twin.__qualname__ = func.__qualname__ + suffix
+    twin.__module__ = func.__module__
+    twin.__doc__ = doc
+    opts = {**getattr(kernel, "targetoptions", {}), **options}
+    return _decorator({**_OPTIONS, **{k: v for k, v in opts.items() if k in ("cache", "parallel")}})(twin)
+
+
 def serial(kernel):
     """The one-thread twin of a parallel kernel: the same body compiled without ``parallel``
     (``prange`` runs as ``range``), cached under its own name (``<name>_serial``: numba's
@@ -212,10 +226,38 @@ def serial(kernel):
     Small calls use it: no thread-pool wake-up, no thread-count switch around the call, and
     the numbers are the parallel kernel's (every kernel's result is thread-count independent).
     """
+    name = getattr(kernel, "py_func", kernel).__name__
+    return _twin(kernel, "_serial", f"{name} on one thread (same body, compiled without ``parallel``).",
+                 parallel=False)
+
+
+def with_value(kernel, value):
+    """``kernel``, a value kernel whose body calls the module global ``_value`` (the built-in
+    smooth value function: that kernel is cached on disk), with ``_value`` bound to another
+    scalar function ``value``.
+
+    A function passed to a kernel as an argument is never saved to numba's disk cache (every
+    process compiles it again), and neither is a closure; a kernel that calls a global is. So
+    the built-in value function is the global the value kernels are written against; another
+    function defined in ``fastrisk._kernels`` gets a twin cached under ``<kernel>_<name>``, and
+    a user's function a twin compiled once per function object (remembered on it) and never
+    cached on disk (its code may change between runs while its name does not).
+    """
     func = getattr(kernel, "py_func", kernel)
-    twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_serial",
-                              func.__defaults__, func.__closure__)
-    twin.__qualname__ = func.__qualname__ + "_serial"
-    twin.__module__ = func.__module__
-    twin.__doc__ = f"{func.__name__} on one thread (same body, compiled without ``parallel``)."
-    return njit(twin)
+    if func.__globals__.get("_value") is value:
+        return kernel
+    twins = getattr(value, "_fastrisk_kernels", None)
+    if twins is None:
+        twins = {}
+        try:
+            value._fastrisk_kernels = twins
+        except AttributeError:  # a callable without a __dict__: no memo, a twin per call
+            pass
+    twin = twins.get(func.__qualname__)
+    if twin is None:
+        py_value = getattr(value, "py_func", value)
+        builtin = getattr(py_value, "__module__", "").startswith("fastrisk._kernels.")
+        suffix = "_" + py_value.__name__ if builtin else "_user"
+        twin = twins[func.__qualname__] = _twin(kernel, suffix, f"{func.__name__} with the value function "
+                                                f"{py_value.__name__}.", {"_value": value}, cache=builtin)
+    return twin

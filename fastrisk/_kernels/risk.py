@@ -18,6 +18,12 @@ def smooth_value(x):
     return ((1.38426 * x - 0.51659) * x + 0.11578) * x
 
 
+# The value function the value kernels (here, in zrisk and in tables) call: a module global, so
+# that the smooth kernels load from numba's disk cache; `fastrisk._kernels._jit.with_value`
+# binds a user's function instead.
+_value = smooth_value
+
+
 @njit
 def _row_moments(x, out_mean, out_se, out_sej, a):
     """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
@@ -197,8 +203,9 @@ def _differences(r, b, d):
 
 
 @pjit
-def value_risk(R, B, value):
-    """As `linear_risk` with x_i = value(d_i) for a jitted scalar ``value`` (A = 1)."""
+def value_risk(R, B):
+    """As `linear_risk` with x_i = _value(d_i) for the jitted scalar ``_value`` (A = 1; see
+    `fastrisk._kernels._jit.with_value`)."""
     S, c = R.shape
     freward = np.empty(S)
     frisk = np.empty(S)
@@ -212,7 +219,7 @@ def value_risk(R, B, value):
         freward[k] = reward / c
         frisk[k] = risk / c
         for i in range(c):
-            d[i] = value(d[i])
+            d[i] = _value(d[i])
         _row_moments(d, urisk[k], se[k], sej[k], 0)
     return freward, frisk, urisk, se, sej
 
@@ -221,14 +228,14 @@ value_risk_serial = serial(value_risk)
 
 
 @pjit
-def value_scores(R, B, value):
-    """Per-topic x = value(r - b) for every system: (S, c)."""
+def value_scores(R, B):
+    """Per-topic x = _value(r - b) for every system: (S, c)."""
     S, c = R.shape
     X = np.empty((S, c))
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
         for i in range(c):
-            X[k, i] = value(R[k, i] - b[i])
+            X[k, i] = _value(R[k, i] - b[i])
     return X
 
 

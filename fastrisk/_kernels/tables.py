@@ -24,6 +24,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
+from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
 
 EPS = 2.220446049250313e-16  # float64 machine epsilon
 
@@ -262,10 +263,11 @@ def baseline_ranks(stat, ordinal, bblock, skip, stop):
 
 
 @pjit
-def value_pair_sums(V, value, stop):
-    """sum x and sum x^2 (S, S) of x_i = value(V[a, i] - V[b, i]) for every ordered pair.
+def value_pair_sums(V, stop):
+    """sum x and sum x^2 (S, S) of x_i = _value(V[a, i] - V[b, i]) for every ordered pair.
 
-    For a non-linear value function (a jitted scalar function): no antisymmetry to exploit,
+    For a non-linear value function (the jitted scalar ``_value``, see
+    `fastrisk._kernels._jit.with_value`): no antisymmetry to exploit,
     every ordered pair is one pass over the two contiguous rows of ``V`` (S, c). Rows are
     skipped once ``stop[0]`` is set (Ctrl-C; the caller discards the partial sums).
     """
@@ -279,7 +281,7 @@ def value_pair_sums(V, value, stop):
             acc = 0.0
             acc2 = 0.0
             for i in range(c):
-                x = value(V[a, i] - V[b, i])
+                x = _value(V[a, i] - V[b, i])
                 acc += x
                 acc2 += x * x
             sx[a, b] = acc

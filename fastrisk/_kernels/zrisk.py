@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
 
 
 @njit
@@ -111,8 +112,9 @@ zrisk_table_serial = serial(zrisk_table)
 
 
 @pjit
-def zrisk_value(V, topic_totals, system_totals, grand, value):
-    """Per system: sum_i value(X[i,k] - e_ik) / sqrt(e_ik) over cells with e_ik > 0."""
+def zrisk_value(V, topic_totals, system_totals, grand):
+    """Per system: sum_i _value(X[i,k] - e_ik) / sqrt(e_ik) over cells with e_ik > 0 (``_value``:
+    see `fastrisk._kernels._jit.with_value`)."""
     S, c = V.shape
     out = np.zeros(S)
     for k in prange(S):
@@ -121,7 +123,7 @@ def zrisk_value(V, topic_totals, system_totals, grand, value):
         for i in range(c):
             e = topic_totals[i] * sk / grand if grand > 0.0 else 0.0
             if e > 0.0:
-                acc += value(V[k, i] - e) / math.sqrt(e)
+                acc += _value(V[k, i] - e) / math.sqrt(e)
         out[k] = acc
     return out
 
