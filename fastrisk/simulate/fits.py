@@ -136,6 +136,16 @@ class SimMargin:
     def mean(self) -> float:
         return _mean(self.points, self.cdf, self.continuous)
 
+    @property
+    def variance(self) -> float:
+        """Variance of the margin (exact for its tabulated CDF: uniform within each grid cell)."""
+        if self.continuous:
+            a, b = self.points[:-1], self.points[1:]
+            m2 = float(np.sum(np.diff(self.cdf) * (a * a + a * b + b * b) / 3.0))
+        else:
+            m2 = float(np.dot(self.points ** 2, np.diff(np.concatenate([[0.0], self.cdf]))))
+        return m2 - self.mean ** 2
+
     def kernel_arrays(self):
         """(cdf, values, continuous) for `fastrisk._kernels.simulate.quantiles`."""
         if self.continuous:
