@@ -267,10 +267,13 @@ def _beta(x, params=None):
 
 def hpi(x) -> float:
     """Two-stage direct plug-in bandwidth of a Gaussian KDE (``ks::hpi``; Wand & Jones 1995,
-    sec. 3.6), with the functionals summed exactly (no binning)."""
+    sec. 3.6), with the functionals summed exactly (no binning). In one dimension ``ks::hpi``
+    is ``KernSmooth::dpik(x, level = 2)``, whose normal-reference scale is
+    ``scalest = "minim"``: min(sd, IQR / 1.349) (R's type-7 quartiles), not the sd."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
-    sd = float(np.std(x, ddof=1))
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    sd = min(float(np.std(x, ddof=1)), float(q3 - q1) / 1.349)
     psi8 = 105.0 / (32.0 * math.sqrt(math.pi) * sd ** 9)
     d = (x[:, None] - x[None, :]).reshape(-1)
     rt = math.sqrt(2 * math.pi)
