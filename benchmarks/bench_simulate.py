@@ -7,8 +7,11 @@ measured on 1,000 collections: compare per-collection times). The battery (t, Wi
 sign; 0 resamples) against ``scipy.stats.ttest_rel(axis=-1)`` + ``wilcoxon(axis=-1)`` + a
 vectorised binomial sign test; the resampling tests (bootstrap + permutation at B = 1,000)
 against a per-collection loop of ``fastrisk.bootstrap`` + ``fastrisk.permutation_test``.
-The type I study end to end at a size that fits a benchmark run (per-trial cost reported
-in ``extra_info``; extrapolate linearly: every trial is independent).
+The study's battery (``protocol="urbano2019"``, 10^4 resamples: t, Wilcoxon, sign, centred
+bootstrap, permutation, TRisk, ZRisk/GeoRisk flips) against the same battery in plain
+NumPy/SciPy (vectorised over the resamples of each pair). The type I study end to end at a
+size that fits a benchmark run (per-trial cost reported in ``extra_info``; extrapolate
+linearly: every trial is independent).
 
 Run: ``pytest benchmarks/bench_simulate.py --benchmark-columns=min,median,rounds``.
 """
@@ -154,7 +157,83 @@ def test_resampling_per_collection_loop(benchmark):
     benchmark.extra_info["note"] = "100 collections; compare us_per_collection"
 
 
-TRIALS, REPS = 2000, 1000
+RESAMPLES = 10_000
+STUDY_PAIRS = 40
+
+
+def _zg_numpy(S2, A2, N, W, c):
+    """ZRisk and GeoRisk differences (y - x) of 2-run collections from S_y and A_y (vectorised)."""
+    S1, A1 = N - S2, W - A2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1, r2 = np.sqrt(S1 / N), np.sqrt(S2 / N)
+        z1 = np.where(S1 > 0, A1 / r1 - W * r1, 0.0)
+        z2 = np.where(S2 > 0, A2 / r2 - W * r2, 0.0)
+    g1 = np.sqrt(np.maximum(S1, 0) / c * special.ndtr(z1 / c))
+    g2 = np.sqrt(np.maximum(S2, 0) / c * special.ndtr(z2 / c))
+    return z2 - z1, g2 - g1
+
+
+def numpy_study_battery(V, B=RESAMPLES, seed=0):
+    """Two-sided p-values of the study's battery (protocol urbano2019) for each pair, plain
+    NumPy/SciPy: t, Wilcoxon (R's wilcox.test), sign (ties |d| <= 0.01), TRisk at 1 and 5
+    vectorised over pairs; per pair, the bootstrap centred by the replicates' mean (a B x c
+    index matrix), the permutation test and the ZRisk/GeoRisk flips (one B x c sign matrix,
+    matrix products). The same work as `battery(..., protocol="urbano2019")`, other streams."""
+    rng = np.random.default_rng(seed)
+    K, _, c = V.shape
+    d = V[:, 1] - V[:, 0]
+    out = np.empty((K, 8))
+    out[:, 0] = stats.ttest_rel(V[:, 1], V[:, 0], axis=-1).pvalue
+    out[:, 1] = stats.wilcoxon(d, axis=-1, correction=True, method="exact" if c < 50 else "approx").pvalue
+    k = (d > 0.01).sum(axis=-1)
+    n = k + (d < -0.01).sum(axis=-1)
+    out[:, 2] = np.minimum(1.0, 2 * np.minimum(special.bdtr(k, n, 0.5), special.bdtrc(k - 1, n, 0.5)))
+    for j, alpha in ((3, 1.0), (4, 5.0)):
+        out[:, j] = 2 * stats.t.sf(np.abs(numpy_trisk(V, alpha)[3]), c - 1)
+    for q in range(K):
+        x, y = V[q]
+        m = d[q].mean()
+        means = d[q][rng.integers(0, c, size=(B, c))].mean(axis=1)
+        out[q, 5] = np.mean(np.abs(means - means.mean()) >= abs(m))
+        s = np.where(rng.integers(0, 2, size=(B, c), dtype=np.uint8), 1.0, -1.0)
+        out[q, 6] = np.mean(np.abs(s @ d[q] / c) >= abs(m))
+        T = x + y
+        rt = np.sqrt(T)
+        N, W = T.sum(), rt.sum()
+        zo, go = _zg_numpy(y.sum(), (y / rt).sum(), N, W, c)
+        zs, gs = _zg_numpy(0.5 * N + s @ (0.5 * d[q]), (0.5 * T / rt).sum() + s @ (0.5 * d[q] / rt), N, W, c)
+        out[q, 7] = min(1.0, 2 * min(np.mean(gs >= go), np.mean(gs <= go)))
+    return out
+
+
+def _study_pairs():
+    return _pairs(STUDY_PAIRS)
+
+
+def test_study_battery_fastrisk(benchmark):
+    """The study's battery at 10^4 resamples on 40 pairs of 50 topics (the per-trial cost of a
+    type I study once the scores are drawn); ``ms_per_pair`` in ``extra_info``."""
+    V = _study_pairs()
+    benchmark.group = "study-battery-B10000-40-pairs-of-50"
+    battery(V[:2], replicates=100, rng=1, protocol="urbano2019")
+    res = benchmark.pedantic(battery, args=(V,), kwargs={"replicates": RESAMPLES, "rng": 1, "protocol": "urbano2019"},
+                             rounds=5, iterations=1)
+    benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(V) * 1e3
+    ref = numpy_study_battery(V[:8])
+    np.testing.assert_allclose(res.p("t")[:8], ref[:, 0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(res.p("bootstrap")[:8], ref[:, 5], atol=0.03)  # other streams: Monte-Carlo error
+    np.testing.assert_allclose(res.p("permutation")[:8], ref[:, 6], atol=0.03)
+
+
+def test_study_battery_numpy(benchmark):
+    V = _study_pairs()
+    benchmark.group = "study-battery-B10000-40-pairs-of-50"
+    numpy_study_battery(V[:1], B=100)
+    benchmark.pedantic(numpy_study_battery, args=(V,), rounds=3, iterations=1)
+    benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(V) * 1e3
+
+
+TRIALS, REPS = 2000, RESAMPLES
 SMALL = ["web2013_err20"]  # the smallest bundled collection (34 runs; 30 kept, 435 pairs)
 
 

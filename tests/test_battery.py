@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from reference import batch as ref
-from scipy import stats
+from reference import simulate as sref
+from scipy import special, stats
 
 from fastrisk.errors import InputError
 from fastrisk.simulate import battery
@@ -94,17 +97,76 @@ def test_exact_permutation_is_scipys_permutation_test(tails):
         assert res.p("permutation", tails)[k] == pytest.approx(sp.pvalue, rel=1e-12)
 
 
-def test_random_bootstrap_and_permutation_counts_match_the_reference():
-    V = _pairs(K=3, c=40, seed=10)
-    B = 120
-    res = battery(V, replicates=B, rng=77)
-    for k in range(3):
+@pytest.mark.parametrize(("c", "B"), [(7, 70), (40, 120), (64, 70), (65, 70), (129, 70)])
+def test_random_bootstrap_and_permutation_counts_match_the_reference(c, B):
+    """Replicates run in blocks of 64 and sign bits in 64-topic words: odd c, c at and past a
+    word, B not a multiple of the block; every count is the one-replicate-at-a-time count."""
+    V = _pairs(K=2, c=c, seed=30 + c)
+    res = battery(V, replicates=B, rng=9, protocol="urbano2019")
+    std = battery(V, replicates=B, rng=9)
+    for k in range(2):
         d = list(V[k, 1] - V[k, 0])
-        ge, le, ab = ref.bootstrap_counts(d, res.seed, k, B)
-        np.testing.assert_allclose(res.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
-        ge, le = ref.sign_flip_counts([v / 2 for v in d], res.seed, k, B, exact=False)
+        ge, le, ab = ref.bootstrap_counts(d, std.seed, k, B)
+        np.testing.assert_allclose(std.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
+        ge, le = ref.sign_flip_counts([v / 2 for v in d], std.seed, k, B, exact=False)
         pg, pl = (ge + 1) / (B + 1), (le + 1) / (B + 1)
-        np.testing.assert_allclose(res.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
+        np.testing.assert_allclose(std.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
+        ge, ab = sref.bootstrap_centred(d, res.seed, k, B)
+        assert res.p("bootstrap", "greater")[k] == round(ge / B, 6)
+        assert res.p("bootstrap", "two-sided")[k] == round(ab / B, 6)
+        ge, ab = sref.flips(d, res.seed, k, B)
+        assert res.p("permutation", "greater")[k] == round(ge / B, 6)
+        assert res.p("permutation", "two-sided")[k] == round(ab / B, 6)
+
+
+def test_flips_with_subnormal_half_differences_sum_the_halves():
+    """Differences near the bottom of the doubles (subnormal halves): the flipped statistic is
+    the sum of the halves d / 2, as one flip at a time sums it."""
+    V = np.zeros((1, 2, 20))
+    V[0, 1, :10] = np.linspace(0.1, 0.9, 10)
+    V[0, 1, 10:15] = 3e-310
+    V[0, 0, 15:] = 5e-324 * np.arange(1, 6)
+    res = battery(V, replicates=100, rng=4)
+    d = list(V[0, 1] - V[0, 0])
+    ge, le = ref.sign_flip_counts([v / 2 for v in d], res.seed, 0, 100, exact=False)
+    assert res.p("permutation", "greater")[0] == (ge + 1) / 101
+    assert res.p("permutation", "less")[0] == (le + 1) / 101
+
+
+def test_georisk_bounds_hold_and_erfc_series_is_within_its_margin():
+    from fastrisk._kernels import battery as kb
+
+    v = np.linspace(-kb.SERIES_MAX, kb.SERIES_MAX, 20001)
+    series = np.array([kb._erfc_series(t) for t in v])
+    assert np.abs(series - special.erfc(v)).max() < kb.ERFC_MARGIN / 20
+    assert max(abs(s - math.erfc(t)) for s, t in zip(series, v)) < kb.ERFC_MARGIN / 20
+    rng = np.random.default_rng(41)
+    for _ in range(2000):  # pairs of runs, some with extreme scores (|ZRisk / c| near its bound)
+        c = int(rng.integers(2, 200))
+        x, y = rng.beta(*rng.choice([0.05, 1.0, 20.0], 2), size=c), rng.beta(*rng.choice([0.05, 1.0, 20.0], 2), size=c)
+        T = x + y
+        N, W, S2, A2 = T.sum(), np.sqrt(T).sum(), y.sum(), (y / np.sqrt(T)).sum()
+        S1, z1, z2 = kb._zpair(S2, A2, N, W)
+        lo, hi, ok = kb._geo_bounds(S1, z1, S2, z2, c)
+        gs = kb._zg(S2, A2, N, W, c)[1]
+        assert ok and lo <= gs <= hi and hi - lo < 1e-11
+
+
+@pytest.mark.parametrize("c", [1, 30])
+def test_georisk_flip_counts_fall_back_to_erfc_where_bounds_straddle(c):
+    """Thresholds placed exactly on flipped values (bounds straddle them) and c = 1 (erfc's
+    argument beyond the series' range): the counts are those of `_zg` flip by flip."""
+    from fastrisk._kernels import battery as kb
+
+    rng = np.random.default_rng(42 + c)
+    N, W, Sm, Am = 20.0, 25.0, 10.0, 12.5
+    ah, aq = rng.normal(0, 2, 300), rng.normal(0, 2, 300)
+    plain = np.array([kb._zg(Sm + t, Am + q, N, W, c) for t, q in zip(ah, aq)])
+    for zup, zdown, gup, gdown in ((0.1, 0.3, plain[5, 1], plain[9, 1]), (-1.0, 1.0, -0.01, 0.02)):
+        got = kb._zg_counts(ah, aq, len(ah), Sm, Am, N, W, c, zup, zdown, gup, gdown)
+        want = ((plain[:, 0] >= zup).sum(), (plain[:, 0] <= zdown).sum(), (plain[:, 1] >= gup).sum(),
+                (plain[:, 1] <= gdown).sum())
+        assert got == want
 
 
 def test_trisk_zrisk_and_georisk_statistics_match_the_reference():

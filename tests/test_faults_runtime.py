@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _python(code: str, cwd, env=None, timeout=240):
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)]), **(env or {})}
+    full = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # the cache beside the module
+    full = {**full, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd)]), **(env or {})}
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=full, capture_output=True, check=False,
                           text=True, timeout=timeout)
 

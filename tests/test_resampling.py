@@ -46,6 +46,25 @@ def test_counts_and_indices_follow_the_reference_stream():
         assert W[r].tolist() == np.bincount(drawn, minlength=c).astype(float).tolist()
 
 
+def test_topic_draws_reject_as_lemire_when_the_range_does_not_divide_2_32():
+    """The rejection step of the multiply-shift, on a range where it rejects about half the
+    words (n = 2^31 + 1: 2^32 mod n = 2^31 - 1), against the reference, and the uniformity of
+    the topics a replicate draws (chi-square over 200,000 draws of c = 7)."""
+    from fastrisk._kernels._random import stream_state
+
+    n, seed = (1 << 31) + 1, 77
+    state, bits, half = stream_state(seed, 5), 0, 0
+    got = []
+    for _ in range(40):  # (the position comes back as Python ints: passed on as uint64 again)
+        state, bits, half, k = K._next_topic(np.uint64(state), np.uint64(bits), half, np.uint64(n),
+                                             np.uint64((1 << 32) % n))
+        got.append(int(k))
+    assert got == ref.topics_below(seed, 5, n, 40)
+    W = np.empty((200_000 // 7, 7))
+    K.multinomial_counts(3, 0, W)
+    assert stats.chisquare(W.sum(axis=0)).pvalue > 1e-4
+
+
 def test_sign_flips_follow_the_reference_stream():
     c, seed = 70, 99  # more than 64 topics: two draws per replicate
     F = np.empty((4, c))
@@ -164,17 +183,20 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
 
 @pytest.mark.parametrize("pilot", [None, 1024])
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
-    if pilot is not None:  # place the windows from the first 1024 replicates
-        from fastrisk.resampling import _engine
+    if pilot is not None:  # place the windows from the first 1024 replicates (the predicted windows
+        # of the mean, which make the pilot unnecessary, switched off)
+        from fastrisk.resampling import _engine, procedures
 
         monkeypatch.setattr(_engine, "_PILOT", pilot)
+        monkeypatch.setattr(procedures, "_predict_windows", lambda *args: None)
     x = np.random.default_rng(2).gamma(1.0, 0.2, (3, 25))
     for method in ("percentile", "bca", "studentized"):
         res = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=True)
         reps = res.bootstrap_distribution[0]
-        if method == "percentile":  # exactly numpy's quantiles of the replicates
-            np.testing.assert_array_equal(res.confidence_interval.low[0], np.quantile(reps, 0.025, axis=1))
-            np.testing.assert_array_equal(res.confidence_interval.high[0], np.quantile(reps, 0.975, axis=1))
+        if method == "percentile":  # exactly numpy's quantiles of the replicates, at the levels the
+            level = (1 - 0.95) / 2  # interval uses (as scipy's: 0.025000000000000022, not 0.025)
+            np.testing.assert_array_equal(res.confidence_interval.low[0], np.quantile(reps, level, axis=1))
+            np.testing.assert_array_equal(res.confidence_interval.high[0], np.quantile(reps, 1 - level, axis=1))
         for chunk_size in (None, 1024):  # one chunk or four
             streamed = bootstrap(x, replicates=4000, rng=3, method=method, keep_replicates=False,
                                  chunk_size=chunk_size)

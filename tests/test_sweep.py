@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +158,22 @@ def test_process_pool_gives_identical_results(reference):
     with process_pool(2) as pool:
         result = sweep(GRID, executor=pool, progress=False, max_batch=2)
     assert identical(result.table, reference)
+
+
+def _worker_numba_threads(_):
+    import numba
+
+    return os.environ.get("NUMBA_NUM_THREADS"), numba.config.NUMBA_NUM_THREADS
+
+
+def test_process_pool_workers_run_numba_with_the_worker_environment():
+    """numba's settings in a pool worker are the worker environment's (one thread), not the ones
+    it read at import: with a mismatch, the first compile after a cached parallel kernel had
+    launched its threads failed ("Cannot set NUMBA_NUM_THREADS ...")."""
+    from fastrisk.sweep import process_pool
+
+    with process_pool(1) as pool:
+        assert pool.submit(_worker_numba_threads, 0).result() == ("1", 1)
 
 
 def test_dask_local_cluster_gives_identical_results(client, reference):

@@ -9,6 +9,13 @@ the mean (tail counts), TRisk at extra alphas, and sign-flip tests of the ZRisk 
 differences between the two runs (Dinçer, Macdonald & Ounis 2016, alpha = 0, where both
 are functions of two linear sums, so a flip costs one extra multiply-add per topic).
 p-values are formed from these outside (vectorised, scipy's distributions).
+
+The resampling runs in blocks of `R` replicates whose inner loops run over the block, so
+they vectorise (64-bit multiplies of the SplitMix64 draws, masked adds of the sign flips):
+replicate b still draws from its own stream (seed, pair, b) and sums its topics in their
+order, so every count is the one-replicate-at-a-time count, whatever the threads or blocks.
+GeoRisk's erfc is evaluated only for the flips whose bounds (`_geo_bounds`) do not settle
+the comparison.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import math
 import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange, stopped
-from fastrisk._kernels.batch import draw_topics, flip_signs, replicate_state
+from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
 from fastrisk._kernels.risk import risk_at, risk_sums
 
@@ -78,11 +85,13 @@ def _wilcoxon(d, vals, pos, order):
     return wplus, n, ties, c - n
 
 
-@njit
-def _zg(S2, A2, N, W, c):
-    """ZRisk difference and GeoRisk difference (run y minus run x) at alpha = 0 from the
-    sums S_y = sum y_i, A_y = sum y_i / sqrt(T_i); S_x = N - S_y, A_x = W - A_y, with
-    ZRisk_k = A_k / sqrt(S_k / N) - W sqrt(S_k / N), GeoRisk_k = sqrt(S_k / c Phi(ZRisk_k / c))."""
+_SQRT2 = math.sqrt(2.0)
+
+
+@njit(error_model="numpy")
+def _zpair(S2, A2, N, W):
+    """(S_x, ZRisk_x, ZRisk_y) at alpha = 0 from the sums S_y = sum y_i, A_y = sum
+    y_i / sqrt(T_i); S_x = N - S_y, A_x = W - A_y, ZRisk_k = A_k / sqrt(S_k / N) - W sqrt(S_k / N)."""
     S1 = N - S2
     A1 = W - A2
     z1 = 0.0
@@ -94,34 +103,211 @@ def _zg(S2, A2, N, W, c):
         if S2 > 0.0:
             r2 = math.sqrt(S2 / N)
             z2 = A2 / r2 - W * r2
-    g1 = math.sqrt(max(S1, 0.0) / c * 0.5 * math.erfc(-(z1 / c) / math.sqrt(2.0)))
-    g2 = math.sqrt(max(S2, 0.0) / c * 0.5 * math.erfc(-(z2 / c) / math.sqrt(2.0)))
-    return z2 - z1, g2 - g1
+    return S1, z1, z2
+
+
+@njit(error_model="numpy")
+def _erfc_arg(z, c):
+    """v with Phi(z / c) = erfc(v) / 2."""
+    return -(z / c) / _SQRT2
+
+
+@njit(error_model="numpy")
+def _geo(S, c, e):
+    """GeoRisk sqrt(S / c Phi(z / c)) of a run with score sum S, given e = erfc(`_erfc_arg`(z, c))."""
+    return math.sqrt(max(S, 0.0) / c * 0.5 * e)
+
+
+@njit(error_model="numpy")
+def _zg(S2, A2, N, W, c):
+    """ZRisk difference and GeoRisk difference (run y minus run x) at alpha = 0 (`_zpair`,
+    `_geo`)."""
+    S1, z1, z2 = _zpair(S2, A2, N, W)
+    return z2 - z1, _geo(S2, c, math.erfc(_erfc_arg(z2, c))) - _geo(S1, c, math.erfc(_erfc_arg(z1, c)))
+
+
+#: erf(v) = v sum_n ERF_SERIES[n] v^2n (Maclaurin: 2 / sqrt(pi) (-1)^n / (n! (2n + 1))); up to
+#: n = 17 the terms left out are below 5e-18 for |v| <= SERIES_MAX (alternating, decreasing).
+#: |ZRisk_k| <= sum_i sqrt(T_i) <= c sqrt(2), so erfc's argument never leaves [-1, 1].
+ERF_SERIES = tuple(2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(18))
+SERIES_MAX = 1.0
+#: Bound on |erfc(v) - (1 - series)| for |v| <= SERIES_MAX with the rounding of both sides: the
+#: series is within ~1e-15 of erf and libm's erfc within an ulp or so of the true value
+#: (tests/test_battery.py checks both on a dense grid), so 1e-13 leaves a wide margin.
+ERFC_MARGIN = 1e-13
+
+
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _erfc_series(v):
+    """1 - erf(v) from `ERF_SERIES` (Horner in v^2), within ``ERFC_MARGIN`` of erfc(v)."""
+    C = ERF_SERIES
+    u = v * v
+    p = C[17]
+    p = p * u + C[16]
+    p = p * u + C[15]
+    p = p * u + C[14]
+    p = p * u + C[13]
+    p = p * u + C[12]
+    p = p * u + C[11]
+    p = p * u + C[10]
+    p = p * u + C[9]
+    p = p * u + C[8]
+    p = p * u + C[7]
+    p = p * u + C[6]
+    p = p * u + C[5]
+    p = p * u + C[4]
+    p = p * u + C[3]
+    p = p * u + C[2]
+    p = p * u + C[1]
+    p = p * u + C[0]
+    return 1.0 - v * p
+
+
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _geo_bounds(S1, z1, S2, z2, c):
+    """(lo, hi, ok): lo <= GeoRisk difference of `_zg` <= hi, without an erfc: each erfc is
+    replaced by the series -/+ ``ERFC_MARGIN``, and ``_geo`` is non-decreasing in e in floating
+    point (rounded products and sqrt are monotone), as is the difference in g_y and -g_x.
+    ``ok``: both arguments within ``SERIES_MAX`` (else the bounds mean nothing)."""
+    v1 = _erfc_arg(z1, c)
+    v2 = _erfc_arg(z2, c)
+    ok = abs(v1) <= SERIES_MAX and abs(v2) <= SERIES_MAX
+    e1 = _erfc_series(min(max(v1, -SERIES_MAX), SERIES_MAX))  # clamped: e > 0 even when not ok
+    e2 = _erfc_series(min(max(v2, -SERIES_MAX), SERIES_MAX))
+    lo = _geo(S2, c, e2 - ERFC_MARGIN) - _geo(S1, c, e1 + ERFC_MARGIN)
+    hi = _geo(S2, c, e2 + ERFC_MARGIN) - _geo(S1, c, e1 - ERFC_MARGIN)
+    return lo, hi, ok
 
 
 #: Bootstrap replicates kept per pair for the second pass of boot' (more are drawn twice).
 MAX_STORED = 1 << 20
 
 
+#: Replicates computed side by side. A block's replicates are independent, so their random
+#: draws and sums vectorise across replicates (the inner loops run over r), while each
+#: replicate's own sum keeps its topic order: the numbers are those of one replicate at a time.
+R = 64
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+_ONE = np.uint64(1)
+
+
 @njit
-def _boot_sum(seed, k, b, c, buf_d, buf_i):
-    """Sum of one bootstrap resample (replicate b of pair k) of ``buf_d``."""
-    draw_topics(replicate_state(seed, k, 0, b), c, buf_i)
-    t0 = 0.0  # two accumulators: the adds of a 50-topic sum need not wait on each other
-    t1 = 0.0
-    j = 0
-    while j + 1 < c:
-        t0 += buf_d[buf_i[j]]
-        t1 += buf_d[buf_i[j + 1]]
-        j += 2
-    if j < c:
-        t0 += buf_d[buf_i[j]]
-    return t0 + t1
+def workspace(c):
+    """Buffers of `_battery_one`'s resampling blocks for pairs of c topics: random states,
+    the even and odd topic draws of a bootstrap block, sign words of a flip block, sums."""
+    h = c // 2 + 1
+    return (np.empty(R, np.uint64), np.empty((h, R), np.uint32), np.empty((h, R), np.uint32),
+            np.empty(((c + 63) >> 6, R), np.uint64), np.empty((4, R)))
+
+
+@njit
+def _boot_block(base, b0, c, d, st, lo, hi, out):
+    """``out[r]`` = sum of bootstrap resample ``b0 + r`` of ``d`` (r < R). Resample b draws
+    from the stream ``stream_state(base, b)`` as `fastrisk._kernels.batch.draw_topics` does
+    (two topics per 64 random bits, Lemire's multiply-shift on each 32-bit half: draws 2m
+    and 2m + 1 in ``lo[m]`` and ``hi[m]``) and is summed as `_boot_sum` always summed it: the
+    even draws in one accumulator, the odd ones in another, then their sum. The draws of the
+    block are made first (integer work that vectorises over r), then summed."""
+    n = st.shape[0]
+    cc = np.uint64(c)
+    for r in range(n):
+        st[r] = stream_state(base, np.uint64(b0 + r))
+    for m in range((c + 1) // 2):
+        a = lo[m]
+        b = hi[m]
+        for r in range(n):
+            z = st[r] + _GOLDEN
+            st[r] = z
+            z = mix64(z)
+            a[r] = np.uint32(((z & _LOW32) * cc) >> _S32)
+            b[r] = np.uint32(((z >> _S32) * cc) >> _S32)
+    h = c // 2
+    for r in range(n):
+        t0 = 0.0
+        t1 = 0.0
+        for m in range(h):
+            t0 += d[lo[m, r]]
+            t1 += d[hi[m, r]]
+        if c % 2:
+            t0 += d[lo[h, r]]
+        out[r] = t0 + t1
+
+
+@njit
+def _flip_words(base, b0, exact, W):
+    """Sign bits of flips ``b0 .. b0 + R - 1``: ``W[w, r]`` holds the signs of topics
+    64 w .. 64 w + 63 of flip b0 + r (bit set: +1), the successive draws of the stream
+    ``stream_state(base, b)`` as `fastrisk._kernels.batch.flip_signs` reads them; with
+    ``exact``, flip b is pattern b (bit i: topic i)."""
+    for r in range(W.shape[1]):
+        if exact:
+            W[0, r] = np.uint64(b0 + r)
+        else:
+            z = stream_state(base, np.uint64(b0 + r))
+            for w in range(W.shape[0]):
+                z = z + _GOLDEN
+                W[w, r] = mix64(z)
+
+
+@njit
+def _flip_sums(W, c, d, h, q, ad, ah, aq):
+    """``ad[r]``, ``ah[r]``, ``aq[r]`` = sums over topics i, in order, of s_ri d_i, s_ri h_i,
+    s_ri q_i, with s_ri = +1 where bit i of flip r is set in ``W`` (see `_flip_words`), else
+    -1: the adds of sum(s_i * v_i) one flip at a time, for the R flips of a block at once."""
+    n = ad.shape[0]
+    for r in range(n):
+        ad[r] = 0.0
+        ah[r] = 0.0
+        aq[r] = 0.0
+    for i in range(c):
+        mask = _ONE << np.uint64(i & 63)
+        row = W[i >> 6]
+        di, hi, qi = d[i], h[i], q[i]
+        for r in range(n):
+            plus = (row[r] & mask) != 0
+            ad[r] += di if plus else -di
+            ah[r] += hi if plus else -hi
+            aq[r] += qi if plus else -qi
+
+
+@njit(error_model="numpy")
+def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
+    """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``):
+    #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`. GeoRisk's
+    erfc is computed only for the flips whose bounds (`_geo_bounds`) straddle a threshold: the
+    first loop (no call, so it vectorises) counts the others."""
+    n5 = n6 = n7 = n8 = und = 0
+    for r in range(n):
+        S2 = Sm + ah[r]
+        S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
+        zs = z2 - z1
+        n5 += zs >= zup
+        n6 += zs <= zdown
+        lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
+        k7 = ok & (lo >= gup)
+        k8 = ok & (hi <= gdown)
+        n7 += k7
+        n8 += k8
+        und += not (ok & (k7 | (hi < gup)) & (k8 | (lo > gdown)))
+    if und:
+        for r in range(n):
+            S2 = Sm + ah[r]
+            S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
+            lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
+            sure7 = ok and (lo >= gup or hi < gup)
+            sure8 = ok and (hi <= gdown or lo > gdown)
+            if not (sure7 and sure8):
+                gs = _zg(S2, Am + aq[r], N, W, c)[1]
+                n7 += (not sure7) and gs >= gup
+                n8 += (not sure8) and gs <= gdown
+    return n5, n6, n7, n8
 
 
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_i, buf_s, buf_h, buf_q, buf_r, xmean):
+                 buf_o, buf_h, buf_q, buf_r, ws, xmean):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
     counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
@@ -192,66 +378,82 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         return
     tol = 1e-12 * scale
     tol_zg = 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
+    st, lo, hi, words, f = ws
+    blk, ax, ah, aq = f[0], f[1], f[2], f[3]
     # bootstrap: resample the centred differences d - mean; compare the replicate sum with obs
     stored = B <= buf_r.shape[0]
+    base = stream_state(seed, np.uint64(2 * k))  # replicate b: stream (this, b), tag 0
+    up = total - tol
+    down = total + tol
+    far = abs(total) - tol
     rbar = 0.0
-    for b in range(B):
-        dstar = _boot_sum(seed, k, b, c, buf_d, buf_i) - total  # sum(d[idx]) - c * mean
-        if stored:
-            buf_r[b] = dstar
-        rbar += dstar
-        if dstar >= total - tol:
-            counts[0] += 1
-        if dstar <= total + tol:
-            counts[1] += 1
-        if abs(dstar) >= abs(total) - tol:
-            counts[2] += 1
+    n0 = n1 = n2 = 0
+    for b0 in range(0, B, R):
+        _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
+        n = min(R, B - b0)
+        for r in range(n):
+            blk[r] -= total  # sum(d[idx]) - c * mean
+            rbar += blk[r]
+        for r in range(n):
+            n0 += blk[r] >= up
+            n1 += blk[r] <= down
+            n2 += abs(blk[r]) >= far
+        if stored:  # element loops: a slice copy compiles numba's shape-error formatting
+            for r in range(n):
+                buf_r[b0 + r] = blk[r]
     rbar /= B
-    for b in range(B):  # boot': the replicates centred by their own mean (drawn again if not stored)
-        r = (buf_r[b] if stored else _boot_sum(seed, k, b, c, buf_d, buf_i) - total) - rbar
-        if r >= total - tol:
-            counts[9] += 1
-        if abs(r) >= abs(total) - tol:
-            counts[10] += 1
-    # sign flips: the statistic sum(s_i h_i), and the ZRisk/GeoRisk sums of the flipped pair
+    n9 = n10 = 0
+    for b0 in range(0, B, R):  # boot': the replicates centred by their own mean (drawn again if not stored)
+        n = min(R, B - b0)
+        if stored:
+            for r in range(n):
+                blk[r] = buf_r[b0 + r]
+        else:
+            _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
+            for r in range(n):
+                blk[r] -= total
+        for r in range(n):
+            u = blk[r] - rbar
+            n9 += u >= up
+            n10 += abs(u) >= far
+    counts[0], counts[1], counts[2], counts[9], counts[10] = n0, n1, n2, n9, n10
+    # sign flips: the statistic t = sum(s_i h_i), the study's flipped sum of d, and the
+    # ZRisk/GeoRisk sums of the flipped pair
     n_perm = (1 << c) if exact else B
     hobs = 0.5 * total
-    for b in range(n_perm):
-        if exact:
-            for i in range(c):
-                buf_s[i] = 1.0 if (b >> i) & 1 else -1.0
-        else:
-            flip_signs(replicate_state(seed, k, 1, b), c, buf_s)
-        t = 0.0
-        q = 0.0
-        for i in range(c):
-            t += buf_s[i] * buf_h[i]
-            q += buf_s[i] * buf_q[i]
-        if t >= hobs - tol:
-            counts[3] += 1
-        if t <= hobs + tol:
-            counts[4] += 1
-        if abs(t) >= abs(hobs) - tol:
-            counts[11] += 1
-        if xmean == xmean:
-            xb = 0.0
-            for i in range(c):
-                xb += buf_s[i] * buf_d[i]
-            xb /= c
-            if xb >= xmean:
-                counts[12] += 1
-            if abs(xb) >= abs(xmean):
-                counts[13] += 1
+    up = hobs - tol
+    down = hobs + tol
+    far = abs(hobs) - tol
+    raw = xmean == xmean
+    xfar = abs(xmean)
+    zup = zobs - tol_zg
+    zdown = zobs + tol_zg
+    gup = gobs - tol_zg
+    gdown = gobs + tol_zg
+    n3 = n4 = n5 = n6 = n7 = n8 = n11 = n12 = n13 = 0
+    base = stream_state(seed, np.uint64(2 * k + 1))  # tag 1
+    for b0 in range(0, n_perm, R):
+        _flip_words(base, b0, exact, words)
+        _flip_sums(words, c, buf_d, buf_h, buf_q, ax, ah, aq)
+        n = min(R, n_perm - b0)
+        for r in range(n):
+            t = ah[r]
+            n3 += t >= up
+            n4 += t <= down
+            n11 += abs(t) >= far
+        if raw:
+            for r in range(n):
+                xb = ax[r] / c
+                n12 += xb >= xmean
+                n13 += abs(xb) >= xfar
         if zg:
-            zs, gs = _zg(Sm + t, Am + q, N, W, c)
-            if zs >= zobs - tol_zg:
-                counts[5] += 1
-            if zs <= zobs + tol_zg:
-                counts[6] += 1
-            if gs >= gobs - tol_zg:
-                counts[7] += 1
-            if gs <= gobs + tol_zg:
-                counts[8] += 1
+            z5, z6, z7, z8 = _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown)
+            n5 += z5
+            n6 += z6
+            n7 += z7
+            n8 += z8
+    counts[3], counts[4], counts[11], counts[12], counts[13] = n3, n4, n11, n12, n13
+    counts[5], counts[6], counts[7], counts[8] = n5, n6, n7, n8
 
 
 @pjit
@@ -277,16 +479,15 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         buf_v = np.empty(c)
         buf_p = np.empty(c, np.bool_)
         buf_o = np.empty(c, np.int64)
-        buf_i = np.empty(c, np.int64)
-        buf_s = np.empty(c)
         buf_h = np.empty(c)
         buf_q = np.empty(c)
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
+        ws = workspace(c)
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             if stopped(stop):
                 break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
-                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_i, buf_s, buf_h, buf_q, buf_r,
+                         counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
                          xmean[k] if raw else np.nan)
     return stats, trisk, counts
 

@@ -3,8 +3,8 @@
 Every replicate ``b`` draws from its own counter-based stream ``stream_state(seed, b)``, so
 a replicate's numbers depend only on ``(seed, b)``: never on the thread that runs it or on
 how the replicates are split into chunks. The count matrix and the gather path consume the
-stream identically (``c`` calls of ``next_below(state, c)``), so replicate ``b`` resamples
-the same topics in both.
+stream identically (`_next_topic`: Lemire's multiply-shift on the 32-bit halves of the
+stream's 64-bit words), so replicate ``b`` resamples the same topics in both.
 """
 
 from __future__ import annotations
@@ -20,25 +20,59 @@ _ONE = np.uint64(1)
 # --------------------------------------------------------------------------- draws
 
 
+_LOW32 = np.uint64(0xFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+_TWO32 = np.uint64(1 << 32)
+
+
+@njit
+def _next_topic(state, bits, half, n, reject_below):
+    """The next topic in {0, ..., n-1}, exactly uniform: Lemire's multiply-shift (Lemire, "Fast
+    random integer generation in an interval", ACM TOMACS 2019) on 32-bit words x, the high
+    then the low half of each 64-bit word of the stream: k = (x n) >> 32, rejecting the rare x
+    with (x n) mod 2^32 < 2^32 mod n (``reject_below``). Two topics per SplitMix64 call, and
+    no floating point. Returns ``(state, bits, half, k)``, the stream position to pass on."""
+    while True:
+        if half == 0:
+            state, bits = next_u64(state)
+            x = bits >> _SHIFT32
+            half = 1
+        else:
+            x = bits & _LOW32
+            half = 0
+        m = x * n
+        if (m & _LOW32) >= reject_below:
+            return state, bits, half, np.int64(m >> _SHIFT32)
+
+
 @njit
 def draw_indices(seed, stream, idx):
     """Fill ``idx`` (length c) with the topics resampled by replicate ``stream``."""
     c = idx.shape[0]
+    n = np.uint64(c)
+    reject_below = _TWO32 % n
     state = stream_state(seed, stream)
+    bits = np.uint64(0)
+    half = 0
     for j in range(c):
-        state, k = next_below(state, c)
+        state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
         idx[j] = k
 
 
 @njit
 def _counts_row(seed, stream, row):
-    """How often replicate ``stream`` draws each topic (``row``: length c, float64)."""
+    """How often replicate ``stream`` draws each topic (``row``: length c, float64): the topics
+    of `draw_indices`."""
     c = row.shape[0]
     for i in range(c):
         row[i] = 0.0
+    n = np.uint64(c)
+    reject_below = _TWO32 % n
     state = stream_state(seed, stream)
+    bits = np.uint64(0)
+    half = 0
     for _ in range(c):
-        state, k = next_below(state, c)
+        state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
         row[k] += 1.0
 
 

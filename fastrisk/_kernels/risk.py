@@ -324,16 +324,14 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
         for a in range(A):
             x = arrays[0, a, k]
             w = 1.0 + alphas[a]
-            big = 0.0
-            small = math.inf
+            out_of_range = False
             for i in range(c):
                 d = R[k, i] - b[i]
                 v = d * (w if d < 0.0 else 1.0)  # a select, not a branch (d * 1.0 is d)
                 x[i] = v
                 mag = abs(v)
-                big = max(big, mag)
-                small = min(small, mag if mag != 0.0 else math.inf)
-            if not (big <= hi and small >= lo):
+                out_of_range |= (not mag <= hi) | ((mag < lo) & (mag != 0.0))  # NaN is out of range
+            if out_of_range:
                 bad[k] = True
             theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
             shift = -(s_e + alphas[a] * s_f) * inv / c  # mean of theta_(i) - theta (as risk_at)
@@ -348,16 +346,22 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
             pseudo = arrays[4, a, k]
             rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
             rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
-            for i in range(c):  # no branch: the rare cases are patched below
-                loo = (c * theta - x[i]) * inv
-                inf_i = (c - 1) * (theta - loo)
-                influence[i] = sign * inf_i
-                pseudo[i] = sign * (c * theta - (c - 1) * loo)
+            ct = c * theta
+            c1 = c - 1.0
+            for i in range(c):  # simple loops, one output each (vectorisable); the rare cases are
+                loo = (ct - x[i]) * inv  # patched below
+                influence[i] = sign * (c1 * (theta - loo))
+            for i in range(c):
+                loo = (ct - x[i]) * inv
+                pseudo[i] = sign * (ct - c1 * loo)
+            for i in range(c):
+                tj[i] = influence[i] * rjsd  # sign * (inf_i / jsd)
+            for i in range(c):
                 t = x[i] * rsd
-                tj[i] = sign * (inf_i * rjsd)
                 tr[i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
+            for i in range(c):
                 x[i] *= sign
             if z or not jsd > 0.0:
                 for i in range(c):
@@ -375,3 +379,171 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
 
 
 linear_topic_risk_table_serial = serial(linear_topic_risk_table)
+
+
+# --------------------------------------------------------------------------- Student-t p-values
+#: Values per block of `t_lower_tails` (its scratch arrays; every block is computed the same way).
+_T_BLOCK = 256
+_T_EPS = 2.0 ** -53
+
+
+@njit
+def _t_central(t, df, idx, n, u, w, tz, f, out):
+    """P(T <= -|t|) for |t| <= 2: Cephes' ``stdtr`` finite series (Abramowitz & Stegun 26.7.3-4),
+    all ``n`` values of ``t[idx[:n]]`` advanced term by term together (the same terms as one at a
+    time: the loop over values has no dependence and no branch)."""
+    root_nu = math.sqrt(df)
+    odd = df % 2 == 1
+    for k in range(n):
+        u[k] = abs(t[idx[k]]) / root_nu
+        w[k] = 1.0 / (1.0 + u[k] * u[k])  # 1 / z, z = 1 + t^2 / df
+        tz[k] = 1.0
+        f[k] = 1.0
+    j = 3 if odd else 2
+    step = 0
+    while j <= df - 2:
+        r = (j - 1.0) / j
+        for k in range(n):
+            tz[k] *= r * w[k]
+            f[k] += tz[k]
+        j += 2
+        step += 1
+        if step % 8 == 0:  # Cephes stops a value once tz / f <= eps; stop when every value has
+            done = True
+            for k in range(n):
+                done &= tz[k] <= _T_EPS * f[k]
+            if done:
+                break
+    for k in range(n):
+        if odd:
+            s = math.atan(u[k])
+            if df > 1:
+                s += f[k] * u[k] * w[k]
+            s *= 2.0 / math.pi
+        else:
+            s = f[k] * u[k] * math.sqrt(w[k])
+        out[idx[k]] = 0.5 - 0.5 * s  # s = P(|T| < |t|) >= 0.05 here: no loss of relative accuracy
+
+
+@njit
+def _t_tail(t, df, idx, n, x, A1, A2, B1, B2, out):
+    """P(T <= -|t|) for |t| > 2: I_x(df/2, 1/2) / 2, x = df / (df + t^2), by the incomplete beta's
+    continued fraction (DLMF 8.17.22; x < (a + 1) / (a + b + 2) here, where it converges fast),
+    evaluated with Wallis' forward recurrences A_n / B_n (rescaled, never divided until the end),
+    all values advanced together; stops when every convergent moved by <= 4 eps."""
+    a = 0.5 * df
+    root_nu = math.sqrt(df)
+    for k in range(n):
+        v = abs(t[idx[k]]) / root_nu
+        x[k] = 1.0 / (1.0 + v * v)
+        A2[k] = 0.0
+        A1[k] = 1.0
+        B2[k] = 1.0
+        B1[k] = 1.0
+    for m in range(100000):
+        p = -(a + m) * (a + 0.5 + m) / ((a + 2 * m) * (a + 2 * m + 1))  # d_{2m+1} / x
+        q = (m + 1) * (-0.5 - m) / ((a + 2 * m + 1) * (a + 2 * m + 2))  # d_{2m+2} / x
+        for k in range(n):
+            dn = p * x[k]
+            A = A1[k] + dn * A2[k]
+            B = B1[k] + dn * B2[k]
+            dn = q * x[k]
+            A2[k] = A
+            B2[k] = B
+            A1[k] = A + dn * A1[k]
+            B1[k] = B + dn * B1[k]
+        if m % 4 == 3:
+            done = True
+            for k in range(n):
+                done &= abs(A1[k] * B2[k] - A2[k] * B1[k]) <= 4.0 * _T_EPS * abs(A1[k] * B2[k])
+                if abs(B1[k]) > 1e100:
+                    A1[k] *= 1e-100
+                    A2[k] *= 1e-100
+                    B1[k] *= 1e-100
+                    B2[k] *= 1e-100
+            if done:
+                break
+    log_beta = math.lgamma(a) + math.lgamma(0.5) - math.lgamma(a + 0.5)
+    for k in range(n):
+        v = abs(t[idx[k]]) / root_nu
+        L = math.log1p(v * v)  # -log x; log(1 - x) = 2 log v - L
+        front = math.exp(-a * L + math.log(v) - 0.5 * L - log_beta)  # x^a (1-x)^(1/2) / B(a, 1/2)
+        out[idx[k]] = 0.5 * front * (A1[k] / B1[k]) / a
+
+
+@njit
+def t_lower_tails(t, df, out):
+    """``out[i] = P(T <= -|t[i]|)`` for Student's t with integer ``df`` >= 1 (flat float64
+    arrays): ``scipy.special.stdtr(df, -|t|)`` as Cephes computes it (Moshier; scipy's
+    ``stdtr`` before it moved to Boost): the finite series for |t| <= 2, the incomplete beta
+    function beyond. NaN stays NaN; |t| = inf gives 0. Values go in blocks of `_T_BLOCK`,
+    each block's central and tail values advanced together (vectorisable loops)."""
+    central = np.empty(_T_BLOCK, np.int64)
+    tail = np.empty(_T_BLOCK, np.int64)
+    s1 = np.empty(_T_BLOCK)
+    s2 = np.empty(_T_BLOCK)
+    s3 = np.empty(_T_BLOCK)
+    s4 = np.empty(_T_BLOCK)
+    s5 = np.empty(_T_BLOCK)
+    N = t.shape[0]
+    for start in range(0, N, _T_BLOCK):
+        nc = 0
+        nt = 0
+        for i in range(start, min(start + _T_BLOCK, N)):
+            v = abs(t[i])
+            if v != v:
+                out[i] = math.nan
+            elif v == math.inf:
+                out[i] = 0.0
+            elif v <= 2.0:
+                central[nc] = i
+                nc += 1
+            else:
+                tail[nt] = i
+                nt += 1
+        if nc:
+            _t_central(t, df, central, nc, s1, s2, s3, s4, out)
+        if nt:
+            _t_tail(t, df, tail, nt, s1, s2, s3, s4, s5, out)
+
+
+@njit
+def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
+    """The paired t test of every system against baseline rows B at every alpha, in one serial
+    call (the small-call path of ``fastrisk.t_test``): the same URisk, SE_x and floored t as
+    `linear_risk_table` (`risk_sums`, `risk_at`, `floored_t`), t NaN in row ``self_row`` (the
+    baseline against itself; -1 for none), and the p-values of `t_lower_tails` with df = c - 1
+    (``alternative``: 0 two-sided, 1 less, 2 greater).
+
+    Returns ``ok`` (as `linear_risk_table`: False when the scores need rescaling), ``stats``
+    ``[3, alpha, system]`` (URisk, t, p), ``zero`` ``[system]`` and its count."""
+    S, c = R.shape
+    A = alphas.shape[0]
+    stats = np.empty((3, A, S))
+    zero = np.zeros(S, dtype=np.bool_)
+    ok = True
+    for k in range(S):
+        b = B[k] if B.shape[0] > 1 else B[0]
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(R[k], b)
+        for a in range(A):
+            m, s, _ = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+            am = abs(m)
+            As = abs(s)
+            if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
+                ok = False
+            z, t = floored_t(m, s, float(c), rtol)
+            zero[k] |= z
+            stats[0, a, k] = m
+            stats[1, a, k] = math.nan if k == self_row else t
+    t_flat = stats[1].reshape(-1)
+    p_flat = stats[2].reshape(-1)
+    t_lower_tails(t_flat, c - 1, p_flat)
+    if alternative != 0:
+        for i in range(p_flat.shape[0]):
+            t = t_flat[i]
+            small = t < 0.0 if alternative == 1 else t > 0.0  # the p-value is the smaller tail
+            p_flat[i] = p_flat[i] if small or t != t else 1.0 - p_flat[i]
+    else:
+        for i in range(p_flat.shape[0]):
+            p_flat[i] *= 2.0
+    return ok, stats, zero, zero.sum()

@@ -165,6 +165,7 @@ class _Stream:
         self.block_sums = np.zeros((-(-B // BLOCK), M, 2))
         self.counts = np.zeros((M, 5), np.int64)
         self.wants_quantiles = False
+        self.predicted = False  # windows set from a prediction (no pilot needed)
         self.set_windows(np.zeros((M, 0)), np.zeros((M, 0)), np.zeros((M, 0), np.int64))
         self._quantiles = None
 
@@ -399,7 +400,9 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
             vals = source.chunk(start, stop, target)
             for st, v in zip(streams, vals):
                 if st is not None:
-                    if start == 0 and B >= 2 * _PILOT and st.wants_quantiles:
+                    # predicted windows replace the pilot when the replicates are kept (a miss
+                    # then costs two passes over them, less than the pilot's selections)
+                    if start == 0 and B >= 2 * _PILOT and st.wants_quantiles and not (keep and st.predicted):
                         st.pilot(v)
                     st.pass1(start, v)
             if keep:

@@ -52,9 +52,10 @@ class RunSet:
         ranks at position ``i`` (0-based), or -1 past the end of its ranking.
     lengths : (S, T) int32 ndarray
         Number of documents each system returned for each topic (0 if none).
-    vocab : tuple of pyarrow.StringArray, or None
-        ``vocab[t][id]`` is the document name of id ``id`` in topic ``t``. ``None`` (synthetic
-        sets) means document ``id`` is named ``str(id)``.
+    vocab : sequence of pyarrow.StringArray, or None
+        ``vocab[t][id]`` is the document name of id ``id`` in topic ``t`` (a tuple, or for a
+        set read from files a sequence that gathers the names on first use). ``None``
+        (synthetic sets) means document ``id`` is named ``str(id)``.
     best_rank : (n_docs_total,) int32 ndarray
         Best (smallest, 0-based) rank of each document over all systems, concatenated over
         topics by ``doc_offsets``; non-decreasing within a topic by construction.
@@ -356,6 +357,11 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
     qtopic = {t: i for i, t in enumerate(qrels.topics)}
     ideal_parts, ideal_offsets = [], [0]
     has_rel = np.zeros(T, dtype=bool)
+    dense_ids = runs._cache.get("dense_ids")  # set by the file reader: one compiled lookup for all rows
+    if dense_ids is not None and runs.vocab is not None:
+        out = _align_rows(runs, qrels, dense_ids(qrels.topics, np.diff(qrels.topic_offsets), qrels.docids))
+        runs._cache[key] = (qrels, out)
+        return out
     for t, name in enumerate(runs.topics):
         qi = qtopic.get(name)
         if qi is None:
@@ -384,3 +390,21 @@ def align(runs: RunSet, qrels: Qrels) -> Judged:
                  has_rel)
     runs._cache[key] = (qrels, out)
     return out
+
+
+def _align_rows(runs: RunSet, qrels: Qrels, ids: np.ndarray) -> Judged:
+    """`align` from every qrels row's dense id in its topic (-1: not retrieved), without a
+    loop over topics."""
+    T = runs.n_topics
+    index = {name: t for t, name in enumerate(runs.topics)}
+    row_t = np.repeat(np.array([index.get(name, -1) for name in qrels.topics], np.int64), np.diff(qrels.topic_offsets))
+    grades = np.full(int(runs.doc_offsets[-1]), -1, dtype=np.int8)
+    ok = (ids >= 0) & (row_t >= 0)
+    grades[runs.doc_offsets[row_t[ok]] + ids[ok]] = qrels.grades[ok]
+    pos = (qrels.grades > 0) & (row_t >= 0)
+    g, t = qrels.grades[pos], row_t[pos]
+    order = np.lexsort((-g.astype(np.int64), t))  # by topic, grade descending
+    counts = np.bincount(t, minlength=T)
+    offsets = np.zeros(T + 1, np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return Judged(grades, offsets, g[order].astype(np.int8), counts > 0)

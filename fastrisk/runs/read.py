@@ -107,4 +107,4 @@ def read_qrels(path) -> Qrels:
         raise InputError(not_a_regular_file(path) or f"qrels file {str(path)!r} does not exist")
     if ipc.is_saved(path):
         return Qrels.load(path)
-    return Qrels.from_rows(*text.parse_qrels(path), source=str(path))
+    return text.read_qrels_file(path)

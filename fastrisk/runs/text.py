@@ -14,8 +14,10 @@ import bz2
 import gzip
 import lzma
 import os
+import threading
 import warnings
 import zlib
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,7 @@ import pyarrow.compute as pc
 from fastrisk._kernels import parse as _kp
 from fastrisk._validation import not_a_regular_file
 from fastrisk.errors import InputError, RunFileWarning
-from fastrisk.runs.model import RunSet, topic_order
+from fastrisk.runs.model import Qrels, RunSet, topic_order
 
 #: Judgment grades are stored as int8; anything outside this range is rejected.
 GRADE_RANGE = (-128, 127)
@@ -38,9 +40,21 @@ GRADE_RANGE = (-128, 127)
 
 
 try:  # ISA-L's inflate: about twice zlib's speed, the same bytes (concatenated members too)
-    from isal.igzip import decompress as _gunzip
+    from isal import isal_zlib
+    from isal.igzip import decompress as _gunzip_members
 except ImportError:  # pragma: no cover - isal is a dependency; zlib when a platform lacks a wheel
-    _gunzip = gzip.decompress
+    isal_zlib = None
+    _gunzip_members = gzip.decompress
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """Inflate a gzip file: one member in one call (the usual file), else member by member."""
+    if isal_zlib is not None:
+        d = isal_zlib.decompressobj(31)
+        out = d.decompress(raw)
+        if d.eof and not d.unused_data.strip(b"\x00"):
+            return out
+    return _gunzip_members(raw)
 
 
 def _decompress(path: Path, raw: bytes) -> bytes:
@@ -71,8 +85,9 @@ def read_text_bytes(path) -> tuple[Path, np.ndarray, bytes]:
     return _read_text(path)[:3]
 
 
-def _read_text(path) -> tuple[Path, np.ndarray, bytes, int]:
-    """`read_text_bytes` and an upper bound on the number of lines, in one pass."""
+def _read_text(path) -> tuple[Path, np.ndarray, bytes, int, bool]:
+    """`read_text_bytes`, an upper bound on the number of lines and whether every byte is
+    ASCII, in one pass."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -89,7 +104,18 @@ def _read_text(path) -> tuple[Path, np.ndarray, bytes, int]:
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}, line {line_of(data, exc.start)}: not UTF-8 text "
                              f"(byte {data[exc.start]:#04x})") from None
-    return path, view, data, int(lines)
+    return path, view, data, int(lines), bool(ascii)
+
+
+def _strings(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, col: int, n: int) -> pa.StringArray:
+    """Field ``col`` of records ``0..n-1`` (byte ranges ``starts``/``ends``) as an Arrow string array."""
+    total = int(_kp.field_bytes(starts, ends, col, n))
+    large = total >= 2**31 - 1
+    offsets = np.empty(n + 1, np.int64 if large else np.int32)
+    out = np.empty(max(total, 1), np.uint8)
+    _kp.gather(data, starts, ends, col, n, offsets, out)
+    typ = pa.large_string() if large else pa.string()
+    return pa.Array.from_buffers(typ, n, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
 
 
 @dataclass
@@ -105,20 +131,14 @@ class _Fields:
     bad_count: int
 
     def column(self, col: int) -> pa.StringArray:
-        total = int(_kp.field_bytes(self.starts, self.ends, col, self.n))
-        large = total >= 2**31 - 1
-        offsets = np.empty(self.n + 1, np.int64 if large else np.int32)
-        out = np.empty(max(total, 1), np.uint8)
-        _kp.gather(self.data, self.starts, self.ends, col, self.n, offsets, out)
-        typ = pa.large_string() if large else pa.string()
-        return pa.Array.from_buffers(typ, self.n, [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+        return _strings(self.data, self.starts, self.ends, col, self.n)
 
     def token(self, r: int, col: int) -> str:
         return self.raw[int(self.starts[r, col]):int(self.ends[r, col])].decode("utf-8")
 
 
 def scan(path, ncols: int, comments: bool) -> _Fields:
-    path, data, raw, cap = _read_text(path)
+    path, data, raw, cap, _ = _read_text(path)
     starts = np.empty((cap, ncols), np.int64)
     ends = np.empty((cap, ncols), np.int64)
     lines = np.empty(cap, np.int64)
@@ -289,45 +309,306 @@ def sniff_run(path) -> None:
     raise InputError(f"{path}: run file is empty")
 
 
-def parse_runs(files, threads=None) -> list[ParsedRun]:
-    """Parse run files in parallel threads (the scanner and Arrow release the GIL)."""
+# ---------------------------------------------------------------------------------------
+# the fast path: one pass per file, document names interned in one table shared by the runs
+
+
+class DocTable:
+    """The document names of one read, interned once, by the thread that scans each run
+    (`fastrisk._kernels.parse.intern_run`): one open-addressing region per topic (small
+    enough to stay in cache while a run's records of that topic go through it) over entries
+    shared by all topics, so the codes that come out of the scan are global and no run's
+    names are dictionary-encoded again afterwards. A lock serialises the runs' insertions;
+    the codes are only an internal key (a RunSet's dense ids follow best rank, whatever
+    order the runs were interned in)."""
+
+    def __init__(self, names: int = 1 << 12, nbytes: int = 1 << 16, runs: int = 1):
+        """``names``, ``nbytes``: the room to start with; ``runs``: how many runs will be
+        interned (room grows to what ``runs`` runs like the first would need at most, capped:
+        memory that is reserved but never written costs nothing, a copy on growth does)."""
+        self.runs = runs
+        self.lock = threading.Lock()
+        self.tids: dict[str, int] = {}
+        self.sbase = np.zeros(64, np.int64)
+        self.ssize = np.zeros(64, np.int64)
+        self.scount = np.zeros(64, np.int64)
+        self.slots = np.empty(min(max(runs, 1) << 17, 1 << 24), np.int32)  # the topics' regions (`intern_run`)
+        self.slots_used = 0
+        self.ent = np.empty((names, 4), np.int64)  # hash, pool offset, length, last group
+        self.pool = np.empty(nbytes, np.uint8)
+        self.state = np.zeros(3, np.int64)  # entries, pool bytes used, topic-group counter
+
+    @property
+    def size(self) -> int:
+        return int(self.state[0])
+
+    def __getstate__(self):  # a RunSet keeps its table: picklable (to process workers), minus the lock
+        return {k: v for k, v in self.__dict__.items() if k != "lock"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
+    def _tid(self, topic: str) -> int:
+        t = self.tids.get(topic)
+        if t is None:
+            t = self.tids[topic] = len(self.tids)
+            if t >= len(self.sbase):
+                for name in ("sbase", "ssize", "scount"):
+                    setattr(self, name, np.concatenate([getattr(self, name), np.zeros_like(getattr(self, name))]))
+        return t
+
+    def _reserve(self, n: int, nbytes: int, seg_tid: np.ndarray, seg_len: np.ndarray) -> None:
+        used, pool_used = int(self.state[0]), int(self.state[1])
+        if used + n > len(self.ent):
+            new = np.empty((max(used + n, 2 * len(self.ent), min(n * self.runs, 1 << 22)), 4), np.int64)
+            new[:used] = self.ent[:used]
+            self.ent = new
+        if pool_used + nbytes > len(self.pool):
+            new = np.empty(max(pool_used + nbytes, 2 * len(self.pool), min(nbytes * self.runs, 1 << 27)), np.uint8)
+            new[:pool_used] = self.pool[:pool_used]
+            self.pool = new
+        need = self.scount + np.bincount(seg_tid, weights=seg_len, minlength=len(self.scount)).astype(np.int64)
+        grow = np.flatnonzero(2 * need > self.ssize)  # a region at most half full after the run
+        if grow.size:
+            sizes = np.array([1 << max(int(4 * x).bit_length(), 4) for x in need[grow].tolist()], np.int64)
+            used, total = self.slots_used, int(sizes.sum())  # grown fourfold: few moves
+            if used + total > len(self.slots):
+                new = np.empty(max(used + total, 2 * len(self.slots)), np.int32)
+                new[:used] = self.slots[:used]
+                self.slots = new
+            self.slots[used:used + total] = -1  # empty
+            bases = used + np.cumsum(sizes) - sizes
+            _kp.move_regions(self.slots, self.sbase, self.ssize, grow, bases, sizes, self.ent)
+            self.slots_used = used + total
+
+    def intern(self, buf, starts, ends, hashes, seq, topics, seg_topic, seg_len, nbytes: int):
+        """Codes of a run's records taken in the sequence ``seq`` (empty: file order), of
+        topic ``topics[seg_topic[k]]`` for the next ``seg_len[k]`` of them (``nbytes``: their
+        names' total length); and the position of a document repeated within a topic (-1 if none)."""
+        n = int(seg_len.sum())
+        out = np.empty(n, np.int32)
+        with self.lock:
+            seg_tid = np.array([self._tid(t) for t in topics], np.int64)[seg_topic]
+            self._reserve(n, nbytes, seg_tid, seg_len)
+            bad = _kp.intern_run(buf, starts, ends, hashes.view(np.int64), seq, seg_tid, seg_len, self.sbase,
+                                 self.ssize, self.scount, self.slots, self.ent, self.pool, self.state, out)
+        return out, int(bad)
+
+    def lookup(self, topics, counts, docids: pa.Array) -> np.ndarray:
+        """The codes of ``docids`` (the first ``counts[k]`` of topic ``topics[k]``, the next
+        ``counts[k + 1]`` of the next, ...), -1 where a name is not in its topic's table."""
+        tid = np.array([self.tids.get(t, -1) for t in topics], np.int64)
+        row_tid = np.repeat(tid, counts)
+        offsets, buf = _string_layout(docids)
+        starts = offsets[:-1].reshape(-1, 1)
+        ends = offsets[1:].reshape(-1, 1)
+        hashes = np.empty(len(docids), np.uint64)
+        _kp.hash_fields(buf, starts, ends, hashes)
+        out = np.empty(len(docids), np.int64)
+        _kp.lookup_docs(buf, starts, ends, hashes.view(np.int64), row_tid, self.sbase, self.ssize, self.slots,
+                        self.ent, self.pool, out)
+        return out
+
+    def names(self, codes: np.ndarray) -> pa.Array:
+        """The names of ``codes`` as one Arrow string array."""
+        total = int(self.ent[codes, 2].sum())
+        large = total >= 2**31 - 1
+        offsets = np.empty(len(codes) + 1, np.int64 if large else np.int32)
+        out = np.empty(max(total, 1), np.uint8)
+        _kp.gather_codes(self.pool, self.ent, codes, offsets, out)
+        typ = pa.large_string() if large else pa.string()
+        return pa.Array.from_buffers(typ, len(codes), [None, pa.py_buffer(offsets), pa.py_buffer(out)])
+
+
+@dataclass
+class RankedRun:
+    """One run ready to be placed: its records in rank order, topic by topic, as global
+    document codes of ``table``; ``topics[seg_topic[k]]`` holds the next ``seg_len[k]`` records."""
+
+    path: Path
+    tag: str
+    topics: list
+    seg_topic: np.ndarray
+    seg_len: np.ndarray
+    codes: np.ndarray
+    table: DocTable
+
+
+_NO_ORDER = np.zeros(0, np.int32)
+
+
+def _segments(topic_seq: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Runs of equal values in ``topic_seq``: their values and lengths."""
+    if len(topic_seq) == 0:
+        return np.zeros(0, np.int32), np.zeros(0, np.int64)
+    starts = np.flatnonzero(np.r_[True, topic_seq[1:] != topic_seq[:-1]])
+    return topic_seq[starts], np.diff(np.r_[starts, len(topic_seq)])
+
+
+def _scan_run_fast(path, table: DocTable) -> RankedRun | None:
+    """The usual run file in one compiled pass (`fastrisk._kernels.parse.scan_run`), or None
+    when anything is out of the ordinary (non-ASCII bytes, a fault, a ranking that is not
+    in score order): the general `parse_run` then reads it and reports faults by line."""
+    path, data, raw, cap, ascii = _read_text(path)
+    if not ascii:
+        return None
+    bounds = np.zeros(2, np.int64)
+    doc_start = np.empty((cap, 1), np.int64)
+    doc_end = np.empty((cap, 1), np.int64)
+    doc_hash = np.empty(cap, np.uint64)
+    topic = np.empty(cap, np.int32)
+    score = np.empty(cap, np.float64)
+    slow_start = np.empty((cap, 1), np.int64)
+    slow_end = np.empty((cap, 1), np.int64)
+    t_start = np.empty(cap, np.int64)
+    t_end = np.empty(cap, np.int64)
+    t_hash = np.empty(cap, np.uint64)
+    n, nt, n_slow, nbytes = (int(x) for x in _kp.scan_run(
+        data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_start, slow_end, t_start, t_end, t_hash))
+    if n <= 0:
+        return None
+    topic, score = topic[:n], score[:n]
+    if n_slow:  # forms the exact fast path does not take: Arrow's correctly rounded parser
+        try:
+            values = pc.cast(_strings(data, slow_start, slow_end, 0, n_slow), pa.float64())
+        except pa.ArrowInvalid:
+            return None
+        values = values.to_numpy(zero_copy_only=False)
+        if np.isnan(values).any():
+            return None
+        score[np.isnan(score)] = values
+    order = np.empty(n, np.int32)
+    if not _kp.rank_order(data, doc_start, doc_end, 0, topic, score, nt, 64, order):
+        return None
+    seq = _NO_ORDER if _kp.is_identity(order) else order
+    topics = [raw[int(t_start[c]):int(t_end[c])].decode("ascii") for c in range(nt)]
+    seg_topic, seg_len = _segments(topic if seq is _NO_ORDER else topic[seq])
+    codes, bad = table.intern(data, doc_start, doc_end, doc_hash, seq, topics, seg_topic, seg_len, nbytes)
+    if bad >= 0:
+        return None
+    tag = raw[int(bounds[0]):int(bounds[1])].decode("ascii")
+    return RankedRun(path, tag, topics, seg_topic, seg_len, codes, table)
+
+
+def _string_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 offsets, uint8 bytes) of an Arrow string array."""
+    wide = pa.types.is_large_string(arr.type)
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], np.int64 if wide else np.int32)[arr.offset:arr.offset + len(arr) + 1]
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(1, np.uint8)
+    data.flags.writeable = False  # read-only, as a file's bytes: the kernels compile once for both
+    return offsets.astype(np.int64), data
+
+
+def ranked_from_parsed(p: ParsedRun, table: DocTable) -> RankedRun:
+    """A `ParsedRun` (the general reader, an in-memory source) interned into ``table``."""
+    n = len(p.topic)
+    seq = p.order if len(p.order) else np.arange(n, dtype=np.int32)
+    offsets, buf = _string_layout(p.doc_dict)
+    doc = p.doc[seq]
+    starts = offsets[doc].reshape(-1, 1)
+    ends = offsets[doc + 1].reshape(-1, 1)
+    hashes = np.empty(n, np.uint64)
+    _kp.hash_fields(buf, starts, ends, hashes)
+    topics = p.topic_dict.to_pylist()
+    seg_topic, seg_len = _segments(p.topic[seq])
+    codes, _ = table.intern(buf, starts, ends, hashes, _NO_ORDER, topics, seg_topic, seg_len,
+                           int((ends - starts).sum()))
+    return RankedRun(p.path, p.tag, topics, seg_topic, seg_len, codes, table)
+
+
+def _read_run(path, table: DocTable) -> RankedRun:
+    return _scan_run_fast(path, table) or ranked_from_parsed(parse_run(path), table)
+
+
+def parse_runs(files, threads=None) -> list[RankedRun]:
+    """Read run files in parallel threads (the scanner, the interner and the inflate release
+    the GIL), into one shared `DocTable`. A file's faults are raised in file order."""
+    table = DocTable(runs=len(files))
     workers = min(len(files), threads or os.cpu_count() or 1)
     if workers <= 1:
-        return [parse_run(p) for p in files]
+        return [_read_run(p, table) for p in files]
     with ThreadPoolExecutor(workers) as ex:
-        return list(ex.map(parse_run, files))
+        return list(ex.map(lambda p: _read_run(p, table), files))
 
 
-def build_rankings(parsed: list[ParsedRun], topics: list[str]):
-    """``(docs, lengths, doc_offsets, best_rank, vocab)`` of a RunSet from parsed files."""
-    S, T = len(parsed), len(topics)
-    topic_arr = pa.array(topics, pa.string())
-    doc_chunks = [p.doc_dict for p in parsed]
-    enc = pc.dictionary_encode(pa.chunked_array(doc_chunks, pa.string())).combine_chunks()
-    gindex = enc.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
-    gdict = enc.dictionary
+class Vocab(Sequence):
+    """A RunSet's document names, topic by topic (``vocab[t][id]``: the name of dense id
+    ``id`` of topic ``t``), gathered from the read's name table the first time they are
+    asked for: scoring runs against qrels never needs them (`_DenseIds` aligns the qrels)."""
+
+    def __init__(self, table: DocTable, codes: np.ndarray, offsets: np.ndarray):
+        self._table, self._codes, self._offsets = table, codes, offsets
+        self._lock = threading.Lock()
+        self._arrays: tuple | None = None
+
+    def _topics(self) -> tuple:
+        with self._lock:
+            if self._arrays is None:
+                names = self._table.names(self._codes)
+                off = self._offsets
+                arrays = tuple(names.slice(off[t], off[t + 1] - off[t]) for t in range(len(off) - 1))
+                if pa.types.is_large_string(names.type):  # past 2 GiB of names: string arrays per topic
+                    arrays = tuple(v.cast(pa.string()) for v in arrays)
+                self._arrays = arrays
+            return self._arrays
+
+    def __getitem__(self, t):
+        return self._topics()[t]
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __iter__(self):
+        return iter(self._topics())
+
+    def __repr__(self) -> str:
+        return f"Vocab({len(self)} topics)"
+
+    def __reduce__(self):  # pickled as the plain tuple of arrays
+        return tuple, (self._topics(),)
+
+
+class _DenseIds:
+    """Document names -> a RunSet's dense ids, through the name table of the read that built it."""
+
+    def __init__(self, table: DocTable, dense: np.ndarray):
+        self.table = table
+        self.dense = dense
+
+    def __call__(self, topics, counts, docids: pa.Array) -> np.ndarray:
+        """Dense id within its topic of each name of ``docids`` (grouped by topic as in
+        `DocTable.lookup`), -1 for a name no run retrieved."""
+        codes = self.table.lookup(topics, counts, docids)
+        return np.where(codes >= 0, self.dense[np.maximum(codes, 0)], -1)
+
+
+def build_rankings(ranked: list[RankedRun], topics: list[str]):
+    """``(docs, lengths, doc_offsets, best_rank, vocab, dense ids)`` of a RunSet from interned runs."""
+    table = ranked[0].table
+    S, T = len(ranked), len(topics)
+    index = {t: i for i, t in enumerate(topics)}
     lengths = np.zeros((S, T), np.int32)
-    per = []
-    start = 0
-    for p in parsed:
-        gmap = gindex[start:start + len(p.doc_dict)]
-        start += len(p.doc_dict)
-        tmap = pc.index_in(p.topic_dict, value_set=topic_arr).to_numpy(zero_copy_only=False).astype(np.int32)
-        gt = tmap[p.topic]
-        per.append((gt, gmap[p.doc], p.order))
-        lengths[len(per) - 1] = np.bincount(gt, minlength=T)
+    seg_global = []
+    for s, r in enumerate(ranked):
+        g = np.array([index[t] for t in r.topics], np.int32)[r.seg_topic]
+        np.add.at(lengths[s], g, r.seg_len)
+        seg_global.append(g)
     D = max(int(lengths.max()) if lengths.size else 0, 1)
     docs = np.full((S, T, D), -1, np.int32)
     fill = np.zeros((S, T), np.int32)
-    for s, (gt, gdoc, order) in enumerate(per):
-        _kp.place(order, gt, gdoc, s, docs, fill)
+    for s, r in enumerate(ranked):
+        _kp.place(_NO_ORDER, np.repeat(seg_global[s], r.seg_len), r.codes, s, docs, fill)
     total = int(lengths.sum())
-    ranked = np.empty(total, np.int32)
+    codes = np.empty(total, np.int32)
     best = np.empty(total, np.int32)
     offsets = np.zeros(T + 1, np.int64)
-    used = int(_kp.encode_dense(docs, lengths, len(gdict), ranked, best, offsets))
-    vocab = tuple(gdict.take(pa.array(ranked[offsets[t]:offsets[t + 1]])) for t in range(T))
-    return docs, lengths, offsets, best[:used].copy(), vocab
+    used = int(_kp.encode_dense(docs, lengths, max(table.size, 1), codes, best, offsets))
+    codes = codes[:used]
+    dense = np.full(max(table.size, 1), -1, np.int32)  # code -> dense id within its topic
+    dense[codes] = np.arange(used, dtype=np.int32) - np.repeat(offsets[:-1], np.diff(offsets)).astype(np.int32)
+    return docs, lengths, offsets, best[:used].copy(), Vocab(table, codes, offsets), _DenseIds(table, dense)
 
 
 # ---------------------------------------------------------------------------------------
@@ -338,13 +619,28 @@ def _column_message_qrels(found: int) -> str:
     return f"a qrels line has 4 columns (topic iteration docid grade), found {found}"
 
 
+def read_qrels_file(path) -> Qrels:
+    """A qrels file as `Qrels`: the usual file (each topic's lines together, no document
+    twice) through `_qrels_fast`, any other through `parse_qrels`."""
+    f = scan(path, 4, True)
+    n = f.n
+    grades = np.zeros(n, np.int64)
+    r = int(_kp.parse_small_int(f.data, f.starts, f.ends, 3, n, GRADE_RANGE[0], GRADE_RANGE[1], grades))
+    if r < 0 and not f.bad_line and n:
+        fast = _qrels_fast(f, grades)
+        if fast is not None:
+            return fast
+    return Qrels.from_rows(*parse_qrels(f), source=str(f.path))
+
+
 def parse_qrels(path):
-    """``(topic names, topic codes, doc names per row, raw grades)`` of a qrels file.
+    """``(topic names, topic codes, doc names per row, raw grades)`` of a qrels file (or of
+    its `scan`).
 
     Rows are one per (topic, document), in order of first appearance; ``#`` comment lines
     and blank lines are skipped (as trec_eval does).
     """
-    f = scan(path, 4, True)
+    f = path if isinstance(path, _Fields) else scan(path, 4, True)
     faults = _Faults(f)
     n = f.n
     grades = np.zeros(n, np.int64)
@@ -362,6 +658,40 @@ def parse_qrels(path):
     doc, doc_dict = _codes(f.column(2)[:n] if n < f.n else f.column(2))
     return _qrels_rows(topic, topic_dict, doc, doc_dict, grades[:n], faults,
                        lambda r: (f.token(r, 0), f.token(r, 2)), str(f.path), "qrels file")
+
+
+def _qrels_fast(f: _Fields, grades: np.ndarray) -> Qrels | None:
+    """The `Qrels` of a clean file whose topics come in blocks: the blocks found by
+    comparing each topic with the line before, the documents interned per topic (a repeat
+    sends the file to the general path, which reports it or keeps the first row), the names
+    gathered once. None when the file is not of that kind."""
+    n = f.n
+    bounds = np.empty(n + 1, np.int64)
+    k = int(_kp.field_runs(f.data, f.starts, f.ends, 0, n, bounds))
+    bounds[k] = n
+    bounds = bounds[:k + 1]
+    names = [f.token(int(b), 0) for b in bounds[:-1]]
+    if len(set(names)) != k:
+        return None
+    starts = np.ascontiguousarray(f.starts[:n, 2:3])
+    ends = np.ascontiguousarray(f.ends[:n, 2:3])
+    hashes = np.empty(n, np.uint64)
+    _kp.hash_fields(f.data, starts, ends, hashes)
+    lengths = np.diff(bounds)
+    nbytes = int((ends - starts).sum())
+    _, bad = DocTable(n, nbytes).intern(f.data, starts, ends, hashes, _NO_ORDER, names, np.arange(k), lengths, nbytes)
+    if bad >= 0:
+        return None
+    topics = topic_order(names)
+    if topics != names:  # blocks in topic order
+        at = {t: i for i, t in enumerate(names)}
+        order = np.concatenate([np.arange(bounds[at[t]], bounds[at[t] + 1]) for t in topics])
+        starts, ends, grades, lengths = starts[order], ends[order], grades[order], lengths[[at[t] for t in topics]]
+    offsets = np.zeros(k + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    raw = grades[:n]
+    return Qrels(tuple(topics), offsets, _strings(f.data, starts, ends, 0, n), np.maximum(raw, 0).astype(np.int8),
+                 raw, str(f.path))
 
 
 def _qrels_rows(topic, topic_dict, doc, doc_dict, grades, faults, names, label, what):
@@ -532,6 +862,11 @@ def runset_from_parsed(parsed, names=None, sources=()) -> RunSet:
         dup = sorted({n for n in names if names.count(n) > 1})
         files = {n: [str(r.path) for r, m in zip(parsed, names) if m == n] for n in dup}
         raise InputError(f"system names collide after using file names: {files}; pass `names=`")
-    topics = topic_order(t for r in parsed for t in r.topic_dict.to_pylist())
-    docs, lengths, offsets, best_rank, vocab = build_rankings(parsed, topics)
-    return RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
+    if not all(isinstance(r, RankedRun) for r in parsed):
+        table = next((r.table for r in parsed if isinstance(r, RankedRun)), None) or DocTable()
+        parsed = [r if isinstance(r, RankedRun) else ranked_from_parsed(r, table) for r in parsed]
+    topics = topic_order(t for r in parsed for t in r.topics)
+    docs, lengths, offsets, best_rank, vocab, ids = build_rankings(parsed, topics)
+    out = RunSet(tuple(names), tuple(topics), docs, lengths, offsets, best_rank, vocab, tuple(sources))
+    out._cache["dense_ids"] = ids  # qrels alignment through the read's name table (`fastrisk.runs.model.align`)
+    return out

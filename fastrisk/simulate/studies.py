@@ -181,6 +181,8 @@ def _simulate(fit, mode, first, second, h1_entry, U):
     u2 = np.clip(np.asarray(u2, dtype=np.float64), 1e-15, 1 - 1e-15)
     if mode != "type1" and i > j:  # copula fitted for (e, b): swap the columns
         u1, u2 = u2, u1
+    if e_margin is b_margin:  # type I: one inverse-CDF call for both rows
+        return b_margin.quantile(np.concatenate([u1, u2])).reshape(2, T, n).transpose(1, 0, 2).copy()
     out = np.empty((T, 2, n))
     out[:, 0] = b_margin.quantile(u1).reshape(T, n)
     out[:, 1] = e_margin.quantile(u2).reshape(T, n)

@@ -110,6 +110,13 @@ def local_client(n_workers: int | None = None, **kwargs):
 
 def _init_worker(env: dict, parent: int | None = None) -> None:
     os.environ.update(env)
+    # numba read its settings when fastrisk was imported to unpickle this initializer, before
+    # `env` was set: re-read them now, before any kernel runs. Otherwise a kernel loaded from the
+    # cache launches threads at the old count and the next compile (which re-reads the
+    # environment) fails with "Cannot set NUMBA_NUM_THREADS ... once the threads have been launched".
+    from numba.core import config
+
+    config.reload_config()
     if not os.environ.get(VERBOSE_ENV):
         _quiet_at_exit()
     if parent is not None:

@@ -37,10 +37,26 @@ class Stream:
         return min(int(self.double() * n), n - 1)
 
 
+def topics_below(seed: int, b: int, n: int, count: int) -> list[int]:
+    """``count`` uniform draws from {0, ..., n-1} of stream ``(seed, b)``: Lemire's
+    multiply-shift on 32-bit words, the high then the low half of each 64-bit draw,
+    k = (x n) >> 32, a word rejected when (x n) mod 2^32 < 2^32 mod n."""
+    s = Stream(seed, b)
+    out: list[int] = []
+    words: list[int] = []
+    while len(out) < count:
+        if not words:
+            z = s.u64()
+            words = [z & 0xFFFFFFFF, z >> 32]  # popped from the end: the high half first
+        m = words.pop() * n
+        if m & 0xFFFFFFFF >= (1 << 32) % n:
+            out.append(m >> 32)
+    return out
+
+
 def resampled_topics(seed: int, b: int, c: int) -> list[int]:
     """The topics drawn (with replacement) by bootstrap replicate ``b``."""
-    s = Stream(seed, b)
-    return [s.below(c) for _ in range(c)]
+    return topics_below(seed, b, c, c)
 
 
 def bootstrap_statistics(rows, seed: int, B: int, statistic=None) -> list[list[float]]:
