@@ -15,7 +15,8 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B, skipped when that
   does not converge, see `_norm`), the beta (``effCont_beta``: scores
   capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
-  [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi``, effective df
+  [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi`` = ``KernSmooth::dpik``, scale
+  min(sd, IQR / 1.349), effective df
   mean(phi_h(0) / fhat(x_i))) and Chen's beta-kernel density (``effCont_bks``: ``bde``
   ``betakernel`` with its default bandwidth b = n^(-2/5), normalised to integrate to 1,
   df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
