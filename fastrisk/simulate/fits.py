@@ -12,9 +12,11 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - margins (`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
   "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
   P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
-  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05), the beta (``effCont_beta``: scores
+  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B, skipped when that
+  does not converge, see `_norm`), the beta (``effCont_beta``: scores
   capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
-  [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi``, effective df
+  [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi`` = ``KernSmooth::dpik``, scale
+  min(sd, IQR / 1.349), effective df
   mean(phi_h(0) / fhat(x_i))) and Chen's beta-kernel density (``effCont_bks``: ``bde``
   ``betakernel`` with its default bandwidth b = n^(-2/5), normalised to integrate to 1,
   df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
@@ -65,7 +67,7 @@ from scipy import optimize, special, stats
 from fastrisk.errors import InputError
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 2
+FIT_VERSION = 3
 #: Intervals of the tabulated CDF of a continuous margin.
 GRID = 4096
 #: Tolerance of effTransform (simIReff's ``abs.tol``).
@@ -134,6 +136,16 @@ class SimMargin:
     @property
     def mean(self) -> float:
         return _mean(self.points, self.cdf, self.continuous)
+
+    @property
+    def variance(self) -> float:
+        """Variance of the margin (exact for its tabulated CDF: uniform within each grid cell)."""
+        if self.continuous:
+            a, b = self.points[:-1], self.points[1:]
+            m2 = float(np.sum(np.diff(self.cdf) * (a * a + a * b + b * b) / 3.0))
+        else:
+            m2 = float(np.dot(self.points ** 2, np.diff(np.concatenate([[0.0], self.cdf]))))
+        return m2 - self.mean ** 2
 
     def kernel_arrays(self):
         """(cdf, values, continuous) for `fastrisk._kernels.simulate.quantiles`."""
@@ -205,21 +217,30 @@ def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
 
 # ---------------------------------------------------------------- continuous candidates
 def _norm(x, params=None):
-    """effCont_norm: normal truncated to [0, 1], MLE with sigma >= 0.05 (MASS::fitdistr, L-BFGS-B)."""
+    """effCont_norm: normal truncated to [0, 1], ``MASS::fitdistr`` with sigma >= 0.05.
+
+    As R does it: ``truncnorm::dtruncnorm`` gives density 1 / (b - a) = 1 wherever the
+    normalising constant sd (Phi(1) - Phi(0)) underflows to 0 (its ``do_dtruncnorm``), and
+    fitdistr runs ``optim(method = "L-BFGS-B")`` from (mean, sd) with R's defaults (maxit 100,
+    central-difference gradient) and stops with "optimization failed" unless it converged.
+    On AP and nDCG@20 the likelihood often has no finite maximum (it keeps rising as mu -> -inf
+    towards an exponential shape): R then mostly fails, the candidate is skipped and a kernel
+    density wins; the fit is chaotic there, so our failures agree with R's for ~3 runs in 4
+    (tests/data/simireff_margins_*)."""
     def nll(p):
         mu, sd = p
         z = special.ndtr((1 - mu) / sd) - special.ndtr(-mu / sd)
         if not z > 0:
-            return 1e300
+            return 0.0  # dtruncnorm's fallback: density 1 at every score
         r = (x - mu) / sd
         return len(x) * (math.log(sd) + 0.5 * math.log(2 * math.pi) + math.log(z)) + 0.5 * float(r @ r)
 
     if params is None:
-        res = optimize.minimize(nll, [float(np.mean(x)), max(float(np.std(x, ddof=1)), 0.05)], method="L-BFGS-B",
-                                bounds=[(None, None), (0.05, None)])
-        if not np.isfinite(res.fun) or res.fun >= 1e299:
-            raise ValueError("truncated normal fit failed")
-        params = {"mu": float(res.x[0]), "sigma": float(res.x[1])}
+        ll, par, ok = _r_lbfgsb(lambda p: -nll(p), [float(np.mean(x)), float(np.std(x, ddof=1))],
+                                [(-np.inf, np.inf), (0.05, np.inf)], maxit=100, status=True)
+        if not ok:
+            raise ValueError("optimization failed")  # MASS::fitdistr
+        params = {"mu": par[0], "sigma": par[1]}
     mu, sd = params["mu"], params["sigma"]
     return _cont("norm", params, 2, -nll((mu, sd)), special.ndtr((_edges() - mu) / sd))
 
@@ -247,10 +268,13 @@ def _beta(x, params=None):
 
 def hpi(x) -> float:
     """Two-stage direct plug-in bandwidth of a Gaussian KDE (``ks::hpi``; Wand & Jones 1995,
-    sec. 3.6), with the functionals summed exactly (no binning)."""
+    sec. 3.6), with the functionals summed exactly (no binning). In one dimension ``ks::hpi``
+    is ``KernSmooth::dpik(x, level = 2)``, whose normal-reference scale is
+    ``scalest = "minim"``: min(sd, IQR / 1.349) (R's type-7 quartiles), not the sd."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
-    sd = float(np.std(x, ddof=1))
+    q1, q3 = np.quantile(x, [0.25, 0.75])
+    sd = min(float(np.std(x, ddof=1)), float(q3 - q1) / 1.349)
     psi8 = 105.0 / (32.0 * math.sqrt(math.pi) * sd ** 9)
     d = (x[:, None] - x[None, :]).reshape(-1)
     rt = math.sqrt(2 * math.pi)
@@ -521,10 +545,11 @@ def _loglik_fn(u, family: str, rotation: int, ttype: int):
 _R_TOL = np.finfo(float).eps ** 0.25  # R's optimize(tol = .Machine$double.eps^0.25)
 
 
-def _r_lbfgsb(ll, start, bounds):
+def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500, status: bool = False):
     """R's ``optim(start, ll, method = "L-BFGS-B", lower, upper, control = list(fnscale = -1,
-    maxit = 500))``: R's defaults (lmm = 5, factr = 1e7, pgtol = 0) and its central-difference
-    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``."""
+    maxit = maxit))``: R's defaults (lmm = 5, factr = 1e7, pgtol = 0) and its central-difference
+    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``. With ``status``,
+    also whether it converged (R's ``convergence == 0``)."""
     lo = np.array([v[0] for v in bounds])
     hi = np.array([v[1] for v in bounds])
 
@@ -540,8 +565,9 @@ def _r_lbfgsb(ll, start, bounds):
 
     x0 = np.clip(np.asarray(start, dtype=np.float64), lo, hi)
     res = optimize.minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
-                            options={"maxiter": 500, "maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0})
-    return -float(res.fun), tuple(float(v) for v in res.x)
+                            options={"maxiter": maxit, "maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0})
+    out = -float(res.fun), tuple(float(v) for v in res.x)
+    return (*out, bool(res.status == 0)) if status else out
 
 
 @functools.lru_cache(maxsize=1)
