@@ -59,6 +59,17 @@ def test_a_user_function_gets_its_own_uncached_twin_with_the_same_numbers():
     np.testing.assert_allclose(doubled, 2 * fastrisk.risk(m, m.systems[0], value=lambda x: x).urisk, rtol=1e-15)
 
 
+def test_a_function_defined_by_exec_without_a_module_works():
+    """A lambda from ``exec(code, {})`` (a notebook cell runner, the README test) has
+    ``__module__`` None: it is a user's function like any other."""
+    m = _matrix()
+    f = eval("lambda d: d if d > 0 else 3 * d", {})  # noqa: S307 - the point of the test
+    assert f.__module__ is None
+    got = fastrisk.risk(m, m.systems[0], value=f).urisk
+    want = fastrisk.risk(m, m.systems[0], value=lambda d: d if d > 0 else 3 * d).urisk
+    np.testing.assert_array_equal(got, want)
+
+
 def test_another_builtin_value_function_gets_a_cached_twin_named_after_it():
     def cubic(x):
         return x * x * x

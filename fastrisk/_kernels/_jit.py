@@ -256,7 +256,7 @@ def with_value(kernel, value):
     twin = twins.get(func.__qualname__)
     if twin is None:
         py_value = getattr(value, "py_func", value)
-        builtin = getattr(py_value, "__module__", "").startswith("fastrisk._kernels.")
+        builtin = (getattr(py_value, "__module__", None) or "").startswith("fastrisk._kernels.")
         suffix = "_" + py_value.__name__ if builtin else "_user"
         twin = twins[func.__qualname__] = _twin(kernel, suffix, f"{func.__name__} with the value function "
                                                 f"{py_value.__name__}.", {"_value": value}, cache=builtin)
