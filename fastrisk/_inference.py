@@ -9,7 +9,7 @@ import functools
 import numpy as np
 from scipy import special
 
-from fastrisk._kernels import risk as _k
+from fastrisk._kernels import numerics as _numk
 
 #: Degrees of freedom up to which `t_tails` uses the compiled Cephes algorithm (relative error
 #: <= 1e-12 against ``scipy.special.stdtr``, tests/test_risk.py); beyond, scipy (its series
@@ -36,7 +36,7 @@ def t_critical(significance: float, df: int) -> float:
 def t_tails(t, df: int) -> np.ndarray:
     """``P(T <= -|t|)`` for Student's t with ``df`` degrees of freedom, elementwise: what
     ``scipy.special.stdtr(df, -np.abs(t))`` gives, about ten times faster (a compiled Cephes
-    ``stdtr``, `fastrisk._kernels.risk.t_lower_tails`, for integer df <= 1000; scipy's Boost
+    ``stdtr``, `fastrisk._kernels.numerics.t_lower_tails`, for integer df <= 1000; scipy's Boost
     incomplete beta costs about 0.3 us a value)."""
     t = np.asarray(t, dtype=np.float64)
     if not (isinstance(df, (int, np.integer)) and 1 <= df <= COMPILED_DF):
@@ -45,7 +45,7 @@ def t_tails(t, df: int) -> np.ndarray:
     if not flat.flags.writeable:  # one compiled signature: a writeable array
         flat = flat.copy()
     out = np.empty(flat.shape[0])
-    _k.t_lower_tails(flat, np.int64(df), out)
+    _numk.t_lower_tails(flat, np.int64(df), out)
     return out.reshape(t.shape)
 
 
