@@ -251,7 +251,8 @@ def test_qrels_fast_path_equals_general_path(tmp_path_factory, monkeypatch, seed
         t, it, d, g = lines[0].split()
         lines.insert(1, f"{t} {it} {d} {int(g) + 1}")
     elif repeat == "split" and len(topics) > 1:  # a topic's lines in two places
-        lines.append(lines[0].replace(lines[0].split()[2], "extra-doc"))
+        t, it, _, g = lines[0].split()  # (str.replace on the line would also hit the topic or grade)
+        lines.append(f"{t} {it} extra-doc {g}")
     path = tmp / "q.txt"
     path.write_text("# comment\n" + "\n".join(lines) + "\n")
     calls = []
