@@ -22,8 +22,10 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
   support index (``effDisc_bbinom``: MLE with shapes >= 1, df 2) and the discrete kernel
   smoother (``effDisc_dks``: Wang & van Ryzin's ordered kernel, least-squares
-  cross-validated bandwidth as ``np::npudensbw(bwmethod = "cv.ls")``, multiplied by 1, 2, 5
-  and 10, a multiplied bandwidth > 1 fails; df mean((1 - bw) / f(x_i))). A candidate that
+  cross-validated bandwidth as ``np::npudensbw(bwmethod = "cv.ls")`` computes it, the
+  integral of fhat^2 taken over the categories observed in the run, see `lscv_bandwidth`;
+  multiplied by 1, 2, 5 and 10, a multiplied bandwidth > 1 fails; the estimate normalised
+  over the support; df mean((1 - bw) / f(x_i))). A candidate that
   fails is skipped (``try`` in ``effFit``). Selection (``effSelect``): the lowest
   AIC = 2 df - 2 loglik. Supports (``support()``): P@k j / k; RR 0 and 1 / k, k = 1..1000;
 - effect sizes (`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
