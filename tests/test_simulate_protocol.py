@@ -575,3 +575,19 @@ def test_study_flips_on_reciprocal_rank_lattices_count_ties_as_rounding_falls():
         ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 500)
         assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 500, 6))
         assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 500, 6))
+
+
+def test_kept_discrete_runs_are_the_r_scripts():
+    """P@10 means sit on the 10 % quantile exactly: R's colMeans (extended precision) keeps
+    adhoc8_p10's run25 at 0.19 where a double sum gives 0.18999999999999997."""
+    runs = {}
+    for r in _r_bbinom(every=1):
+        runs.setdefault(r["collection"], []).append(r["run"])
+    assert len(runs) == 8 and "run25" in runs["adhoc8_p10"]
+    for collection, names in runs.items():
+        m = fastrisk.datasets.trec_matrix(collection)
+        kept, _ = fits.kept_runs(m.values)
+        assert [m.systems[k] for k in kept] == names, collection
+    x = np.array([0.3, 0.1, 0.1, 0.7, 0.2, 0.2, 0.9])
+    assert fits.r_quantile7(x, 0.1) == pytest.approx(0.1) and fits.r_quantile7(x, 0.5) == 0.2
+    assert fits.r_quantile7(x, 0.25) == 0.15000000000000002  # R 4.2.2: quantile(x, .25), 17 digits
