@@ -124,7 +124,7 @@ def presel_indices(u):
     (upper right / lower left when tau > 0, lower right / upper left otherwise); each c is
     the textbook Pearson correlation of the points strictly inside its quadrant."""
     conc = np.sum(np.sign(np.subtract.outer(u[:, 0], u[:, 0])) * np.sign(np.subtract.outer(u[:, 1], u[:, 1])))
-    z = [(stats.norm.ppf(a), stats.norm.ppf(b)) for a, b in u]
+    z = [(a, b) for a, b in stats.norm.ppf(u)]
     quads = (((1, 1), (-1, -1)) if conc > 0 else ((1, -1), (-1, 1)))
     out = []
     for sx, sy in quads:
