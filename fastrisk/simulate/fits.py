@@ -651,10 +651,11 @@ def preselect(u, tau: float) -> tuple:
     dependence near (1, 1) (`VC_CORNER`); 0.05 < d <= 0.3 those, the Gaussian, Frank and
     the survival BB8 (code 20); d < -0.3 and -0.3 <= d < -0.05 the same towards (0, 0)
     (with BB8, code 10); |d| <= 0.05 every positive family (``posfams``). With negative
-    ``tau``, d = c10 - c01: d < -0.3 / -0.05 lean to (1, 0) (the extra code 30), d > 0.3 /
-    0.05 to (0, 1) (code 40), else ``negfams``. ``tau`` = 0: every family. Codes in
-    VineCopula's order (its ``which.min`` keeps the first on ties). A quadrant with fewer
-    than two points (c NaN; R's ``if`` would stop there) keeps ``todo_fams``'s set."""
+    ``tau``, d = c10 - c01 (there a stronger dependence makes a quadrant's c more negative):
+    d < -0.3 / -0.05 lean to (1, 0) (the extra code 30), d > 0.3 / 0.05 to (0, 1) (code 40),
+    else ``negfams``. ``tau`` = 0: every family. Codes in VineCopula's order (its
+    ``which.min`` keeps the first on ties). A quadrant with fewer than two points (c NaN;
+    R's ``if`` would stop there; none of the AP and nDCG@20 pairs) keeps ``todo_fams``'s set."""
     if tau == 0:
         return tuple(sorted(VC_FAMILIES))
     pos = tau > 0
