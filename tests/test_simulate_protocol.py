@@ -4,6 +4,7 @@ the study's battery, the tables' layout and their independence of chunking and e
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 
 import numpy as np
@@ -425,6 +426,24 @@ def test_the_power_study_never_fails_on_a_bundled_collection():
             fit = fits.CollectionFit(name, measure, "", kept, removed, margins, {}, V[kept])
             pairs, failed = fit.h1_pairs(0.1)  # the largest effect of the study: the hardest to reach
             assert pairs and failed >= 0
+
+
+class _LosingExecutor(cf.Executor):
+    """Every job is lost with its worker (as a process pool broken by a crashed worker)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        f = cf.Future()
+        f.set_exception(cf.BrokenExecutor("a worker died"))
+        return f
+
+
+def test_a_study_whose_jobs_are_all_lost_says_so(tiny, cache, tmp_path):
+    with pytest.raises(InputError, match="fitting collection 'tiny': a job was lost with its worker"):
+        _small(type1, tiny, tmp_path, executor=_LosingExecutor())
+    fits.fit_collections(tiny, "err20", cache=cache)  # fitted here; the study's jobs are lost
+    with pytest.warns(RuntimeWarning, match="lost"), \
+            pytest.raises(InputError, match=r"job\(s\) were lost with their workers"):
+        _small(type1, tiny, cache, executor=_LosingExecutor())
 
 
 @pytest.mark.slow

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import concurrent.futures as cf
 import json
 import math
 import os
@@ -892,10 +893,10 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
     for name, (kept, removed, V, fm, fcs) in futures.items():
         meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm))]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
         copulas = {}
         for f in fcs:
-            copulas.update(_result(f))
+            copulas.update(_result(f, name))
         fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path)
         if path is not None:
             fit.save()
@@ -920,5 +921,16 @@ def _submitter(executor):
     return executor.submit
 
 
-def _result(f):
-    return f.result()
+def _result(f, name):
+    """A fit job's result; a job lost with its worker (a broken pool, a killed Dask worker) is an
+    `InputError` naming the collection (the collections fitted before it stay cached)."""
+    try:
+        return f.result()
+    except (cf.BrokenExecutor, cf.CancelledError) as exc:
+        lost = exc
+    except Exception as exc:
+        if type(exc).__name__ != "KilledWorker":
+            raise
+        lost = exc
+    raise InputError(f"fitting collection {name!r}: a job was lost with its worker "
+                     f"({type(lost).__name__}: {lost}); run again") from lost
