@@ -53,9 +53,9 @@ margin's mean is the mean of what is simulated.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import functools
 import hashlib
-import concurrent.futures as cf
 import json
 import math
 import os
