@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit
+from fastrisk._kernels._jit import helper, njit
 
 P, RBP, NDCG, ERR, AP, RR, RPREC, RECALL, NDCG_LIN, JUDGED, NDCG_LIN_FULL = range(11)
 MODE_ASSUMED, MODE_CONDENSED = 0, 1
 UNJUDGED, NO_DOC = -1, -2
 
 
-@njit
+@helper
 def in_pool(member, row, mask):
     """True if pool row ``row`` has a bit of ``mask`` set (``member`` is (rows, words) uint64)."""
     for w in range(mask.shape[0]):
@@ -30,7 +30,7 @@ def in_pool(member, row, mask):
     return False
 
 
-@njit
+@helper
 def ranked_grades(ranking, length, grades, goff, use_pool, member, poff, npool, mask, mode, k, buf):
     """Fill ``buf[:min(k, len(buf))]`` with the grades of the top of ``ranking``.
 
@@ -38,6 +38,8 @@ def ranked_grades(ranking, length, grades, goff, use_pool, member, poff, npool, 
     document counts as judged only if ``d < npool`` and its membership row ``poff + d``
     intersects ``mask``. Mode 0 keeps unjudged documents as -1; mode 1 (condensed) skips
     them. Positions past the end of the ranking are -2 (no document: non-relevant).
+    Callers pass ``np.bool_``/``np.int64`` values, never literal ``True``/``False``/``0``:
+    one compile serves scoring and pooling instead of one per literal (issue #20).
     """
     k = min(k, buf.shape[0])
     j = 0
@@ -60,7 +62,7 @@ def ranked_grades(ranking, length, grades, goff, use_pool, member, poff, npool, 
         j += 1
 
 
-@njit
+@helper
 def dcg_sorted(sorted_desc, k):
     """DCG@k (gain 2^g - 1, discount log2(rank + 1)) of grades already sorted descending."""
     total = 0.0
@@ -72,13 +74,13 @@ def dcg_sorted(sorted_desc, k):
     return total
 
 
-@njit
+@helper
 def needs_norm(code):
     return (code == NDCG or code == NDCG_LIN or code == NDCG_LIN_FULL or code == AP or code == RPREC
             or code == RECALL)
 
 
-@njit
+@helper
 def topic_norm(sorted_desc, k, code, rel):
     """Per-topic normaliser from the positive grades of the judged documents, sorted descending.
 
@@ -210,6 +212,6 @@ def score_all(start, step, docs, lengths, doc_offsets, grades, norm, code, k, p,
     for st in range(start, S * T, step):
         s = st // T
         t = st - s * T
-        ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], False, dummy_member,
-                      0, 0, dummy_mask, mode, k, buf)
+        ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], np.bool_(False), dummy_member,
+                      np.int64(0), np.int64(0), dummy_mask, mode, k, buf)
         out[s, t] = measure_value(buf, k, code, p, rel, max_grade, norm[t], residual)
