@@ -86,7 +86,7 @@ def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets,
                  pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp):
     """Score of system ``s`` on topic ``t`` when only the pool ``mask`` is judged."""
     npool = pool_offsets[t + 1] - pool_offsets[t]
-    ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], np.bool_(True), member,
+    ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], True, member,
                   pool_offsets[t], npool, mask, mode, k, buf)
     idcg = 0.0
     if needs_norm(code):
