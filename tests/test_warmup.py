@@ -103,3 +103,42 @@ def test_after_warmup_the_quickstarts_compile_nothing(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stderr[-3000:]
     compiled = json.loads(proc.stdout.strip().splitlines()[-1])
     assert compiled == []
+
+
+class _Terminal:
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self):
+        return True
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+
+def test_the_first_compile_of_a_fastrisk_kernel_says_so_once_on_a_terminal(monkeypatch):
+    from types import SimpleNamespace
+
+    from fastrisk._kernels import _jit
+    from fastrisk._kernels.risk import risk_sums
+
+    def start(dispatcher):
+        _jit._CompileNote().on_start(SimpleNamespace(data={"dispatcher": dispatcher}))
+
+    term = _Terminal()
+    monkeypatch.setattr("sys.stderr", term)
+    monkeypatch.delenv("FASTRISK_QUIET", raising=False)
+    monkeypatch.setattr(_jit._CompileNote, "noted", False)
+    start(SimpleNamespace(py_func=len))  # numba's own helpers (builtins here) say nothing
+    assert term.text == ""
+    start(risk_sums)
+    start(risk_sums)
+    assert term.text.count("\n") == 1 and "fastrisk warmup" in term.text
+    monkeypatch.setattr(_jit._CompileNote, "noted", False)
+    monkeypatch.setenv("FASTRISK_QUIET", "1")
+    term.text = ""
+    start(risk_sums)
+    assert term.text == ""
