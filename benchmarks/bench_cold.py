@@ -28,6 +28,21 @@ table gives the process's CPU seconds (user, ``/usr/bin/time``):
     pool-bias (CLI quickstart)   10-11   18.0 s   11.4 s   (no parallel twins of the pooling kernels)
     evaluate (CLI quickstart)    10      8.2 s    7.1 s
     table --alpha 5 --agreement  9-12    13.6 s   13.9 s   (reads every agreement matrix: unchanged)
+
+2026-11-25 03:45, helpers without CPython wrappers, no C-callable wrappers (``_jit.helper``),
+side by side with 9af4c3c (``profile_compile.py``, CPU seconds of the process):
+
+    README Python quickstart     8       33.4 s   30.4 s   174 -> 172
+    README Python quickstart     10-11   35.9 s   32.2 s   174 -> 173 (peak RSS 601 -> 547 MB)
+
+This file's run on that code (2026-11-25 03:32-03:43, load 7-12: wall times are 3-5x the
+CPU seconds, which are given): the quickstart cold 31.4 s; ``fastrisk warmup`` 48.8 s (all
+four groups, children included), the quickstart after it 9.8 s (the user's lambda and its
+kernel compile in every process; matplotlib); CLI commands cold 1.2 (info) to 14.8 s
+(pool-bias): table --agreement 13.7, report 13.3, demo 12.6, evaluate 10.3, agree 9.9,
+test --method t 8.4, table --baseline all 6.7, bootstrap 5.0, the rest 1.4-4.0; after warmup
+1.3-2.3 s each (report 6.8, demo 5.8: figures), of which about 1.2 s is starting Python and
+importing fastrisk.
 """
 
 from __future__ import annotations
