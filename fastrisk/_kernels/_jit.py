@@ -11,6 +11,9 @@ Three guards live here, so that no kernel module needs to know about them:
   serialises the calls with one lock.
 - Ctrl-C: importing the kernels installs `fastrisk._kernels._interrupt`'s SIGINT handler, which
   never raises inside a jitted call.
+
+Compile time (issue #20): no kernel builds numba's C-callable wrapper, and `helper` kernels
+(called only by other kernels) not its CPython wrapper either; see `_Helper`.
 """
 
 from __future__ import annotations
