@@ -79,7 +79,7 @@ def _sum_sq(top, bot, d):
     return t + (k * k) / g
 
 
-@njit
+@helper
 def _match(ids_s, ids_l, pos_in_l):
     """pos_in_l[i] = position in L of the item at position i of S, or -1."""
     pos_in_l[:] = -1

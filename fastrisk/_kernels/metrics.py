@@ -107,7 +107,7 @@ def topic_norm(sorted_desc, k, code, rel):
     return 0.0
 
 
-@njit
+@helper
 def measure_value(buf, k, code, p, rel, max_grade, norm, residual):
     """Score of the grade vector ``buf[:k]`` (-1 unjudged, -2 no document: non-relevant).
 
