@@ -34,6 +34,8 @@ side by side with 9af4c3c (``profile_compile.py``, CPU seconds of the process):
 
     README Python quickstart     8       33.4 s   30.4 s   174 -> 172
     README Python quickstart     10-11   35.9 s   32.2 s   174 -> 173 (peak RSS 601 -> 547 MB)
+    fastrisk warmup (2 jobs)     6-9     51.5 s   46.6 s   (children's CPU; four disjoint groups
+                                                          instead of five; wall 126 and 123 s)
 
 This file's run on that code (2026-11-25 03:32-03:43, load 7-12: wall times are 3-5x the
 CPU seconds, which are given): the quickstart cold 31.4 s; ``fastrisk warmup`` 48.8 s (all
