@@ -128,6 +128,9 @@ def zrisk_value(V, topic_totals, system_totals, grand):
     return out
 
 
+zrisk_value_serial = serial(zrisk_value)
+
+
 @helper
 def georisk_cell(eff, z, c, sign):
     """GeoRisk of one system: ``sign * sqrt(eff * Phi(z / c))``, z its ZRisk in the convention.
