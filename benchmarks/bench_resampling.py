@@ -189,7 +189,7 @@ def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
     out = np.empty((S, 1))
 
     def limit():  # on one thread: the floor of the work, not of a parallel launch on a busy machine
-        _k.multinomial_counts_serial(1, 0, W)
+        _k.multinomial_counts(1, 0, W)
         means = Z @ W.T
         _k.select_ranks(means.reshape(-1), offset, count, slot, rank, out)  # one selection per system
     limit()

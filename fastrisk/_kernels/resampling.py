@@ -91,34 +91,27 @@ def _signs_row(seed, stream, row):
         left -= 1
 
 
-# Parallel drivers for large chunks and their serial twins (the same body compiled without
-# ``parallel``, see ``_jit.serial``) for small chunks: on a busy machine a parallel launch can
-# cost more than the millisecond of work it would split.
-@pjit
+# Drivers: one block of replicates each (rows of ``out``, see the resampling engine's
+# `_linear_means`, which spreads the blocks over Python threads: serial kernels, compiled once).
+@njit
 def multinomial_counts(seed, start, out):
     """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
-    for r in prange(out.shape[0]):
+    for r in range(out.shape[0]):
         _counts_row(seed, start + r, out[r])
 
 
-multinomial_counts_serial = serial(multinomial_counts)
-
-
-@pjit
+@njit
 def sign_flips(seed, start, out):
     """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``."""
-    for r in prange(out.shape[0]):
+    for r in range(out.shape[0]):
         _signs_row(seed, start + r, out[r])
 
 
-sign_flips_serial = serial(sign_flips)
-
-
-@pjit
+@njit
 def exact_sign_flips(start, out):
     """Row ``r`` of ``out``: the signs coded by the bits of ``start + r`` (bit j set: +1)."""
     n, c = out.shape
-    for r in prange(n):
+    for r in range(n):
         code = start + r
         for j in range(c):
             out[r, j] = 1.0 if (code >> j) & 1 else -1.0

@@ -6,6 +6,7 @@ replicate sources (the linear BLAS-product path and the generic gather path) tha
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,7 +18,7 @@ from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
 from fastrisk._progress import Progress
 from fastrisk._resources import check_memory, format_bytes
-from fastrisk._threads import BLAS_FLOP_WORK, blas_threads, parallel
+from fastrisk._threads import blas_threads, parallel
 from fastrisk._validation import choice, positive_int, replicates
 from fastrisk.errors import InputError
 
@@ -293,41 +294,44 @@ class _Stream:
 
 
 # ====================================================================== replicate sources
-#: Replicate columns are split for parallel products at multiples of this many replicates.
-_SPLIT_ALIGN = 1024
-
-
-def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
-    """``Z @ W.T`` with single-threaded BLAS calls; large products are split over replicate
-    columns (at multiples of 1024) and run on numba's thread count of Python threads, NumPy
-    releasing the GIL. Each element is one dot product of a row of Z and a row of W, so the
-    numbers do not depend on how many threads run or where the columns are split."""
-
-    n = W.shape[0]
+def _linear_means(fill, Z: np.ndarray, start: int, n: int, c: int, out=None) -> np.ndarray:
+    """``out[:, r] = Z @ w_(start + r)`` for ``r < n``, the draws ``w`` of a replicate (counts,
+    signs) written by ``fill(first, W)`` into the rows of ``W``: a block of `BLOCK` replicates at
+    a time (blocks start at multiples of `BLOCK` counted from replicate 0, as chunks do), the
+    block's draws (in cache, one buffer per thread, never a B x c matrix) times ``Z`` by one
+    single-threaded BLAS call writing straight into ``out``. The blocks are spread over numba's
+    thread count of Python threads (the draw kernels and BLAS release the GIL) when the draws
+    are worth it. Each element is one dot product of a row of Z and a row of a block, the same
+    call whatever thread runs it, so the numbers do not depend on the thread count or chunking."""
     if out is None:
         out = np.empty((Z.shape[0], n))
-    workers = numba.get_num_threads()
+    blocks = [(lo, min(lo + BLOCK, n)) for lo in range(0, n, BLOCK)]
+    workers = min(len(blocks), numba.get_num_threads() if parallel(n * c) else 1)
+
+    def work(first: int) -> None:
+        W = np.empty((BLOCK, c))
+        for lo, hi in blocks[first::workers]:
+            w = W[:hi - lo]
+            fill(start + lo, w)
+            np.matmul(Z, w.T, out=out[:, lo:hi])
+
     with blas_threads(1):
-        if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
-            np.matmul(Z, W.T, out=out)
-            return out
-        step = -(-n // workers)
-        step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
-        bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-
-        def part(bound):
-            lo, hi = bound
-            out[:, lo:hi] = Z @ W[lo:hi].T
-
-        with ThreadPoolExecutor(len(bounds)) as pool:
-            list(pool.map(part, bounds))
+        if workers < 2:
+            work(0)
+        else:
+            with ThreadPoolExecutor(workers - 1) as pool:
+                futures = [pool.submit(work, first) for first in range(1, workers)]
+                work(0)
+                for future in futures:
+                    future.result()
     return out
 
 
 class _LinearSource:
-    """Linear statistics: the replicate means ``W @ y^T / c`` of every column, one BLAS product,
-    with W (n x c) multinomial counts, sign flips or the exact sign patterns. ``studentized``
-    adds the second moments about the estimate (same product), for bootstrap-t."""
+    """Linear statistics: the replicate means ``W @ y^T / c`` of every column, BLAS products
+    of blocks of W (n x c: multinomial counts, sign flips or the exact sign patterns; see
+    `_linear_means`). ``studentized`` adds the second moments about the estimate (same
+    product), for bootstrap-t."""
 
     def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False, scaled: bool = False):
         self.M, self.c = y.shape
@@ -340,17 +344,15 @@ class _LinearSource:
             self.Z = np.ascontiguousarray(np.vstack([y, yc * yc]) / self.c)
         else:
             self.Z = np.ascontiguousarray(y / self.c)
+        if kind == "multinomial":
+            self.fill = functools.partial(_k.multinomial_counts, seed)
+        elif kind == "signs":
+            self.fill = functools.partial(_k.sign_flips, seed)
+        else:
+            self.fill = _k.exact_sign_flips
 
     def chunk(self, start: int, stop: int, out=None):
-        W = np.empty((stop - start, self.c))
-        serial = not parallel(W.size)
-        if self.kind == "multinomial":
-            (_k.multinomial_counts_serial if serial else _k.multinomial_counts)(self.seed, start, W)
-        elif self.kind == "signs":
-            (_k.sign_flips_serial if serial else _k.sign_flips)(self.seed, start, W)
-        else:
-            _k.exact_sign_flips(start, W)
-        P = _product(self.Z, W, None if self.studentized else out)
+        P = _linear_means(self.fill, self.Z, start, stop - start, self.c, None if self.studentized else out)
         means = P[:self.M]
         if not self.studentized:
             return means, None
