@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_below, next_u64, stream_state
 
 _ONE = np.uint64(1)
@@ -224,115 +224,114 @@ def _bin(v, lo, scale, nbins):
 @njit
 def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
                   block_sums, counts):
-    n = values.shape[1]
-    P = wlo.shape[1]
+    row = values[k]
+    n = row.shape[0]
     m = center[k]
     o = obs[k]
     g = gamma[k]
-    a = abs(o) - g
-    c0 = 0
-    c1 = 0
-    c2 = 0
-    c3 = 0
-    c4 = 0
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        s = 0.0
-        ss = 0.0
-        for r in range(start, stop):
-            v = values[k, r]
-            d = v - m
+    for start in range(0, n, block):  # sums of d and d^2 in four interleaved lanes: no add waits
+        stop = min(start + block, n)  # for the one before it; the same order for any chunking
+        s0 = s1 = s2 = s3 = 0.0
+        q0 = q1 = q2 = q3 = 0.0
+        r = start
+        while r + 4 <= stop:
+            d0 = row[r] - m
+            d1 = row[r + 1] - m
+            d2 = row[r + 2] - m
+            d3 = row[r + 3] - m
+            s0 += d0
+            s1 += d1
+            s2 += d2
+            s3 += d3
+            q0 += d0 * d0
+            q1 += d1 * d1
+            q2 += d2 * d2
+            q3 += d3 * d3
+            r += 4
+        s = (s0 + s1) + (s2 + s3)
+        ss = (q0 + q1) + (q2 + q3)
+        for t in range(r, stop):
+            d = row[t] - m
             s += d
             ss += d * d
-            if d < 0.0:
-                c0 += 1
-            if d <= 0.0:
-                c1 += 1
-            if d >= o - g:
-                c2 += 1
-            if d <= o + g:
-                c3 += 1
-            if abs(d) >= a:
-                c4 += 1
-            for p in range(P):
-                if v < wlo[k, p]:
-                    below[k, p] += 1
-                elif v <= whi[k, p]:
-                    f = wfill[k, p]
-                    if f < cap[k, p]:
-                        wbuffer[woffset[k, p] + f] = v
-                    wfill[k, p] = f + 1
         j = first_block + start // block
         block_sums[j, k, 0] = s
         block_sums[j, k, 1] = ss
+    ge = o - g
+    le = o + g
+    a = abs(o) - g
+    c0 = c1 = c2 = c3 = c4 = 0
+    for r in range(n):  # branch-free counts
+        d = row[r] - m
+        c0 += d < 0.0
+        c1 += d <= 0.0
+        c2 += d >= ge
+        c3 += d <= le
+        c4 += abs(d) >= a
     counts[k, 0] += c0
     counts[k, 1] += c1
     counts[k, 2] += c2
     counts[k, 3] += c3
     counts[k, 4] += c4
+    for p in range(wlo.shape[1]):  # branch-free windows: every value is written at the fill
+        lo = wlo[k, p]  # position (slot ``cap``, past the window's values, once it is full)
+        hi = whi[k, p]  # and the position moves on only for a value inside
+        off = woffset[k, p]
+        c = cap[k, p]
+        f = wfill[k, p]
+        nb = 0
+        for r in range(n):
+            v = row[r]
+            nb += v < lo
+            wbuffer[off + min(f, c)] = v
+            f += (v >= lo) & (v <= hi)
+        below[k, p] += nb
+        wfill[k, p] = f
 
 
-@pjit
-def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                 block_sums, counts):
-    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``).
+@njit
+def stream_pass1(k0, k1, values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
+                 wbuffer, block_sums, counts):
+    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``), columns
+    ``k0 <= k < k1`` (the engine spreads column ranges over Python threads).
 
     Per column ``k``: sums of d and d^2 per block of ``block`` replicates
     (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
     counts ``[d < 0, d <= 0, d >= obs - gamma, d <= obs + gamma, |d| >= |obs| - gamma]``
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
-    a predicted quantile) the number of values below it and up to ``cap`` values inside it.
+    a predicted quantile) the number of values below it and up to ``cap`` values inside it
+    (``wbuffer[woffset[k, p]:][:cap + 1]``: one slot more, written over by the values past a full window).
     """
-    for k in prange(values.shape[0]):  # np.int64(k): prange counts in uint64, range in int64; one
-        # signature of the column kernel serves the parallel driver and its one-thread twin
-        _pass1_column(values, np.int64(k), center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                      block_sums, counts)
-
-
-stream_pass1_serial = serial(stream_pass1)
+    for k in range(k0, k1):
+        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
+                      wbuffer, block_sums, counts)
 
 
 @njit
-def _hist_column(values, k, lo, scale, nbins, hist):
-    for r in range(values.shape[1]):
-        hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
-
-
-@pjit
-def stream_histogram(values, lo, scale, nbins, hist):
-    """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
-    for k in prange(values.shape[0]):
-        _hist_column(values, np.int64(k), lo, scale, nbins, hist)
-
-
-stream_histogram_serial = serial(stream_histogram)
+def stream_histogram(k0, k1, values, lo, scale, nbins, hist):
+    """Histogram of columns ``k0 <= k < k1`` (values: K x n) on [lo, lo + nbins / scale),
+    under/overflow bins 0 and nbins + 1."""
+    for k in range(k0, k1):
+        for r in range(values.shape[1]):
+            hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
 
 
 @njit
-def _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer):
+def stream_pass2(k0, k1, values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """Second pass, columns ``k0 <= k < k1``: copy the values falling in each column's target
+    bins into ``buffer``. ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T)
+    say where bin ``t`` of column ``k`` goes; the order inside a bin does not matter (it is
+    selected from afterwards)."""
     T = target_bin.shape[1]
-    for r in range(values.shape[1]):
-        v = values[k, r]
-        b = _bin(v, lo[k], scale[k], nbins)
-        for t in range(T):
-            if target_bin[k, t] == b:
-                buffer[offset[k, t] + fill[k, t]] = v
-                fill[k, t] += 1
-                break
-
-
-@pjit
-def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
-    """Second pass: copy the values falling in each column's target bins into ``buffer``.
-
-    ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T) say where bin ``t`` of
-    column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
-    """
-    for k in prange(values.shape[0]):
-        _pass2_column(values, np.int64(k), lo, scale, nbins, target_bin, offset, fill, buffer)
-
-
-stream_pass2_serial = serial(stream_pass2)
+    for k in range(k0, k1):
+        for r in range(values.shape[1]):
+            v = values[k, r]
+            b = _bin(v, lo[k], scale[k], nbins)
+            for t in range(T):
+                if target_bin[k, t] == b:
+                    buffer[offset[k, t] + fill[k, t]] = v
+                    fill[k, t] += 1
+                    break
 
 
 @njit
@@ -377,6 +376,46 @@ def _select(a, k):
 
 
 @njit
+def _rank_value(a, k):
+    """The value of rank ``k`` (0-based) of ``a``, which is left as it is: the range of ``a`` cut
+    into about ``n / 4`` equal buckets, one counting pass, then `_select` on the values of the
+    bucket holding rank ``k`` (bucket order is value order, so its ranks are the next ones).
+    Three passes without data-dependent branches instead of quickselect's mispredicted ones;
+    NaN, an infinite, zero or subnormal range go to `_select` on a copy."""
+    n = a.shape[0]
+    if n <= 64:
+        return _select(a.copy(), k)
+    lo = a[0]
+    hi = a[0]
+    nan = 0
+    for v in a:
+        lo = min(lo, v)
+        hi = max(hi, v)
+        nan += v != v
+    width = hi - lo
+    nb = n // 4
+    if nan > 0 or not (0.0 < width < np.inf) or not nb / width < np.inf:  # (the last: a subnormal range)
+        return _select(a.copy(), k)
+    scale = nb / width
+    top = nb - 1
+    cnt = np.zeros(nb, np.int64)
+    for v in a:
+        cnt[min(np.int64((v - lo) * scale), top)] += 1
+    before = 0
+    b = 0
+    while before + cnt[b] <= k:
+        before += cnt[b]
+        b += 1
+    part = np.empty(cnt[b])
+    i = 0
+    for v in a:
+        if min(np.int64((v - lo) * scale), top) == b:
+            part[i] = v
+            i += 1
+    return _select(part, k - before)
+
+
+@njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
     """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
     within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
@@ -387,7 +426,7 @@ def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
             if s < 0:
                 out[k, r] = np.nan
             else:
-                out[k, r] = _select(buffer[offset[k, s]:offset[k, s] + count[k, s]].copy(), rank_in_bin[k, r])
+                out[k, r] = _rank_value(buffer[offset[k, s]:offset[k, s] + count[k, s]], rank_in_bin[k, r])
 
 
 @njit

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -122,6 +123,39 @@ def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate
     return min(n, -(-B // BLOCK) * BLOCK)
 
 
+# ====================================================================== threads
+def _spread(task, items, work: float) -> None:
+    """``task(item)`` for every item, on numba's thread count of Python threads (the calling
+    thread one of them) when ``work`` element-operations are worth it, else on this thread.
+    The threads take the next item as they come free, so a thread the machine holds up costs
+    its current item, not a fixed share; ``task`` must write only its item's outputs (every
+    number is then the same whatever thread computes it)."""
+    items = list(items)
+    workers = min(len(items), numba.get_num_threads() if parallel(work) else 1)
+    if workers < 2:
+        for item in items:
+            task(item)
+        return
+    queue = iter(items)  # next() on a list iterator is atomic under the GIL
+
+    def drain() -> None:
+        for item in queue:
+            task(item)
+
+    with ThreadPoolExecutor(workers - 1) as pool:
+        futures = [pool.submit(drain) for _ in range(workers - 1)]
+        drain()
+        for future in futures:
+            future.result()
+
+
+def _column_ranges(K: int, n: int):
+    """Ranges of the K columns of a chunk of n replicates for `_spread`: about 2^17 values
+    each (a kernel call per range), at most K."""
+    step = max(1, min(K, (1 << 17) // max(n, 1)))
+    return [(k, min(k + step, K)) for k in range(0, K, step)]
+
+
 # ====================================================================== streaming summaries
 def _linear_ranks(B: int, probs: np.ndarray):
     """Order statistics (0-based ranks) and weights of NumPy's 'linear' quantiles ``probs``."""
@@ -174,10 +208,11 @@ class _Stream:
     def set_windows(self, wlo: np.ndarray, whi: np.ndarray, cap: np.ndarray) -> None:
         self.wlo, self.whi = np.ascontiguousarray(wlo), np.ascontiguousarray(whi)
         self.cap = np.ascontiguousarray(cap, dtype=np.int64)
-        self.woffset = (np.cumsum(self.cap.reshape(-1)) - self.cap.reshape(-1)).reshape(self.cap.shape)
+        room = self.cap.reshape(-1) + 1  # a slot past each window for the values past a full one
+        self.woffset = (np.cumsum(room) - room).reshape(self.cap.shape)
         self.below = np.zeros(self.cap.shape, np.int64)
         self.wfill = np.zeros(self.cap.shape, np.int64)
-        self.wbuffer = np.empty(int(self.cap.sum()))
+        self.wbuffer = np.empty(int(room.sum()))
 
     def pilot(self, values: np.ndarray) -> None:
         """Windows from the first replicates: around each wanted probability p (at BCa's z0
@@ -209,9 +244,9 @@ class _Stream:
             self.set_windows(lo, hi, cap)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
-        kernel = _k.stream_pass1_serial if not parallel(values.size) else _k.stream_pass1
-        kernel(values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
-               self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
+        args = (values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap,
+                self.woffset, self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
+        _spread(lambda ks: _k.stream_pass1(*ks, *args), _column_ranges(*values.shape), values.size)
 
     def moments(self):
         s = self.block_sums.sum(axis=0)
@@ -258,8 +293,8 @@ class _Stream:
     def histogram_pass(self, values: np.ndarray) -> None:
         if not hasattr(self, "hist"):
             self.hist = np.zeros((self.M, self.nbins + 2), np.int64)
-        kernel = _k.stream_histogram_serial if not parallel(values.size) else _k.stream_histogram
-        kernel(values, self.lo, self.scale, self.nbins, self.hist)
+        _spread(lambda ks: _k.stream_histogram(*ks, values, self.lo, self.scale, self.nbins, self.hist),
+                _column_ranges(*values.shape), values.size)
 
     def prepare(self, probs: np.ndarray) -> None:
         """Ask for the quantiles ``probs`` (M, P), NumPy's 'linear' method, after the histogram pass."""
@@ -282,8 +317,8 @@ class _Stream:
         self.P = P
 
     def pass2(self, values: np.ndarray) -> None:
-        kernel = _k.stream_pass2_serial if not parallel(values.size) else _k.stream_pass2
-        kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
+        _spread(lambda ks: _k.stream_pass2(*ks, values, self.lo, self.scale, self.nbins, self.target, self.offset,
+                                           self.fill, self.buffer), _column_ranges(*values.shape), values.size)
 
     def quantiles(self) -> np.ndarray:
         if self._quantiles is not None:
@@ -305,25 +340,19 @@ def _linear_means(fill, Z: np.ndarray, start: int, n: int, c: int, out=None) -> 
     call whatever thread runs it, so the numbers do not depend on the thread count or chunking."""
     if out is None:
         out = np.empty((Z.shape[0], n))
-    blocks = [(lo, min(lo + BLOCK, n)) for lo in range(0, n, BLOCK)]
-    workers = min(len(blocks), numba.get_num_threads() if parallel(n * c) else 1)
 
-    def work(first: int) -> None:
-        W = np.empty((BLOCK, c))
-        for lo, hi in blocks[first::workers]:
-            w = W[:hi - lo]
-            fill(start + lo, w)
-            np.matmul(Z, w.T, out=out[:, lo:hi])
+    def block(lo: int) -> None:
+        hi = min(lo + BLOCK, n)
+        w = buffers.get(threading.get_ident())
+        if w is None:
+            w = buffers[threading.get_ident()] = np.empty((BLOCK, c))
+        w = w[:hi - lo]
+        fill(start + lo, w)
+        np.matmul(Z, w.T, out=out[:, lo:hi])
 
+    buffers: dict = {}
     with blas_threads(1):
-        if workers < 2:
-            work(0)
-        else:
-            with ThreadPoolExecutor(workers - 1) as pool:
-                futures = [pool.submit(work, first) for first in range(1, workers)]
-                work(0)
-                for future in futures:
-                    future.result()
+        _spread(block, range(0, n, BLOCK), n * c)
     return out
 
 
