@@ -193,6 +193,24 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
         np.testing.assert_array_equal(got[0], want)
 
 
+def test_a_window_that_misses_is_settled_from_the_kept_replicates():
+    """With the replicates kept, an order statistic outside its window (a column whose
+    prediction was off) is selected from its column: no second pass over the others."""
+    v = np.random.default_rng(2).normal(0, 1, (3, 5000))
+    probs = np.tile([0.025, 0.975], (3, 1))
+    want = np.quantile(v, [0.025, 0.975], axis=1).T
+    wlo, whi = want - 0.2, want + 0.2
+    wlo[1, 0], whi[1, 0] = 0.5, 0.7  # column 1's lower window misses; column 2's upper one overflows
+    cap = np.full((3, 2), 5000)
+    cap[2, 1] = 10
+    s = _Stream(3, 5000, np.ones(3), np.zeros(3))
+    s.set_windows(wlo, whi, cap)
+    s.pass1(0, v)
+    assert not s.from_windows(probs)
+    assert s.from_windows(probs, v)
+    np.testing.assert_array_equal(s.quantiles(), want)
+
+
 @pytest.mark.parametrize("pilot", [None, 1024])
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
     if pilot is not None:  # place the windows from the first 1024 replicates (the predicted windows

@@ -36,10 +36,10 @@ def _next_topic(state, bits, half, n, reject_below):
         if half == 0:
             state, bits = next_u64(state)
             x = bits >> _SHIFT32
-            half = 1
+            half = np.int64(1)
         else:
             x = bits & _LOW32
-            half = 0
+            half = np.int64(0)
         m = x * n
         if (m & _LOW32) >= reject_below:
             return state, bits, half, np.int64(m >> _SHIFT32)
@@ -53,7 +53,7 @@ def draw_indices(seed, stream, idx):
     reject_below = _TWO32 % n
     state = stream_state(seed, stream)
     bits = np.uint64(0)
-    half = 0
+    half = np.int64(0)  # (not the literal 0: one compile of _next_topic, not two)
     for j in range(c):
         state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
         idx[j] = k
@@ -70,7 +70,7 @@ def _counts_row(seed, stream, row):
     reject_below = _TWO32 % n
     state = stream_state(seed, stream)
     bits = np.uint64(0)
-    half = 0
+    half = np.int64(0)
     for _ in range(c):
         state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
         row[k] += 1.0
@@ -388,9 +388,10 @@ def _rank_value(a, k):
     lo = a[0]
     hi = a[0]
     nan = 0
-    for v in a:
-        lo = min(lo, v)
-        hi = max(hi, v)
+    for i in range(n):  # (plain comparisons: numba's min and max cost compile time)
+        v = a[i]
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
         nan += v != v
     width = hi - lo
     nb = n // 4
@@ -398,20 +399,25 @@ def _rank_value(a, k):
         return _select(a.copy(), k)
     scale = nb / width
     top = nb - 1
-    cnt = np.zeros(nb, np.int64)
-    for v in a:
-        cnt[min(np.int64((v - lo) * scale), top)] += 1
+    cnt = np.empty(nb, np.int64)
+    for b in range(nb):
+        cnt[b] = 0
+    for i in range(n):
+        b = np.int64((a[i] - lo) * scale)
+        cnt[b if b < top else top] += 1
     before = 0
-    b = 0
-    while before + cnt[b] <= k:
-        before += cnt[b]
-        b += 1
-    part = np.empty(cnt[b])
-    i = 0
-    for v in a:
-        if min(np.int64((v - lo) * scale), top) == b:
-            part[i] = v
-            i += 1
+    want = 0
+    while before + cnt[want] <= k:
+        before += cnt[want]
+        want += 1
+    part = np.empty(cnt[want])
+    j = 0
+    for i in range(n):
+        v = a[i]
+        b = np.int64((v - lo) * scale)
+        if (b if b < top else top) == want:
+            part[j] = v
+            j += 1
     return _select(part, k - before)
 
 

@@ -271,21 +271,34 @@ class _Stream:
     def z0(self) -> np.ndarray:
         return special.ndtri((self.counts[:, 0] + self.counts[:, 1]) / (2.0 * self.B))
 
-    def from_windows(self, probs: np.ndarray) -> bool:
+    def from_windows(self, probs: np.ndarray, kept=None) -> bool:
         """Exact quantiles ``probs`` (M, P) from the windows, if every order statistic is inside its
-        window (window p serves probs[:, p])."""
+        window (window p serves probs[:, p]); with ``kept`` (the M x B replicates), an order
+        statistic outside its window is selected from its column's replicates instead."""
         if self.cap.shape[1] != probs.shape[1]:
             return False
         r_lo, r_hi, t = _linear_ranks(self.B, probs)
         inside = (self.wfill <= self.cap) & (self.below <= r_lo) & (r_hi < self.below + self.wfill)
-        if not inside[np.isfinite(probs)].all():
+        finite = np.isfinite(probs)
+        missed = finite & ~inside
+        if missed.any() and kept is None:
             return False
-        out = np.empty((self.M, 2 * probs.shape[1]))
-        slot = np.concatenate([np.arange(probs.shape[1])] * 2)[None, :].repeat(self.M, axis=0)
-        slot[~np.isfinite(np.concatenate([probs, probs], axis=1))] = -1
+        P = probs.shape[1]
+        out = np.empty((self.M, 2 * P))
+        slot = np.concatenate([np.arange(P)] * 2)[None, :].repeat(self.M, axis=0)
+        slot[~np.tile(finite & inside, 2)] = -1
         rank = np.concatenate([r_lo - self.below, r_hi - self.below], axis=1)
         _k.select_ranks(self.wbuffer, self.woffset, np.minimum(self.wfill, self.cap), slot, rank, out)
-        P = probs.shape[1]
+        if missed.any():  # a few columns whose prediction was off: from their replicates
+            rows = np.flatnonzero(missed.any(axis=1))
+            both = np.tile(missed, 2)[rows]
+            sel = np.full(both.shape, -1, np.int64)
+            sel[both] = 0
+            got = np.empty(both.shape)
+            _k.select_ranks(np.ascontiguousarray(kept[rows]).reshape(-1), (np.arange(rows.size) * self.B)[:, None],
+                            np.full((rows.size, 1), self.B), sel,
+                            np.ascontiguousarray(np.concatenate([r_lo, r_hi], axis=1)[rows]), got)
+            out[rows] = np.where(both, got, out[rows])
         self._quantiles = _lerp(out[:, :P], out[:, P:], t)
         return True
 
@@ -442,7 +455,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
                         store[:, start:stop] = v
             bar.update(stop - start)
         todo = [i for i, st in enumerate(streams) if st is not None and st.wants_quantiles
-                and not st.from_windows(st.probs_of(st.z0()))]
+                and not st.from_windows(st.probs_of(st.z0()), kept[i])]
         if todo:
             bar.close()
             bar = Progress(2 * B, progress, desc + " (exact quantiles)", unit="rep", work=2 * work,
