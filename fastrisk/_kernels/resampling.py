@@ -452,7 +452,14 @@ def locate_ranks(hist, ranks, target, slot, rank_in_bin, count):
             cum[b] = total
         used = 0
         for j in range(R):
-            b = np.searchsorted(cum, ranks[k, j], side="right")
+            b = 0  # the first bin whose cumulative count exceeds the rank (np.searchsorted's
+            top = nb  # side="right", written out: numba's costs half a second of compile)
+            while b < top:
+                mid = (b + top) // 2
+                if cum[mid] <= ranks[k, j]:
+                    b = mid + 1
+                else:
+                    top = mid
             s = -1
             for t in range(used):
                 if target[k, t] == b:
