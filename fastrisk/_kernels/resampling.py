@@ -273,19 +273,22 @@ def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, c
     counts[k, 2] += c2
     counts[k, 3] += c3
     counts[k, 4] += c4
-    for p in range(wlo.shape[1]):  # branch-free windows: every value is written at the fill
-        lo = wlo[k, p]  # position (slot ``cap``, past the window's values, once it is full)
-        hi = whi[k, p]  # and the position moves on only for a value inside
+    for p in range(wlo.shape[1]):  # per window: the count below it (a branch-free loop), then the
+        lo = wlo[k, p]  # values inside it (a loop whose branch is rarely taken: a window holds a
+        hi = whi[k, p]  # few percent of the values)
+        nb = 0
+        for r in range(n):
+            nb += row[r] < lo
+        below[k, p] += nb
         off = woffset[k, p]
         c = cap[k, p]
         f = wfill[k, p]
-        nb = 0
         for r in range(n):
             v = row[r]
-            nb += v < lo
-            wbuffer[off + min(f, c)] = v
-            f += (v >= lo) & (v <= hi)
-        below[k, p] += nb
+            if v >= lo and v <= hi:
+                if f < c:
+                    wbuffer[off + f] = v
+                f += 1
         wfill[k, p] = f
 
 
@@ -299,8 +302,7 @@ def stream_pass1(k0, k1, values, center, obs, gamma, block, first_block, wlo, wh
     (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
     counts ``[d < 0, d <= 0, d >= obs - gamma, d <= obs + gamma, |d| >= |obs| - gamma]``
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
-    a predicted quantile) the number of values below it and up to ``cap`` values inside it
-    (``wbuffer[woffset[k, p]:][:cap + 1]``: one slot more, written over by the values past a full window).
+    a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
     for k in range(k0, k1):
         _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,

@@ -208,11 +208,10 @@ class _Stream:
     def set_windows(self, wlo: np.ndarray, whi: np.ndarray, cap: np.ndarray) -> None:
         self.wlo, self.whi = np.ascontiguousarray(wlo), np.ascontiguousarray(whi)
         self.cap = np.ascontiguousarray(cap, dtype=np.int64)
-        room = self.cap.reshape(-1) + 1  # a slot past each window for the values past a full one
-        self.woffset = (np.cumsum(room) - room).reshape(self.cap.shape)
+        self.woffset = (np.cumsum(self.cap.reshape(-1)) - self.cap.reshape(-1)).reshape(self.cap.shape)
         self.below = np.zeros(self.cap.shape, np.int64)
         self.wfill = np.zeros(self.cap.shape, np.int64)
-        self.wbuffer = np.empty(int(room.sum()))
+        self.wbuffer = np.empty(int(self.cap.sum()))
 
     def pilot(self, values: np.ndarray) -> None:
         """Windows from the first replicates: around each wanted probability p (at BCa's z0
