@@ -59,52 +59,43 @@ def draw_indices(seed, stream, idx):
         idx[j] = k
 
 
-@njit
-def _counts_row(seed, stream, row):
-    """How often replicate ``stream`` draws each topic (``row``: length c, float64): the topics
-    of `draw_indices`."""
-    c = row.shape[0]
-    for i in range(c):
-        row[i] = 0.0
-    n = np.uint64(c)
-    reject_below = _TWO32 % n
-    state = stream_state(seed, stream)
-    bits = np.uint64(0)
-    half = np.int64(0)
-    for _ in range(c):
-        state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
-        row[k] += 1.0
-
-
-@njit
-def _signs_row(seed, stream, row):
-    """+-1 per topic for permutation replicate ``stream``: 64 fair bits per draw."""
-    state = stream_state(seed, stream)
-    bits = np.uint64(0)
-    left = 0
-    for j in range(row.shape[0]):
-        if left == 0:
-            state, bits = next_u64(state)
-            left = 64
-        row[j] = 1.0 if (bits & _ONE) == _ONE else -1.0
-        bits = bits >> _ONE
-        left -= 1
-
-
 # Drivers: one block of replicates each (rows of ``out``, see the resampling engine's
-# `_linear_means`, which spreads the blocks over Python threads: serial kernels, compiled once).
+# `_linear_means`, which spreads the blocks over Python threads: serial kernels, compiled once,
+# each with its row loop written in, not called: a callee compiles again inside its caller).
 @njit
 def multinomial_counts(seed, start, out):
-    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
+    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic
+    (the topics of `draw_indices`)."""
+    c = out.shape[1]
+    n = np.uint64(c)
+    reject_below = _TWO32 % n
     for r in range(out.shape[0]):
-        _counts_row(seed, start + r, out[r])
+        row = out[r]
+        for i in range(c):
+            row[i] = 0.0
+        state = stream_state(seed, start + r)
+        bits = np.uint64(0)
+        half = np.int64(0)
+        for _ in range(c):
+            state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
+            row[k] += 1.0
 
 
 @njit
 def sign_flips(seed, start, out):
-    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``."""
+    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``, 64
+    fair bits per draw."""
     for r in range(out.shape[0]):
-        _signs_row(seed, start + r, out[r])
+        state = stream_state(seed, start + r)
+        bits = np.uint64(0)
+        left = 0
+        for j in range(out.shape[1]):
+            if left == 0:
+                state, bits = next_u64(state)
+                left = 64
+            out[r, j] = 1.0 if (bits & _ONE) == _ONE else -1.0
+            bits = bits >> _ONE
+            left -= 1
 
 
 @njit
@@ -222,77 +213,6 @@ def _bin(v, lo, scale, nbins):
 
 
 @njit
-def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                  block_sums, counts):
-    row = values[k]
-    n = row.shape[0]
-    m = center[k]
-    o = obs[k]
-    g = gamma[k]
-    for start in range(0, n, block):  # sums of d and d^2 in four interleaved lanes: no add waits
-        stop = min(start + block, n)  # for the one before it; the same order for any chunking
-        s0 = s1 = s2 = s3 = 0.0
-        q0 = q1 = q2 = q3 = 0.0
-        r = start
-        while r + 4 <= stop:
-            d0 = row[r] - m
-            d1 = row[r + 1] - m
-            d2 = row[r + 2] - m
-            d3 = row[r + 3] - m
-            s0 += d0
-            s1 += d1
-            s2 += d2
-            s3 += d3
-            q0 += d0 * d0
-            q1 += d1 * d1
-            q2 += d2 * d2
-            q3 += d3 * d3
-            r += 4
-        s = (s0 + s1) + (s2 + s3)
-        ss = (q0 + q1) + (q2 + q3)
-        for t in range(r, stop):
-            d = row[t] - m
-            s += d
-            ss += d * d
-        j = first_block + start // block
-        block_sums[j, k, 0] = s
-        block_sums[j, k, 1] = ss
-    ge = o - g
-    le = o + g
-    a = abs(o) - g
-    c0 = c1 = c2 = c3 = c4 = 0
-    for r in range(n):  # branch-free counts
-        d = row[r] - m
-        c0 += d < 0.0
-        c1 += d <= 0.0
-        c2 += d >= ge
-        c3 += d <= le
-        c4 += abs(d) >= a
-    counts[k, 0] += c0
-    counts[k, 1] += c1
-    counts[k, 2] += c2
-    counts[k, 3] += c3
-    counts[k, 4] += c4
-    for p in range(wlo.shape[1]):  # per window: the count below it (a branch-free loop), then the
-        lo = wlo[k, p]  # values inside it (a loop whose branch is rarely taken: a window holds a
-        hi = whi[k, p]  # few percent of the values)
-        nb = 0
-        for r in range(n):
-            nb += row[r] < lo
-        below[k, p] += nb
-        off = woffset[k, p]
-        c = cap[k, p]
-        f = wfill[k, p]
-        for r in range(n):
-            v = row[r]
-            if v >= lo and v <= hi:
-                if f < c:
-                    wbuffer[off + f] = v
-                f += 1
-        wfill[k, p] = f
-
-
-@njit
 def stream_pass1(k0, k1, values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
                  wbuffer, block_sums, counts):
     """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``), columns
@@ -304,9 +224,73 @@ def stream_pass1(k0, k1, values, center, obs, gamma, block, first_block, wlo, wh
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
     a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
-    for k in range(k0, k1):
-        _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
-                      wbuffer, block_sums, counts)
+    for k in range(k0, k1):  # (the column's body written in: see multinomial_counts)
+        row = values[k]
+        n = row.shape[0]
+        m = center[k]
+        o = obs[k]
+        g = gamma[k]
+        for start in range(0, n, block):  # sums of d and d^2 in four interleaved lanes: no add waits
+            stop = min(start + block, n)  # for the one before it; the same order for any chunking
+            s0 = s1 = s2 = s3 = 0.0
+            q0 = q1 = q2 = q3 = 0.0
+            r = start
+            while r + 4 <= stop:
+                d0 = row[r] - m
+                d1 = row[r + 1] - m
+                d2 = row[r + 2] - m
+                d3 = row[r + 3] - m
+                s0 += d0
+                s1 += d1
+                s2 += d2
+                s3 += d3
+                q0 += d0 * d0
+                q1 += d1 * d1
+                q2 += d2 * d2
+                q3 += d3 * d3
+                r += 4
+            s = (s0 + s1) + (s2 + s3)
+            ss = (q0 + q1) + (q2 + q3)
+            for t in range(r, stop):
+                d = row[t] - m
+                s += d
+                ss += d * d
+            j = first_block + start // block
+            block_sums[j, k, 0] = s
+            block_sums[j, k, 1] = ss
+        ge = o - g
+        le = o + g
+        a = abs(o) - g
+        c0 = c1 = c2 = c3 = c4 = 0
+        for r in range(n):  # branch-free counts
+            d = row[r] - m
+            c0 += d < 0.0
+            c1 += d <= 0.0
+            c2 += d >= ge
+            c3 += d <= le
+            c4 += abs(d) >= a
+        counts[k, 0] += c0
+        counts[k, 1] += c1
+        counts[k, 2] += c2
+        counts[k, 3] += c3
+        counts[k, 4] += c4
+        for p in range(wlo.shape[1]):  # per window: the count below it (a branch-free loop), then the
+            lo = wlo[k, p]  # values inside it (a loop whose branch is rarely taken: a window holds a
+            hi = whi[k, p]  # few percent of the values)
+            nb = 0
+            for r in range(n):
+                nb += row[r] < lo
+            below[k, p] += nb
+            off = woffset[k, p]
+            c = cap[k, p]
+            f = wfill[k, p]
+            for r in range(n):
+                v = row[r]
+                if v >= lo and v <= hi:
+                    if f < c:
+                        wbuffer[off + f] = v
+                    f += 1
+            wfill[k, p] = f
 
 
 @njit

@@ -137,14 +137,21 @@ def _spread(task, items, work: float) -> None:
             task(item)
         return
     queue = iter(items)  # next() on a list iterator is atomic under the GIL
+    stop = []
 
     def drain() -> None:
         for item in queue:
+            if stop:
+                return
             task(item)
 
     with ThreadPoolExecutor(workers - 1) as pool:
         futures = [pool.submit(drain) for _ in range(workers - 1)]
-        drain()
+        try:
+            drain()
+        except BaseException:  # Ctrl-C (seen between items) or an error: the others stop at their next item
+            stop.append(True)
+            raise
         for future in futures:
             future.result()
 
