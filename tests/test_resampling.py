@@ -660,3 +660,29 @@ def test_bucketed_selection_is_numpys_partition(values, data):
     expected = np.partition(a, k)[k]
     assert got == expected or (np.isnan(got) and np.isnan(expected))
     np.testing.assert_array_equal(a, before)
+
+
+def test_spread_runs_every_item_once_and_raises_a_task_error():
+    """The engine's thread spreader: every item exactly once whatever thread takes it, and an
+    error raised by a task reaches the caller (the other threads stop at their next item)."""
+    import threading
+
+    from fastrisk._threads import limit_threads
+    from fastrisk.resampling._engine import _spread
+
+    seen, lock = [], threading.Lock()
+
+    def task(i):
+        with lock:
+            seen.append(i)
+
+    with limit_threads(2):
+        _spread(task, range(200), 1e9)
+        assert sorted(seen) == list(range(200))
+
+        def failing(i):
+            if i == 3:
+                raise ValueError("task 3")
+
+        with pytest.raises(ValueError, match="task 3"):
+            _spread(failing, range(50), 1e9)
