@@ -61,6 +61,14 @@ def main(argv: list[str]) -> None:
         print("    self    total", file=sys.stderr)
         for own, seconds, name, args in sorted(timer.rows, reverse=True):
             print(f"{own:8.2f} {seconds:8.2f}  {name}  {args[:120]}", file=sys.stderr)
+        modules: dict = {}
+        for own, _, name, _ in timer.rows:
+            key = "numba internals" if name.startswith("numba.") else name.split(".<locals>")[0].rsplit(".", 1)[0]
+            n, s = modules.get(key, (0, 0.0))
+            modules[key] = (n + 1, s + own)
+        print("by module: compiles, self seconds", file=sys.stderr)
+        for key, (n, s) in sorted(modules.items(), key=lambda kv: -kv[1][1]):
+            print(f"{n:6d} {s:8.2f}  {key}", file=sys.stderr)
         own_fastrisk = sum(r[0] for r in timer.rows if r[2].startswith("fastrisk."))
         print(f"self time in fastrisk kernels {own_fastrisk:.1f} s, in numba internals "
               f"{sum(r[0] for r in timer.rows) - own_fastrisk:.1f} s", file=sys.stderr)

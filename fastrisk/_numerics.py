@@ -49,6 +49,16 @@ SAFE_EXPONENT = 400
 _LO, _HI = 2.0 ** -SAFE_EXPONENT, 2.0 ** SAFE_EXPONENT
 
 
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, or a read-only view of it: inputs reach the kernels read-only, as a matrix's
+    values and a baseline's are, so that each kernel compiles one signature for them
+    (numba compiles a kernel again for every read-only/writable mix of its arguments)."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
 def negligible_se(mean, se, c: int) -> np.ndarray:
     """True where the standard error ``se`` of a mean over ``c`` topics is below the relative
     floor ``(c-1) se^2 <= 4 c eps ((c-1) se^2 + mean^2)`` (see the module doc), or is 0."""

@@ -223,7 +223,10 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
 
 def value_scores(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None) -> np.ndarray:
     """x = v(R - B) ``[alpha, system, topic]`` (one alpha for a non-linear ``vf``); small jobs
-    on the kernels' serial twins."""
+    on the kernels' serial twins. ``R`` and ``B`` go to the kernels read-only, as a matrix's
+    values are: a writable copy (a resampled or reduced matrix) would compile every kernel
+    a second time for writable arrays (issue #20)."""
+    R, B = _numerics.read_only(R), _numerics.read_only(B)
     if vf.is_linear:
         return run(_k.linear_scores, _k.linear_scores_serial, R.size * len(vf.alpha), threads, R, B, vf.alpha)
     return run(vf.kernel(_k.value_scores), vf.kernel(_k.value_scores_serial), R.size, threads, R, B)[None]

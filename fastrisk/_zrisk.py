@@ -175,12 +175,13 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
             V = np.ldexp(V, -2 * half)
             topic_totals, system_totals = V.sum(axis=0), V.sum(axis=1)
             grand = float(system_totals.sum())
-    with limit_threads(threads, 2 * V.size):  # two sums per cell
-        if vf.is_linear:
+    if vf.is_linear:
+        with limit_threads(threads, 2 * V.size):  # two sums per cell
             pos, neg = _k.zrisk_parts(V, topic_totals, system_totals, grand)
-            z = pos[:, None] + vf.loss_weight[None, :] * neg[:, None]
-        else:
-            z = vf.kernel(_k.zrisk_value)(V, topic_totals, system_totals, grand)[:, None]
+        z = pos[:, None] + vf.loss_weight[None, :] * neg[:, None]
+    else:  # small jobs on the serial twin: no parallel version compiled for them (issue #20)
+        z = run(vf.kernel(_k.zrisk_value), vf.kernel(_k.zrisk_value_serial), 2 * V.size, threads,
+                V, topic_totals, system_totals, grand)[:, None]
     if convention == "minus":
         z = -z
     eff = system_totals / c

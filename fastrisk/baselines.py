@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._numerics import read_only
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.io import read_matrix
 from fastrisk.matrix import ScoreMatrix, check_missing_policy, label
@@ -34,11 +35,7 @@ class Baseline:
     def __post_init__(self):
         # read-only like the matrix's own rows, so every kernel compiles one signature for a
         # baseline, whether it is a row of the matrix or a computed one (a view: no copy)
-        values = np.ascontiguousarray(self.values, dtype=np.float64)
-        if values.flags.writeable:
-            values = values.view()
-            values.flags.writeable = False
-        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "values", read_only(np.ascontiguousarray(self.values, dtype=np.float64)))
 
 
 def virtual_baseline(matrix: ScoreMatrix, kind: str, *, systems: Sequence[str] | None = None,

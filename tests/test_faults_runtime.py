@@ -203,3 +203,20 @@ def test_openmp_workers_sleep_between_kernels_unless_the_user_chose(given):
     code = "import os, fastrisk._kernels._jit; print(os.environ['OMP_WAIT_POLICY'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == (given or "PASSIVE")
+
+
+def test_a_helper_is_called_by_kernels_and_from_python_and_cached(tmp_path):
+    """`_jit.helper`: compiled without a CPython wrapper for kernels, a wrapped twin for Python
+    (calling the unwrapped one from Python would crash); both load from the cache next time."""
+    (tmp_path / "helped.py").write_text(
+        "from fastrisk._kernels._jit import helper, njit\n\n"
+        "@helper\ndef twice(x):\n    return 2.0 * x\n\n"
+        "@njit\ndef caller(x):\n    return twice(x) + 1.0\n")
+    run = ("import helped as k; print(k.caller(1.5), k.twice(4.0), len(k.twice.signatures), "
+           "len(k.twice._python.signatures))")
+    first = _python(run, tmp_path)
+    assert first.returncode == 0 and first.stdout.split() == ["4.0", "8.0", "1", "1"], first.stderr
+    names = sorted(p.name.split("-")[0] for p in (tmp_path / "__pycache__").glob("helped.*.nbi"))
+    assert names == ["helped.caller", "helped.twice", "helped.twice_py"]
+    second = _python(run, tmp_path)  # the caller loads with the helper's code inside: no helper signature
+    assert second.returncode == 0 and second.stdout.split() == ["4.0", "8.0", "0", "1"], second.stderr

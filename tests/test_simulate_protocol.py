@@ -4,6 +4,7 @@ the study's battery, the tables' layout and their independence of chunking and e
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 
 import numpy as np
@@ -154,6 +155,83 @@ def test_an_asymmetric_copula_with_one_margin_makes_wilcoxon_liberal_a_gaussian_
     assert abs(rates["gauss"]["wilcoxon"] - 0.05) < 4 * se
     for name in rates:  # same margin: the mean difference is 0 and the t-test stays nominal
         assert abs(rates[name]["t"] - 0.05) < 4 * se
+
+
+# ------------------------------------------------------------------ preselection (BiCopSelect presel = TRUE)
+def _sample(family, rotation, par, n=1000, seed=7):
+    import pyvinecopulib as pv
+
+    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation, parameters=np.array(par, dtype=float))
+    return fits.pobs(*cop.sample(n, seeds=[seed, seed + 1]).T, 0)
+
+
+# (pyvinecopulib family, rotation, parameters), the VineCopula codes of that copula and of its
+# mirror image, which puts the tail dependence in the opposite corner
+_ASYMMETRIC = [
+    (("clayton", 0, [[3.0]]), 3, 13), (("clayton", 0, [[0.5]]), 3, 13), (("clayton", 180, [[3.0]]), 13, 3),
+    (("gumbel", 0, [[2.5]]), 4, 14), (("gumbel", 0, [[1.3]]), 4, 14), (("clayton", 90, [[3.0]]), 23, 33),
+    (("gumbel", 270, [[2.5]]), 34, 24), (("joe", 90, [[1.5]]), 26, 36), (("tawn", 0, [[0.6], [1.0], [4.0]]), 104, 114),
+]
+
+
+@pytest.mark.parametrize("spec, own, mirror", _ASYMMETRIC)
+def test_preselection_keeps_the_rotation_of_the_data_and_drops_its_mirror(spec, own, mirror):
+    u = _sample(*spec)
+    tau = fits.kendall_tau(u)
+    c1, c2 = ref.presel_indices(u)
+    assert fits.corner_correlations(u, tau) == pytest.approx((c1, c2), abs=1e-12)
+    got = fits.preselect(u, tau)
+    assert got == tuple(ref.presel_families(tau, c1, c2))  # R's branches and order
+    assert own in got and mirror not in got and 0 in got and 2 in got  # independence and t always stay
+    assert abs(c1 - c2) > 0.05
+    if abs(c1 - c2) > 0.3:  # strong asymmetry: the symmetric one-parameter families go too
+        assert 1 not in got and 5 not in got
+    else:
+        assert 1 in got and 5 in got
+
+
+def test_both_strengths_of_asymmetry_are_exercised():
+    d = []
+    for spec, _, _ in _ASYMMETRIC:
+        u = _sample(*spec)
+        d.append(abs(np.subtract(*fits.corner_correlations(u, fits.kendall_tau(u)))))
+    assert any(v > 0.3 for v in d) and any(0.05 < v <= 0.3 for v in d)
+
+
+@pytest.mark.parametrize("spec", [("frank", 0, [[5.0]]), ("gaussian", 0, [[-0.6]]), ("student", 0, [[0.5], [4.0]])])
+def test_radially_symmetric_data_keep_every_family_of_the_sign_of_tau(spec):
+    """Adding the mirror image (1 - u, 1 - v) of every point makes the two quadrants the same
+    point set reflected: c1 = c2, so nothing is dropped beyond the other sign's families."""
+    u = _sample(*spec, n=600)
+    u = np.vstack([u, 1 - u])
+    tau = fits.kendall_tau(u)
+    c1, c2 = ref.presel_indices(u)
+    assert c1 == pytest.approx(c2, abs=1e-9)
+    want = fits.VC_POSITIVE if tau > 0 else fits.VC_NEGATIVE
+    assert fits.preselect(u, tau) == want == tuple(ref.presel_families(tau, c1, c2))
+    assert 1 in want and 5 in want
+
+
+def test_a_quadrant_without_two_points_keeps_the_families_of_the_sign_of_tau():
+    u = np.array([[0.1, 0.2], [0.2, 0.1], [0.3, 0.4], [0.4, 0.3], [0.9, 0.8], [0.6, 0.2], [0.45, 0.35]])
+    tau = fits.kendall_tau(u)
+    c1, c2 = ref.presel_indices(u)
+    assert tau > 0 and np.isnan(c1) and not np.isnan(c2)
+    assert fits.preselect(u, tau) == fits.VC_POSITIVE
+
+
+def test_select_copula_fits_only_the_preselected_families(monkeypatch):
+    u = _sample("clayton", 90, [[3.0]], n=200)
+    fitted, real = [], fits._fit_family
+
+    def spy(u_, code, tau):
+        fitted.append(code)
+        return real(u_, code, tau)
+
+    monkeypatch.setattr(fits, "_fit_family", spy)
+    got = fits.select_copula(u)
+    assert tuple(fitted) == fits.preselect(u, fits.kendall_tau(u))
+    assert got["vinecopula"] in fitted and 33 not in fitted and 5 not in fitted
 
 
 # ------------------------------------------------------------------ margins
@@ -348,6 +426,24 @@ def test_the_power_study_never_fails_on_a_bundled_collection():
             fit = fits.CollectionFit(name, measure, "", kept, removed, margins, {}, V[kept])
             pairs, failed = fit.h1_pairs(0.1)  # the largest effect of the study: the hardest to reach
             assert pairs and failed >= 0
+
+
+class _LosingExecutor(cf.Executor):
+    """Every job is lost with its worker (as a process pool broken by a crashed worker)."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        f = cf.Future()
+        f.set_exception(cf.BrokenExecutor("a worker died"))
+        return f
+
+
+def test_a_study_whose_jobs_are_all_lost_says_so(tiny, cache, tmp_path):
+    with pytest.raises(InputError, match="fitting collection 'tiny': a job was lost with its worker"):
+        _small(type1, tiny, tmp_path, executor=_LosingExecutor())
+    fits.fit_collections(tiny, "err20", cache=cache)  # fitted here; the study's jobs are lost
+    with pytest.warns(RuntimeWarning, match="lost"), \
+            pytest.raises(InputError, match=r"job\(s\) were lost with their workers"):
+        _small(type1, tiny, cache, executor=_LosingExecutor())
 
 
 @pytest.mark.slow

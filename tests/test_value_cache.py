@@ -22,7 +22,7 @@ from fastrisk._kernels._jit import with_value
 from fastrisk.values import resolve_value
 
 KERNELS = (risk_k.value_risk, risk_k.value_risk_serial, risk_k.value_scores, risk_k.value_scores_serial,
-           zrisk_k.zrisk_value, tables_k.value_pair_sums, tables_k.value_pair_sums_serial)
+           zrisk_k.zrisk_value, zrisk_k.zrisk_value_serial, tables_k.value_pair_sums, tables_k.value_pair_sums_serial)
 
 
 def _matrix():
@@ -39,7 +39,7 @@ def _smooth_calls(m, value="smooth"):
 def test_every_smooth_specialisation_is_in_the_disk_cache_index():
     _smooth_calls(_matrix())
     used = [k for k in KERNELS if k.overloads]
-    assert {risk_k.value_risk_serial, zrisk_k.zrisk_value, tables_k.value_pair_sums_serial} <= set(used)
+    assert {risk_k.value_risk_serial, zrisk_k.zrisk_value_serial, tables_k.value_pair_sums_serial} <= set(used)
     for kernel in used:
         assert resolve_value("smooth").kernel(kernel) is kernel  # smooth: the module kernel itself
         saved = {key[0] for key in kernel._cache._cache_file._load_index()}

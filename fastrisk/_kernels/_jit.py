@@ -11,6 +11,9 @@ Three guards live here, so that no kernel module needs to know about them:
   serialises the calls with one lock.
 - Ctrl-C: importing the kernels installs `fastrisk._kernels._interrupt`'s SIGINT handler, which
   never raises inside a jitted call.
+
+Compile time (issue #20): no kernel builds numba's C-callable wrapper, and `helper` kernels
+(called only by other kernels) not its CPython wrapper either; see `_Helper`.
 """
 
 from __future__ import annotations
@@ -39,7 +42,10 @@ _interrupt.install()  # Ctrl-C is never handled inside a jitted call (see fastri
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 prange = numba.prange
 
-_OPTIONS = {"cache": True, "fastmath": False, "nogil": True}
+# no_cfunc_wrapper: numba builds, for every compiled signature, a C-callable wrapper that only
+# a kernel passed as a first-class function value would use (none is: value functions are
+# bound as globals, see with_value); without it each compile is a few ms shorter (issue #20).
+_OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "no_cfunc_wrapper": True}
 
 
 class _RebuildingCache(FunctionCache):
@@ -79,7 +85,9 @@ def _finish(dispatcher, opts):
     if not hasattr(dispatcher, "py_func"):  # NUMBA_DISABLE_JIT=1: the plain Python function
         return dispatcher
     dispatcher = _safe_cache(dispatcher)
-    return _Serialised(dispatcher) if opts.get("parallel") else dispatcher
+    if opts.get("parallel"):
+        return _Serialised(dispatcher)
+    return _Helper(dispatcher) if opts.get("no_cpython_wrapper") else dispatcher
 
 
 # ---------------------------------------------------------------------- first-compile note
@@ -155,6 +163,40 @@ class _Serialised:
 #: Serial kernel: one unit of work.
 njit = _decorator(_OPTIONS)
 
+
+class _Helper:
+    """A kernel called only from other kernels, compiled without numba's CPython wrapper (the
+    code that converts Python objects to machine arguments and back: about 20 ms of compiling
+    per signature, for nothing when no Python code calls it; issue #20).
+
+    Compiled code types it as the dispatcher itself (``_numba_type_`` comes through
+    ``__getattr__``, as for `_Serialised`). A call from Python (tests, an interactive session)
+    would jump into a missing wrapper, so it goes to a twin compiled with one
+    (``<name>_py``, on first such call).
+    """
+
+    __slots__ = ("__dict__", "__wrapped__", "_dispatcher", "_python")
+
+    def __init__(self, dispatcher):
+        self._dispatcher = dispatcher
+        self._python = None
+        functools.update_wrapper(self, dispatcher.py_func)
+
+    def __call__(self, *args, **kwargs):
+        if self._python is None:
+            self._python = _twin(self._dispatcher, "_py", f"{self.__name__} callable from Python.")
+        return self._python(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._dispatcher, name)
+
+    def __repr__(self) -> str:
+        return repr(self._dispatcher)
+
+
+#: A kernel only other kernels call (no CPython wrapper; see `_Helper`).
+helper = _decorator({**_OPTIONS, "no_cpython_wrapper": True})
+
 #: Parallel driver: ``prange`` over the outermost independent axis.
 pjit = _decorator({**_OPTIONS, "parallel": True})
 
@@ -197,7 +239,7 @@ if numba.config.DISABLE_JIT:  # kernels run as plain Python: a plain read is nev
         """Whether Ctrl-C asked the running kernel to stop (see the compiled version below)."""
         return stop[0] != 0
 else:
-    @njit
+    @helper
     def stopped(stop) -> bool:
         """Whether Ctrl-C asked the running kernel to stop (``stop``: the uint8 flag from
         `fastrisk._kernels._interrupt.stoppable`). Kernels poll it at chunk boundaries."""

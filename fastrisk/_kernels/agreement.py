@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels._jit import helper, njit, pjit, prange, serial
 
 TIES_W = 0
 TIES_A = 1
@@ -60,7 +60,7 @@ def rankings_from_scores(scores, ids, top, bot):
 # ---------------------------------------------------------------------------- RBO
 
 
-@njit
+@helper
 def _share(t, b, d, ties):
     """Contribution of an item tied over positions [t, b] to the prefix ending at d."""
     if d < t:
@@ -70,7 +70,7 @@ def _share(t, b, d, ties):
     return (d - t + 1) / (b - t + 1)
 
 
-@njit
+@helper
 def _sum_sq(top, bot, d):
     """Sum over a ranking's items of their squared share at depth d (d inside the ranking)."""
     t = top[d]
@@ -79,7 +79,7 @@ def _sum_sq(top, bot, d):
     return t + (k * k) / g
 
 
-@njit
+@helper
 def _match(ids_s, ids_l, pos_in_l):
     """pos_in_l[i] = position in L of the item at position i of S, or -1."""
     pos_in_l[:] = -1
@@ -102,7 +102,7 @@ def _match(ids_s, ids_l, pos_in_l):
             j += 1
 
 
-@njit
+@helper
 def _agreement(x, d, ties, norm_s, top_l, bot_l):
     """A_d from the overlap x at column d; ``norm_s`` is S's size term (count or sum sq)."""
     if ties == TIES_W:
@@ -250,7 +250,7 @@ def rbo_prefixes(ids_x, top_x, bot_x, ids_y, top_y, bot_y, depths, p, ties, out,
 # ---------------------------------------------------------------------------- Kendall
 
 
-@njit
+@helper
 def dense_rank(x, out):
     """0-based dense ranks of x (equal values share a rank)."""
     n = x.size
@@ -271,7 +271,7 @@ def dense_ranks(x, out):
         dense_rank(x[k], out[k])
 
 
-@njit
+@helper
 def _count_inversions(a, buf):
     """Pairs i < j with a[i] > a[j] (bottom-up merge sort; sorts a in place)."""
     n = a.size
@@ -307,7 +307,7 @@ def _count_inversions(a, buf):
     return inv
 
 
-@njit
+@helper
 def _tie_terms(counts):
     """(pairs tied, sum t(t-1)(t-2), sum t(t-1)(2t+5)) over tie-group sizes t."""
     ties = 0
@@ -321,7 +321,7 @@ def _tie_terms(counts):
     return ties, v0, v1
 
 
-@njit
+@helper
 def kendall_exact_pvalue(n, c):
     """Two-sided exact p-value of c discordant pairs among n untied items."""
     tot = n * (n - 1) // 2
@@ -352,7 +352,7 @@ def kendall_exact_pvalue(n, c):
     return min(1.0, 2.0 * total / math.gamma(n + 1.0))
 
 
-@njit
+@helper
 def _counting_sort(keys, idx, counts, out):
     """Stable sort of the indices ``idx`` by ``keys[idx]``; counts[v] = #keys equal to v."""
     start = np.empty(counts.size, np.int64)
@@ -424,7 +424,7 @@ def kendall_pairs(ranks, first, second, out):
 # ---------------------------------------------------------------------------- Friedman
 
 
-@njit
+@helper
 def _average_ranks(x, out):
     """1-based ranks with ties averaged; returns sum over tie groups of t(t^2 - 1)."""
     n = x.size

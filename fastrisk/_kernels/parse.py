@@ -20,7 +20,7 @@ from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-from fastrisk._kernels._jit import njit
+from fastrisk._kernels._jit import helper, njit
 
 #: Byte classes: 0 field byte, 1 field separator, 2 line break.
 _CLASS = np.zeros(256, np.uint8)
@@ -28,12 +28,12 @@ _CLASS[[32, 9, 11, 12, 28, 29, 30, 31]] = 1
 _CLASS[[10, 13]] = 2
 
 
-@njit
+@helper
 def _is_space(c):
     return c == 32 or c == 9 or c == 11 or c == 12 or (28 <= c <= 31)
 
 
-@njit
+@helper
 def all_ascii(data):
     for i in range(data.shape[0]):
         if data[i] >= 128:
@@ -41,7 +41,7 @@ def all_ascii(data):
     return True
 
 
-@njit
+@helper
 def count_lines(data):
     """Upper bound on the number of records: line breaks + 1."""
     n = 1
@@ -200,7 +200,7 @@ def first_repeat_grouped(topic, doc, n_docs):
     return -1
 
 
-@njit
+@helper
 def _bytes_greater(data, s1, e1, s2, e2):
     """``data[s1:e1] > data[s2:e2]`` bytewise (UTF-8 byte order is code point order)."""
     n1 = e1 - s1
@@ -385,14 +385,14 @@ _HIGHS = np.uint64(0x8080808080808080)
 _LITTLE = sys.byteorder == "little"
 
 
-@njit
+@helper
 def _below33(w):
     """The high bit of each byte of ``w`` below 33, for ASCII bytes (the ``hasless`` bit trick:
     a borrow can flag a byte above a flagged one, never below, so the lowest flag is exact)."""
     return (w - _ONES * np.uint64(33)) & ~w & _HIGHS
 
 
-@njit
+@helper
 def hash_bytes(buf, s, e):
     """64-bit hash of ``buf[s:e]``: eight bytes per multiply, SplitMix64's finaliser at the end."""
     h = np.uint64(e - s) * _K1
@@ -420,7 +420,7 @@ def hash_fields(buf, starts, ends, out):
         out[r] = hash_bytes(buf, starts[r, 0], ends[r, 0])
 
 
-@njit
+@helper
 def _same_bytes(a, sa, b, sb, n):
     """``a[sa:sa + n] == b[sb:sb + n]``, eight bytes at a time."""
     q = 0
@@ -435,7 +435,7 @@ def _same_bytes(a, sa, b, sb, n):
     return True
 
 
-@njit
+@helper
 def _copy_bytes(src, s, dst, d, n):
     """``dst[d:d + n] = src[s:s + n]``, eight bytes at a time."""
     q = 0
@@ -447,7 +447,7 @@ def _copy_bytes(src, s, dst, d, n):
         q += 1
 
 
-@njit
+@helper
 def _digits(data, q, e, m):
     """Append the decimal digits at ``data[q:e]`` to ``m``; returns ``(m, end of the digits)``."""
     while q < e:
@@ -459,7 +459,7 @@ def _digits(data, q, e, m):
     return m, q
 
 
-@njit
+@helper
 def _fast_float(data, s, e):
     """``(True, value)`` for ``[+-]?D+(.D+)?([eE][+-]?D+)?`` with at most 19 digits (leading
     zeros included), a mantissa up to 2**53 and a decimal exponent within 22 (then the value
@@ -515,14 +515,14 @@ def _fast_float(data, s, e):
     return True, -v if neg else v
 
 
-@njit
+@helper
 def _skip_separators(data, i, n):
     while i < n and _CLASS[data[i]] == 1:
         i += 1
     return i
 
 
-@njit
+@helper
 def _field_end(data, i, n):
     """End of the field starting at ``i`` (ASCII input): eight bytes at a time; on a
     little-endian machine the first byte below 33 is the lowest flagged one (`_below33`),
@@ -543,7 +543,7 @@ def _field_end(data, i, n):
     return i
 
 
-@njit
+@helper
 def _next_field(data, i, n):
     """``(start, end)`` of the next field of the line at ``i``, or ``(-1, i)`` at its end."""
     i = _skip_separators(data, i, n)
@@ -569,7 +569,7 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
     faults by line.
     """
     n = data.shape[0]
-    i = 0
+    i = np.int64(0)  # not the literal 0: `_next_field` would be compiled for Literal[int](0) as well
     r = 0
     nt = 0
     ns = 0
@@ -641,12 +641,12 @@ def scan_run(data, bounds, doc_start, doc_end, doc_hash, topic, score, slow_star
 _AHEAD = 12
 
 
-@njit
+@helper
 def _record(seq, i):
     return i if seq.shape[0] == 0 else seq[i]
 
 
-@njit
+@helper
 def _fetch(slots, ent, pool, base, mask, h, stage):
     """Prefetch what a probe for hash ``h`` reads first: its slot (stage 0), the slot's entry
     (1), the entry's name bytes (2); a later stage reads what an earlier one fetched."""
@@ -699,7 +699,7 @@ def intern_run(buf, starts, ends, hashes, seq, seg_tid, seg_len, sbase, ssize, s
     ne = state[0]
     pu = state[1]
     stamp = state[2]
-    i = 0
+    i = np.int64(0)  # not the literal 0 (a second compile of `_record` for Literal[int](0))
     bad = -1
     for k in range(seg_tid.shape[0]):
         tid = seg_tid[k]

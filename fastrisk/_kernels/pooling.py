@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, stopped
+from fastrisk._kernels._jit import helper, njit, stopped
 from fastrisk._kernels._random import next_below, stream_state
 from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
 _ONE = np.uint64(1)
 
 
-@njit
+@helper
 def set_bit(mask, s):
     mask[s >> 6] |= _ONE << np.uint64(s & 63)
 
 
-@njit
+@helper
 def clear_bit(mask, s):
     mask[s >> 6] &= ~(_ONE << np.uint64(s & 63))
 
@@ -47,7 +47,7 @@ def build_membership(docs, lengths, pool_offsets, depth, member):
                 member[base + docs[s, t, i], word] |= bit
 
 
-@njit
+@helper
 def sort_desc_few_values(x):
     """Sort ``x`` descending in place, one pass per distinct value: grades take a few values,
     and no general sort is compiled for them (seconds of first-use compile, issue #20)."""
@@ -65,7 +65,7 @@ def sort_desc_few_values(x):
                 j += 1
 
 
-@njit
+@helper
 def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids, mask, k, tmp, code, rel):
     """The measure's normaliser (ideal DCG@k, or R) from the positive judgments inside the pool
     ``mask`` of topic ``t``; ``tmp`` is scratch of ``grades``' dtype (the qrels' ideal grades
@@ -81,7 +81,7 @@ def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_
     return topic_norm(srt, k, code, rel)
 
 
-@njit
+@helper
 def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets, pos_offsets,
                  pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp):
     """Score of system ``s`` on topic ``t`` when only the pool ``mask`` is judged."""
@@ -173,7 +173,7 @@ def loo_adjustment(pooled, r, topic_idx, docs, lengths, doc_offsets, grades, mem
     return total / pooled.shape[0]
 
 
-@njit
+@helper
 def common_topic_draws(true_t, unpooled_t, n, J, state, tperm, out_stats):
     """Algorithm 2 repeated ``J`` times on ``n`` topics drawn without replacement.
 

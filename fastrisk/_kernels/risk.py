@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels._jit import helper, njit, pjit, prange, serial
 from fastrisk._kernels.numerics import floored_t, t_lower_tails
 
 
@@ -24,7 +24,7 @@ def smooth_value(x):
 _value = smooth_value
 
 
-@njit
+@helper
 def _row_moments(x, out_mean, out_se, out_sej, a):
     """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
 
@@ -55,7 +55,7 @@ def _row_moments(x, out_mean, out_se, out_sej, a):
     out_sej[a] = math.sqrt(max((c - 1) / c * (loo_ss - c * shift * shift), 0.0))
 
 
-@njit
+@helper
 def risk_sums(r, b):
     """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
 
@@ -94,7 +94,7 @@ def risk_sums(r, b):
     return gains, losses, s_ee, s_ef, s_ff, s_e, s_f
 
 
-@njit
+@helper
 def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     """(URisk, SE_x, SE_J) at ``alpha`` from the sums of `risk_sums`."""
     inv = 1.0 / (c - 1)
@@ -104,7 +104,7 @@ def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
 
 
-@njit
+@helper
 def _linear_row(r, b, alphas, urisk, se, sej):
     """URisk, SE_x and SE_J of one system at every alpha (`risk_sums`, then
     `risk_at` per alpha); returns (FReward, FRisk). The pass over topics does not
@@ -188,7 +188,7 @@ def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
 linear_risk_table_serial = serial(linear_risk_table)
 
 
-@njit
+@helper
 def _differences(r, b, d):
     """d = r - b into ``d``; returns (sum of gains, sum of losses as a positive number)."""
     reward = 0.0
@@ -254,7 +254,7 @@ def linear_scores(R, B, alphas):
     return X
 
 
-@njit
+@helper
 def _topic_row(x, loo, tr, tj, influence, pseudo):
     """Exploratory risk of one row of per-topic scores ``x`` into the given rows; returns
     (jackknife bias, mean, SE_x) for theta = mean(x). ``loo``: scratch of length c."""

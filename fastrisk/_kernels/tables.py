@@ -22,14 +22,14 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial, stopped
+from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
 
 EPS = 2.220446049250313e-16  # float64 machine epsilon
 
 
-@njit
+@helper
 def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
     """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
 
@@ -199,7 +199,7 @@ def table_moments(sd, sn, sn2, sd2, alphas, c, refine_ratio):
     return urisk, se, trisk, cancelled
 
 
-@njit
+@helper
 def _rank_desc(values, ids, top, bot, out, ordinal):
     """Ranks of ``values`` (1 = largest); ties averaged unless ``ordinal`` (then by position)."""
     ranking_from_scores(values, ids, top, bot)

@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels._jit import helper, njit, pjit, prange, serial
 from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
 
 
-@njit
+@helper
 def topic_factors(topic_totals, grand):
     """Per topic: T_i / N and its square root, so that e_ik = (T_i / N) S_k and
     sqrt(e_ik) = sqrt(T_i / N) sqrt(S_k): one division per cell and no square root."""
@@ -29,7 +29,7 @@ def topic_factors(topic_totals, grand):
     return share, root
 
 
-@njit
+@helper
 def cell_sums(x, share, root, sk):
     """Sums of the positive and of the negative standardised cells of one system's row ``x``
     (system total ``sk``; topic factors of `topic_factors`). The one scalar core of
@@ -128,7 +128,10 @@ def zrisk_value(V, topic_totals, system_totals, grand):
     return out
 
 
-@njit
+zrisk_value_serial = serial(zrisk_value)
+
+
+@helper
 def georisk_cell(eff, z, c, sign):
     """GeoRisk of one system: ``sign * sqrt(eff * Phi(z / c))``, z its ZRisk in the convention.
 

@@ -39,12 +39,12 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   with their rotations -- Gaussian, t, Clayton, Gumbel, Frank, Joe, BB1, BB6, BB7, BB8 and
   the two-parameter Tawn types 1 and 2 (`VC_FAMILIES`) -- each by maximum likelihood in the
   bounds of ``MLE_intern`` / ``MLE_intern_Tawn`` (`VC_BOUNDS`, `_fit_family`), the lowest
-  AIC = -2 loglik + 2 k wins (`select_copula`). Densities and sampling are
-  ``pyvinecopulib``'s (Tawn type 1 is its Tawn with psi2 = 1, type 2 with psi1 = 1).
-  Deviations: VineCopula's preselection (``presel = TRUE``) is not applied (every family is
-  fitted, so a family it would have excluded can win); parameters beyond what
-  ``pyvinecopulib`` represents (Clayton > 28, Gumbel > 50, Frank |theta| > 35, Joe > 30,
-  i.e. |tau| > 0.93) are capped there.
+  AIC = -2 loglik + 2 k wins (`select_copula`). Before fitting, ``BiCopSelect``'s default
+  ``presel = TRUE`` swaps ``todo_fams`` for ``todo_fams_presel`` (`preselect`): the
+  families whose tail asymmetry contradicts the data's are not fitted. Densities and
+  sampling are ``pyvinecopulib``'s (Tawn type 1 is its Tawn with psi2 = 1, type 2 with
+  psi1 = 1). Deviation: parameters beyond what ``pyvinecopulib`` represents (Clayton > 28,
+  Gumbel > 50, Frank |theta| > 35, Joe > 30, i.e. |tau| > 0.93) are capped there.
 
 Continuous margins are tabulated: the CDF at ``GRID + 1`` equally spaced points of [0, 1],
 linear in between (mean and sampling are exact for that representation), so a transformed
@@ -53,6 +53,7 @@ margin's mean is the mean of what is simulated.
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import functools
 import hashlib
 import json
@@ -67,7 +68,7 @@ from scipy import optimize, special, stats
 from fastrisk.errors import InputError
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 3
+FIT_VERSION = 4
 #: Intervals of the tabulated CDF of a continuous margin.
 GRID = 4096
 #: Tolerance of effTransform (simIReff's ``abs.tol``).
@@ -475,6 +476,15 @@ VC_FAMILIES = {
 #: empirical Kendall's tau is positive / negative (``todo_fams``), with the independence copula.
 VC_POSITIVE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
 VC_NEGATIVE = (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224, 234)
+#: VineCopula's families with more dependence near one corner (u, v) of the unit square
+#: (``R/BiCop.R``: ``fams11``, ``fams00``, ``fams10``, ``fams01``), in its order: the
+#: candidates `preselect` keeps when the data's dependence leans to that corner.
+VC_CORNER = {
+    (1, 1): (13, 4, 6, 7, 17, 8, 9, 19, 10, 104, 204),
+    (0, 0): (3, 14, 16, 7, 17, 18, 9, 19, 20, 114, 214),
+    (1, 0): (23, 34, 36, 27, 37, 38, 29, 39, 40, 134, 234),
+    (0, 1): (33, 24, 26, 27, 37, 28, 29, 39, 30, 124, 224),
+}
 #: Bounds of |parameter| in VineCopula's ``MLE_intern`` (``R/BiCopEst.R``): one-parameter
 #: families by ``optimize`` on the interval; (theta, delta) of the BB families (``max.BB``
 #: defaults BB1 (5, 6), BB6 (6, 6), BB7 (5, 6), BB8 (6, 1) and the lower bounds there), the t
@@ -616,13 +626,61 @@ def _fit_family(u, code: int, tau: float):
     return _r_lbfgsb(ll, [min(max(v, lo), hi) for v, (lo, hi) in zip(x, b)], b)
 
 
+def corner_correlations(u, tau: float) -> tuple[float, float]:
+    """The asymmetry indices of VineCopula's ``todo_fams_presel``: on the normal scores
+    z = Phi^-1(u), Pearson's correlation of the points in the two quadrants along the
+    direction of dependence, (upper right z1 > 0 and z2 > 0, lower left z1 < 0 and z2 < 0)
+    when ``tau`` > 0, (lower right z1 > 0 and z2 < 0, upper left z1 < 0 and z2 > 0)
+    otherwise; NaN for a quadrant with fewer than two points."""
+    z = stats.norm.ppf(np.asarray(u, dtype=np.float64))
+    s1, s2 = (1, 1) if tau > 0 else (1, -1)
+    out = []
+    for sign in (1, -1):
+        q = z[(sign * s1 * z[:, 0] > 0) & (sign * s2 * z[:, 1] > 0)]
+        out.append(float(np.corrcoef(q[:, 0], q[:, 1])[0, 1]) if len(q) > 1 else math.nan)
+    return out[0], out[1]
+
+
+def preselect(u, tau: float) -> tuple:
+    """The family codes ``BiCopSelect(presel = TRUE)`` fits: VineCopula's ``todo_fams_presel``
+    (``R/preprocessors.R``; read in the fork ``larryleihua/VineCopula``, commit 13fceb2, the
+    copy of the upstream file that holds it; ``R/BiCopSelect.R`` upstream swaps it in for
+    ``todo_fams`` when ``presel``, its default, and ``R/03-bicops.R`` keeps the default).
+
+    With positive ``tau`` and the `corner_correlations` (c11, c00), d = c11 - c00:
+    d > 0.3 keeps the independence copula, the t copula and the families with more
+    dependence near (1, 1) (`VC_CORNER`); 0.05 < d <= 0.3 those, the Gaussian, Frank and
+    the survival BB8 (code 20); d < -0.3 and -0.3 <= d < -0.05 the same towards (0, 0)
+    (with BB8, code 10); |d| <= 0.05 every positive family (``posfams``). With negative
+    ``tau``, d = c10 - c01 (there a stronger dependence makes a quadrant's c more negative):
+    d < -0.3 / -0.05 lean to (1, 0) (the extra code 30), d > 0.3 / 0.05 to (0, 1) (code 40),
+    else ``negfams``. ``tau`` = 0: every family. Codes in VineCopula's order (its
+    ``which.min`` keeps the first on ties). A quadrant with fewer than two points (c NaN;
+    R's ``if`` would stop there; none of the AP and nDCG@20 pairs) keeps ``todo_fams``'s set."""
+    if tau == 0:
+        return tuple(sorted(VC_FAMILIES))
+    pos = tau > 0
+    c1, c2 = corner_correlations(u, tau)
+    d = c1 - c2
+    if not math.isfinite(d) or abs(d) <= 0.05:
+        return VC_POSITIVE if pos else VC_NEGATIVE
+    # the corner the dependence leans to, and the BB8 rotation kept beside it
+    if pos:
+        corner, bb8 = ((1, 1), 20) if d > 0 else ((0, 0), 10)
+    else:
+        corner, bb8 = ((1, 0), 30) if d < 0 else ((0, 1), 40)
+    if abs(d) > 0.3:
+        return (0, 2) + VC_CORNER[corner]
+    return (0, 1, 2, 5, bb8) + VC_CORNER[corner]
+
+
 def select_copula(u) -> dict:
     """VineCopula's ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` on pseudo-observations
-    ``u`` (n, 2): every family of ``posfams`` (positive empirical tau) or ``negfams``
-    (negative; both if 0) and the independence copula, each by `_fit_family`, the lowest
+    ``u`` (n, 2): the families `preselect` keeps for the empirical tau (a subset of the
+    independence copula and ``posfams`` or ``negfams``), each by `_fit_family`, the lowest
     AIC = -2 loglik + 2 k (k = 0, 1 or 2) wins (the first on ties, in VineCopula's order)."""
     tau = kendall_tau(u)
-    codes = VC_POSITIVE if tau > 0 else VC_NEGATIVE if tau < 0 else tuple(sorted(set(VC_POSITIVE + VC_NEGATIVE)))
+    codes = preselect(u, tau)
     best = None
     for code in codes:
         ll, par = _fit_family(u, code, tau)
@@ -835,10 +893,10 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
     for name, (kept, removed, V, fm, fcs) in futures.items():
         meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm))]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
         copulas = {}
         for f in fcs:
-            copulas.update(_result(f))
+            copulas.update(_result(f, name))
         fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path)
         if path is not None:
             fit.save()
@@ -863,5 +921,16 @@ def _submitter(executor):
     return executor.submit
 
 
-def _result(f):
-    return f.result()
+def _result(f, name):
+    """A fit job's result; a job lost with its worker (a broken pool, a killed Dask worker) is an
+    `InputError` naming the collection (the collections fitted before it stay cached)."""
+    try:
+        return f.result()
+    except (cf.BrokenExecutor, cf.CancelledError) as exc:
+        lost = exc
+    except Exception as exc:
+        if type(exc).__name__ != "KilledWorker":
+            raise
+        lost = exc
+    raise InputError(f"fitting collection {name!r}: a job was lost with its worker "
+                     f"({type(lost).__name__}: {lost}); run again") from lost

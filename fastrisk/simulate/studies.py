@@ -378,8 +378,12 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     table = _finished(out, grid) if resume else None
     if table is None:
         trials_of = ("trial", lambda job: min(job.params["step"], job.params["count"] - job.params["lo"]))
-        table = sweep(grid, executor=executor, progress=progress, out=out, resume=resume,
-                      progress_unit=trials_of).to_arrow()
+        res = sweep(grid, executor=executor, progress=progress, out=out, resume=resume, progress_unit=trials_of)
+        if not res.complete:
+            raise InputError(f"{res.n_missing} of {res.n_jobs} simulation job(s) were lost with their workers "
+                             "(a worker died or its data was lost after every retry); run again"
+                             + (" with resume=True to keep the finished ones" if out is not None else ""))
+        table = res.table
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")

@@ -115,3 +115,60 @@ def copula_loglik_grid(cop, u, grid):
         cop.parameters = np.array([[p]])
         out.append(float(cop.loglik(u)))
     return np.array(out)
+
+
+# ------------------------------------------------------------------ VineCopula's preselection (presel)
+def presel_indices(u):
+    """(c1, c2) of VineCopula's ``todo_fams_presel`` by loops over the points: the sign of
+    Kendall's tau (counted pair by pair) picks the two quadrants of the normal scores
+    (upper right / lower left when tau > 0, lower right / upper left otherwise); each c is
+    the textbook Pearson correlation of the points strictly inside its quadrant."""
+    conc = np.sum(np.sign(np.subtract.outer(u[:, 0], u[:, 0])) * np.sign(np.subtract.outer(u[:, 1], u[:, 1])))
+    z = [(a, b) for a, b in stats.norm.ppf(u)]
+    quads = (((1, 1), (-1, -1)) if conc > 0 else ((1, -1), (-1, 1)))
+    out = []
+    for sx, sy in quads:
+        pts = [(a, b) for a, b in z if sx * a > 0 and sy * b > 0]
+        if len(pts) < 2:
+            out.append(float("nan"))
+            continue
+        ma = sum(a for a, _ in pts) / len(pts)
+        mb = sum(b for _, b in pts) / len(pts)
+        sab = sum((a - ma) * (b - mb) for a, b in pts)
+        saa = sum((a - ma) ** 2 for a, _ in pts)
+        sbb = sum((b - mb) ** 2 for _, b in pts)
+        out.append(sab / np.sqrt(saa * sbb))
+    return out[0], out[1]
+
+
+# R/BiCop.R's fams11, fams00, fams10, fams01, posfams, negfams, written out
+_F11 = [13, 4, 6, 7, 17, 8, 9, 19, 10, 104, 204]
+_F00 = [3, 14, 16, 7, 17, 18, 9, 19, 20, 114, 214]
+_F10 = [23, 34, 36, 27, 37, 38, 29, 39, 40, 134, 234]
+_F01 = [33, 24, 26, 27, 37, 28, 29, 39, 30, 124, 224]
+_POS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214]
+_NEG = [1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224, 234]
+
+
+def presel_families(tau, c1, c2):
+    """``todo_fams_presel``'s branches in R's order, one by one (tau > 0: c1 = c11,
+    c2 = c00; tau < 0: c1 = c10, c2 = c01)."""
+    if tau > 0:
+        if c1 - c2 > 0.3:
+            return [0, 2] + _F11
+        if c1 - c2 > 0.05:
+            return [0, 1, 2, 5, 20] + _F11
+        if c1 - c2 < -0.3:
+            return [0, 2] + _F00
+        if c1 - c2 < -0.05:
+            return [0, 1, 2, 5, 10] + _F00
+        return [0] + _POS
+    if c1 - c2 < -0.3:
+        return [0, 2] + _F10
+    if c1 - c2 < -0.05:
+        return [0, 1, 2, 5, 30] + _F10
+    if c1 - c2 > 0.3:
+        return [0, 2] + _F01
+    if c1 - c2 > 0.05:
+        return [0, 1, 2, 5, 40] + _F01
+    return [0] + _NEG
