@@ -161,11 +161,13 @@ def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
     """Percentile bootstrap of 47 systems (the baseline left out) against the best NumPy (aim >= 3)
     and, at 1e4, vectorised scipy.stats.bootstrap (aim >= 10), in alternating blocks.
 
-    The limit: the draws (B x c) plus one selection per system over its B replicates; the
-    GEMM (47 x 50 by 50 x B) is a few percent of a call. ``extra_info["limit_seconds"]`` is
-    that floor measured in this session on one thread (the count draws, the product, one
-    quickselect per system by the kernels' own selection, `select_ranks` on each whole row),
-    and ``extra_info["fastrisk_over_limit"]`` how far a call is from it (median / floor)."""
+    The limit: the draws (B x c) plus the product (47 x 50 by 50 x B: 2.35e8 multiply-adds at
+    1e5, about 10 ms of one core at BLAS's peak) plus one selection per system over its B
+    replicates. ``extra_info["limit_seconds"]`` is that floor measured in this session on one
+    thread (the count draws, the product, one selection per system by the kernels' own
+    `select_ranks` on each whole row), ``extra_info["limit_phases"]`` its three parts, and
+    ``extra_info["fastrisk_over_limit"]`` how far a call is from it (median / floor; a call
+    runs on every core, so it can be below 1)."""
     import time
 
     from conftest import side_by_side
@@ -188,17 +190,21 @@ def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
     rank = np.full((S, 1), B // 40, np.int64)
     out = np.empty((S, 1))
 
+    from fastrisk._threads import blas_threads
+
     def limit():  # on one thread: the floor of the work, not of a parallel launch on a busy machine
-        _k.multinomial_counts_serial(1, 0, W)
-        means = Z @ W.T
-        _k.select_ranks(means.reshape(-1), offset, count, slot, rank, out)  # one selection per system
-    limit()
-    ts = []
-    for _ in range(7):
         t0 = time.perf_counter()
-        limit()
-        ts.append(time.perf_counter() - t0)
-    benchmark.extra_info["limit_seconds"] = float(np.min(ts))
+        _k.multinomial_counts(1, 0, W)
+        t1 = time.perf_counter()
+        with blas_threads(1):
+            means = Z @ W.T
+        t2 = time.perf_counter()
+        _k.select_ranks(means.reshape(-1), offset, count, slot, rank, out)  # one selection per system
+        return t1 - t0, t2 - t1, time.perf_counter() - t2
+    limit()
+    phases = np.array([limit() for _ in range(7)])
+    benchmark.extra_info["limit_seconds"] = float(phases.sum(axis=1).min())
+    benchmark.extra_info["limit_phases"] = dict(zip(("draws", "product", "selection"), phases.min(axis=0).tolist()))
     side_by_side(benchmark, lambda: bootstrap(x, replicates=B, rng=1, method="percentile", progress=False),
                  peers, blocks=9, block_seconds=0.2, aim=3.0)
     benchmark.extra_info["fastrisk_over_limit"] = (benchmark.extra_info["median_seconds"]["fastrisk"]

@@ -77,31 +77,43 @@ def test_sign_flips_follow_the_reference_stream():
                                                  for c in (-1.0, 1.0)}
 
 
-def test_serial_and_parallel_drivers_agree():
+def test_drivers_give_the_same_numbers_however_the_work_is_split():
+    """The engine hands blocks of replicates and ranges of columns to its threads: any split
+    gives the numbers of one call over everything."""
     a, b = np.empty((300, 7)), np.empty((300, 7))
     K.multinomial_counts(4, 0, a)
-    K.multinomial_counts_serial(4, 0, b)
+    K.multinomial_counts(4, 0, b[:100])
+    K.multinomial_counts(4, 100, b[100:])
     np.testing.assert_array_equal(a, b)
     K.sign_flips(4, 9, a)
-    K.sign_flips_serial(4, 9, b)
+    K.sign_flips(4, 9, b[:150])
+    K.sign_flips(4, 159, b[150:])
     np.testing.assert_array_equal(a, b)
     v = np.random.default_rng(0).normal(0, 1, (5, 2500))
     outs = []
-    for parallel in (True, False):
+    for ranges in ([(0, 5)], [(0, 2), (2, 3), (3, 5)]):
         s = _Stream(5, 2500, np.ones(5), np.full(5, 0.1))
         s.set_windows(np.full((5, 2), -0.5), np.full((5, 2), 0.5), np.full((5, 2), 2500))
-        (K.stream_pass1 if parallel else K.stream_pass1_serial)(
-            v, s.center, s.obs, s.gamma, 1024, 0, s.wlo, s.whi, s.cap, s.woffset, s.below, s.wfill, s.wbuffer,
-            s.block_sums, s.counts)
         s.hist = np.zeros((5, s.nbins + 2), np.int64)
-        (K.stream_histogram if parallel else K.stream_histogram_serial)(v, s.lo, s.scale, s.nbins, s.hist)
+        for k0, k1 in ranges:
+            K.stream_pass1(k0, k1, v, s.center, s.obs, s.gamma, 1024, 0, s.wlo, s.whi, s.cap, s.woffset, s.below,
+                           s.wfill, s.wbuffer, s.block_sums, s.counts)
+            K.stream_histogram(k0, k1, v, s.lo, s.scale, s.nbins, s.hist)
         s.prepare(np.tile([0.05, 0.95], (5, 1)))
-        (K.stream_pass2 if parallel else K.stream_pass2_serial)(v, s.lo, s.scale, s.nbins, s.target, s.offset,
-                                                                s.fill, s.buffer)
+        for k0, k1 in reversed(ranges):
+            K.stream_pass2(k0, k1, v, s.lo, s.scale, s.nbins, s.target, s.offset, s.fill, s.buffer)
         inside = [np.sort(s.wbuffer[o:o + f]) for o, f in zip(s.woffset.ravel(), s.wfill.ravel())]
         outs.append((s.hist, s.counts, s.block_sums, s.below, s.wfill, np.concatenate(inside), s.quantiles()))
     for x, y in zip(*outs):
         np.testing.assert_array_equal(x, y)
+    _, counts, sums, below, wfill, _, _ = outs[0]  # and they are the counts and sums they claim to be
+    d = v - 0.0
+    np.testing.assert_array_equal(counts[:, 0], (d < 0).sum(axis=1))
+    np.testing.assert_array_equal(counts[:, 4], (np.abs(d) >= 0.1 - s.gamma[:, None]).sum(axis=1))
+    np.testing.assert_allclose(sums.sum(axis=0)[:, 0], d.sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sums.sum(axis=0)[:, 1], (d * d).sum(axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(below[:, 0], (v < -0.5).sum(axis=1))
+    np.testing.assert_array_equal(wfill[:, 1], ((v >= -0.5) & (v <= 0.5)).sum(axis=1))
 
 
 def test_matrix_path_equals_gather_path_replicate_by_replicate(small):
@@ -179,6 +191,24 @@ def test_windows_that_miss_or_overflow_fall_back_to_the_exact_path():
         got, one_pass = _exact_quantiles(v, probs, win)
         assert not one_pass
         np.testing.assert_array_equal(got[0], want)
+
+
+def test_a_window_that_misses_is_settled_from_the_kept_replicates():
+    """With the replicates kept, an order statistic outside its window (a column whose
+    prediction was off) is selected from its column: no second pass over the others."""
+    v = np.random.default_rng(2).normal(0, 1, (3, 5000))
+    probs = np.tile([0.025, 0.975], (3, 1))
+    want = np.quantile(v, [0.025, 0.975], axis=1).T
+    wlo, whi = want - 0.2, want + 0.2
+    wlo[1, 0], whi[1, 0] = 0.5, 0.7  # column 1's lower window misses; column 2's upper one overflows
+    cap = np.full((3, 2), 5000)
+    cap[2, 1] = 10
+    s = _Stream(3, 5000, np.ones(3), np.zeros(3))
+    s.set_windows(wlo, whi, cap)
+    s.pass1(0, v)
+    assert not s.from_windows(probs)
+    assert s.from_windows(probs, v)
+    np.testing.assert_array_equal(s.quantiles(), want)
 
 
 @pytest.mark.parametrize("pilot", [None, 1024])
@@ -609,3 +639,50 @@ def test_select_is_numpys_partition(values, data):
     expected = np.partition(a, k)[k]
     got = K._select(a.copy(), k)
     assert got == expected or (np.isnan(got) and np.isnan(expected))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.integers(-3, 3).map(float), st.floats(-1e6, 1e6), st.floats(allow_nan=True,
+                                                                                       allow_infinity=True)),
+                min_size=60, max_size=400), st.data())
+def test_bucketed_selection_is_numpys_partition(values, data):
+    """The windows' selection (buckets over the range, then quickselect in one bucket) gives
+    np.partition's value of every rank and leaves its input as it was: ties, a huge range, a
+    range of a few ulps, infinities, NaN and a subnormal range (which take the quickselect)."""
+    a = np.asarray(values, dtype=np.float64)
+    shape = data.draw(st.sampled_from(["as drawn", "few ulps", "subnormal"]))
+    if shape != "as drawn":  # a range of a few ulps of 1, or of 0 (a subnormal range)
+        ulps = np.round(np.nan_to_num(a, posinf=1, neginf=2) % 4)
+        a = 1.0 + np.spacing(1.0) * ulps if shape == "few ulps" else 5e-324 * ulps
+    k = data.draw(st.integers(0, a.size - 1))
+    before = a.copy()
+    got = K._rank_value(a, k)
+    expected = np.partition(a, k)[k]
+    assert got == expected or (np.isnan(got) and np.isnan(expected))
+    np.testing.assert_array_equal(a, before)
+
+
+def test_spread_runs_every_item_once_and_raises_a_task_error():
+    """The engine's thread spreader: every item exactly once whatever thread takes it, and an
+    error raised by a task reaches the caller (the other threads stop at their next item)."""
+    import threading
+
+    from fastrisk._threads import limit_threads
+    from fastrisk.resampling._engine import _spread
+
+    seen, lock = [], threading.Lock()
+
+    def task(i):
+        with lock:
+            seen.append(i)
+
+    with limit_threads(2):
+        _spread(task, range(200), 1e9)
+        assert sorted(seen) == list(range(200))
+
+        def failing(i):
+            if i == 3:
+                raise ValueError("task 3")
+
+        with pytest.raises(ValueError, match="task 3"):
+            _spread(failing, range(50), 1e9)

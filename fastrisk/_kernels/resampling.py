@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastrisk._kernels._jit import njit, pjit, prange, serial
+from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_below, next_u64, stream_state
 
 _ONE = np.uint64(1)
@@ -36,10 +36,10 @@ def _next_topic(state, bits, half, n, reject_below):
         if half == 0:
             state, bits = next_u64(state)
             x = bits >> _SHIFT32
-            half = 1
+            half = np.int64(1)
         else:
             x = bits & _LOW32
-            half = 0
+            half = np.int64(0)
         m = x * n
         if (m & _LOW32) >= reject_below:
             return state, bits, half, np.int64(m >> _SHIFT32)
@@ -53,72 +53,56 @@ def draw_indices(seed, stream, idx):
     reject_below = _TWO32 % n
     state = stream_state(seed, stream)
     bits = np.uint64(0)
-    half = 0
+    half = np.int64(0)  # (not the literal 0: one compile of _next_topic, not two)
     for j in range(c):
         state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
         idx[j] = k
 
 
+# Drivers: one block of replicates each (rows of ``out``, see the resampling engine's
+# `_linear_means`, which spreads the blocks over Python threads: serial kernels, compiled once,
+# each with its row loop written in, not called: a callee compiles again inside its caller).
 @njit
-def _counts_row(seed, stream, row):
-    """How often replicate ``stream`` draws each topic (``row``: length c, float64): the topics
-    of `draw_indices`."""
-    c = row.shape[0]
-    for i in range(c):
-        row[i] = 0.0
+def multinomial_counts(seed, start, out):
+    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic
+    (the topics of `draw_indices`)."""
+    c = out.shape[1]
     n = np.uint64(c)
     reject_below = _TWO32 % n
-    state = stream_state(seed, stream)
-    bits = np.uint64(0)
-    half = 0
-    for _ in range(c):
-        state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
-        row[k] += 1.0
+    for r in range(out.shape[0]):
+        row = out[r]
+        for i in range(c):
+            row[i] = 0.0
+        state = stream_state(seed, start + r)
+        bits = np.uint64(0)
+        half = np.int64(0)
+        for _ in range(c):
+            state, bits, half, k = _next_topic(state, bits, half, n, reject_below)
+            row[k] += 1.0
 
 
 @njit
-def _signs_row(seed, stream, row):
-    """+-1 per topic for permutation replicate ``stream``: 64 fair bits per draw."""
-    state = stream_state(seed, stream)
-    bits = np.uint64(0)
-    left = 0
-    for j in range(row.shape[0]):
-        if left == 0:
-            state, bits = next_u64(state)
-            left = 64
-        row[j] = 1.0 if (bits & _ONE) == _ONE else -1.0
-        bits = bits >> _ONE
-        left -= 1
-
-
-# Parallel drivers for large chunks and their serial twins (the same body compiled without
-# ``parallel``, see ``_jit.serial``) for small chunks: on a busy machine a parallel launch can
-# cost more than the millisecond of work it would split.
-@pjit
-def multinomial_counts(seed, start, out):
-    """Row ``r`` of ``out`` (n x c, float64): how often replicate ``start + r`` drew each topic."""
-    for r in prange(out.shape[0]):
-        _counts_row(seed, start + r, out[r])
-
-
-multinomial_counts_serial = serial(multinomial_counts)
-
-
-@pjit
 def sign_flips(seed, start, out):
-    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``."""
-    for r in prange(out.shape[0]):
-        _signs_row(seed, start + r, out[r])
+    """Row ``r`` of ``out`` (n x c): the +-1 pattern of permutation replicate ``start + r``, 64
+    fair bits per draw."""
+    for r in range(out.shape[0]):
+        state = stream_state(seed, start + r)
+        bits = np.uint64(0)
+        left = 0
+        for j in range(out.shape[1]):
+            if left == 0:
+                state, bits = next_u64(state)
+                left = 64
+            out[r, j] = 1.0 if (bits & _ONE) == _ONE else -1.0
+            bits = bits >> _ONE
+            left -= 1
 
 
-sign_flips_serial = serial(sign_flips)
-
-
-@pjit
+@njit
 def exact_sign_flips(start, out):
     """Row ``r`` of ``out``: the signs coded by the bits of ``start + r`` (bit j set: +1)."""
     n, c = out.shape
-    for r in prange(n):
+    for r in range(n):
         code = start + r
         for j in range(c):
             out[r, j] = 1.0 if (code >> j) & 1 else -1.0
@@ -229,60 +213,10 @@ def _bin(v, lo, scale, nbins):
 
 
 @njit
-def _pass1_column(values, k, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                  block_sums, counts):
-    n = values.shape[1]
-    P = wlo.shape[1]
-    m = center[k]
-    o = obs[k]
-    g = gamma[k]
-    a = abs(o) - g
-    c0 = 0
-    c1 = 0
-    c2 = 0
-    c3 = 0
-    c4 = 0
-    for start in range(0, n, block):
-        stop = min(start + block, n)
-        s = 0.0
-        ss = 0.0
-        for r in range(start, stop):
-            v = values[k, r]
-            d = v - m
-            s += d
-            ss += d * d
-            if d < 0.0:
-                c0 += 1
-            if d <= 0.0:
-                c1 += 1
-            if d >= o - g:
-                c2 += 1
-            if d <= o + g:
-                c3 += 1
-            if abs(d) >= a:
-                c4 += 1
-            for p in range(P):
-                if v < wlo[k, p]:
-                    below[k, p] += 1
-                elif v <= whi[k, p]:
-                    f = wfill[k, p]
-                    if f < cap[k, p]:
-                        wbuffer[woffset[k, p] + f] = v
-                    wfill[k, p] = f + 1
-        j = first_block + start // block
-        block_sums[j, k, 0] = s
-        block_sums[j, k, 1] = ss
-    counts[k, 0] += c0
-    counts[k, 1] += c1
-    counts[k, 2] += c2
-    counts[k, 3] += c3
-    counts[k, 4] += c4
-
-
-@pjit
-def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                 block_sums, counts):
-    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``).
+def stream_pass1(k0, k1, values, center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill,
+                 wbuffer, block_sums, counts):
+    """First pass over a chunk of a replicate stream (values: K x n; ``d = v - center[k]``), columns
+    ``k0 <= k < k1`` (the engine spreads column ranges over Python threads).
 
     Per column ``k``: sums of d and d^2 per block of ``block`` replicates
     (``block_sums[first_block + j, k, :]``), so totals do not depend on the chunking; the
@@ -290,56 +224,100 @@ def stream_pass1(values, center, obs, gamma, block, first_block, wlo, whi, cap, 
     (``counts``, K x 5); and for every window ``p`` (``wlo[k, p] <= v <= whi[k, p]``, around
     a predicted quantile) the number of values below it and up to ``cap`` values inside it.
     """
-    for k in prange(values.shape[0]):  # np.int64(k): prange counts in uint64, range in int64; one
-        # signature of the column kernel serves the parallel driver and its one-thread twin
-        _pass1_column(values, np.int64(k), center, obs, gamma, block, first_block, wlo, whi, cap, woffset, below, wfill, wbuffer,
-                      block_sums, counts)
-
-
-stream_pass1_serial = serial(stream_pass1)
+    for k in range(k0, k1):  # (the column's body written in: see multinomial_counts)
+        row = values[k]
+        n = row.shape[0]
+        m = center[k]
+        o = obs[k]
+        g = gamma[k]
+        for start in range(0, n, block):  # sums of d and d^2 in four interleaved lanes: no add waits
+            stop = min(start + block, n)  # for the one before it; the same order for any chunking
+            s0 = s1 = s2 = s3 = 0.0
+            q0 = q1 = q2 = q3 = 0.0
+            r = start
+            while r + 4 <= stop:
+                d0 = row[r] - m
+                d1 = row[r + 1] - m
+                d2 = row[r + 2] - m
+                d3 = row[r + 3] - m
+                s0 += d0
+                s1 += d1
+                s2 += d2
+                s3 += d3
+                q0 += d0 * d0
+                q1 += d1 * d1
+                q2 += d2 * d2
+                q3 += d3 * d3
+                r += 4
+            s = (s0 + s1) + (s2 + s3)
+            ss = (q0 + q1) + (q2 + q3)
+            for t in range(r, stop):
+                d = row[t] - m
+                s += d
+                ss += d * d
+            j = first_block + start // block
+            block_sums[j, k, 0] = s
+            block_sums[j, k, 1] = ss
+        ge = o - g
+        le = o + g
+        a = abs(o) - g
+        c0 = c1 = c2 = c3 = c4 = 0
+        for r in range(n):  # branch-free counts
+            d = row[r] - m
+            c0 += d < 0.0
+            c1 += d <= 0.0
+            c2 += d >= ge
+            c3 += d <= le
+            c4 += abs(d) >= a
+        counts[k, 0] += c0
+        counts[k, 1] += c1
+        counts[k, 2] += c2
+        counts[k, 3] += c3
+        counts[k, 4] += c4
+        for p in range(wlo.shape[1]):  # per window: the count below it (a branch-free loop), then the
+            lo = wlo[k, p]  # values inside it (a loop whose branch is rarely taken: a window holds a
+            hi = whi[k, p]  # few percent of the values)
+            nb = 0
+            for r in range(n):
+                nb += row[r] < lo
+            below[k, p] += nb
+            off = woffset[k, p]
+            c = cap[k, p]
+            f = wfill[k, p]
+            for r in range(n):
+                v = row[r]
+                if v >= lo and v <= hi:
+                    if f < c:
+                        wbuffer[off + f] = v
+                    f += 1
+            wfill[k, p] = f
 
 
 @njit
-def _hist_column(values, k, lo, scale, nbins, hist):
-    for r in range(values.shape[1]):
-        hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
-
-
-@pjit
-def stream_histogram(values, lo, scale, nbins, hist):
-    """Histogram of every column (K x n) on [lo, lo + nbins / scale), under/overflow bins 0 and nbins + 1."""
-    for k in prange(values.shape[0]):
-        _hist_column(values, np.int64(k), lo, scale, nbins, hist)
-
-
-stream_histogram_serial = serial(stream_histogram)
+def stream_histogram(k0, k1, values, lo, scale, nbins, hist):
+    """Histogram of columns ``k0 <= k < k1`` (values: K x n) on [lo, lo + nbins / scale),
+    under/overflow bins 0 and nbins + 1."""
+    for k in range(k0, k1):
+        for r in range(values.shape[1]):
+            hist[k, _bin(values[k, r], lo[k], scale[k], nbins)] += 1
 
 
 @njit
-def _pass2_column(values, k, lo, scale, nbins, target_bin, offset, fill, buffer):
+def stream_pass2(k0, k1, values, lo, scale, nbins, target_bin, offset, fill, buffer):
+    """Second pass, columns ``k0 <= k < k1``: copy the values falling in each column's target
+    bins into ``buffer``. ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T)
+    say where bin ``t`` of column ``k`` goes; the order inside a bin does not matter (it is
+    selected from afterwards)."""
     T = target_bin.shape[1]
-    for r in range(values.shape[1]):
-        v = values[k, r]
-        b = _bin(v, lo[k], scale[k], nbins)
-        for t in range(T):
-            if target_bin[k, t] == b:
-                buffer[offset[k, t] + fill[k, t]] = v
-                fill[k, t] += 1
-                break
-
-
-@pjit
-def stream_pass2(values, lo, scale, nbins, target_bin, offset, fill, buffer):
-    """Second pass: copy the values falling in each column's target bins into ``buffer``.
-
-    ``target_bin`` (K x T, -1 unused), ``offset`` and ``fill`` (K x T) say where bin ``t`` of
-    column ``k`` goes; the order inside a bin does not matter (it is sorted afterwards).
-    """
-    for k in prange(values.shape[0]):
-        _pass2_column(values, np.int64(k), lo, scale, nbins, target_bin, offset, fill, buffer)
-
-
-stream_pass2_serial = serial(stream_pass2)
+    for k in range(k0, k1):
+        for r in range(values.shape[1]):
+            v = values[k, r]
+            b = _bin(v, lo[k], scale[k], nbins)
+            for t in range(T):
+                if target_bin[k, t] == b:
+                    buffer[offset[k, t] + fill[k, t]] = v
+                    fill[k, t] += 1
+                    break
 
 
 @njit
@@ -384,6 +362,52 @@ def _select(a, k):
 
 
 @njit
+def _rank_value(a, k):
+    """The value of rank ``k`` (0-based) of ``a``, which is left as it is: the range of ``a`` cut
+    into about ``n / 4`` equal buckets, one counting pass, then `_select` on the values of the
+    bucket holding rank ``k`` (bucket order is value order, so its ranks are the next ones).
+    Three passes without data-dependent branches instead of quickselect's mispredicted ones;
+    NaN, an infinite, zero or subnormal range go to `_select` on a copy."""
+    n = a.shape[0]
+    if n <= 64:
+        return _select(a.copy(), k)
+    lo = a[0]
+    hi = a[0]
+    nan = 0
+    for i in range(n):  # (plain comparisons: numba's min and max cost compile time)
+        v = a[i]
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
+        nan += v != v
+    width = hi - lo
+    nb = n // 4
+    if nan > 0 or not (0.0 < width < np.inf) or not nb / width < np.inf:  # (the last: a subnormal range)
+        return _select(a.copy(), k)
+    scale = nb / width
+    top = nb - 1
+    cnt = np.empty(nb, np.int64)
+    for b in range(nb):
+        cnt[b] = 0
+    for i in range(n):
+        b = np.int64((a[i] - lo) * scale)
+        cnt[b if b < top else top] += 1
+    before = 0
+    want = 0
+    while before + cnt[want] <= k:
+        before += cnt[want]
+        want += 1
+    part = np.empty(cnt[want])
+    j = 0
+    for i in range(n):
+        v = a[i]
+        b = np.int64((v - lo) * scale)
+        if (b if b < top else top) == want:
+            part[j] = v
+            j += 1
+    return _select(part, k - before)
+
+
+@njit
 def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
     """Order statistics of collected bins: ``out[k, r]`` = the value of rank ``rank_in_bin[k, r]``
     within bin ``slot[k, r]`` (``buffer[offset[k, s]:][:count[k, s]]``); NaN where ``slot`` is -1."""
@@ -394,7 +418,7 @@ def select_ranks(buffer, offset, count, slot, rank_in_bin, out):
             if s < 0:
                 out[k, r] = np.nan
             else:
-                out[k, r] = _select(buffer[offset[k, s]:offset[k, s] + count[k, s]].copy(), rank_in_bin[k, r])
+                out[k, r] = _rank_value(buffer[offset[k, s]:offset[k, s] + count[k, s]], rank_in_bin[k, r])
 
 
 @njit
@@ -414,7 +438,14 @@ def locate_ranks(hist, ranks, target, slot, rank_in_bin, count):
             cum[b] = total
         used = 0
         for j in range(R):
-            b = np.searchsorted(cum, ranks[k, j], side="right")
+            b = 0  # the first bin whose cumulative count exceeds the rank (np.searchsorted's
+            top = nb  # side="right", written out: numba's costs half a second of compile)
+            while b < top:
+                mid = (b + top) // 2
+                if cum[mid] <= ranks[k, j]:
+                    b = mid + 1
+                else:
+                    top = mid
             s = -1
             for t in range(used):
                 if target[k, t] == b:

@@ -6,7 +6,10 @@ replicate sources (the linear BLAS-product path and the generic gather path) tha
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -17,7 +20,7 @@ from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
 from fastrisk._progress import Progress
 from fastrisk._resources import check_memory, format_bytes
-from fastrisk._threads import BLAS_FLOP_WORK, blas_threads, parallel
+from fastrisk._threads import blas_threads, parallel
 from fastrisk._validation import choice, positive_int, replicates
 from fastrisk.errors import InputError
 
@@ -121,6 +124,70 @@ def _chunk_rows(B: int, per_replicate_bytes: int, chunk_size, work_per_replicate
     return min(n, -(-B // BLOCK) * BLOCK)
 
 
+# ====================================================================== threads
+def _spread(task, items, work: float) -> None:
+    """``task(item)`` for every item, on numba's thread count of Python threads (the calling
+    thread one of them) when ``work`` element-operations are worth it, else on this thread.
+    The threads take the next item as they come free, so a thread the machine holds up costs
+    its current item, not a fixed share; ``task`` must write only its item's outputs (every
+    number is then the same whatever thread computes it)."""
+    items = list(items)
+    workers = min(len(items), numba.get_num_threads() if parallel(work) else 1)
+    if workers < 2:
+        for item in items:
+            task(item)
+        return
+    queue = iter(items)  # next() on a list iterator is atomic under the GIL
+    stop = []
+
+    def drain() -> None:
+        for item in queue:
+            if stop:
+                return
+            task(item)
+
+    futures = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
+    try:
+        drain()
+    except BaseException:  # Ctrl-C (seen between items) or an error: the others stop at their next item
+        stop.append(True)
+        raise
+    for future in futures:
+        future.result()
+
+
+_POOL: list = []  # [(threads, ThreadPoolExecutor)]: kept between calls, no thread start per call
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The engine's helper threads (at least ``threads``), started on first use and kept: a
+    thread start per call cost a tenth of a millisecond, and a fresh thread waits to be
+    scheduled on a busy machine. A caller drains its own items too, so a pool busy with
+    another caller's delays it, never blocks it."""
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0][0] < threads:
+            if _POOL:
+                _POOL.pop()[1].shutdown(wait=False)
+            _POOL.append((threads, ThreadPoolExecutor(threads, thread_name_prefix="fastrisk-resampling")))
+        return _POOL[0][1]
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start new ones when needed."""
+    _POOL.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
+def _column_ranges(K: int, n: int):
+    """Ranges of the K columns of a chunk of n replicates for `_spread`: about 2^17 values
+    each (a kernel call per range), at most K."""
+    step = max(1, min(K, (1 << 17) // max(n, 1)))
+    return [(k, min(k + step, K)) for k in range(0, K, step)]
+
+
 # ====================================================================== streaming summaries
 def _linear_ranks(B: int, probs: np.ndarray):
     """Order statistics (0-based ranks) and weights of NumPy's 'linear' quantiles ``probs``."""
@@ -208,9 +275,9 @@ class _Stream:
             self.set_windows(lo, hi, cap)
 
     def pass1(self, start: int, values: np.ndarray) -> None:
-        kernel = _k.stream_pass1_serial if not parallel(values.size) else _k.stream_pass1
-        kernel(values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap, self.woffset,
-               self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
+        args = (values, self.center, self.obs, self.gamma, BLOCK, start // BLOCK, self.wlo, self.whi, self.cap,
+                self.woffset, self.below, self.wfill, self.wbuffer, self.block_sums, self.counts)
+        _spread(lambda ks: _k.stream_pass1(*ks, *args), _column_ranges(*values.shape), values.size)
 
     def moments(self):
         s = self.block_sums.sum(axis=0)
@@ -235,21 +302,34 @@ class _Stream:
     def z0(self) -> np.ndarray:
         return special.ndtri((self.counts[:, 0] + self.counts[:, 1]) / (2.0 * self.B))
 
-    def from_windows(self, probs: np.ndarray) -> bool:
+    def from_windows(self, probs: np.ndarray, kept=None) -> bool:
         """Exact quantiles ``probs`` (M, P) from the windows, if every order statistic is inside its
-        window (window p serves probs[:, p])."""
+        window (window p serves probs[:, p]); with ``kept`` (the M x B replicates), an order
+        statistic outside its window is selected from its column's replicates instead."""
         if self.cap.shape[1] != probs.shape[1]:
             return False
         r_lo, r_hi, t = _linear_ranks(self.B, probs)
         inside = (self.wfill <= self.cap) & (self.below <= r_lo) & (r_hi < self.below + self.wfill)
-        if not inside[np.isfinite(probs)].all():
+        finite = np.isfinite(probs)
+        missed = finite & ~inside
+        if missed.any() and kept is None:
             return False
-        out = np.empty((self.M, 2 * probs.shape[1]))
-        slot = np.concatenate([np.arange(probs.shape[1])] * 2)[None, :].repeat(self.M, axis=0)
-        slot[~np.isfinite(np.concatenate([probs, probs], axis=1))] = -1
+        P = probs.shape[1]
+        out = np.empty((self.M, 2 * P))
+        slot = np.concatenate([np.arange(P)] * 2)[None, :].repeat(self.M, axis=0)
+        slot[~np.tile(finite & inside, 2)] = -1
         rank = np.concatenate([r_lo - self.below, r_hi - self.below], axis=1)
         _k.select_ranks(self.wbuffer, self.woffset, np.minimum(self.wfill, self.cap), slot, rank, out)
-        P = probs.shape[1]
+        if missed.any():  # a few columns whose prediction was off: from their replicates
+            rows = np.flatnonzero(missed.any(axis=1))
+            both = np.tile(missed, 2)[rows]
+            sel = np.full(both.shape, -1, np.int64)
+            sel[both] = 0
+            got = np.empty(both.shape)
+            _k.select_ranks(np.ascontiguousarray(kept[rows]).reshape(-1), (np.arange(rows.size) * self.B)[:, None],
+                            np.full((rows.size, 1), self.B), sel,
+                            np.ascontiguousarray(np.concatenate([r_lo, r_hi], axis=1)[rows]), got)
+            out[rows] = np.where(both, got, out[rows])
         self._quantiles = _lerp(out[:, :P], out[:, P:], t)
         return True
 
@@ -257,8 +337,8 @@ class _Stream:
     def histogram_pass(self, values: np.ndarray) -> None:
         if not hasattr(self, "hist"):
             self.hist = np.zeros((self.M, self.nbins + 2), np.int64)
-        kernel = _k.stream_histogram_serial if not parallel(values.size) else _k.stream_histogram
-        kernel(values, self.lo, self.scale, self.nbins, self.hist)
+        _spread(lambda ks: _k.stream_histogram(*ks, values, self.lo, self.scale, self.nbins, self.hist),
+                _column_ranges(*values.shape), values.size)
 
     def prepare(self, probs: np.ndarray) -> None:
         """Ask for the quantiles ``probs`` (M, P), NumPy's 'linear' method, after the histogram pass."""
@@ -281,8 +361,8 @@ class _Stream:
         self.P = P
 
     def pass2(self, values: np.ndarray) -> None:
-        kernel = _k.stream_pass2_serial if not parallel(values.size) else _k.stream_pass2
-        kernel(values, self.lo, self.scale, self.nbins, self.target, self.offset, self.fill, self.buffer)
+        _spread(lambda ks: _k.stream_pass2(*ks, values, self.lo, self.scale, self.nbins, self.target, self.offset,
+                                           self.fill, self.buffer), _column_ranges(*values.shape), values.size)
 
     def quantiles(self) -> np.ndarray:
         if self._quantiles is not None:
@@ -293,41 +373,38 @@ class _Stream:
 
 
 # ====================================================================== replicate sources
-#: Replicate columns are split for parallel products at multiples of this many replicates.
-_SPLIT_ALIGN = 1024
-
-
-def _product(Z: np.ndarray, W: np.ndarray, out=None) -> np.ndarray:
-    """``Z @ W.T`` with single-threaded BLAS calls; large products are split over replicate
-    columns (at multiples of 1024) and run on numba's thread count of Python threads, NumPy
-    releasing the GIL. Each element is one dot product of a row of Z and a row of W, so the
-    numbers do not depend on how many threads run or where the columns are split."""
-
-    n = W.shape[0]
+def _linear_means(fill, Z: np.ndarray, start: int, n: int, c: int, out=None) -> np.ndarray:
+    """``out[:, r] = Z @ w_(start + r)`` for ``r < n``, the draws ``w`` of a replicate (counts,
+    signs) written by ``fill(first, W)`` into the rows of ``W``: a block of `BLOCK` replicates at
+    a time (blocks start at multiples of `BLOCK` counted from replicate 0, as chunks do), the
+    block's draws (in cache, one buffer per thread, never a B x c matrix) times ``Z`` by one
+    single-threaded BLAS call writing straight into ``out``. The blocks are spread over numba's
+    thread count of Python threads (the draw kernels and BLAS release the GIL) when the draws
+    are worth it. Each element is one dot product of a row of Z and a row of a block, the same
+    call whatever thread runs it, so the numbers do not depend on the thread count or chunking."""
     if out is None:
         out = np.empty((Z.shape[0], n))
-    workers = numba.get_num_threads()
+
+    def block(lo: int) -> None:
+        hi = min(lo + BLOCK, n)
+        w = buffers.get(threading.get_ident())
+        if w is None:
+            w = buffers[threading.get_ident()] = np.empty((BLOCK, c))
+        w = w[:hi - lo]
+        fill(start + lo, w)
+        np.matmul(Z, w.T, out=out[:, lo:hi])
+
+    buffers: dict = {}
     with blas_threads(1):
-        if workers < 2 or not parallel(Z.shape[0] * Z.shape[1] * n * BLAS_FLOP_WORK) or n < 2 * _SPLIT_ALIGN:
-            np.matmul(Z, W.T, out=out)
-            return out
-        step = -(-n // workers)
-        step = -(-step // _SPLIT_ALIGN) * _SPLIT_ALIGN
-        bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
-
-        def part(bound):
-            lo, hi = bound
-            out[:, lo:hi] = Z @ W[lo:hi].T
-
-        with ThreadPoolExecutor(len(bounds)) as pool:
-            list(pool.map(part, bounds))
+        _spread(block, range(0, n, BLOCK), n * c)
     return out
 
 
 class _LinearSource:
-    """Linear statistics: the replicate means ``W @ y^T / c`` of every column, one BLAS product,
-    with W (n x c) multinomial counts, sign flips or the exact sign patterns. ``studentized``
-    adds the second moments about the estimate (same product), for bootstrap-t."""
+    """Linear statistics: the replicate means ``W @ y^T / c`` of every column, BLAS products
+    of blocks of W (n x c: multinomial counts, sign flips or the exact sign patterns; see
+    `_linear_means`). ``studentized`` adds the second moments about the estimate (same
+    product), for bootstrap-t."""
 
     def __init__(self, y: np.ndarray, seed: int, kind: str, studentized: bool = False, scaled: bool = False):
         self.M, self.c = y.shape
@@ -340,17 +417,15 @@ class _LinearSource:
             self.Z = np.ascontiguousarray(np.vstack([y, yc * yc]) / self.c)
         else:
             self.Z = np.ascontiguousarray(y / self.c)
+        if kind == "multinomial":
+            self.fill = functools.partial(_k.multinomial_counts, seed)
+        elif kind == "signs":
+            self.fill = functools.partial(_k.sign_flips, seed)
+        else:
+            self.fill = _k.exact_sign_flips
 
     def chunk(self, start: int, stop: int, out=None):
-        W = np.empty((stop - start, self.c))
-        serial = not parallel(W.size)
-        if self.kind == "multinomial":
-            (_k.multinomial_counts_serial if serial else _k.multinomial_counts)(self.seed, start, W)
-        elif self.kind == "signs":
-            (_k.sign_flips_serial if serial else _k.sign_flips)(self.seed, start, W)
-        else:
-            _k.exact_sign_flips(start, W)
-        P = _product(self.Z, W, None if self.studentized else out)
+        P = _linear_means(self.fill, self.Z, start, stop - start, self.c, None if self.studentized else out)
         means = P[:self.M]
         if not self.studentized:
             return means, None
@@ -411,7 +486,7 @@ def _run(source, B: int, rows: int, streams, keep: bool, progress, desc: str, wa
                         store[:, start:stop] = v
             bar.update(stop - start)
         todo = [i for i, st in enumerate(streams) if st is not None and st.wants_quantiles
-                and not st.from_windows(st.probs_of(st.z0()))]
+                and not st.from_windows(st.probs_of(st.z0()), kept[i])]
         if todo:
             bar.close()
             bar = Progress(2 * B, progress, desc + " (exact quantiles)", unit="rep", work=2 * work,

@@ -91,6 +91,7 @@ def _value_pair(R, Bv, vf, flipped: bool):
     if not flipped:
         return y, None
     full = np.ascontiguousarray(np.broadcast_to(Bv, R.shape))
+    full.flags.writeable = R.flags.writeable  # as the matrix's values: the kernel's one compiled signature
     return y, scores(full, R)
 
 
