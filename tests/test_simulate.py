@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference.margins import np_cv_ls
 from scipy import stats
 
 import fastrisk
@@ -16,6 +19,7 @@ from fastrisk.simulate import (
     simulate_pairs,
     type1,
 )
+from fastrisk.simulate.fits import lscv_bandwidth
 from fastrisk.simulate.margins import BINS
 
 
@@ -127,3 +131,18 @@ def test_bad_study_arguments_are_named():
         fit_hurdle_margin([0.1, 0.2, 0.3], kind="weird")
     with pytest.raises(InputError, match="in \\[0, 1\\]"):
         fit_hurdle_margin([0.1, 2.0, 0.3])
+
+
+# ------------------------------------------------------------------ discrete kernel smoother (simIReff dks)
+@given(st.lists(st.integers(0, 10), min_size=3, max_size=25))
+@settings(max_examples=25, deadline=None)
+def test_discrete_kernel_bandwidth_minimises_nps_cv_ls(obs):
+    """np's cv.ls integrates fhat^2 over the observed categories only, so the bandwidth does
+    not depend on the support's size (P@10: 11 points, RR: 1001) and is the minimiser of
+    np's objective on [0, 1]."""
+    lam = lscv_bandwidth(obs, 11)
+    assert lscv_bandwidth([v + 990 for v in obs], 1001) == pytest.approx(lam, abs=1e-6)  # search tolerance 1e-8
+    grid = np.linspace(0.0, 1.0, 201)
+    best = min(np_cv_ls(obs, g) for g in grid)
+    assert np_cv_ls(obs, lam) <= best + 1e-12
+    assert 0.0 <= lam <= 1.0

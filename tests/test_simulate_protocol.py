@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 from reference import simulate as ref
+from reference.margins import np_cv_ls
 from scipy import stats
 
 import fastrisk
@@ -601,3 +602,88 @@ def test_eff_transform_agrees_with_simireff_in_r():
         up = _num(r["target"]) > _num(r["base_mean"])  # L-BFGS-B from (1, 1) moves a (up) or b (down)
         assert (t.transform[1] if up else t.transform[0]) == 1.0
         assert t.transform == pytest.approx((_num(r["a"]), _num(r["b"])), rel=0.05)
+
+
+# ------------------------------------------------------------------ discrete margins (P@10, RR)
+# tests/data/simireff_discrete_bbinom.csv is written by R (tests/data/make_simireff_discrete.R
+# calling simIReff's effDisc_bbinom; versions and command in tests/data/README.md). np (for
+# effDisc_dks) is not installed there: its bandwidth is checked against a transcription of
+# np's cv.ls objective (tests/reference/margins.py).
+def _r_bbinom(every):
+    import csv
+    from pathlib import Path
+
+    with open(Path(__file__).parent / "data" / "simireff_discrete_bbinom.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return rows[::every]
+
+
+def _check_bbinom(rows):
+    mats = {}
+    for r in rows:
+        if r["collection"] not in mats:
+            mats[r["collection"]] = fastrisk.datasets.trec_matrix(r["collection"])
+        m = mats[r["collection"]]
+        x = m.values[list(m.systems).index(r["run"])]
+        assert r["ok"] == "TRUE"
+        g = fits._bbinom(x, fits.support(r["collection"].split("_")[1]))
+        ll = (4.0 - g.aic) / 2
+        # the MLE: at least R's likelihood (R's L-BFGS-B stops within ~1e-5 of ours)
+        assert ll >= _num(r["loglik"]) - 2e-5, (r["collection"], r["run"])
+        assert g.params["alpha"] == pytest.approx(_num(r["shape1"]), rel=3e-3)
+        assert g.params["beta"] == pytest.approx(_num(r["shape2"]), rel=3e-3)
+        assert g.df == 2 and g.aic == pytest.approx(_num(r["aic"]), abs=5e-5)
+        assert g.mean == pytest.approx(_num(r["mean"]), abs=5e-4)
+        assert g.variance == pytest.approx(_num(r["var"]), rel=2e-3)
+
+
+def test_beta_binomial_margins_agree_with_simireff_in_r():
+    rows = _r_bbinom(every=25)
+    assert {r["collection"].split("_")[1] for r in rows} == {"p10", "rr"}
+    _check_bbinom(rows)
+
+
+@pytest.mark.slow
+def test_every_beta_binomial_margin_agrees_with_simireff_in_r():
+    rows = _r_bbinom(every=1)
+    assert len(rows) > 600
+    _check_bbinom(rows)
+
+
+def test_discrete_kernel_bandwidth_ignores_unobserved_categories():
+    """The case the full-support integral got wrong: P@10 scores on 0, .1, .5 and .9 only."""
+    obs = [0, 0, 1, 5, 5, 5, 5, 9, 9, 1, 0, 5]
+    lam = fits.lscv_bandwidth(obs, 11)
+    fine = np.linspace(0.0, 1.0, 10001)
+    ref = fine[int(np.argmin([np_cv_ls(obs, g) for g in fine]))]
+    assert lam == pytest.approx(ref, abs=2e-4)
+
+
+def test_study_flips_on_reciprocal_rank_lattices_count_ties_as_rounding_falls():
+    """RR differences (1/k - 1/m) repeat across topics, so many sign flips give the observed
+    mean exactly or up to rounding: the study's comparison (no tolerance, R's mean)."""
+    rng = np.random.default_rng(18)
+    sup = fits.support("rr")[-6:]  # 1/5 .. 1
+    V = sup[rng.integers(0, 6, (4, 2, 24))]
+    V[:, 1, :8] = V[:, 0, :8]  # ties d = 0
+    res = battery(V, replicates=500, rng=3, protocol="urbano2019")
+    for k in range(4):
+        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 500)
+        assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 500, 6))
+        assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 500, 6))
+
+
+def test_kept_discrete_runs_are_the_r_scripts():
+    """P@10 means sit on the 10 % quantile exactly: R's colMeans (extended precision) keeps
+    adhoc8_p10's run25 at 0.19 where a double sum gives 0.18999999999999997."""
+    runs = {}
+    for r in _r_bbinom(every=1):
+        runs.setdefault(r["collection"], []).append(r["run"])
+    assert len(runs) == 8 and "run25" in runs["adhoc8_p10"]
+    for collection, names in runs.items():
+        m = fastrisk.datasets.trec_matrix(collection)
+        kept, _ = fits.kept_runs(m.values)
+        assert [m.systems[k] for k in kept] == names, collection
+    x = np.array([0.3, 0.1, 0.1, 0.7, 0.2, 0.2, 0.9])
+    assert fits.r_quantile7(x, 0.1) == pytest.approx(0.1) and fits.r_quantile7(x, 0.5) == 0.2
+    assert fits.r_quantile7(x, 0.25) == 0.15000000000000002  # R 4.2.2: quantile(x, .25), 17 digits

@@ -8,7 +8,7 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - runs kept (`kept_runs`): the study's ``R/common.R`` ``removeDuplicates`` (a run whose
   scores are all within 1e-5 of an earlier run's is dropped) then ``removeBottom(p = .1)``
   (runs whose mean is below the 10 % quantile of the run means, R's type-7 quantile, are
-  dropped), as called by ``R/01-margins.R`` and ``R/03-bicops.R``;
+  dropped; means as R's ``colMeans`` sums them, `r_col_means`), as called by ``R/01-margins.R`` and ``R/03-bicops.R``;
 - margins (`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
   "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
   P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
@@ -22,8 +22,10 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
   support index (``effDisc_bbinom``: MLE with shapes >= 1, df 2) and the discrete kernel
   smoother (``effDisc_dks``: Wang & van Ryzin's ordered kernel, least-squares
-  cross-validated bandwidth as ``np::npudensbw(bwmethod = "cv.ls")``, multiplied by 1, 2, 5
-  and 10, a multiplied bandwidth > 1 fails; df mean((1 - bw) / f(x_i))). A candidate that
+  cross-validated bandwidth as ``np::npudensbw(bwmethod = "cv.ls")`` computes it, the
+  integral of fhat^2 taken over the categories observed in the run, see `lscv_bandwidth`;
+  multiplied by 1, 2, 5 and 10, a multiplied bandwidth > 1 fails; the estimate normalised
+  over the support; df mean((1 - bw) / f(x_i))). A candidate that
   fails is skipped (``try`` in ``effFit``). Selection (``effSelect``): the lowest
   AIC = 2 df - 2 loglik. Supports (``support()``): P@k j / k; RR 0 and 1 / k, k = 1..1000;
 - effect sizes (`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
@@ -112,10 +114,32 @@ def kept_runs(values: np.ndarray, *, tol: float = 1e-5, bottom: float = 0.1) -> 
         close = np.all(np.abs(V[i + 1:] - V[i]) <= tol, axis=1)
         dup.update((i + 1 + np.flatnonzero(close)).tolist())
     rest = np.array([s for s in range(S) if s not in dup], dtype=np.int64)
-    mu = V[rest].mean(axis=1)
-    q = np.quantile(mu, bottom)  # R's default type-7 quantile
+    mu = r_col_means(V[rest])
+    q = r_quantile7(mu, bottom)
     keep = mu >= q
     return rest[keep], {"duplicates": sorted(dup), "bottom": rest[~keep].tolist()}
+
+
+def r_col_means(V) -> np.ndarray:
+    """R's ``colMeans`` of each row of ``V``: a sequential sum in extended precision divided
+    by n, rounded to double (R's ``do_colsum``). On lattice scores (P@10) a run's mean can sit
+    on the 10 % quantile exactly, and a double sum one ulp below it drops a run R keeps
+    (adhoc8_p10 run25: 0.18999999999999997 against R's 0.19)."""
+    X = np.asarray(V, dtype=np.longdouble)
+    return (np.cumsum(X, axis=-1)[..., -1] / X.shape[-1]).astype(np.float64)
+
+
+def r_quantile7(x, p: float) -> float:
+    """R's ``quantile(x, p)`` (type 7): (1 - h) x[lo] + h x[hi], interpolated only when the two
+    order statistics differ."""
+    x = np.sort(np.asarray(x, dtype=np.float64))
+    index = 1 + (len(x) - 1) * p
+    lo, hi = math.floor(index), math.ceil(index)
+    q = x[lo - 1]
+    h = index - lo
+    if index > lo and x[hi - 1] != q:
+        q = (1 - h) * q + h * x[hi - 1]
+    return float(q)
 
 
 # ================================================================== margins
@@ -347,7 +371,14 @@ def _disc(family, params, df, ll, sup, p) -> SimMargin:
 
 
 def _bbinom(x, sup, params=None):
-    """effDisc_bbinom: beta-binomial over the support index, MLE with shapes >= 1."""
+    """effDisc_bbinom: beta-binomial over the support index, MLE with shapes >= 1.
+
+    simIReff starts ``MASS::fitdistr`` (R's L-BFGS-B, shapes >= 1) at the method-of-moments
+    shapes. The likelihood is flat along the shapes (RR's reach the thousands), where L-BFGS-B
+    on the raw shapes stops early; we maximise over log-shapes >= 0 to tight tolerances from
+    the moment start (projected into the bounds) and from (1, 1), and keep the better: within
+    1e-5 of R's log-likelihood on every P@10 and RR run of the bundled collections
+    (``tests/data/simireff_discrete_bbinom.csv``; the raw-shape search was up to 5.6 below)."""
     k = len(sup) - 1
     j = _match(x, sup)
     if params is None:
@@ -357,12 +388,22 @@ def _bbinom(x, sup, params=None):
         if not (np.isfinite(s1) and np.isfinite(s2)):
             raise ValueError("no beta-binomial start")
 
-        def nll(p):
-            return -float(stats.betabinom.logpmf(j, k, p[0], p[1]).sum())
+        u, cnt = np.unique(j, return_counts=True)
 
-        res = optimize.minimize(nll, [min(max(s1, 1.0), 1e4), min(max(s2, 1.0), 1e4)], method="L-BFGS-B",
-                                bounds=[(1.0, None), (1.0, None)])
-        params = {"alpha": float(res.x[0]), "beta": float(res.x[1])}
+        def nll(t):  # - log-likelihood up to the binomial coefficients: beta functions of the counts
+            a, b = math.exp(t[0]), math.exp(t[1])
+            return -float(cnt @ special.betaln(u + a, k - u + b) - len(j) * special.betaln(a, b))
+
+        best = None
+        for start in ((s1, s2), (1.0, 1.0)):
+            t0 = [math.log(min(max(s, 1.0), 1e8)) for s in start]
+            res = optimize.minimize(nll, t0, method="L-BFGS-B", bounds=[(0.0, None), (0.0, None)],
+                                    options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
+            if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
+                best = res
+        if best is None:
+            raise ValueError("beta-binomial fit failed")
+        params = {"alpha": math.exp(best.x[0]), "beta": math.exp(best.x[1])}
     a, b = params["alpha"], params["beta"]
     p = stats.betabinom.pmf(np.arange(k + 1), k, a, b)
     return _disc("bbinom", params, 2, float(np.log(p[j]).sum()), sup, p)
@@ -382,11 +423,12 @@ def _wvr_density(sup_n, j, lam):
 def _lscv(j: tuple, sup_n: int) -> float:
     j = np.asarray(j)
     n = len(j)
+    seen = np.unique(j)
 
     def cv(lam):
         f = _wvr_density(sup_n, j, lam)
         loo = (f[j] * n - (1 - lam)) / (n - 1)
-        return float(f @ f - 2 * loo.mean())
+        return float(f[seen] @ f[seen] - 2 * loo.mean())
 
     grid = np.linspace(0.0, 1.0, 101)
     vals = [cv(g) for g in grid]
@@ -399,8 +441,13 @@ def _lscv(j: tuple, sup_n: int) -> float:
 def lscv_bandwidth(j, sup_n) -> float:
     """Least-squares cross-validated bandwidth of the ordered kernel (``np::npudensbw``,
     ``bwmethod = "cv.ls"``, ``okertype = "wangvanryzin"``): minimises
-    sum_x fhat(x)^2 - 2 / n sum_i fhat_{-i}(x_i) over lambda in [0, 1] (a grid of 0.01,
-    then a bounded search around its best point)."""
+    sum_z fhat(z)^2 - 2 / n sum_i fhat_{-i}(x_i) over lambda in [0, 1] (a grid of 0.01,
+    then a bounded search around its best point), with z over the values *observed* in
+    ``j``, not the whole support: np's integral of fhat^2 is the ordered convolution kernel
+    (``kernel_ordered_convolution`` in np's ``src/kernel.c``) summed over the categories
+    that ``determine_categorical_vals`` (``src/jksum.c``) collects from the data, whatever
+    the factor's levels. np searches by Powell's method from lambda = 0.5 (one start,
+    ``nmulti`` = min(5, dimensions)); ours is a global search of the same objective."""
     return _lscv(tuple(int(v) for v in j), int(sup_n))
 
 

@@ -19,15 +19,8 @@ if (src == "installed") {
 }
 has_bks <- exists("effCont_bks") && requireNamespace("bde", quietly = TRUE)
 
-# the study's run filtering (sigir2019-statistical R/common.R: removeDuplicates, removeBottom(.1))
-kept <- function(X, tol = 1e-5, bottom = .1) {
-  S <- ncol(X); dup <- rep(FALSE, S)
-  for (i in seq_len(S - 1)) for (j in (i + 1):S)
-    if (!dup[j] && all(abs(X[, j] - X[, i]) <= tol)) dup[j] <- TRUE
-  rest <- which(!dup)
-  mu <- colMeans(X[, rest, drop = FALSE])
-  rest[mu >= quantile(mu, bottom)]
-}
+# kept(): the study's run filtering, shared with the other reference scripts
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "study_runs.R"))
 params <- function(e) {
   m <- e$model
   switch(m$type, norm = c(m$mean, m$sd), beta = c(m$shape1, m$shape2), nks = c(m$kde$h, NA),
