@@ -24,7 +24,7 @@ import sys
 import threading
 import types
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 from numba.core import event as _event
@@ -202,6 +202,32 @@ pjit = _decorator({**_OPTIONS, "parallel": True})
 
 
 
+_POOL: list = []  # [(threads, ThreadPoolExecutor)]: kept between calls, no thread start per call
+_POOL_LOCK = threading.Lock()
+
+
+def helper_threads(threads: int) -> ThreadPoolExecutor:
+    """The package's helper threads (at least ``threads``), started on first use and kept for
+    every driver (`run_strided`, the resampling engine): a thread start per call cost a
+    tenth of a millisecond, and a fresh thread waits to be scheduled on a busy machine. Its
+    tasks are compiled kernels that never wait on the pool, so callers sharing it delay one
+    another but never block."""
+    with _POOL_LOCK:
+        if not _POOL or _POOL[0][0] < threads:
+            if _POOL:
+                _POOL.pop()[1].shutdown(wait=False)
+            _POOL.append((threads, ThreadPoolExecutor(threads, thread_name_prefix="fastrisk")))
+        return _POOL[0][1]
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: start new ones when needed."""
+    _POOL.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def run_strided(kernel, n_threads: int, *args) -> None:
     """``kernel(start, n_threads, *args)`` for every ``start < n_threads``, each on its own
     thread (the calling thread runs ``start = 0``); one call when ``n_threads`` is 1.
@@ -215,11 +241,14 @@ def run_strided(kernel, n_threads: int, *args) -> None:
     if n_threads <= 1:
         kernel(0, 1, *args)
         return
-    with ThreadPoolExecutor(n_threads - 1) as pool:
-        futures = [pool.submit(kernel, start, n_threads, *args) for start in range(1, n_threads)]
+    pool = helper_threads(n_threads - 1)
+    futures = [pool.submit(kernel, start, n_threads, *args) for start in range(1, n_threads)]
+    try:
         kernel(0, n_threads, *args)
-        for future in futures:
-            future.result()
+    finally:
+        wait(futures)  # no thread still writes the outputs once this returns, even on an error
+    for future in futures:
+        future.result()
 
 
 @intrinsic

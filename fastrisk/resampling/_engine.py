@@ -8,9 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -18,6 +16,7 @@ from scipy import special
 
 from fastrisk._compile import compile_checked
 from fastrisk._kernels import resampling as _k
+from fastrisk._kernels._jit import helper_threads
 from fastrisk._progress import Progress
 from fastrisk._resources import check_memory, format_bytes
 from fastrisk._threads import blas_threads, parallel
@@ -146,7 +145,7 @@ def _spread(task, items, work: float) -> None:
                 return
             task(item)
 
-    futures = [_pool(workers - 1).submit(drain) for _ in range(workers - 1)]
+    futures = [helper_threads(workers - 1).submit(drain) for _ in range(workers - 1)]
     try:
         drain()
     except BaseException:  # Ctrl-C (seen between items) or an error: the others stop at their next item
@@ -156,29 +155,6 @@ def _spread(task, items, work: float) -> None:
         future.result()
 
 
-_POOL: list = []  # [(threads, ThreadPoolExecutor)]: kept between calls, no thread start per call
-_POOL_LOCK = threading.Lock()
-
-
-def _pool(threads: int) -> ThreadPoolExecutor:
-    """The engine's helper threads (at least ``threads``), started on first use and kept: a
-    thread start per call cost a tenth of a millisecond, and a fresh thread waits to be
-    scheduled on a busy machine. A caller drains its own items too, so a pool busy with
-    another caller's delays it, never blocks it."""
-    with _POOL_LOCK:
-        if not _POOL or _POOL[0][0] < threads:
-            if _POOL:
-                _POOL.pop()[1].shutdown(wait=False)
-            _POOL.append((threads, ThreadPoolExecutor(threads, thread_name_prefix="fastrisk-resampling")))
-        return _POOL[0][1]
-
-
-def _forget_pool() -> None:
-    """In a forked child the pool's threads do not exist: start new ones when needed."""
-    _POOL.clear()
-
-
-os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _column_ranges(K: int, n: int):
