@@ -85,12 +85,26 @@ def r_gradient(fn: Callable, x: Sequence[float], lower: Sequence[float], upper: 
             h_dn = xi - dn
         p[i] = dn
         f_dn = fn(p)
-        gi = (f_up - f_dn) / (h_up + h_dn)
+        gi = _div(f_up - f_dn, h_up + h_dn)
         if not math.isfinite(gi):
             raise ValueError(f"non-finite finite-difference value [{i + 1}]")
         g.append(gi)
         p[i] = xi
     return g
+
+
+def _div(a: float, b: float) -> float:
+    """a / b with IEEE semantics (C's; Python raises on a zero divisor)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0.0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _sqrt(a: float) -> float:
+    return math.sqrt(a) if a >= 0.0 else math.nan
 
 
 # ----------------------------------------------------------- dense helpers (LINPACK order)
@@ -222,7 +236,7 @@ class _Memory:
         col, ss, sy = self.col, self.ss, self.sy
         self.S[self.itail] = list(s)
         self.Y[self.itail] = list(y)
-        self.theta = rr / dr
+        self.theta = _div(rr, dr)
         if self.iupdat > m:  # drop the oldest pair from S'S and S'Y
             for j in range(col - 1):
                 for i in range(j + 1):
@@ -356,7 +370,7 @@ def _cauchy(x, lo, hi, nbd, g, iwhere, mem: _Memory, sbgnrm: float):
         if info:
             return info, xcp, c
         f2 -= _dot(v, p)
-    dtm = -f1 / f2
+    dtm = _div(-f1, f2)
     tsum = 0.0
     done = False  # all variables fixed: xcp complete
     if nbreak > 0:
@@ -413,12 +427,12 @@ def _cauchy(x, lo, hi, nbd, g, iwhere, mem: _Memory, sbgnrm: float):
             if f2 < EPS * f2_org:
                 f2 = EPS * f2_org
             if nleft > 0:
-                dtm = -f1 / f2
+                dtm = _div(-f1, f2)
                 continue
             if bounded:
                 f1 = f2 = dtm = 0.0
             else:
-                dtm = -f1 / f2
+                dtm = _div(-f1, f2)
             break
     if not done:
         if dtm <= 0.0:
@@ -511,7 +525,7 @@ def _formk(mem: _Memory, nsub: int, ind, nenter: int, ileave: int, indx2) -> int
     for iy in range(col):
         is_, is1 = col + iy, m + iy
         for jy in range(iy + 1):
-            WN[jy][iy] = W1[iy][jy] / theta
+            WN[jy][iy] = _div(W1[iy][jy], theta)
             WN[col + jy][is_] = W1[is1][m + jy] * theta
         for jy in range(iy):
             WN[jy][is_] = -W1[is1][jy]
@@ -585,10 +599,10 @@ def _subsm(mem: _Memory, nsub: int, ind, lo, hi, nbd, z, d) -> int:
     for jy in range(col):
         for i in range(nsub):
             k = ind[i]
-            d[i] += mem.Y[slot][k] * wv[jy] / theta + mem.S[slot][k] * wv[col + jy]
+            d[i] += _div(mem.Y[slot][k] * wv[jy], theta) + mem.S[slot][k] * wv[col + jy]
         slot = (slot + 1) % m
     for i in range(nsub):
-        d[i] /= theta
+        d[i] = _div(d[i], theta)
     alpha, temp1, ibd = 1.0, 1.0, 0
     for i in range(nsub):
         k = ind[i]
@@ -626,48 +640,48 @@ def _dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     """One safeguarded step of MT section 4 (MINPACK-2 ``dcstep``): the new trial step from
     the cubic / quadratic / secant interpolants of the best point (stx), the other end of the
     interval (sty) and the trial (stp); returns (stx, fx, dx, sty, fy, dy, stp, brackt)."""
-    sgnd = dp * (dx / abs(dx))
+    sgnd = dp * _div(dx, abs(dx))
     if fp > fx:  # higher value: minimum bracketed
-        theta = (fx - fp) * 3.0 / (stp - stx) + dx + dp
+        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
         s = max(abs(theta), abs(dx), abs(dp))
-        gamm = s * math.sqrt((theta / s) * (theta / s) - dx / s * (dp / s))
+        gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s))
         if stp < stx:
             gamm = -gamm
         p = gamm - dx + theta
         q = gamm - dx + gamm + dp
-        stpc = stx + p / q * (stp - stx)
-        stpq = stx + dx / ((fx - fp) / (stp - stx) + dx) / 2.0 * (stp - stx)
+        stpc = stx + _div(p, q) * (stp - stx)
+        stpq = stx + _div(dx, _div(fx - fp, stp - stx) + dx) / 2.0 * (stp - stx)
         stpf = stpc if abs(stpc - stx) < abs(stpq - stx) else stpc + (stpq - stpc) / 2.0
         brackt = True
     elif sgnd < 0.0:  # lower value, derivatives of opposite sign: bracketed
-        theta = (fx - fp) * 3.0 / (stp - stx) + dx + dp
+        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
         s = max(abs(theta), abs(dx), abs(dp))
-        gamm = s * math.sqrt((theta / s) * (theta / s) - dx / s * (dp / s))
+        gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s))
         if stp > stx:
             gamm = -gamm
         p = gamm - dp + theta
         q = gamm - dp + gamm + dx
-        stpc = stp + p / q * (stx - stp)
-        stpq = stp + dp / (dp - dx) * (stx - stp)
+        stpc = stp + _div(p, q) * (stx - stp)
+        stpq = stp + _div(dp, dp - dx) * (stx - stp)
         stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
         brackt = True
     elif abs(dp) < abs(dx):  # lower value, same sign, derivative decreasing
-        theta = (fx - fp) * 3.0 / (stp - stx) + dx + dp
+        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
         s = max(abs(theta), abs(dx), abs(dp))
-        rad = (theta / s) * (theta / s) - dx / s * (dp / s)
-        gamm = 0.0 if rad < 0 else s * math.sqrt(rad)
+        rad = _div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s)
+        gamm = 0.0 if rad < 0 else s * _sqrt(rad)
         if stp > stx:
             gamm = -gamm
         p = gamm - dp + theta
         q = gamm + (dx - dp) + gamm
-        r = p / q
+        r = _div(p, q)
         if r < 0.0 and gamm != 0.0:
             stpc = stp + r * (stx - stp)
         elif stp > stx:
             stpc = stpmax
         else:
             stpc = stpmin
-        stpq = stp + dp / (dp - dx) * (stx - stp)
+        stpq = stp + _div(dp, dp - dx) * (stx - stp)
         if brackt:
             stpf = stpc if abs(stpc - stp) < abs(stpq - stp) else stpq
             lim = stp + (sty - stp) * 0.66
@@ -677,14 +691,14 @@ def _dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
             stpf = max(stpmin, min(stpmax, stpf))
     else:  # lower value, same sign, derivative not decreasing
         if brackt:
-            theta = (fp - fy) * 3.0 / (sty - stp) + dy + dp
+            theta = _div((fp - fy) * 3.0, sty - stp) + dy + dp
             s = max(abs(theta), abs(dy), abs(dp))
-            gamm = s * math.sqrt((theta / s) * (theta / s) - dy / s * (dp / s))
+            gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dy, s) * _div(dp, s))
             if stp > sty:
                 gamm = -gamm
             p = gamm - dp + theta
             q = gamm - dp + gamm + dy
-            stpf = stp + p / q * (sty - stp)
+            stpf = stp + _div(p, q) * (sty - stp)
         elif stp > stx:
             stpf = stpmax
         else:
@@ -912,7 +926,7 @@ def optim_lbfgsb(fn: Callable, par: Sequence[float], lower=None, upper=None, *, 
                                 stpmx = 0.0
                             elif a1 * stpmx > a2:
                                 stpmx = a2 / a1
-        stp = min(1.0 / dnorm, stpmx) if it == 0 and not boxed else 1.0
+        stp = min(_div(1.0, dnorm), stpmx) if it == 0 and not boxed else 1.0
         x0, g0, fold = list(x), list(g), f
         ifun = iback = 0
         failed = False
