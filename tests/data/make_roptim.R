@@ -32,3 +32,22 @@ p10 <- run(seq(1, nrow(d), by = 7), function(cdf, a, b) cummax(pbeta(cdf, a, b))
 write.csv(p10, paste0(args[2], "_p10_transforms.csv"), row.names = FALSE, quote = FALSE)
 pw <- run(seq(1, nrow(d), by = 5), function(cdf, a, b) 1 - (1 - cdf^a)^b)
 write.csv(pw, paste0(args[2], "_pow.csv"), row.names = FALSE, quote = FALSE)
+# <prefix>_misc.csv: other paths of the code (no bounds, both bounds, upper only, a small memory
+# that wraps around, maxit reached) on objectives R and Python compute alike.
+fr <- function(x) 100 * (x[2] - x[1] * x[1])^2 + (1 - x[1])^2
+q4 <- function(x) sum((x - c(0.5, -2, 3, 1))^2 * c(1, 3, 10, 0.1)) + x[1] * x[2] + 0.3 * x[3] * x[4]
+cases <- list(
+  rosen = optim(c(-1.2, 1), fr, method = "L-BFGS-B"),
+  rosen_maxit3 = optim(c(-1.2, 1), fr, method = "L-BFGS-B", control = list(maxit = 3)),
+  rosen_box = optim(c(-1.2, 1), fr, method = "L-BFGS-B", lower = c(-2, -2), upper = c(2, 2)),
+  rosen_box_active = optim(c(-1.2, 1), fr, method = "L-BFGS-B", lower = c(-2, -2), upper = c(0.5, 2)),
+  q4_upper = optim(c(0, 0, 0, 0), q4, method = "L-BFGS-B", upper = c(Inf, -2.5, 2, Inf)),
+  q4_box_lmm2 = optim(c(0, 0, 0, 0), q4, method = "L-BFGS-B", lower = -1, upper = 1,
+                      control = list(lmm = 2, factr = 10)))
+misc <- do.call(rbind, lapply(names(cases), function(nm) {
+  o <- cases[[nm]]
+  data.frame(case = nm, par = paste(sprintf("%.17g", o$par), collapse = " "),
+             value = sprintf("%.17g", o$value), r_conv = o$convergence, r_counts = o$counts[1],
+             message = o$message)
+}))
+write.csv(misc, paste0(args[2], "_misc.csv"), row.names = FALSE, quote = FALSE)
