@@ -66,8 +66,10 @@ class OptimResult(NamedTuple):
 
 
 def r_gradient(fn: Callable, x: Sequence[float], lower: Sequence[float], upper: Sequence[float],
-               ndeps: float = 1e-3) -> list:
-    """R's numerical gradient of ``fn`` at ``x`` when ``optim`` has bounds (``fmingr``)."""
+               ndeps: float = 1e-3, fx: float | None = None) -> list:
+    """R's numerical gradient of ``fn`` at ``x`` when ``optim`` has bounds (``fmingr``).
+    ``fx``, fn(x) if known, saves evaluating fn at x again where a step is clipped to x itself
+    (x on its bound: R evaluates it again, to the same value)."""
     p = list(x)
     g = []
     for i, xi in enumerate(x):
@@ -77,14 +79,14 @@ def r_gradient(fn: Callable, x: Sequence[float], lower: Sequence[float], upper: 
             up = upper[i]
             h_up = up - xi
         p[i] = up
-        f_up = fn(p)
+        f_up = fx if fx is not None and up == xi else fn(p)
         dn = xi - ndeps
         h_dn = ndeps
         if dn < lower[i]:
             dn = lower[i]
             h_dn = xi - dn
         p[i] = dn
-        f_dn = fn(p)
+        f_dn = fx if fx is not None and dn == xi else fn(p)
         gi = _div(f_up - f_dn, h_up + h_dn)
         if not math.isfinite(gi):
             raise ValueError(f"non-finite finite-difference value [{i + 1}]")
@@ -837,13 +839,11 @@ def optim_lbfgsb(fn: Callable, par: Sequence[float], lower=None, upper=None, *, 
     for i in range(n):
         if nbd[i] == 2 and lo[i] > hi[i]:
             raise ValueError(f"L-BFGS-B: lower[{i + 1}] > upper[{i + 1}]")
-    grad = (lambda v: list(gr(list(v)))) if gr is not None else (lambda v: r_gradient(fn, v, lo, hi, ndeps))
-
     def fg(v):
         f = float(fn(list(v)))
         if not math.isfinite(f):
             raise ValueError("L-BFGS-B needs finite values of 'fn'")
-        return f, grad(v)
+        return f, (list(gr(list(v))) if gr is not None else r_gradient(fn, v, lo, hi, ndeps, f))
 
     # start: project onto the box; iwhere -1 unbounded, 3 fixed (l = u), 0 otherwise
     x = [float(v) for v in par]
