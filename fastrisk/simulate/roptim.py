@@ -449,6 +449,30 @@ def _cauchy(x, lo, hi, nbd, g, iwhere, mem: _Memory, sbgnrm: float):
     return 0, xcp, c
 
 
+def _feasible_step(x, d, idx, lo, hi, nbd, limit: float):
+    """The longest step t <= ``limit`` with x + t d in the box, d[i] the direction of variable
+    idx[i] (``subsm``'s backtracking, ``lnsrlb``'s stpmax); (t, the i where a bound cut it)."""
+    alpha, ibd = limit, 0
+    for i, k in enumerate(idx):
+        dk = d[i]
+        step = alpha
+        if dk < 0.0 and nbd[k] in (1, 2):
+            room = lo[k] - x[k]
+            if room >= 0.0:
+                step = 0.0
+            elif dk * alpha < room:
+                step = room / dk
+        elif dk > 0.0 and nbd[k] >= 2:
+            room = hi[k] - x[k]
+            if room <= 0.0:
+                step = 0.0
+            elif dk * alpha > room:
+                step = room / dk
+        if step < alpha:
+            alpha, ibd = step, i
+    return alpha, ibd
+
+
 # ------------------------------------------------------------------- subspace minimisation
 def _formk(mem: _Memory, nsub: int, ind, nenter: int, ileave: int, indx2) -> int:
     """Form and factorise K = [-D - Y'ZZ'Y/theta, L_a' - R_z'; L_a - R_z, theta S'AA'S] of the
@@ -605,25 +629,7 @@ def _subsm(mem: _Memory, nsub: int, ind, lo, hi, nbd, z, d) -> int:
         slot = (slot + 1) % m
     for i in range(nsub):
         d[i] = _div(d[i], theta)
-    alpha, temp1, ibd = 1.0, 1.0, 0
-    for i in range(nsub):
-        k = ind[i]
-        dk = d[i]
-        if nbd[k] != 0:
-            if dk < 0.0 and nbd[k] <= 2:
-                temp2 = lo[k] - z[k]
-                if temp2 >= 0.0:
-                    temp1 = 0.0
-                elif dk * alpha < temp2:
-                    temp1 = temp2 / dk
-            elif dk > 0.0 and nbd[k] >= 2:
-                temp2 = hi[k] - z[k]
-                if temp2 <= 0.0:
-                    temp1 = 0.0
-                elif dk * alpha > temp2:
-                    temp1 = temp2 / dk
-            if temp1 < alpha:
-                alpha, ibd = temp1, i
+    alpha, ibd = _feasible_step(z, d, ind[:nsub], lo, hi, nbd, 1.0)
     if alpha < 1.0:
         dk, k = d[ibd], ind[ibd]
         if dk > 0.0:
@@ -638,15 +644,32 @@ def _subsm(mem: _Memory, nsub: int, ind, lo, hi, nbd, z, d) -> int:
 
 
 # ----------------------------------------------------------------------------- line search
+def _cubic(f0, f1, s0, s1, d0, d1, clamp=False):
+    """theta and gamma (>= 0) of the cubic interpolating f and f' at steps s0 and s1 (MT
+    section 4), as dcstep scales them; ``clamp``: a negative radicand gives gamma 0."""
+    theta = _div((f0 - f1) * 3.0, s1 - s0) + d0 + d1
+    s = max(abs(theta), abs(d0), abs(d1))
+    rad = _div(theta, s) * _div(theta, s) - _div(d0, s) * _div(d1, s)
+    return theta, (0.0 if clamp and rad < 0 else s * _sqrt(rad))
+
+
+def _cubic_step(stp, fp, dp, so, fo, do):
+    """The minimiser of the cubic through (stp, fp, dp) and (so, fo, do), from stp (MT)."""
+    theta, gamm = _cubic(fo, fp, so, stp, do, dp)
+    if stp > so:
+        gamm = -gamm
+    p = gamm - dp + theta
+    q = gamm - dp + gamm + do
+    return stp + _div(p, q) * (so - stp)
+
+
 def _dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
     """One safeguarded step of MT section 4 (MINPACK-2 ``dcstep``): the new trial step from
     the cubic / quadratic / secant interpolants of the best point (stx), the other end of the
     interval (sty) and the trial (stp); returns (stx, fx, dx, sty, fy, dy, stp, brackt)."""
     sgnd = dp * _div(dx, abs(dx))
     if fp > fx:  # higher value: minimum bracketed
-        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s))
+        theta, gamm = _cubic(fx, fp, stx, stp, dx, dp)
         if stp < stx:
             gamm = -gamm
         p = gamm - dx + theta
@@ -656,22 +679,12 @@ def _dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
         stpf = stpc if abs(stpc - stx) < abs(stpq - stx) else stpc + (stpq - stpc) / 2.0
         brackt = True
     elif sgnd < 0.0:  # lower value, derivatives of opposite sign: bracketed
-        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s))
-        if stp > stx:
-            gamm = -gamm
-        p = gamm - dp + theta
-        q = gamm - dp + gamm + dx
-        stpc = stp + _div(p, q) * (stx - stp)
+        stpc = _cubic_step(stp, fp, dp, stx, fx, dx)
         stpq = stp + _div(dp, dp - dx) * (stx - stp)
         stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
         brackt = True
     elif abs(dp) < abs(dx):  # lower value, same sign, derivative decreasing
-        theta = _div((fx - fp) * 3.0, stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        rad = _div(theta, s) * _div(theta, s) - _div(dx, s) * _div(dp, s)
-        gamm = 0.0 if rad < 0 else s * _sqrt(rad)
+        theta, gamm = _cubic(fx, fp, stx, stp, dx, dp, clamp=True)
         if stp > stx:
             gamm = -gamm
         p = gamm - dp + theta
@@ -693,14 +706,7 @@ def _dcstep(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):
             stpf = max(stpmin, min(stpmax, stpf))
     else:  # lower value, same sign, derivative not decreasing
         if brackt:
-            theta = _div((fp - fy) * 3.0, sty - stp) + dy + dp
-            s = max(abs(theta), abs(dy), abs(dp))
-            gamm = s * _sqrt(_div(theta, s) * _div(theta, s) - _div(dy, s) * _div(dp, s))
-            if stp > sty:
-                gamm = -gamm
-            p = gamm - dp + theta
-            q = gamm - dp + gamm + dy
-            stpf = stp + _div(p, q) * (sty - stp)
+            stpf = _cubic_step(stp, fp, dp, sty, fy, dy)  # (fy - fp) / (stp - sty): same bits
         elif stp > stx:
             stpf = stpmax
         else:
@@ -911,21 +917,7 @@ def optim_lbfgsb(fn: Callable, par: Sequence[float], lower=None, upper=None, *, 
             if it == 0:
                 stpmx = 1.0
             else:
-                for i in range(n):
-                    a1 = d[i]
-                    if nbd[i] != 0:
-                        if a1 < 0.0 and nbd[i] <= 2:
-                            a2 = lo[i] - x[i]
-                            if a2 >= 0.0:
-                                stpmx = 0.0
-                            elif a1 * stpmx < a2:
-                                stpmx = a2 / a1
-                        elif a1 > 0.0 and nbd[i] >= 2:
-                            a2 = hi[i] - x[i]
-                            if a2 <= 0.0:
-                                stpmx = 0.0
-                            elif a1 * stpmx > a2:
-                                stpmx = a2 / a1
+                stpmx = _feasible_step(x, d, range(n), lo, hi, nbd, stpmx)[0]
         stp = min(_div(1.0, dnorm), stpmx) if it == 0 and not boxed else 1.0
         x0, g0, fold = list(x), list(g), f
         ifun = iback = 0
