@@ -98,7 +98,7 @@ def test_effect_size_transformations_fail_where_r_fails():
     transformations): SimMargin.transformed is None exactly where R's optim does not converge,
     but for a few rows: the objective uses scipy's betainc where R uses pbeta (TOMS 708), and
     the two differ in the last bit; in the optimum's rounding noise that flips R's decision
-    on ~2 % of the transformations (on all 2,450: 2,401 agree; in each of the 49 others the
+    on ~2 % of the transformations (on all 2,450: 2,403 agree; in each of the 47 others the
     iterates are R's bit for bit up to the first objective value that differs, while on an
     objective both compute alike every code agrees, see the two tests above)."""
     rows = _rows("p10_transforms")

@@ -217,7 +217,11 @@ class SimMargin:
         cdf = np.clip(self.cdf, 0.0, 1.0)
 
         def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
-            d = _mean(self.points, np.maximum.accumulate(special.betainc(p[0], p[1], cdf)), self.continuous) - target
+            new = np.maximum.accumulate(special.betainc(p[0], p[1], cdf))
+            if self.continuous:
+                d = _mean(self.points, new, True) - target
+            else:  # effDisc_new's sum(support * d), summed as R's sum() does (long double, in order)
+                d = float(np.cumsum(self.points * np.diff(new, prepend=0.0), dtype=np.longdouble)[-1]) - target
             return d * d
 
         try:
