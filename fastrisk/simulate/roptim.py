@@ -32,13 +32,17 @@ that decisions made on values near rounding noise come out the same:
   0.1, stpmin 0; stpmax 1e10, or the largest feasible step (1 on the first iteration when
   bounds exist); the first trial 1 / ||d|| on the first iteration (unless every variable is
   boxed), 1 after; at most 20 evaluations, after which (or on a non-descent direction) the
-  previous iterate is restored and the memory reset, and a second failure in a row ends the
-  run with R's code 52 ("ERROR: ABNORMAL_TERMINATION_IN_LNSRCH");
-- memory (`_matupd`, `_formt`): m = 5 pairs, the update skipped when s'y <= eps * (-g's)
-  (ZBLN's test), B_0 = theta I with theta = y'y / s'y;
+  previous iterate is restored and the memory reset; a failure with an empty memory (on the
+  first iteration, or right after such a reset) ends the run with R's code 52 ("ERROR:
+  ABNORMAL_TERMINATION_IN_LNSRCH");
+- memory (`_Memory`): m = 5 pairs, the update skipped when s'y <= eps * (-g's) (ZBLN's
+  test), B_0 = theta I with theta = y'y / s'y; a factorisation that fails resets it;
 - stopping: relative reduction (f_k - f_k+1) / max(|f_k|, |f_k+1|, 1) <= factr * eps,
   projected-gradient sup-norm <= pgtol (both R's code 0), more than ``maxit`` iterations (R's
   code 1; checked by R's driver before the two tests).
+
+Divisions by zero give C's infinities and NaNs (`_div`), not Python's exceptions. Checked bit
+for bit against R 4.2.2 (par, value, code, counts) in ``tests/test_simulate_roptim.py``.
 """
 
 from __future__ import annotations
