@@ -212,7 +212,8 @@ class SimMargin:
         misses by 0.1 or more).
 
         R's L-BFGS-B (`fastrisk.simulate.roptim.optim_lbfgsb`) from (a, b) = (1, 1), a, b >= 1,
-        on the squared gap of `with_beta`'s mean to the target, ``factr = abs.tol^2 / eps``."""
+        on the squared gap of `with_beta`'s mean to the target (a discrete margin's summed in
+        R's order, as effDisc_new), ``factr = abs.tol^2 / eps``."""
         target = float(target)
         cdf = np.clip(self.cdf, 0.0, 1.0)
 
