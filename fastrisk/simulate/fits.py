@@ -29,11 +29,15 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   fails is skipped (``try`` in ``effFit``). Selection (``effSelect``): the lowest
   AIC = 2 df - 2 loglik. Supports (``support()``): P@k j / k; RR 0 and 1 / k, k = 1..1000;
 - effect sizes (`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
-  is the Beta(a, b) CDF of the old one, a, b >= 1, found by L-BFGS-B from (1, 1) on the
-  squared distance to the target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); a
-  failure is an unreachable target. From (1, 1) that search moves along (a, 1) (target above
-  the mean) or (1, b) (below): we solve on that path by Brent's method and require the
-  result within 1e-5 of the target (R's stopping rule leaves up to ~5e-5);
+  is the Beta(a, b) CDF of the old one (cummax), a, b >= 1, found by R's
+  ``optim(c(1, 1), method = "L-BFGS-B", lower = c(1, 1))`` on the squared distance to the
+  target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); R's optimizer failing (code
+  52: the iterate reaches the target before the relative-reduction test fires and the next
+  line search finds no decrease in the rounding noise, ~9 % of the study's P@10 pairs)
+  stops effTransform, and the study skips the pair. We run R's optimizer as R does
+  (`fastrisk.simulate.roptim`: L-BFGS-B 2.3, R's numerical gradient). Deviation: a converged
+  search whose mean misses the target by more than 0.01 (a target out of reach, where
+  effTransform would return the margin as the search stalled) is a failure too;
 - copulas (`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
   runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
   (VineCopula, ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/BiCop.R``): the independence
@@ -68,13 +72,16 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from fastrisk.errors import InputError
+from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 4
+FIT_VERSION = 5
 #: Intervals of the tabulated CDF of a continuous margin.
 GRID = 4096
 #: Tolerance of effTransform (simIReff's ``abs.tol``).
 TRANSFORM_TOL = 1e-5
+#: A transformed margin whose mean misses its target by more than this did not reach it.
+UNREACHED = 0.01
 _CAP = 1e-6  # simIReff ``cap``
 
 #: Measures of the study (names as in its ``R/common.R``) -> (kind, support or None).
@@ -195,33 +202,37 @@ class SimMargin:
                          (float(a), float(b)))
 
     def transformed(self, target: float) -> SimMargin | None:
-        """simIReff's ``effTransform`` to expected value ``target``; None if unreachable.
+        """simIReff's ``effTransform`` to expected value ``target``; None where R's
+        optimizer does not converge there or stops with an error (``effTransform`` stops; the
+        study's ``try`` skips the pair). Deviation: effTransform does not check a converged
+        search against the target, so for a target out of reach it returns the margin where the
+        search stalled; we return None when the mean misses the target by more than
+        `UNREACHED` (0.01: the study's deltas never come near it -- on its 2,224 converged P@10
+        transformations at delta 0.05 R's largest miss is 1.4e-4 -- while a stalled search
+        misses by 0.1 or more).
 
-        effTransform runs L-BFGS-B from (a, b) = (1, 1) with a, b >= 1 on the squared gap to
-        the target: raising a raises the mean and raising b lowers it, so the projected
-        gradient keeps the other shape at its bound 1 and the search runs along (a, 1) or
-        (1, b). We solve on that path directly (Brent's method, to 1e-12); a target the
-        path cannot reach (the mean tends to the top or bottom of the support) is None."""
+        R's L-BFGS-B (`fastrisk.simulate.roptim.optim_lbfgsb`) from (a, b) = (1, 1), a, b >= 1,
+        on the squared gap of `with_beta`'s mean to the target (a discrete margin's summed in
+        R's order, as effDisc_new), ``factr = abs.tol^2 / eps``."""
         target = float(target)
-        base = self.mean
-        if abs(target - base) <= 1e-15:
-            return self.with_beta(1.0, 1.0)
-        up = target > base
+        cdf = np.clip(self.cdf, 0.0, 1.0)
 
-        def gap(t):
-            return self.with_beta(t, 1.0).mean - target if up else target - self.with_beta(1.0, t).mean
+        def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
+            new = np.maximum.accumulate(special.betainc(p[0], p[1], cdf))
+            if self.continuous:
+                d = _mean(self.points, new, True) - target
+            else:  # effDisc_new's sum(support * d), summed as R's sum() does (long double, in order)
+                d = float(np.cumsum(self.points * np.diff(new, prepend=0.0), dtype=np.longdouble)[-1]) - target
+            return d * d
 
-        hi = 2.0
-        while gap(hi) < 0:
-            hi *= 2
-            if hi > 1e12:
-                return None
         try:
-            t = optimize.brentq(gap, 1.0, hi, xtol=1e-12, rtol=1e-14)
-        except ValueError:
+            res = optim_lbfgsb(gap2, [1.0, 1.0], lower=[1.0, 1.0], factr=TRANSFORM_TOL * TRANSFORM_TOL / EPS)
+        except ValueError:  # R's optim stops with an error (a non-finite value): so does effTransform
             return None
-        out = self.with_beta(t, 1.0) if up else self.with_beta(1.0, t)
-        return out if abs(out.mean - target) <= TRANSFORM_TOL else None
+        if res.convergence != 0:
+            return None
+        out = self.with_beta(*res.par)
+        return out if abs(out.mean - target) <= UNREACHED else None
 
 
 def _mean(points, cdf, continuous) -> float:
