@@ -336,6 +336,21 @@ def test_h1_pairs_follow_the_study(tiny, cache):
     assert failed == 0
 
 
+
+def test_transformations_are_the_same_on_any_executor(tiny, cache, tmp_path):
+    """`prepare_h1` (one job per collection and delta) stores what `h1_pairs` computes in
+    place, whatever runs the jobs, and writes it to the cache file."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    serial = fits.fit_collections(tiny, "err20", cache=cache)["tiny"]
+    want = {d: serial.h1_pairs(d) for d in (0.02, 0.05)}
+    other = fits.fit_collections(tiny, "err20", cache=tmp_path)["tiny"]
+    with ThreadPoolExecutor(2) as ex:
+        fits.prepare_h1([other], [0.02, 0.05], executor=ex)
+    assert {d: other.h1_pairs(d) for d in (0.02, 0.05)} == want
+    again = fits.fit_collections(tiny, "err20", cache=tmp_path)["tiny"]
+    assert set(again.h1) == {"0.02", "0.05"}
+
 def test_power_never_fails_when_some_targets_are_unreachable(tiny, cache):
     res = power("err20", collections=tiny, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
                 cache=cache)

@@ -835,23 +835,7 @@ class CollectionFit:
         return self._transforms[key]
 
     def _transform_all(self, delta: float) -> dict:
-        mu = np.array([m.mean for m in self.margins])
-        S = len(mu)
-        order = np.argsort(-mu, kind="stable")
-        baselines = order[round(S * 0.25):]  # R's round (half to even), as Python's
-        out, failed = {}, 0
-        for i in sorted(int(v) for v in baselines):
-            js = [int(j) for j in np.argsort(np.abs(mu - mu[i] - delta), kind="stable") if j != i][:10]
-            ok = []
-            for j in js:
-                t = self.margins[j].transformed(mu[i] + delta)
-                if t is None:
-                    failed += 1
-                else:
-                    ok.append([j, t.transform[0], t.transform[1]])
-            if ok:
-                out[str(i)] = ok
-        return {"pairs": out, "failed": failed}
+        return h1_transforms(self.margins, delta)
 
     def save(self) -> None:
         """Write the fit (with the transformations computed so far) to its cache file."""
@@ -868,6 +852,47 @@ class CollectionFit:
                 "kept": self.kept.tolist(), "removed": self.removed,
                 "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
                 "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+
+
+def h1_transforms(margins, delta: float) -> dict:
+    """The effect-size transformations of `CollectionFit.h1_pairs` for one collection's
+    ``margins`` and ``delta``, as stored in the fit file: {"pairs": {baseline: [[e, a, b],
+    ...]}, "failed": n} (a job of `prepare_h1`)."""
+    mu = np.array([m.mean for m in margins])
+    S = len(mu)
+    order = np.argsort(-mu, kind="stable")
+    baselines = order[round(S * 0.25):]  # R's round (half to even), as Python's
+    out, failed = {}, 0
+    for i in sorted(int(v) for v in baselines):
+        js = [int(j) for j in np.argsort(np.abs(mu - mu[i] - delta), kind="stable") if j != i][:10]
+        ok = []
+        for j in js:
+            t = margins[j].transformed(mu[i] + delta)
+            if t is None:
+                failed += 1
+            else:
+                ok.append([j, t.transform[0], t.transform[1]])
+        if ok:
+            out[str(i)] = ok
+    return {"pairs": out, "failed": failed}
+
+
+def prepare_h1(fits, deltas, *, executor=None) -> None:
+    """Compute the transformations ``fits`` lack for ``deltas`` (one job per collection and
+    delta, on ``executor`` as `fit_collections` runs its jobs; R's optimizer takes ~8 ms a
+    transformation), keep them in each fit and write its cache file."""
+    submit = _submitter(executor)
+    jobs = []
+    for fit in fits:
+        for delta in deltas:
+            key = f"{float(delta):.10g}"
+            if key not in fit.h1:
+                jobs.append((fit, key, submit(h1_transforms, fit.margins, float(delta))))
+    for fit, key, job in jobs:
+        fit.h1[key] = _result(job, fit.name)
+        fit._dirty = True
+    for fit in {id(f): f for f, _, _ in jobs}.values():
+        fit.save()
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:

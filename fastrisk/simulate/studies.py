@@ -53,7 +53,7 @@ from fastrisk._results import Result, array
 from fastrisk._typing import SeedLike
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import canonical_measure, fit_collections, load_fit
+from fastrisk.simulate.fits import canonical_measure, fit_collections, load_fit, prepare_h1
 
 #: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names; the study's data).
 MEASURES = {
@@ -354,6 +354,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
     skipped = {}
     experiments = []
+    if mode != "type1":
+        prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     for delta in deltas:
         if mode != "type1":
             skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
