@@ -827,15 +827,12 @@ class CollectionFit:
         key = f"{float(delta):.10g}"
         if key not in self._transforms:
             if key not in self.h1:
-                self.h1[key] = self._transform_all(float(delta))
+                self.h1[key] = h1_transforms(self.margins, float(delta))
                 self._dirty = True
             doc = self.h1[key]
             pairs = {int(b): [(int(e), (float(a), float(bb))) for e, a, bb in lst] for b, lst in doc["pairs"].items()}
             self._transforms[key] = (pairs, int(doc["failed"]))
         return self._transforms[key]
-
-    def _transform_all(self, delta: float) -> dict:
-        return h1_transforms(self.margins, delta)
 
     def save(self) -> None:
         """Write the fit (with the transformations computed so far) to its cache file."""
