@@ -218,6 +218,14 @@ def r_solve2(h) -> list:
     return inv
 
 
+def optim_norm(x, lower_sigma: float = 0.05):
+    """fitdistr's ``optim`` call for simIReff's truncated normal: R's L-BFGS-B from (mean(x),
+    sd(x)), sigma >= ``lower_sigma``; the `OptimResult` (ValueError where optim itself errors)."""
+    x = [float(v) for v in x]
+    return optim_lbfgsb(lambda p: truncnorm_nll(x, p[0], p[1]), [r_mean(x), r_sd(x)],
+                        [-math.inf, lower_sigma], [math.inf, math.inf])
+
+
 def fitdistr_norm(x, lower_sigma: float = 0.05):
     """simIReff's ``effCont_norm`` fit as R runs it: (mu, sigma, loglik), or ValueError where R
     stops with an error (optim's, fitdistr's "optimization failed", or solve's)."""
@@ -226,7 +234,7 @@ def fitdistr_norm(x, lower_sigma: float = 0.05):
     def fn(p):
         return truncnorm_nll(x, p[0], p[1])
 
-    res = optim_lbfgsb(fn, [r_mean(x), r_sd(x)], [-math.inf, lower_sigma], [math.inf, math.inf])
+    res = optim_norm(x, lower_sigma)
     if res.convergence > 0:
         raise ValueError("optimization failed")
     r_solve2(r_optimhess(fn, list(res.par)))
