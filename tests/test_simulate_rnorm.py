@@ -5,6 +5,7 @@ tests/data/README.md): the start (mean, sd), optim's par, value, convergence and
 whether MASS::fitdistr succeeds, on every 4th kept run of four collections."""
 
 import csv
+import functools
 import math
 from pathlib import Path
 
@@ -23,11 +24,14 @@ def _rows():
         return list(csv.DictReader(f))
 
 
-def _scores(row, _cache={}):
-    if row["collection"] not in _cache:
-        m = fastrisk.datasets.trec_matrix(row["collection"])
-        _cache[row["collection"]] = (list(m.systems), m.values)
-    names, values = _cache[row["collection"]]
+@functools.lru_cache(maxsize=None)
+def _matrix(collection):
+    m = fastrisk.datasets.trec_matrix(collection)
+    return list(m.systems), m.values
+
+
+def _scores(row):
+    names, values = _matrix(row["collection"])
     return values[names.index(row["run"])]
 
 
