@@ -261,12 +261,14 @@ def _norm(x, params=None):
     density (1 / (b - a) = 1 wherever the normalising constant underflows) and R's long-double
     ``sum``, from R's ``mean`` and ``sd``, by R's own L-BFGS-B (maxit 100, central-difference
     gradient); the candidate is skipped where fitdistr stops with an error ("optimization
-    failed" unless optim converged, optim's own errors, or ``solve`` of its Hessian). On AP,
+    failed" unless optim converged, optim's own errors, or ``solve`` of its Hessian) or where
+    effCont_norm's mean / variance integrals do (`rmath.check_norm_moments`). On AP,
     nDCG@20 and ERR@20 the likelihood often has no finite maximum (it keeps rising as
     mu -> -inf): the fit is chaotic there and its outcome turns on the objective's last bits
     (tests/data/rnorm_fits.csv, tests/data/simireff_margins_*)."""
     if params is None:
         mu, sd, ll = rmath.fitdistr_norm(x)
+        rmath.check_norm_moments(mu, sd)  # effCont_norm's integrals fail too (R's try skips it)
         params = {"mu": mu, "sigma": sd}
     mu, sd = params["mu"], params["sigma"]
     ll = -rmath.truncnorm_nll(x, mu, sd)

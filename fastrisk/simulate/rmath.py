@@ -28,25 +28,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import integrate
 
+from fastrisk._kernels import rmath as _rm
+from fastrisk._kernels.rmath import pnorm
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 _LN_SQRT_2PI = 0.918938533204672741780329736406  # log(sqrt(2 pi)), Rmath.h
-_1_SQRT_2PI = 0.398942280401432677939946059934  # 1 / sqrt(2 pi)
-_SQRT_32 = 5.656854249492380195206754896838  # sqrt(32)
-# Cody (1993), ANORM: |x| <= 0.66291, 0.66291 < |x| <= sqrt(32), |x| > sqrt(32)
-_A = (2.2352520354606839287, 161.02823106855587881, 1067.6894854603709582,
-      18154.981253343561249, 0.065682337918207449113)
-_B = (47.20258190468824187, 976.09855173777669322, 10260.932208618978205, 45507.789335026729956)
-_C = (0.39894151208813466764, 8.8831497943883759412, 93.506656132177855979, 597.27027639480026226,
-      2494.5375852903726711, 6848.1904505362823326, 11602.651437647350124, 9842.7148383839780218,
-      1.0765576773720192317e-8)
-_D = (22.266688044328115691, 235.38790178262499861, 1519.377599407554805, 6485.558298266760755,
-      18615.571640885098091, 34900.952721145977266, 38912.003286093271411, 19685.429676859990727)
-_P = (0.21589853405795699, 0.1274011611602473639, 0.022235277870649807, 0.001421619193227893466,
-      2.9112874951168792e-5, 0.02307344176494017303)
-_Q = (1.28426009614491121, 0.468238212480865118, 0.0659881378689285515, 0.00378239633202758244,
-      7.29751555083966205e-5)
 
 
 def _ldsum(v) -> float:
@@ -77,56 +65,17 @@ def r_sd(x) -> float:
     return math.sqrt(float(np.cumsum(d * d)[-1] / (n - 1)))
 
 
-def _trunc16(v: float) -> float:
-    return math.trunc(v * 16.0) / 16.0
-
-
-def pnorm(x: float) -> float:
-    """R's ``pnorm(x)`` (lower tail, not log) for a standardised x, ``pnorm_both`` of R 4.2."""
-    if math.isnan(x):
-        return x
-    y = abs(x)
-    if y <= 0.67448975:
-        if y > EPS * 0.5:
-            xsq = x * x
-            xnum, xden = _A[4] * xsq, xsq
-            for i in range(3):
-                xnum = (xnum + _A[i]) * xsq
-                xden = (xden + _B[i]) * xsq
-        else:
-            xnum = xden = 0.0
-        return 0.5 + x * (xnum + _A[3]) / (xden + _B[3])
-    if y <= _SQRT_32:
-        xnum, xden = _C[8] * y, y
-        for i in range(7):
-            xnum = (xnum + _C[i]) * y
-            xden = (xden + _D[i]) * y
-        temp = (xnum + _C[7]) / (xden + _D[7])
-        xsq = _trunc16(y)
-        dl = (y - xsq) * (y + xsq)
-        cum = math.exp(-xsq * xsq * 0.5) * math.exp(-dl * 0.5) * temp
-        return 1.0 - cum if x > 0 else cum
-    if -37.5193 < x < 8.2924:
-        xsq = 1.0 / (x * x)
-        xnum, xden = _P[5] * xsq, xsq
-        for i in range(4):
-            xnum = (xnum + _P[i]) * xsq
-            xden = (xden + _Q[i]) * xsq
-        temp = xsq * (xnum + _P[4]) / (xden + _Q[4])
-        temp = (_1_SQRT_2PI - temp) / y
-        xsq = _trunc16(x)
-        dl = (x - xsq) * (x + xsq)
-        cum = math.exp(-xsq * xsq * 0.5) * math.exp(-dl * 0.5) * temp
-        return 1.0 - cum if x > 0 else cum
-    return 1.0 if x > 0 else 0.0
-
-
 def r_pnorm(q: float, mean: float, sd: float) -> float:
     """R's ``pnorm(q, mean, sd)``: standardise as ``pnorm5``, infinities to 0 / 1."""
     z = (q - mean) / sd
     if math.isinf(z):
         return 1.0 if z > 0 else 0.0
     return pnorm(z)
+
+
+def qtruncnorm(p: float, mu: float, sigma: float, a: float = 0.0, b: float = 1.0) -> float:
+    """``truncnorm::qtruncnorm(p, a, b, mu, sigma)`` as its C code computes it (a, b finite)."""
+    return _rm.qtruncnorm(p, a, b, mu, sigma)
 
 
 def truncnorm_nll(x, mu: float, sigma: float, a: float = 0.0, b: float = 1.0) -> float:
@@ -224,6 +173,27 @@ def optim_norm(x, lower_sigma: float = 0.05):
     x = [float(v) for v in x]
     return optim_lbfgsb(lambda p: truncnorm_nll(x, p[0], p[1]), [r_mean(x), r_sd(x)],
                         [-math.inf, lower_sigma], [math.inf, math.inf])
+
+
+def _r_integrate01(f, abs_tol: float, subdivisions: int) -> float:
+    """R's ``integrate(f, 0, 1, abs.tol, subdivisions)``: QUADPACK's ``dqags`` (21-point
+    Gauss-Kronrod, epsilon-algorithm extrapolation; scipy's ``quad`` runs the same ``qagse``),
+    rel.tol = DBL_EPSILON^0.25; R stops with an error on any ``ier`` > 0."""
+    res = integrate.quad(f, 0.0, 1.0, epsabs=abs_tol, epsrel=EPS ** 0.25, limit=subdivisions, full_output=1)
+    if len(res) > 3:  # scipy appends the message when ier > 0
+        raise ValueError(f"integrate: {res[3].splitlines()[0]}")
+    return res[0]
+
+
+def check_norm_moments(mu: float, sigma: float) -> None:
+    """The step after the fit in simIReff's ``effCont_norm``: when [0, 1] is not within
+    mu -+ 6 sigma, the margin's mean and variance are integrals of truncnorm's quantile function
+    (``effContMean`` / ``effContVar``: ``integrate`` with abs.tol 1e-6 and 1,000 subdivisions),
+    which stop with an error where the quantile function is a staircase (Phi(1) - Phi(0)
+    cancels as mu -> -inf): ValueError there, as R fails."""
+    if 0 < mu - 6.0 * sigma or 1 > mu + 6.0 * sigma:
+        _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma), 1e-6, 1000)
+        _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma) ** 2, 1e-6, 1000)
 
 
 def fitdistr_norm(x, lower_sigma: float = 0.05):

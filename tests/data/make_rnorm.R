@@ -4,7 +4,7 @@
 # Usage: Rscript make_rnorm.R <out.csv> <every> <matrix.csv>...
 # For every <every>-th kept run (study_runs.R) of each matrix: optim's result as fitdistr calls it
 # (par, value, convergence, counts, printed with %.17g) and whether fitdistr succeeds (`ok`) or
-# its error message.
+# its error message; where it succeeds, effCont_norm's integrals' error (`moments_error`, "" if none).
 args <- commandArgs(trailingOnly = TRUE)
 out <- args[1]; every <- as.integer(args[2]); csvs <- args[-(1:2)]
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])), "study_runs.R"))
@@ -22,6 +22,21 @@ for (csv in csvs) {
     f <- tryCatch(MASS::fitdistr(x, dens, start = start, lower = list(mu = -Inf, sigma = .05),
                                  upper = list(mu = Inf, sigma = Inf)), error = function(e) e)
     g <- function(v) sprintf("%.17g", v)
+    # effCont_norm after the fit: where [0, 1] is not within mu -+ 6 sigma, its mean and variance are
+    # integrate() of truncnorm's quantile function (abs.tol 1e-6, 1000 subdivisions; the same calls)
+    merr <- ""
+    if (!inherits(f, "error")) {
+      mu <- unname(f$estimate[1]); sigma <- unname(f$estimate[2])
+      q <- function(p) truncnorm::qtruncnorm(p, a = 0, b = 1, mean = mu, sd = sigma)
+      if (0 < mu - 6 * sigma || 1 > mu + 6 * sigma) {
+        m <- tryCatch({
+          integrate(q, 0, 1, abs.tol = 1e-6, subdivisions = 1000)
+          integrate(function(p) q(p)^2, 0, 1, abs.tol = 1e-6, subdivisions = 1000)
+          ""
+        }, error = function(e) conditionMessage(e))
+        merr <- m
+      }
+    }
     oe <- inherits(o, "try-error")
     rows[[length(rows) + 1]] <- data.frame(
       collection = sub("\\.csv$", "", basename(csv)), run = colnames(X)[r],
@@ -29,7 +44,7 @@ for (csv in csvs) {
       mu = if (oe) NA else g(o$par[1]), sigma = if (oe) NA else g(o$par[2]),
       value = if (oe) NA else g(o$value), convergence = if (oe) NA else o$convergence,
       counts = if (oe) NA else o$counts[1], ok = !inherits(f, "error"),
-      error = if (inherits(f, "error")) conditionMessage(f) else "")
+      error = if (inherits(f, "error")) conditionMessage(f) else "", moments_error = merr)
   }
 }
 write.csv(do.call(rbind, rows), out, row.names = FALSE)
