@@ -12,8 +12,8 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - margins (`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
   "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
   P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
-  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B, skipped when that
-  does not converge, see `_norm`), the beta (``effCont_beta``: scores
+  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B on R's objective,
+  skipped where R's fit or its mean / variance integrals fail, see `_norm`), the beta (``effCont_beta``: scores
   capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
   [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi`` = ``KernSmooth::dpik``, scale
   min(sd, IQR / 1.349), effective df
