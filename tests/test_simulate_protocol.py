@@ -333,7 +333,11 @@ def test_h1_pairs_follow_the_study(tiny, cache):
         assert [e for e, _ in partners] == [j for j in closest if j in {e for e, _ in partners}]
         for e, shapes in partners:
             assert abs(fit.margins[e].with_beta(*shapes).mean - (mu[b] + 0.02)) <= 1e-5
-    assert failed == 0
+    # the failed ones are skipped and counted; here one, as in R: effTransform of run4's beta
+    # (1, 7.0117) to run5's mean + 0.02 stops with "No successful transformation" (simIReff, R 4.2.2)
+    tried = [(b, j) for b in set(range(S)) - top
+             for j in [j for j in np.argsort(np.abs(mu - mu[b] - 0.02), kind="stable") if j != b][:10]]
+    assert failed == sum(fit.margins[j].transformed(mu[b] + 0.02) is None for b, j in tried) == 1
 
 
 
