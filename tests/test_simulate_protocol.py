@@ -333,7 +333,11 @@ def test_h1_pairs_follow_the_study(tiny, cache):
         assert [e for e, _ in partners] == [j for j in closest if j in {e for e, _ in partners}]
         for e, shapes in partners:
             assert abs(fit.margins[e].with_beta(*shapes).mean - (mu[b] + 0.02)) <= 1e-5
-    assert failed == 0
+    # the failed ones are skipped and counted; here one, as in R: effTransform of run4's beta
+    # (1, 7.0117) to run5's mean + 0.02 stops with "No successful transformation" (simIReff, R 4.2.2)
+    tried = [(b, j) for b in set(range(S)) - top
+             for j in [j for j in np.argsort(np.abs(mu - mu[b] - 0.02), kind="stable") if j != b][:10]]
+    assert failed == sum(fit.margins[j].transformed(mu[b] + 0.02) is None for b, j in tried) == 1
 
 
 
@@ -586,7 +590,8 @@ def _compare_margins(every):
                 assert g.mean == pytest.approx(_num(e["mean"]), abs=1e-4 if exact else 5e-3)
                 assert g.variance == pytest.approx(_num(e["var"]), rel=1e-3 if exact else 0.06, abs=2e-4)
             # the truncated normal: R's L-BFGS-B fails on the flat ridge mu -> -inf about half the
-            # time; ours (the same algorithm in scipy) fails on the same runs most of the time
+            # time; ours (R's objective and L-BFGS-B, rmath) on the same runs: R's other failures
+            # are in effCont_norm's mean / variance integrals (integrate), after the fit
             norm_agree += ("norm" in r) == ("norm" in ours)
             if "norm" in r and "norm" in ours:
                 both_ok += 1
@@ -598,7 +603,7 @@ def _compare_margins(every):
                 sel_n += 1
                 sel_agree += min(aic, key=aic.get) == sel
     assert sel_agree >= 0.85 * sel_n
-    assert norm_agree >= 0.6 * n  # 0.85 over the 8 AP and nDCG@20 collections, 0.65-0.7 on these two
+    assert norm_agree >= 0.95 * n  # 123 of 125 on these two
     return n, both_ok
 
 

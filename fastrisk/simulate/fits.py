@@ -12,8 +12,8 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - margins (`fit_margin`): ``R/01-margins.R`` calls ``effContFitAndSelect(x, method =
   "AIC")`` for AP, nDCG@20 and ERR@20 and ``effDiscFitAndSelect(x, support(measure))`` for
   P@10 and RR. simIReff ``R/effFit.R``: the continuous candidates are the normal truncated
-  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B, skipped when that
-  does not converge, see `_norm`), the beta (``effCont_beta``: scores
+  to [0, 1] (``effCont_norm``: MLE with sigma >= 0.05 by R's L-BFGS-B on R's objective,
+  skipped where R's fit or its mean / variance integrals fail, see `_norm`), the beta (``effCont_beta``: scores
   capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
   [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi`` = ``KernSmooth::dpik``, scale
   min(sd, IQR / 1.349), effective df
@@ -72,6 +72,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from fastrisk.errors import InputError
+from fastrisk.simulate import rmath
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -255,30 +256,23 @@ def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
 def _norm(x, params=None):
     """effCont_norm: normal truncated to [0, 1], ``MASS::fitdistr`` with sigma >= 0.05.
 
-    As R does it: ``truncnorm::dtruncnorm`` gives density 1 / (b - a) = 1 wherever the
-    normalising constant sd (Phi(1) - Phi(0)) underflows to 0 (its ``do_dtruncnorm``), and
-    fitdistr runs ``optim(method = "L-BFGS-B")`` from (mean, sd) with R's defaults (maxit 100,
-    central-difference gradient) and stops with "optimization failed" unless it converged.
-    On AP and nDCG@20 the likelihood often has no finite maximum (it keeps rising as mu -> -inf
-    towards an exponential shape): R then mostly fails, the candidate is skipped and a kernel
-    density wins; the fit is chaotic there, so our failures agree with R's for ~3 runs in 4
-    (tests/data/simireff_margins_*)."""
-    def nll(p):
-        mu, sd = p
-        z = special.ndtr((1 - mu) / sd) - special.ndtr(-mu / sd)
-        if not z > 0:
-            return 0.0  # dtruncnorm's fallback: density 1 at every score
-        r = (x - mu) / sd
-        return len(x) * (math.log(sd) + 0.5 * math.log(2 * math.pi) + math.log(z)) + 0.5 * float(r @ r)
-
+    Computed as R computes it (`fastrisk.simulate.rmath`): the objective
+    ``-sum(log(truncnorm::dtruncnorm(x, 0, 1, mu, sigma)))`` with R's ``pnorm``, truncnorm's
+    density (1 / (b - a) = 1 wherever the normalising constant underflows) and R's long-double
+    ``sum``, from R's ``mean`` and ``sd``, by R's own L-BFGS-B (maxit 100, central-difference
+    gradient); the candidate is skipped where fitdistr stops with an error ("optimization
+    failed" unless optim converged, optim's own errors, or ``solve`` of its Hessian) or where
+    effCont_norm's mean / variance integrals do (`rmath.check_norm_moments`). On AP,
+    nDCG@20 and ERR@20 the likelihood often has no finite maximum (it keeps rising as
+    mu -> -inf): the fit is chaotic there and its outcome turns on the objective's last bits
+    (tests/data/rnorm_fits.csv, tests/data/simireff_margins_*)."""
     if params is None:
-        ll, par, ok = _r_lbfgsb(lambda p: -nll(p), [float(np.mean(x)), float(np.std(x, ddof=1))],
-                                [(-np.inf, np.inf), (0.05, np.inf)], maxit=100, status=True)
-        if not ok:
-            raise ValueError("optimization failed")  # MASS::fitdistr
-        params = {"mu": par[0], "sigma": par[1]}
+        mu, sd, ll = rmath.fitdistr_norm(x)
+        rmath.check_norm_moments(mu, sd)  # effCont_norm's integrals fail too (R's try skips it)
+        params = {"mu": mu, "sigma": sd}
     mu, sd = params["mu"], params["sigma"]
-    return _cont("norm", params, 2, -nll((mu, sd)), special.ndtr((_edges() - mu) / sd))
+    ll = -rmath.truncnorm_nll(x, mu, sd)
+    return _cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd))
 
 
 def _beta(x, params=None):
@@ -613,11 +607,10 @@ def _loglik_fn(u, family: str, rotation: int, ttype: int):
 _R_TOL = np.finfo(float).eps ** 0.25  # R's optimize(tol = .Machine$double.eps^0.25)
 
 
-def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500, status: bool = False):
+def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500):
     """R's ``optim(start, ll, method = "L-BFGS-B", lower, upper, control = list(fnscale = -1,
     maxit = maxit))``: R's defaults (lmm = 5, factr = 1e7, pgtol = 0) and its central-difference
-    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``. With ``status``,
-    also whether it converged (R's ``convergence == 0``)."""
+    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``."""
     lo = np.array([v[0] for v in bounds])
     hi = np.array([v[1] for v in bounds])
 
@@ -634,8 +627,7 @@ def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500, status: bool = False):
     x0 = np.clip(np.asarray(start, dtype=np.float64), lo, hi)
     res = optimize.minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
                             options={"maxiter": maxit, "maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0})
-    out = -float(res.fun), tuple(float(v) for v in res.x)
-    return (*out, bool(res.status == 0)) if status else out
+    return -float(res.fun), tuple(float(v) for v in res.x)
 
 
 @functools.lru_cache(maxsize=1)
