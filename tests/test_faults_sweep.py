@@ -190,3 +190,39 @@ def test_a_corrupt_finished_result_is_not_reused(tmp_path, small_reference):
         warnings.simplefilter("error")
         again = sweep(SMALL, out=out, resume=True, progress=False)  # intact now: all reused, no warning
     assert again.n_reused == again.n_jobs
+
+
+# ---------------------------------------------------------------------- broadcasts under dying workers
+class _DyingScheduler:
+    """A stand-in ``distributed.Client`` whose broadcasts fail as a real one does while a worker
+    dies under them: first a closed comm, then the scheduler's ``replicate`` looking up the
+    worker it has just removed (``KeyError: 'tcp://…'``), then success."""
+
+    def __init__(self, failures):
+        self.failures, self.calls = list(failures), 0
+
+    def scheduler_info(self):
+        return {"workers": {"tcp://127.0.0.1:1": {"nthreads": 1}}}
+
+    def scatter(self, obj, **kwargs):
+        self.calls += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return ("scattered", obj)
+
+
+def test_a_broadcast_is_retried_while_a_worker_dies_under_it(monkeypatch):
+    from fastrisk.sweep import backends
+
+    monkeypatch.setattr(backends.time, "sleep", lambda s: None)
+    client = _DyingScheduler([ConnectionResetError("closed"), KeyError("tcp://127.0.0.1:35071")])
+    dask = backends._Dask(client, worker_timeout=1)
+    assert dask.put("m", [0.5], "data") == ("scattered", [0.5])
+    assert client.calls == 3
+    client = _DyingScheduler([KeyError("tcp://127.0.0.1:2")] * backends._SCATTER_TRIES)
+    with pytest.raises(KeyError):  # a broadcast that never succeeds is not hidden
+        backends._Dask(client, worker_timeout=1).put("m", [0.5], "data")
+    client = _DyingScheduler([ValueError("not a worker loss")])
+    with pytest.raises(ValueError):  # nor is any other error
+        backends._Dask(client, worker_timeout=1).put("m", [0.5], "data")
+    assert client.calls == 1

@@ -263,7 +263,9 @@ class _Dask(_Backend):
                     self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True,
                                                                  timeout=self.worker_timeout)
                     break
-                except OSError:  # CommClosedError: a worker died during the broadcast; the scheduler drops it
+                except (OSError, KeyError):
+                    # a worker died during the broadcast: CommClosedError, or the scheduler's
+                    # replicate() looks up the worker it has just removed (KeyError: its address)
                     if attempt == _SCATTER_TRIES - 1:
                         raise
                     time.sleep(0.25 * (attempt + 1))
