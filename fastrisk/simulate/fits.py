@@ -297,45 +297,24 @@ def _beta(x, params=None):
 
 
 def hpi(x) -> float:
-    """Two-stage direct plug-in bandwidth of a Gaussian KDE (``ks::hpi``; Wand & Jones 1995,
-    sec. 3.6), with the functionals summed exactly (no binning). In one dimension ``ks::hpi``
-    is ``KernSmooth::dpik(x, level = 2)``, whose normal-reference scale is
-    ``scalest = "minim"``: min(sd, IQR / 1.349) (R's type-7 quartiles), not the sd."""
-    x = np.asarray(x, dtype=np.float64)
-    n = len(x)
-    q1, q3 = np.quantile(x, [0.25, 0.75])
-    sd = min(float(np.std(x, ddof=1)), float(q3 - q1) / 1.349)
-    psi8 = 105.0 / (32.0 * math.sqrt(math.pi) * sd ** 9)
-    d = (x[:, None] - x[None, :]).reshape(-1)
-    rt = math.sqrt(2 * math.pi)
+    """``ks::hpi(x)``: ``KernSmooth::dpik(x, level = 2, gridsize = 401)`` as R computes it
+    (binned; `fastrisk.simulate.rks.dpik`)."""
+    from fastrisk.simulate import rks
 
-    def psi(r, g):
-        z = d / g
-        he = z ** 6 - 15 * z ** 4 + 45 * z ** 2 - 15 if r == 6 else z ** 4 - 6 * z ** 2 + 3
-        return float(np.sum(he * np.exp(-0.5 * z * z) / rt)) / (n * n * g ** (r + 1))
-
-    g1 = (30.0 / (rt * psi8 * n)) ** (1 / 9)
-    psi6 = psi(6, g1)
-    g2 = (-6.0 / (rt * psi6 * n)) ** (1 / 7)
-    psi4 = psi(4, g2)
-    return float((1.0 / (2 * math.sqrt(math.pi) * psi4 * n)) ** 0.2)
+    return rks.dpik(x)
 
 
 def _nks(x, params=None):
-    """effCont_nks: Gaussian KDE (bandwidth ks::hpi) truncated to [0, 1]."""
-    h = hpi(x) if params is None else params["h"]
-    if not (np.isfinite(h) and h > 0):
-        raise ValueError("no plug-in bandwidth")
-    z = special.ndtr((1 - x) / h) - special.ndtr(-x / h)
-    mass = float(z.mean())
-    fx = stats.norm.pdf(x[:, None], x[None, :], h).mean(axis=1)
-    ll = float(np.log(fx / mass).sum())
-    df = float(np.mean(stats.norm.pdf(0.0, 0.0, h) / fx))
-    e = _edges()
-    cdf = np.empty_like(e)
-    for s in range(0, len(e), 1024):
-        cdf[s:s + 1024] = (special.ndtr((e[s:s + 1024, None] - x) / h) - special.ndtr(-x / h)).mean(axis=1)
-    return _cont("nks", {"h": float(h)}, df, ll, cdf)
+    """effCont_nks: ``ks::kde`` (bandwidth ``ks::hpi``) truncated to [0, 1], as R computes it
+    (`fastrisk.simulate.rks`: ks's binned grid estimate, ``dkde`` / ``pkde`` / ``qkde``, R's
+    ``integrate``; ValueError where R stops). The tabulated CDF is the one R draws from (the
+    inverse of simIReff's truncated ``qkde``: linear between ks's grid points), with its atoms
+    at 0 and 1 (``cap`` of the quantile), so its mean and variance are R's integrals to ~1e-7."""
+    from fastrisk.simulate import rks
+
+    k = rks.KsMargin(x, None if params is None else params["h"])
+    cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
+    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf)
 
 
 def _bks(x, params=None):
