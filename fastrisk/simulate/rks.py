@@ -38,8 +38,11 @@ estimate (same data, same h) and returns ``predict(fhat, x = eval.points)``: the
 ``qkde`` read the same in both versions.
 
 R's sums (``sum``, ``mean``) accumulate in long double (`fastrisk.simulate.rmath`); R's ``fft``
-(Singleton's mixed radix) and numpy's pocketfft round differently, ~1e-16 of the largest
-value: the only place our arithmetic is not R's.
+is R's own (Singleton's mixed radix, `fastrisk._kernels.rks.r_fft`, bit for bit): between
+clusters of scores more than 4 bandwidths apart the grid estimate is FFT rounding noise
+(+-1e-15), and whether ``qkde`` stops there (``findInterval`` on a decreasing ``pkde``) turns
+on that noise: with numpy's FFT 12 of R's 313 successful fits on the AP / nDCG@20 / ERR@20
+reference runs would fail, and 2 of R's 5 failures would not.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import math
 
 import numpy as np
 
+from fastrisk._kernels import rks as _k
 from fastrisk.simulate.fits import r_quantile7
 from fastrisk.simulate.rmath import _ldsum, _r_integrate01, r_mean, r_sd
 
@@ -116,6 +120,15 @@ def massdist1d(x, a: float, b: float, m: int) -> np.ndarray:
     return est
 
 
+def _fft_conv(u, v) -> np.ndarray:
+    """``Re(fft(fft(u) * fft(v), inverse = TRUE))`` with R's ``fft`` (`fastrisk._kernels.rks`)."""
+    zero = np.zeros(len(u))
+    ur, ui = _k.r_fft(np.ascontiguousarray(u, dtype=np.float64), zero, False)
+    vr, vi = _k.r_fft(np.ascontiguousarray(v, dtype=np.float64), zero, False)
+    re, _ = _k.r_fft(ur * vr - ui * vi, ur * vi + ui * vr, True)  # C99 complex product
+    return re
+
+
 def bkfe(gcounts, drv: int, h: float, a: float, b: float) -> float:
     """KernSmooth's ``bkfe(gcounts, drv, h, range.x = c(a, b), binned = TRUE)``: the binned
     estimate of psi_drv = int f^(drv) f."""
@@ -136,7 +149,7 @@ def bkfe(gcounts, drv: int, h: float, a: float, b: float) -> float:
     p = 2 ** math.ceil(math.log(m + big_l + 1) / math.log(2))
     kap = np.concatenate([kappa, np.zeros(p - 2 * big_l - 1), kappa[1:][::-1]])
     gc = np.concatenate([gcounts, np.zeros(p - m)])
-    conv = np.real(np.fft.ifft(np.fft.fft(kap) * np.fft.fft(gc)))  # R: Re(fft(., inverse)) / P
+    conv = _fft_conv(kap, gc) / p
     return _ldsum(gcounts * conv[:m]) / (n * n)
 
 
@@ -169,7 +182,7 @@ def symconv1d(keval, gcounts) -> np.ndarray:
     kz, cz = np.zeros(p), np.zeros(p)
     kz[:nk] = keval
     cz[half - 1:half - 1 + m] = gcounts
-    return np.real(np.fft.ifft(np.fft.fft(kz) * np.fft.fft(cz)))[nk - 1:nk - 1 + m]
+    return (_fft_conv(kz, cz) / p)[nk - 1:nk - 1 + m]
 
 
 def kde_grid(x, h: float) -> tuple[np.ndarray, np.ndarray]:

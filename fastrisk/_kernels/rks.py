@@ -1,0 +1,306 @@
+"""R's ``fft`` (``src/appl/fft.c``: R. C. Singleton's mixed-radix FFT, "Programs for Digital
+Signal Processing", IEEE 1979, as translated by R. Ihaka) for the power-of-two lengths ks and
+KernSmooth use (``symconv.1d``, ``bkfe``), in R's order of floating-point operations, so that
+ks's grid estimate carries R's rounding (fastrisk.simulate.rks).
+
+Why bit-exactness matters here: between clusters of scores further apart than 4 bandwidths ks's
+binned estimate is 0 up to the FFT's rounding (+-1e-15), and ``qkde``'s ``findInterval`` stops
+when those values make ``pkde`` at the grid points decrease by one ulp -- R's ``effCont_nks``
+fails there, and simIReff skips the candidate. numpy's FFT rounds differently and fails on other
+runs.
+
+The length n = 2^k is factored as ``fft_factor`` does (squares of 4 first, then 2, mirrored):
+only the radix-2 and radix-4 passes and the permutation for square factors are needed (for
+2^k the square-free part is at most one factor, already in place). Data are interleaved
+(re, im) with stride 2 (R calls ``fft_work`` with isn = -2 forward, +2 inverse, unscaled).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fastrisk._kernels._jit import helper, njit
+
+_PI_4 = 0.785398163397448309615660845820  # M_PI_4
+
+
+@helper
+def _factor(n, nfac):
+    """fft_factor for n = 2^k: factors into nfac[1..m] (1-based), returns (m, kt)."""
+    m = 0
+    k = n
+    while k % 16 == 0:
+        m += 1
+        nfac[m] = 4
+        k //= 16
+    if k <= 4:
+        kt = m
+        if k != 1:
+            m += 1
+            nfac[m] = k
+    else:  # k == 8
+        m += 1
+        nfac[m] = 2
+        k //= 4
+        kt = m
+        m += 1
+        nfac[m] = k
+    for j in range(kt, 0, -1):
+        m += 1
+        nfac[m] = nfac[j]
+    return m, kt
+
+
+@helper
+def _passes(z, n, isn, nfac):
+    """The radix-2 / radix-4 passes of fftmx on z (1-based interleaved: a[k] = z[k],
+    b[k] = z[k + 1]); returns jc (the stride the permutation starts from)."""
+    inc = 2
+    nt = inc * n
+    ks = nt
+    rad = _PI_4 if isn > 0 else -_PI_4
+    kspan = ks
+    nn = nt - inc
+    jc = ks // n
+    klim = 32 * jc
+    i = 0
+    # state machine over fftmx's labels
+    START, L60, L70, L80, L120, L130, L140, L150, L170, L200, FIN = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+    state = START
+    dr = cd = sd = c1 = s1 = c2 = s2 = c3 = s3 = 0.0
+    kk = k1 = k2 = k3 = mm = 0
+    while state != FIN:
+        if state == START:
+            dr = (8.0 * jc) / kspan
+            cd = math.sin(0.5 * dr * rad)
+            cd = 2.0 * cd * cd
+            sd = math.sin(dr * rad)
+            kk = 1
+            i += 1
+            if nfac[i] == 2:
+                kspan //= 2
+                k1 = kspan + 2
+                while True:
+                    while True:
+                        k2 = kk + kspan
+                        ak = z[k2]
+                        bk = z[k2 + 1]
+                        z[k2] = z[kk] - ak
+                        z[k2 + 1] = z[kk + 1] - bk
+                        z[kk] += ak
+                        z[kk + 1] += bk
+                        kk = k2 + kspan
+                        if kk > nn:
+                            break
+                    kk -= nn
+                    if kk > jc:
+                        break
+                state = FIN if kk > kspan else L60
+            else:  # factor 4
+                kspan //= 4
+                state = L120
+        elif state == L60:
+            c1 = 1.0 - cd
+            s1 = sd
+            mm = min(k1 // 2, klim)
+            state = L80
+        elif state == L70:
+            ak = c1 - (cd * c1 + sd * s1)
+            s1 = (sd * c1 - cd * s1) + s1
+            c1 = ak
+            state = L80
+        elif state == L80:
+            while True:
+                k2 = kk + kspan
+                ak = z[kk] - z[k2]
+                bk = z[kk + 1] - z[k2 + 1]
+                z[kk] += z[k2]
+                z[kk + 1] += z[k2 + 1]
+                z[k2] = c1 * ak - s1 * bk
+                z[k2 + 1] = s1 * ak + c1 * bk
+                kk = k2 + kspan
+                if kk >= nt:
+                    break
+            k2 = kk - nt
+            c1 = -c1
+            kk = k1 - k2
+            if kk > k2:
+                continue
+            kk += jc
+            if kk <= mm:
+                state = L70
+            elif kk >= k2:
+                k1 = k1 + inc + inc
+                kk = (k1 - kspan) // 2 + jc
+                state = L60 if kk <= jc + jc else START
+            else:
+                s1 = ((kk - 1) // jc) * dr * rad
+                c1 = math.cos(s1)
+                s1 = math.sin(s1)
+                mm = min(k1 // 2, mm + klim)
+        elif state == L120:
+            c1 = 1.0
+            s1 = 0.0
+            mm = min(kspan, klim)
+            state = L150
+        elif state == L130:
+            c2 = c1 - (cd * c1 + sd * s1)
+            s1 = (sd * c1 - cd * s1) + s1
+            c1 = c2
+            state = L140
+        elif state == L140:
+            c2 = c1 * c1 - s1 * s1
+            s2 = c1 * s1 * 2.0
+            c3 = c2 * c1 - s2 * s1
+            s3 = c2 * s1 + s2 * c1
+            state = L150
+        elif state == L150:
+            k1 = kk + kspan
+            k2 = k1 + kspan
+            k3 = k2 + kspan
+            akp = z[kk] + z[k2]
+            akm = z[kk] - z[k2]
+            ajp = z[k1] + z[k3]
+            ajm = z[k1] - z[k3]
+            z[kk] = akp + ajp
+            ajp = akp - ajp
+            bkp = z[kk + 1] + z[k2 + 1]
+            bkm = z[kk + 1] - z[k2 + 1]
+            bjp = z[k1 + 1] + z[k3 + 1]
+            bjm = z[k1 + 1] - z[k3 + 1]
+            z[kk + 1] = bkp + bjp
+            bjp = bkp - bjp
+            if isn < 0:
+                akp = akm + bjm
+                akm = akm - bjm
+                bkp = bkm - ajm
+                bkm = bkm + ajm
+            else:
+                akp = akm - bjm
+                akm = akm + bjm
+                bkp = bkm + ajm
+                bkm = bkm - ajm
+            if s1 != 0.0:
+                z[k1] = akp * c1 - bkp * s1
+                z[k1 + 1] = akp * s1 + bkp * c1
+                z[k2] = ajp * c2 - bjp * s2
+                z[k2 + 1] = ajp * s2 + bjp * c2
+                z[k3] = akm * c3 - bkm * s3
+                z[k3 + 1] = akm * s3 + bkm * c3
+            else:
+                z[k1] = akp
+                z[k1 + 1] = bkp
+                z[k2] = ajp
+                z[k2 + 1] = bjp
+                z[k3] = akm
+                z[k3 + 1] = bkm
+            kk = k3 + kspan
+            if kk > nt:
+                state = L170
+        elif state == L170:
+            kk = kk - nt + jc
+            if kk <= mm:
+                state = L130
+            elif kk < kspan:
+                state = L200
+            else:
+                kk = kk - kspan + inc
+                if kk <= jc:
+                    state = L120
+                elif kspan == jc:
+                    state = FIN
+                else:
+                    state = START
+        else:  # L200
+            s1 = ((kk - 1) // jc) * dr * rad
+            c1 = math.cos(s1)
+            s1 = math.sin(s1)
+            mm = min(kspan, mm + klim)
+            state = L140
+    return jc
+
+
+@helper
+def _permute(z, n, m, kt, jc, nfac):
+    """fftmx's permutation for square factors, single-variate case (swaps only)."""
+    inc = 2
+    ks = inc * n
+    if kt == 0:
+        return
+    npv = np.zeros(2 * m + 4, dtype=np.int64)
+    npv[1] = ks
+    k = kt + kt + 1
+    if m < k:
+        k -= 1
+    npv[k + 1] = jc
+    j = 1
+    while j < k:
+        npv[j + 1] = npv[j] // nfac[j]
+        npv[k] = npv[k + 1] * nfac[j]
+        j += 1
+        k -= 1
+    kspan = npv[2]
+    kk = jc + 1
+    k2 = kspan + 1
+    j = 1
+    swap = True
+    while True:
+        if swap:  # L370
+            while True:
+                t = z[kk]
+                z[kk] = z[k2]
+                z[k2] = t
+                t = z[kk + 1]
+                z[kk + 1] = z[k2 + 1]
+                z[k2 + 1] = t
+                kk += inc
+                k2 += kspan
+                if k2 >= ks:
+                    break
+        # L380
+        while True:
+            k2 -= npv[j]
+            j += 1
+            k2 += npv[j + 1]
+            if k2 <= npv[j]:
+                break
+        j = 1
+        swap = False
+        while True:
+            if kk < k2:
+                swap = True
+                break
+            kk += inc
+            k2 += kspan
+            if k2 >= ks:
+                break
+        if swap:
+            continue
+        if kk >= ks:
+            return
+
+
+@njit
+def r_fft(re, im, inverse):
+    """R's ``fft(z, inverse)`` of z = re + i im, len(z) a power of two (else ValueError):
+    (real, imaginary) parts, unscaled."""
+    n = re.shape[0]
+    if n < 1 or (n & (n - 1)) != 0:
+        raise ValueError("r_fft: the length must be a power of two")
+    z = np.zeros(2 * n + 2)
+    for t in range(n):
+        z[2 * t + 1] = re[t]
+        z[2 * t + 2] = im[t]
+    if n > 1:
+        nfac = np.zeros(32, dtype=np.int64)
+        m, kt = _factor(n, nfac)
+        jc = _passes(z, n, 2 if inverse else -2, nfac)
+        _permute(z, n, m, kt, jc, nfac)
+    out_re = np.empty(n)
+    out_im = np.empty(n)
+    for t in range(n):
+        out_re[t] = z[2 * t + 1]
+        out_im[t] = z[2 * t + 2]
+    return out_re, out_im
