@@ -253,7 +253,9 @@ def test_margins_are_simireffs_candidates_chosen_by_aic(name, rows):
             except ValueError:
                 pass
         assert best.family == min(aics, key=aics.get)
-        assert best.aic == pytest.approx(2 * best.df - 2 * ref.loglik(best, V[r]), rel=1e-9, abs=1e-9)
+        # bks normalises by the trapezoid sum over the CDF grid, the reference by quad: ~1e-6 apart
+        rel = 2e-6 if best.family == "bks" else 1e-9
+        assert best.aic == pytest.approx(2 * best.df - 2 * ref.loglik(best, V[r]), rel=rel, abs=1e-9)
 
 
 def test_truncated_normal_and_beta_respect_simireffs_bounds():

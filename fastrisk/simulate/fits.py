@@ -308,12 +308,17 @@ def _nks(x, params=None):
     """effCont_nks: ``ks::kde`` (bandwidth ``ks::hpi``) truncated to [0, 1], as R computes it
     (`fastrisk.simulate.rks`: ks's binned grid estimate, ``dkde`` / ``pkde`` / ``qkde``, R's
     ``integrate``; ValueError where R stops). The tabulated CDF is the one R draws from (the
-    inverse of simIReff's truncated ``qkde``: linear between ks's grid points), with its atoms
-    at 0 and 1 (``cap`` of the quantile), so its mean and variance are R's integrals to ~1e-7."""
+    inverse of simIReff's truncated ``qkde``: linear between ks's grid points); its atoms at 0
+    and 1 (the ``cap`` of the quantile, ~1e-4 and ~1e-6) are spread over the first and last
+    grid cells (F(0) = 0 and F(1) = 1, as every tabulated margin), which moves the mean by
+    < 1e-7: its mean and variance are those of what R simulates to 2e-7. R's own integrals
+    of it (``effContMean`` / ``effContVar``) are up to 1.3e-4 / 5e-4 off (``integrate``'s
+    error); `fastrisk.simulate.rks.KsMargin` has them."""
     from fastrisk.simulate import rks
 
     k = rks.KsMargin(x, None if params is None else params["h"])
     cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
+    cdf[0], cdf[-1] = 0.0, 1.0
     return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf)
 
 
