@@ -54,6 +54,13 @@ def _factor(n, nfac):
 
 
 @helper
+def _rotation(kk, jc, dr, rad):
+    """cos and sin of the twiddle angle recomputed every 32 steps: ((kk - 1) / jc) dr rad."""
+    s = ((kk - 1) // jc) * dr * rad
+    return math.cos(s), math.sin(s)
+
+
+@helper
 def _passes(z, n, isn, nfac):
     """The radix-2 / radix-4 passes of fftmx on z (1-based interleaved: a[k] = z[k],
     b[k] = z[k + 1]); returns jc (the stride the permutation starts from)."""
@@ -136,9 +143,7 @@ def _passes(z, n, isn, nfac):
                 kk = (k1 - kspan) // 2 + jc
                 state = L60 if kk <= jc + jc else START
             else:
-                s1 = ((kk - 1) // jc) * dr * rad
-                c1 = math.cos(s1)
-                s1 = math.sin(s1)
+                c1, s1 = _rotation(kk, jc, dr, rad)
                 mm = min(k1 // 2, mm + klim)
         elif state == L120:
             c1 = 1.0
@@ -214,9 +219,7 @@ def _passes(z, n, isn, nfac):
                 else:
                     state = START
         else:  # L200
-            s1 = ((kk - 1) // jc) * dr * rad
-            c1 = math.cos(s1)
-            s1 = math.sin(s1)
+            c1, s1 = _rotation(kk, jc, dr, rad)
             mm = min(kspan, mm + klim)
             state = L140
     return jc
