@@ -54,6 +54,12 @@ def _factor(n, nfac):
 
 
 @helper
+def _advance(c1, s1, cd, sd):
+    """The twiddle recurrence: rotate (c1, s1) by the pass's angle (cd = 2 sin^2(t / 2), sd = sin t)."""
+    return c1 - (cd * c1 + sd * s1), (sd * c1 - cd * s1) + s1
+
+
+@helper
 def _rotation(kk, jc, dr, rad):
     """cos and sin of the twiddle angle recomputed every 32 steps: ((kk - 1) / jc) dr rad."""
     s = ((kk - 1) // jc) * dr * rad
@@ -114,9 +120,7 @@ def _passes(z, n, isn, nfac):
             mm = min(k1 // 2, klim)
             state = L80
         elif state == L70:
-            ak = c1 - (cd * c1 + sd * s1)
-            s1 = (sd * c1 - cd * s1) + s1
-            c1 = ak
+            c1, s1 = _advance(c1, s1, cd, sd)
             state = L80
         elif state == L80:
             while True:
@@ -151,9 +155,7 @@ def _passes(z, n, isn, nfac):
             mm = min(kspan, klim)
             state = L150
         elif state == L130:
-            c2 = c1 - (cd * c1 + sd * s1)
-            s1 = (sd * c1 - cd * s1) + s1
-            c1 = c2
+            c1, s1 = _advance(c1, s1, cd, sd)
             state = L140
         elif state == L140:
             c2 = c1 * c1 - s1 * s1
