@@ -115,10 +115,12 @@ def test_nks_margin_is_the_distribution_r_samples():
     k = rks.KsMargin(x)
     g = fits._nks(x)
     assert g.family == "nks" and g.params == {"h": k.h} and g.df == k.df and g.aic == k.aic
-    # tabulated: the inverse of simIReff's truncated qkde (R's qeff), its atoms at 0 and 1 kept
+    assert (g.mean, g.variance) == (k.mean, k.var)  # simIReff's (R's integrals)
+    # tabulated: the inverse of simIReff's truncated qkde (R's qeff), its atoms in the end cells
     p = (np.arange(400_000) + 0.5) / 400_000
-    assert g.mean == pytest.approx(k.quantile(p).mean(), abs=3e-7)
-    assert g.variance == pytest.approx(np.var(k.quantile(p)), abs=3e-7)
+    tab = fits.SimMargin("t", {}, 0.0, 0.0, True, g.points, g.cdf)  # the tabulated CDF's own moments
+    assert tab.mean == pytest.approx(k.quantile(p).mean(), abs=3e-7)
+    assert tab.variance == pytest.approx(np.var(k.quantile(p)), abs=3e-7)
     assert g.quantile(np.array([0.1, 0.5, 0.9])) == pytest.approx(k.quantile(np.array([0.1, 0.5, 0.9])), abs=1e-3)
     # rebuilt from params + data
     again = fits.margin_from("nks", g.params, x, "err20")

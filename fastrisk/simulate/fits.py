@@ -155,7 +155,10 @@ def r_quantile7(x, p: float) -> float:
 class SimMargin:
     """A simIReff margin: ``family``, its ``params``, ``df`` and ``aic``; the CDF tabulated at
     ``points`` (continuous: GRID + 1 points of [0, 1], linear in between; discrete: the
-    support); ``transform`` (a, b) when it is a transformed margin."""
+    support); ``transform`` (a, b) when it is a transformed margin; ``moments``: (mean,
+    variance) as simIReff computes them where those are not the tabulated CDF's own (the
+    truncated normal's and the Gaussian kernel's: R's integrals or truncnorm's formulas), else
+    None. What is sampled is always the tabulated CDF."""
 
     family: str
     params: dict
@@ -165,14 +168,21 @@ class SimMargin:
     points: np.ndarray = field(repr=False)
     cdf: np.ndarray = field(repr=False)
     transform: tuple | None = None
+    moments: tuple | None = None
 
     @property
     def mean(self) -> float:
+        """simIReff's ``$mean`` (`moments`), else the tabulated CDF's."""
+        if self.moments is not None:
+            return float(self.moments[0])
         return _mean(self.points, self.cdf, self.continuous)
 
     @property
     def variance(self) -> float:
-        """Variance of the margin (exact for its tabulated CDF: uniform within each grid cell)."""
+        """simIReff's ``$var`` (`moments`), else the tabulated CDF's (exact for it: uniform
+        within each grid cell)."""
+        if self.moments is not None:
+            return float(self.moments[1])
         if self.continuous:
             a, b = self.points[:-1], self.points[1:]
             m2 = float(np.sum(np.diff(self.cdf) * (a * a + a * b + b * b) / 3.0))
@@ -262,17 +272,19 @@ def _norm(x, params=None):
     ``sum``, from R's ``mean`` and ``sd``, by R's own L-BFGS-B (maxit 100, central-difference
     gradient); the candidate is skipped where fitdistr stops with an error ("optimization
     failed" unless optim converged, optim's own errors, or ``solve`` of its Hessian) or where
-    effCont_norm's mean / variance integrals do (`rmath.check_norm_moments`). On AP,
+    effCont_norm's mean / variance integrals do; its mean and variance are effCont_norm's
+    (`rmath.norm_moments`: those integrals, or truncnorm's formulas). On AP,
     nDCG@20 and ERR@20 the likelihood often has no finite maximum (it keeps rising as
     mu -> -inf): the fit is chaotic there and its outcome turns on the objective's last bits
     (tests/data/rnorm_fits.csv, tests/data/simireff_margins_*)."""
     if params is None:
         mu, sd, ll = rmath.fitdistr_norm(x)
-        rmath.check_norm_moments(mu, sd)  # effCont_norm's integrals fail too (R's try skips it)
         params = {"mu": mu, "sigma": sd}
     mu, sd = params["mu"], params["sigma"]
+    moments = rmath.norm_moments(mu, sd)  # where effCont_norm's integrals fail, R's try skips it
     ll = -rmath.truncnorm_nll(x, mu, sd)
-    return _cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd))
+    m = _cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd))
+    return SimMargin(m.family, m.params, m.df, m.aic, True, m.points, m.cdf, None, moments)
 
 
 def _beta(x, params=None):
@@ -311,15 +323,15 @@ def _nks(x, params=None):
     inverse of simIReff's truncated ``qkde``: linear between ks's grid points); its atoms at 0
     and 1 (the ``cap`` of the quantile, ~1e-4 and ~1e-6) are spread over the first and last
     grid cells (F(0) = 0 and F(1) = 1, as every tabulated margin), which moves the mean by
-    < 1e-7: its mean and variance are those of what R simulates to 2e-7. R's own integrals
-    of it (``effContMean`` / ``effContVar``) are up to 1.3e-4 / 5e-4 off (``integrate``'s
-    error); `fastrisk.simulate.rks.KsMargin` has them."""
+    < 1e-7. Its ``mean`` and ``variance`` (`SimMargin.moments`) are simIReff's: R's integrals
+    of the truncated qkde (``effContMean`` / ``effContVar``), which are up to 1.3e-4 / 5e-4
+    off those of what R samples (``integrate``'s error on a piecewise-linear integrand)."""
     from fastrisk.simulate import rks
 
     k = rks.KsMargin(x, None if params is None else params["h"])
     cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
     cdf[0], cdf[-1] = 0.0, 1.0
-    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf)
+    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf, None, (k.mean, k.var))
 
 
 def _bks(x, params=None):

@@ -53,31 +53,12 @@ import numpy as np
 
 from fastrisk._kernels import rks as _k
 from fastrisk.simulate.fits import r_quantile7
-from fastrisk.simulate.rmath import _ldsum, _r_integrate01, r_mean, r_sd
+from fastrisk.simulate.rmath import _ldsum, _r_integrate01, r_dnorm, r_mean, r_sd
 
 #: ``default.gridsize(1)`` / ``default.bgridsize(1)``: points of ks's (and dpik's) grids.
 GRIDSIZE = 401
 #: ``kde()``'s ``supp``: the grid extends this many bandwidths beyond the data.
 SUPP = 3.7
-_1_SQRT_2PI = 0.398942280401432677939946059934  # M_1_SQRT_2PI
-_DNORM_CUT = math.sqrt(-2 * math.log(2) * (-1021 + 1 - 53))  # dnorm4's underflow bound
-
-
-def r_dnorm(x, sd: float) -> np.ndarray:
-    """R 4.2's ``dnorm(x, 0, sd)`` (``dnorm4``): exp(-z^2 / 2) below |z| = 5, beyond it the
-    exponent split at 2^-16 for accuracy, 0 where it underflows."""
-    z = np.abs(np.asarray(x, dtype=np.float64) / sd)
-    out = np.empty_like(z)
-    for i, v in enumerate(z.tolist()):
-        if v < 5:
-            out[i] = _1_SQRT_2PI * math.exp(-0.5 * v * v) / sd
-        elif v > _DNORM_CUT:
-            out[i] = 0.0
-        else:
-            x1 = math.ldexp(float(np.rint(math.ldexp(v, 16))), -16)
-            x2 = v - x1
-            out[i] = _1_SQRT_2PI / sd * (math.exp(-0.5 * x1 * x1) * math.exp((-0.5 * x2 - x1) * x2))
-    return out
 
 
 def r_seq(a: float, b: float, m: int) -> np.ndarray:
