@@ -125,3 +125,21 @@ def test_nks_margin_is_the_distribution_r_samples():
     # rebuilt from params + data
     again = fits.margin_from("nks", g.params, x, "err20")
     assert again.aic == g.aic and np.array_equal(again.cdf, g.cdf)
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 1.0), (2.5, 1.0), (1.0, 1.7)])
+def test_transformed_moments_integrate_qeff_of_qbeta(a, b):
+    from scipy import special
+
+    x = _scores("adhoc5_ap", "run2")
+    k = rks.KsMargin(x)
+    cases = [(k.rdata(), k.quantile, 400_000),  # the integrals by a midpoint rule on n points
+             (rks.rdata("beta", {"shape1": 1.3, "shape2": 4.0}), lambda v: special.betaincinv(1.3, 4.0, v), 400_000),
+             (rks.rdata("norm", {"mu": 0.2, "sigma": 0.15}),
+              lambda v: np.array([fits.rmath.qtruncnorm(t, 0.2, 0.15) for t in v]), 20_000)]
+    for data, q, n in cases:
+        e, v = rks.transformed_moments(data, a, b)
+        qq = q(special.betaincinv(a, b, (np.arange(n) + 0.5) / n))
+        assert e == pytest.approx(qq.mean(), abs=2e-6) and v == pytest.approx(qq.var(), abs=5e-6)
+    if (a, b) == (1.0, 1.0):  # qbeta(p, 1, 1) = p: effContMean of the margin itself
+        assert rks.transformed_moments(k.rdata(), 1.0, 1.0)[0] == pytest.approx(k.mean, rel=1e-12)

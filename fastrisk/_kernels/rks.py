@@ -17,11 +17,16 @@ only the radix-2 and radix-4 passes and the permutation for square factors are n
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 
 import numpy as np
+from numba import carray, cfunc, types
+from numba.extending import get_cython_function_address
 
 from fastrisk._kernels._jit import helper, njit
+from fastrisk._kernels.rmath import qtruncnorm
 
 _PI_4 = 0.785398163397448309615660845820  # M_PI_4
 
@@ -309,3 +314,56 @@ def r_fft(re, im, inverse):
         out_re[t] = z[2 * t + 1]
         out_im[t] = z[2 * t + 2]
     return out_re, out_im
+
+
+# ---------------------------------------------------------------- effTransform's integrand
+# simIReff's effTransform_inner: qfun(p) = qeff(qbeta(p, a, b)), integrated by R's integrate
+# (QUADPACK's dqags, which scipy runs too and calls once per point): a C-callable integrand so
+# that those calls do not go through Python. Its data (one float64 array, `user`): [length, kind,
+# a, b, power, ...]: kind 0 nks (F0, F1, M, ks's grid points, qkde's probabilities there), 1 norm
+# (mu, sigma), 2 beta (shape1, shape2); power 1 (effContMean) or 2 (effContVar).
+@helper
+def _qkde_trunc(u, f0, f1, m, pts, cum):
+    """simIReff's truncated ks quantile: cap(qkde(u (F1 - F0) + F0), 0, 1)."""
+    p = u * (f1 - f0) + f0
+    lo, hi = 0, m  # findInterval: number of cum <= p
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo
+    if i == 0:
+        q = pts[0]
+    elif i >= m:
+        q = pts[m - 1]
+    else:
+        alpha = (p - cum[i]) / (cum[i - 1] - cum[i])
+        q = pts[i - 1] * alpha + pts[i] * (1 - alpha)
+    return min(1.0, max(0.0, q))
+
+
+@functools.cache
+def transformed_quantile():
+    """The C callback qfun(p)^power for scipy's quad (a LowLevelCallable, data in ``user``),
+    compiled on first use: it calls scipy's ``betaincinv`` (for R's ``qbeta``) through a ctypes
+    pointer, which numba does not cache."""
+    betaincinv = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double)(
+        get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0betaincinv"))
+
+    @cfunc(types.float64(types.intc, types.CPointer(types.float64), types.CPointer(types.float64)))
+    def f(n, xx, user):
+        data = carray(user, (int(user[0]),))
+        v = betaincinv(data[2], data[3], xx[0])
+        kind = int(data[1])
+        if kind == 0:
+            m = int(data[7])
+            q = _qkde_trunc(v, data[5], data[6], m, data[8:8 + m], data[8 + m:8 + 2 * m])
+        elif kind == 1:
+            q = qtruncnorm(v, 0.0, 1.0, data[5], data[6])
+        else:
+            q = betaincinv(data[5], data[6], v)
+        return q if data[4] == 1.0 else q * q
+
+    return f

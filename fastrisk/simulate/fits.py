@@ -60,6 +60,7 @@ margin's mean is the mean of what is simulated.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import functools
 import hashlib
 import json
@@ -169,6 +170,7 @@ class SimMargin:
     cdf: np.ndarray = field(repr=False)
     transform: tuple | None = None
     moments: tuple | None = None
+    rdata: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def mean(self) -> float:
@@ -223,12 +225,21 @@ class SimMargin:
         misses by 0.1 or more).
 
         R's L-BFGS-B (`fastrisk.simulate.roptim.optim_lbfgsb`) from (a, b) = (1, 1), a, b >= 1,
-        on the squared gap of `with_beta`'s mean to the target (a discrete margin's summed in
-        R's order, as effDisc_new), ``factr = abs.tol^2 / eps``."""
+        on the squared gap of the transformed mean to the target, ``factr = abs.tol^2 / eps``:
+        for the truncated normal, beta and Gaussian-kernel margins effTransform_inner's mean,
+        R's ``integrate`` of qeff(qbeta(p, a, b)) (its variance integral too: where either
+        stops, R's optim stops; `fastrisk.simulate.rks.transformed_moments`); for the others
+        `with_beta`'s mean (a discrete margin's summed in R's order, as effDisc_new)."""
         target = float(target)
         cdf = np.clip(self.cdf, 0.0, 1.0)
+        rdata = None if self.rdata is None else self.rdata.copy()
 
         def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
+            if rdata is not None:  # effTransform_inner's mean (and variance: both can stop R)
+                from fastrisk.simulate import rks
+
+                d = rks.transformed_moments(rdata, p[0], p[1])[0] - target
+                return d * d
             new = np.maximum.accumulate(special.betainc(p[0], p[1], cdf))
             if self.continuous:
                 d = _mean(self.points, new, True) - target
@@ -262,6 +273,14 @@ def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
     return SimMargin(family, params, float(df), float(2 * df - 2 * ll), True, _edges(), cdf)
 
 
+def _with_r(m: SimMargin, moments=None) -> SimMargin:
+    """``m`` with simIReff's own moments (None: the tabulated CDF's) and the data of its quantile
+    function for effTransform's integrals (`fastrisk.simulate.rks.transformed_moments`)."""
+    from fastrisk.simulate import rks
+
+    return dataclasses.replace(m, moments=moments, rdata=rks.rdata(m.family, m.params))
+
+
 # ---------------------------------------------------------------- continuous candidates
 def _norm(x, params=None):
     """effCont_norm: normal truncated to [0, 1], ``MASS::fitdistr`` with sigma >= 0.05.
@@ -283,8 +302,7 @@ def _norm(x, params=None):
     mu, sd = params["mu"], params["sigma"]
     moments = rmath.norm_moments(mu, sd)  # where effCont_norm's integrals fail, R's try skips it
     ll = -rmath.truncnorm_nll(x, mu, sd)
-    m = _cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd))
-    return SimMargin(m.family, m.params, m.df, m.aic, True, m.points, m.cdf, None, moments)
+    return _with_r(_cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd)), moments)
 
 
 def _beta(x, params=None):
@@ -305,7 +323,7 @@ def _beta(x, params=None):
         params = {"shape1": float(res.x[0]), "shape2": float(res.x[1])}
     a, b = params["shape1"], params["shape2"]
     ll = float(stats.beta.logpdf(xc, a, b).sum())
-    return _cont("beta", params, 2, ll, special.betainc(a, b, _edges()))
+    return _with_r(_cont("beta", params, 2, ll, special.betainc(a, b, _edges())))
 
 
 def hpi(x) -> float:
@@ -331,7 +349,7 @@ def _nks(x, params=None):
     k = rks.KsMargin(x, None if params is None else params["h"])
     cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
     cdf[0], cdf[-1] = 0.0, 1.0
-    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf, None, (k.mean, k.var))
+    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf, None, (k.mean, k.var), k.rdata())
 
 
 def _bks(x, params=None):

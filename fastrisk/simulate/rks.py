@@ -47,9 +47,11 @@ reference runs would fail, and 2 of R's 5 failures would not.
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
+from scipy import LowLevelCallable
 
 from fastrisk._kernels import rks as _k
 from fastrisk.simulate.fits import r_quantile7
@@ -278,6 +280,11 @@ class KsMargin:
         self.mean = _r_integrate01(lambda p: float(self.quantile(p)[0]), 1e-6, 500)
         self.var = _r_integrate01(lambda p: float(self.quantile(p)[0]) ** 2, 1e-6, 500) - self.mean ** 2
 
+    def rdata(self) -> np.ndarray:
+        """`transformed_moments`'s data for this margin (its truncated ``qkde``)."""
+        m = len(self.pts)
+        return np.concatenate([[8 + 2 * m, 0, 1, 1, 1, self.f0, self.f1, m], self.pts, self.cum])
+
     def density(self, q) -> np.ndarray:
         """effContTrunc's ``td``: dkde / (F1 - F0), 0 outside [0, 1]."""
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
@@ -300,3 +307,26 @@ class KsMargin:
         q = np.atleast_1d(np.asarray(q, dtype=np.float64))
         c = np.interp(q, self.pts, self.cum)
         return np.clip((c - self.f0) / (self.f1 - self.f0), 0.0, 1.0)
+
+
+def rdata(family: str, params: dict) -> np.ndarray:
+    """`transformed_moments`'s data for a truncated normal or beta margin."""
+    if family == "norm":
+        return np.array([7, 1, 1, 1, 1, params["mu"], params["sigma"]], dtype=np.float64)
+    return np.array([7, 2, 1, 1, 1, params["shape1"], params["shape2"]], dtype=np.float64)
+
+
+def transformed_moments(data: np.ndarray, a: float, b: float) -> tuple[float, float]:
+    """simIReff's ``effTransform_inner(eff, a, b)`` mean and variance: ``effContMean(qfun)``
+    and ``effContVar(qfun, E)``, qfun(p) = qeff(qbeta(p, a, b)), by R's ``integrate`` (abs.tol
+    1e-6, 500 subdivisions; ValueError where it stops, as R's does, which stops effTransform).
+    ``data``: `KsMargin.rdata` or `rdata` (a, b written into it). qbeta is scipy's
+    ``betaincinv`` (R's ``qbeta`` to ~1e-15)."""
+    data[2], data[3] = a, b
+    f = LowLevelCallable(_k.transformed_quantile().ctypes, ctypes.c_void_p(data.ctypes.data),
+                         "double (int, double *, void *)")
+    data[4] = 1.0
+    e = _r_integrate01(f, 1e-6, 500)
+    data[4] = 2.0
+    m2 = _r_integrate01(f, 1e-6, 500)
+    return e, m2 - e * e
