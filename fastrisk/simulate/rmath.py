@@ -31,7 +31,7 @@ import numpy as np
 from scipy import integrate
 
 from fastrisk._kernels import rmath as _rm
-from fastrisk._kernels.rmath import pnorm
+from fastrisk._kernels.rmath import r_pnorm
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 _LN_SQRT_2PI = 0.918938533204672741780329736406  # log(sqrt(2 pi)), Rmath.h
@@ -63,14 +63,6 @@ def r_sd(x) -> float:
         m = m + np.cumsum(lx - m)[-1] / n
     d = lx - m
     return math.sqrt(float(np.cumsum(d * d)[-1] / (n - 1)))
-
-
-def r_pnorm(q: float, mean: float, sd: float) -> float:
-    """R's ``pnorm(q, mean, sd)``: standardise as ``pnorm5``, infinities to 0 / 1."""
-    z = (q - mean) / sd
-    if math.isinf(z):
-        return 1.0 if z > 0 else 0.0
-    return pnorm(z)
 
 
 def qtruncnorm(p: float, mu: float, sigma: float, a: float = 0.0, b: float = 1.0) -> float:
