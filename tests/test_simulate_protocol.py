@@ -343,6 +343,35 @@ def test_h1_pairs_follow_the_study(tiny, cache):
 
 
 
+def test_ties_seed_draws_other_ties_and_a_new_fit_version_does_not(tiny, cache, tmp_path, monkeypatch):
+    """pobs' random tie-breaking is seeded from the scores, the measure and ``ties_seed``:
+    another ``ties_seed`` re-draws the ties (other copulas where ERR@20's zeros tie, the same
+    margins); a new FIT_VERSION changes the cache key, not the draw."""
+    base = fits.fit_collections(tiny, "err20", cache=cache)["tiny"]
+    other = fits.fit_collections(tiny, "err20", cache=tmp_path, ties_seed=1)["tiny"]
+    assert base.ties_seed == 0 and other.ties_seed == 1 and other.hash != base.hash
+    assert [(m.family, m.params) for m in other.margins] == [(m.family, m.params) for m in base.margins]
+    assert set(other.copulas) == set(base.copulas) and other.copulas != base.copulas
+    again = fits.fit_collections(tiny, "err20", cache=tmp_path, ties_seed=1)["tiny"]  # from the cache
+    assert again.source.startswith("cache:") and again.copulas == other.copulas and again.ties_seed == 1
+    V = tiny["tiny"].values
+    seed, key = fits.ties_base_seed(V, "err20"), fits.matrix_hash(V, "err20")
+    monkeypatch.setattr(fits, "FIT_VERSION", fits.FIT_VERSION + 1)
+    assert fits.ties_base_seed(V, "err20") == seed and fits.matrix_hash(V, "err20") != key
+    for bad in (-1, 1.5, True, 2**32):
+        with pytest.raises(InputError, match="ties_seed"):
+            fits.fit_collections(tiny, "err20", cache=tmp_path, ties_seed=bad)
+    monkeypatch.undo()
+    res = type1("err20", collections=tiny, topics=10, trials=20, replicates=0, rng=1, progress=False, cache=tmp_path,
+                ties_seed=1)
+    assert json.loads(res.fits)["tiny"]["ties_seed"] == 1  # the study says which draw it used
+    seen = {}
+    monkeypatch.setattr(fits, "fit_collections", lambda names, **kw: seen.update(kw) or {})
+    assert main(["simulate", "fit", "--collections", "web2013_err20", "--ties-seed", "3", "--cache", str(tmp_path),
+                 "--quiet"]) == 0
+    assert seen["ties_seed"] == 3
+
+
 def test_transformations_are_the_same_on_any_executor(tiny, cache, tmp_path):
     """`prepare_h1` (one job per collection and delta) stores what `h1_pairs` computes in
     place, whatever runs the jobs, and writes it to the cache file."""

@@ -82,10 +82,9 @@ def pnorm(x: float) -> float:
     return 1.0 if x > 0 else 0.0
 
 
-
-
-@helper(error_model="numpy")
-def _r_pnorm(q, mean, sd):
+@njit(error_model="numpy")
+def r_pnorm(q, mean, sd):
+    """R's ``pnorm(q, mean, sd)``: standardised as ``pnorm5``, infinities to 0 / 1."""
     z = (q - mean) / sd
     if math.isinf(z):
         return 1.0 if z > 0 else 0.0
@@ -98,13 +97,13 @@ def _ptn(q, a, b, mean, sd, c2, c3):
         return 0.0
     if q > b:
         return 1.0
-    return (_r_pnorm(q, mean, sd) - c2) / (c3 - c2)
+    return (r_pnorm(q, mean, sd) - c2) / (c3 - c2)
 
 
 @njit(error_model="numpy")
 def ptruncnorm(q, a, b, mean, sd):
     """truncnorm's ``ptruncnorm(q, a, b, mean, sd)``."""
-    return _ptn(q, a, b, mean, sd, _r_pnorm(a, mean, sd), _r_pnorm(b, mean, sd))
+    return _ptn(q, a, b, mean, sd, r_pnorm(a, mean, sd), r_pnorm(b, mean, sd))
 
 
 @njit(error_model="numpy")
@@ -116,7 +115,7 @@ def qtruncnorm(p, a, b, mean, sd):
         return b
     if p < 0.0 or p > 1.0:
         return math.nan
-    c2, c3 = _r_pnorm(a, mean, sd), _r_pnorm(b, mean, sd)
+    c2, c3 = r_pnorm(a, mean, sd), r_pnorm(b, mean, sd)
     # Brent's zeroin (R_zeroin2) from (a, f(a)), (b, f(b)); tol 0, at most 200 iterations
     fa = _ptn(a, a, b, mean, sd, c2, c3) - p
     fb = _ptn(b, a, b, mean, sd, c2, c3) - p

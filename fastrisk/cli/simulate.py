@@ -32,7 +32,7 @@ def _common(args) -> dict:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
     return dict(trials=args.trials, replicates=args.replicates, rng=args.seed,
                 trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
-                progress=False if args.quiet else None, cache=args.cache)
+                progress=False if args.quiet else None, cache=args.cache, ties_seed=args.ties_seed)
 
 
 def _cmd_simulate(args) -> int:
@@ -81,7 +81,7 @@ def _fit(args, collections, executor) -> int:
         for m in keys:
             names += list(studies.resolve(m)[1])
     t0 = time.perf_counter()
-    got = fits.fit_collections(names, executor=executor, cache=args.cache, refit=args.refit)
+    got = fits.fit_collections(names, executor=executor, cache=args.cache, refit=args.refit, ties_seed=args.ties_seed)
     took = time.perf_counter() - t0
     rows = [{"collection": n, "measure": f.measure, "runs": f.n_runs, "duplicates": len(f.removed["duplicates"]),
              "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas), "source": f.source} for n, f in got.items()]
@@ -126,6 +126,8 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
     p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")
     p.add_argument("--refit", action="store_true", help="fit: ignore the cache and fit again")
+    p.add_argument("--ties-seed", type=int, default=0, metavar="N",
+                   help="which draw of the copulas' random tie-breaking (pobs) the fits use (default 0)")
     p.add_argument("--tables", dest="tables", metavar="DIR",
                    help="also write the study's tables (one CSV per cell, the paper's layout) under DIR")
     p.add_argument("--plot", metavar="FILE", help="draw the curves (SVG/PNG/PDF; grid: a directory)")

@@ -65,6 +65,7 @@ import functools
 import hashlib
 import json
 import math
+import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -776,11 +777,25 @@ def bicop(spec: dict):
 
 
 # ================================================================== collection fits
-def matrix_hash(values, measure: str) -> str:
+def _data_hash(values, measure: str, prefix: str = "") -> str:
     h = hashlib.sha256()
-    h.update(f"v{FIT_VERSION}:{canonical_measure(measure)}:{np.asarray(values).shape}".encode())
+    h.update(f"{prefix}{canonical_measure(measure)}:{np.asarray(values).shape}".encode())
     h.update(np.ascontiguousarray(np.asarray(values, dtype=np.float64)).tobytes())
     return h.hexdigest()
+
+
+def matrix_hash(values, measure: str, ties_seed: int = 0) -> str:
+    """The key of a collection's fit: its scores, measure, `FIT_VERSION` and ``ties_seed``."""
+    return _data_hash(values, measure, f"v{FIT_VERSION}:ties{int(ties_seed)}:")
+
+
+def ties_base_seed(values, measure: str, ties_seed: int = 0) -> int:
+    """Seed of the copulas' random tie-breaking (`pobs`) in a collection: from its scores,
+    measure and ``ties_seed`` only, so a new `FIT_VERSION` does not draw new ties. The
+    study's own draw cannot be repeated: ``R/03-bicops.R`` calls ``pobs(ties.method =
+    "random")`` inside ``foreach %dopar%`` on forked workers, whose R seeds differ from run to
+    run; ``ties_seed`` picks another draw, to measure how much the results depend on it."""
+    return int(_data_hash(values, measure, f"ties{int(ties_seed)}:")[:8], 16)
 
 
 def cache_dir(cache=None) -> Path:
@@ -807,6 +822,7 @@ class CollectionFit:
     source: str = "fitted"  # or "cache:<path>"
     path: Path | None = None
     h1: dict = field(default_factory=dict, repr=False)
+    ties_seed: int = 0
     _dirty: bool = field(default=False, repr=False)
     _bicops: dict = field(default_factory=dict, repr=False)
     _transforms: dict = field(default_factory=dict, repr=False)
@@ -852,7 +868,7 @@ class CollectionFit:
 
     def to_json(self) -> dict:
         return {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
-                "kept": self.kept.tolist(), "removed": self.removed,
+                "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
                 "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
                 "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
 
@@ -936,7 +952,7 @@ def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:
     measure = doc["measure"]
     margins = [margin_from(m["family"], m["params"], V[i], measure) for i, m in enumerate(doc["margins"])]
     return CollectionFit(doc["name"], measure, doc["hash"], kept, doc["removed"], margins, doc["copulas"], V,
-                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}))
+                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}), ties_seed=int(doc.get("ties_seed", 0)))
 
 
 def _chunks(pairs, n):
@@ -944,13 +960,16 @@ def _chunks(pairs, n):
 
 
 def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
-                    progress=None) -> dict:
+                    progress=None, ties_seed: int = 0) -> dict:
     """Fitted models of bundled collections (names) or ``{name: ScoreMatrix}``: loaded from the
     cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
-    any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored."""
+    any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
+    ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
     from fastrisk.datasets import trec_matrix
 
     items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
+    if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
+        raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")
     out, todo = {}, {}
     cdir = cache_dir(cache) if cache is not False else None
     for name, mat in items.items():
@@ -958,7 +977,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         values = np.asarray((mat if mat is not None else trec_matrix(name)).values, dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 3:
             raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
-        h = matrix_hash(values, meas)
+        h = matrix_hash(values, meas, ties_seed)
         path = None if cdir is None else cdir / f"{name}-{h[:16]}.json"
         got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
@@ -974,7 +993,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         V = values[kept]
         S = len(kept)
         pairs = [(i, j) for i in range(S) for j in range(i + 1, S)]
-        seed = int(h[:8], 16)
+        seed = ties_base_seed(values, meas, ties_seed)
         futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
     for name, (kept, removed, V, fm, fcs) in futures.items():
@@ -983,7 +1002,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         copulas = {}
         for f in fcs:
             copulas.update(_result(f, name))
-        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path)
+        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
         if path is not None:
             fit.save()
             fit.source = f"fitted:{path}"

@@ -33,7 +33,8 @@ def cell_seed(seed: int, measure: str, topics: int) -> int:
 
 def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DELTAS, trials: int = 10000,
              replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, executor=None,
-             progress=None, cache=None, resume: bool = False, plot=None, chunk: int = _s.CHUNK) -> dict:
+             progress=None, cache=None, resume: bool = False, plot=None, chunk: int = _s.CHUNK,
+             ties_seed: int = 0) -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
     under ``directory``; returns {study: [StudyResult, ...]}."""
     studies = tuple(studies)
@@ -48,7 +49,7 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
     results: dict = {s: [] for s in studies}
     common = dict(trials=trials, replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
                   alphas=_s.ALPHAS, collections=None, executor=executor, chunk=chunk, progress=progress, cache=cache,
-                  protocol="urbano2019")
+                  protocol="urbano2019", ties_seed=ties_seed)
     h1 = tuple(s for s in ("power", "type3") if s in studies)
     for m in keys:
         for n in topics:

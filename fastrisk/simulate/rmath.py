@@ -31,7 +31,7 @@ import numpy as np
 from scipy import integrate
 
 from fastrisk._kernels import rmath as _rm
-from fastrisk._kernels.rmath import pnorm
+from fastrisk._kernels.rmath import r_pnorm
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 _LN_SQRT_2PI = 0.918938533204672741780329736406  # log(sqrt(2 pi)), Rmath.h
@@ -65,14 +65,6 @@ def r_sd(x) -> float:
         m = m + np.cumsum(lx - m)[-1] / n
     d = lx - m
     return math.sqrt(float(np.cumsum(d * d)[-1] / (n - 1)))
-
-
-def r_pnorm(q: float, mean: float, sd: float) -> float:
-    """R's ``pnorm(q, mean, sd)``: standardise as ``pnorm5``, infinities to 0 / 1."""
-    z = (q - mean) / sd
-    if math.isinf(z):
-        return 1.0 if z > 0 else 0.0
-    return pnorm(z)
 
 
 def qtruncnorm(p: float, mu: float, sigma: float, a: float = 0.0, b: float = 1.0) -> float:
@@ -207,8 +199,8 @@ def r_dnorm(x, sd: float = 1.0) -> np.ndarray:
 def _left_mean_var(a: float, mu: float, sigma: float) -> tuple[float, float]:
     """truncnorm's e_lefttruncnorm and v_lefttruncnorm (truncated below at a)."""
     al = (a - mu) / sigma
-    phi, up = float(r_dnorm([al])[0]), pnorm(-al)
-    lam = phi / (1.0 - pnorm(al))
+    phi, up = float(r_dnorm([al])[0]), _rm.pnorm(-al)
+    lam = phi / (1.0 - _rm.pnorm(al))
     return mu + sigma * (phi / up), sigma * sigma * (1.0 - lam * (lam - al))
 
 
@@ -226,12 +218,12 @@ def norm_moments(mu: float, sigma: float) -> tuple[float, float]:
         return e, m2 - e * e
     al, be = -mu / sigma, (1.0 - mu) / sigma
     phi_a, phi_b = (float(v) for v in r_dnorm([al, be]))
-    cdf_a, cdf_b = pnorm(al), pnorm(be)
+    cdf_a, cdf_b = _rm.pnorm(al), _rm.pnorm(be)
     e2 = mu + sigma * (phi_a - phi_b) / (cdf_b - cdf_a)
     e1 = mu - sigma * (phi_a / cdf_a)  # e_righttruncnorm(0)
     v1 = _left_mean_var(-0.0, -mu, sigma)[1]  # v_righttruncnorm(0) = v_lefttruncnorm(-0, -mu)
     e3, v3 = _left_mean_var(1.0, mu, sigma)
-    pi1, pi2, pi3 = cdf_a, cdf_b - cdf_a, pnorm(-be)
+    pi1, pi2, pi3 = cdf_a, cdf_b - cdf_a, _rm.pnorm(-be)
     c1 = pi1 * (v1 + (e1 - mu) * (e1 - mu))
     c3 = pi3 * (v3 + (e3 - mu) * (e3 - mu))
     return e2, (sigma * sigma - c1 - c3) / pi2 - (e2 - mu) * (e2 - mu)

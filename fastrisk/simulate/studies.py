@@ -339,14 +339,14 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False):
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0):
     from fastrisk.sweep import Experiment, Grid, sweep
 
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, names = resolve(measure, collections)
     fits = fit_collections(dict(collections) if isinstance(collections, Mapping) else list(names), key,
-                           executor=executor, cache=cache)
+                           executor=executor, cache=cache, ties_seed=ties_seed)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
     tokens = [_token(f) for f in fit_list]
@@ -389,7 +389,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     failed = table.filter(pc.equal(table.column("status"), "error"))
     if failed.num_rows:
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")
-    meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed} for f in fit_list})
+    meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
+                       for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
                           meta, json.dumps(skipped)) for m in modes}
 
@@ -438,7 +439,9 @@ def _doc(fn):
     (of that measure). ``executor``: as `fastrisk.sweep.sweep` (None: in-process; a
     process pool; a Dask client); it also fits the models a study misses. ``cache``: the
     directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
-    ``~/.cache/fastrisk/simulate``). ``out``/``resume``: checkpoint the sweep to a Parquet
+    ``~/.cache/fastrisk/simulate``). ``ties_seed``: which draw of the copulas' random
+    tie-breaking the fits use (`fastrisk.simulate.fits.ties_base_seed`; the paper's own draw
+    cannot be repeated; other draws show how much a result depends on it). ``out``/``resume``: checkpoint the sweep to a Parquet
     file and resume it. Returns a `StudyResult` (``to_arrow()``, ``tables()``).
     """
     return fn
@@ -448,31 +451,31 @@ def _doc(fn):
 def type1(measure="ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
-          resume: bool = False) -> StudyResult:
+          resume: bool = False, ties_seed: int = 0) -> StudyResult:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4)."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume)["type1"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type1"]
 
 
 @_doc
 def power(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume)["power"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["power"]
 
 
 @_doc
 def type3(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference has the wrong sign. The same
     simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume)["type3"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type3"]
 
