@@ -60,6 +60,7 @@ margin's mean is the mean of what is simulated.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import functools
 import hashlib
 import json
@@ -156,7 +157,10 @@ def r_quantile7(x, p: float) -> float:
 class SimMargin:
     """A simIReff margin: ``family``, its ``params``, ``df`` and ``aic``; the CDF tabulated at
     ``points`` (continuous: GRID + 1 points of [0, 1], linear in between; discrete: the
-    support); ``transform`` (a, b) when it is a transformed margin."""
+    support); ``transform`` (a, b) when it is a transformed margin; ``moments``: (mean,
+    variance) as simIReff computes them where those are not the tabulated CDF's own (the
+    truncated normal's and the Gaussian kernel's: R's integrals or truncnorm's formulas), else
+    None. What is sampled is always the tabulated CDF."""
 
     family: str
     params: dict
@@ -166,14 +170,22 @@ class SimMargin:
     points: np.ndarray = field(repr=False)
     cdf: np.ndarray = field(repr=False)
     transform: tuple | None = None
+    moments: tuple | None = None
+    rdata: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def mean(self) -> float:
+        """simIReff's ``$mean`` (`moments`), else the tabulated CDF's."""
+        if self.moments is not None:
+            return float(self.moments[0])
         return _mean(self.points, self.cdf, self.continuous)
 
     @property
     def variance(self) -> float:
-        """Variance of the margin (exact for its tabulated CDF: uniform within each grid cell)."""
+        """simIReff's ``$var`` (`moments`), else the tabulated CDF's (exact for it: uniform
+        within each grid cell)."""
+        if self.moments is not None:
+            return float(self.moments[1])
         if self.continuous:
             a, b = self.points[:-1], self.points[1:]
             m2 = float(np.sum(np.diff(self.cdf) * (a * a + a * b + b * b) / 3.0))
@@ -214,12 +226,21 @@ class SimMargin:
         misses by 0.1 or more).
 
         R's L-BFGS-B (`fastrisk.simulate.roptim.optim_lbfgsb`) from (a, b) = (1, 1), a, b >= 1,
-        on the squared gap of `with_beta`'s mean to the target (a discrete margin's summed in
-        R's order, as effDisc_new), ``factr = abs.tol^2 / eps``."""
+        on the squared gap of the transformed mean to the target, ``factr = abs.tol^2 / eps``:
+        for the truncated normal, beta and Gaussian-kernel margins effTransform_inner's mean,
+        R's ``integrate`` of qeff(qbeta(p, a, b)) (its variance integral too: where either
+        stops, R's optim stops; `fastrisk.simulate.rks.transformed_moments`); for the others
+        `with_beta`'s mean (a discrete margin's summed in R's order, as effDisc_new)."""
         target = float(target)
         cdf = np.clip(self.cdf, 0.0, 1.0)
+        rdata = None if self.rdata is None else self.rdata.copy()
 
         def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
+            if rdata is not None:  # effTransform_inner's mean (and variance: both can stop R)
+                from fastrisk.simulate import rks
+
+                d = rks.transformed_moments(rdata, p[0], p[1])[0] - target
+                return d * d
             new = np.maximum.accumulate(special.betainc(p[0], p[1], cdf))
             if self.continuous:
                 d = _mean(self.points, new, True) - target
@@ -253,6 +274,14 @@ def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
     return SimMargin(family, params, float(df), float(2 * df - 2 * ll), True, _edges(), cdf)
 
 
+def _with_r(m: SimMargin, moments=None) -> SimMargin:
+    """``m`` with simIReff's own moments (None: the tabulated CDF's) and the data of its quantile
+    function for effTransform's integrals (`fastrisk.simulate.rks.transformed_moments`)."""
+    from fastrisk.simulate import rks
+
+    return dataclasses.replace(m, moments=moments, rdata=rks.rdata(m.family, m.params))
+
+
 # ---------------------------------------------------------------- continuous candidates
 def _norm(x, params=None):
     """effCont_norm: normal truncated to [0, 1], ``MASS::fitdistr`` with sigma >= 0.05.
@@ -263,17 +292,18 @@ def _norm(x, params=None):
     ``sum``, from R's ``mean`` and ``sd``, by R's own L-BFGS-B (maxit 100, central-difference
     gradient); the candidate is skipped where fitdistr stops with an error ("optimization
     failed" unless optim converged, optim's own errors, or ``solve`` of its Hessian) or where
-    effCont_norm's mean / variance integrals do (`rmath.check_norm_moments`). On AP,
+    effCont_norm's mean / variance integrals do; its mean and variance are effCont_norm's
+    (`rmath.norm_moments`: those integrals, or truncnorm's formulas). On AP,
     nDCG@20 and ERR@20 the likelihood often has no finite maximum (it keeps rising as
     mu -> -inf): the fit is chaotic there and its outcome turns on the objective's last bits
     (tests/data/rnorm_fits.csv, tests/data/simireff_margins_*)."""
     if params is None:
         mu, sd, ll = rmath.fitdistr_norm(x)
-        rmath.check_norm_moments(mu, sd)  # effCont_norm's integrals fail too (R's try skips it)
         params = {"mu": mu, "sigma": sd}
     mu, sd = params["mu"], params["sigma"]
+    moments = rmath.norm_moments(mu, sd)  # where effCont_norm's integrals fail, R's try skips it
     ll = -rmath.truncnorm_nll(x, mu, sd)
-    return _cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd))
+    return _with_r(_cont("norm", params, 2, ll, special.ndtr((_edges() - mu) / sd)), moments)
 
 
 def _beta(x, params=None):
@@ -294,49 +324,33 @@ def _beta(x, params=None):
         params = {"shape1": float(res.x[0]), "shape2": float(res.x[1])}
     a, b = params["shape1"], params["shape2"]
     ll = float(stats.beta.logpdf(xc, a, b).sum())
-    return _cont("beta", params, 2, ll, special.betainc(a, b, _edges()))
+    return _with_r(_cont("beta", params, 2, ll, special.betainc(a, b, _edges())))
 
 
 def hpi(x) -> float:
-    """Two-stage direct plug-in bandwidth of a Gaussian KDE (``ks::hpi``; Wand & Jones 1995,
-    sec. 3.6), with the functionals summed exactly (no binning). In one dimension ``ks::hpi``
-    is ``KernSmooth::dpik(x, level = 2)``, whose normal-reference scale is
-    ``scalest = "minim"``: min(sd, IQR / 1.349) (R's type-7 quartiles), not the sd."""
-    x = np.asarray(x, dtype=np.float64)
-    n = len(x)
-    q1, q3 = np.quantile(x, [0.25, 0.75])
-    sd = min(float(np.std(x, ddof=1)), float(q3 - q1) / 1.349)
-    psi8 = 105.0 / (32.0 * math.sqrt(math.pi) * sd ** 9)
-    d = (x[:, None] - x[None, :]).reshape(-1)
-    rt = math.sqrt(2 * math.pi)
+    """``ks::hpi(x)``: ``KernSmooth::dpik(x, level = 2, gridsize = 401)`` as R computes it
+    (binned; `fastrisk.simulate.rks.dpik`)."""
+    from fastrisk.simulate import rks
 
-    def psi(r, g):
-        z = d / g
-        he = z ** 6 - 15 * z ** 4 + 45 * z ** 2 - 15 if r == 6 else z ** 4 - 6 * z ** 2 + 3
-        return float(np.sum(he * np.exp(-0.5 * z * z) / rt)) / (n * n * g ** (r + 1))
-
-    g1 = (30.0 / (rt * psi8 * n)) ** (1 / 9)
-    psi6 = psi(6, g1)
-    g2 = (-6.0 / (rt * psi6 * n)) ** (1 / 7)
-    psi4 = psi(4, g2)
-    return float((1.0 / (2 * math.sqrt(math.pi) * psi4 * n)) ** 0.2)
+    return rks.dpik(x)
 
 
 def _nks(x, params=None):
-    """effCont_nks: Gaussian KDE (bandwidth ks::hpi) truncated to [0, 1]."""
-    h = hpi(x) if params is None else params["h"]
-    if not (np.isfinite(h) and h > 0):
-        raise ValueError("no plug-in bandwidth")
-    z = special.ndtr((1 - x) / h) - special.ndtr(-x / h)
-    mass = float(z.mean())
-    fx = stats.norm.pdf(x[:, None], x[None, :], h).mean(axis=1)
-    ll = float(np.log(fx / mass).sum())
-    df = float(np.mean(stats.norm.pdf(0.0, 0.0, h) / fx))
-    e = _edges()
-    cdf = np.empty_like(e)
-    for s in range(0, len(e), 1024):
-        cdf[s:s + 1024] = (special.ndtr((e[s:s + 1024, None] - x) / h) - special.ndtr(-x / h)).mean(axis=1)
-    return _cont("nks", {"h": float(h)}, df, ll, cdf)
+    """effCont_nks: ``ks::kde`` (bandwidth ``ks::hpi``) truncated to [0, 1], as R computes it
+    (`fastrisk.simulate.rks`: ks's binned grid estimate, ``dkde`` / ``pkde`` / ``qkde``, R's
+    ``integrate``; ValueError where R stops). The tabulated CDF is the one R draws from (the
+    inverse of simIReff's truncated ``qkde``: linear between ks's grid points); its atoms at 0
+    and 1 (the ``cap`` of the quantile, ~1e-4 and ~1e-6) are spread over the first and last
+    grid cells (F(0) = 0 and F(1) = 1, as every tabulated margin), which moves the mean by
+    < 1e-7. Its ``mean`` and ``variance`` (`SimMargin.moments`) are simIReff's: R's integrals
+    of the truncated qkde (``effContMean`` / ``effContVar``), which are up to 1.3e-4 / 5e-4
+    off those of what R samples (``integrate``'s error on a piecewise-linear integrand)."""
+    from fastrisk.simulate import rks
+
+    k = rks.KsMargin(x, None if params is None else params["h"])
+    cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
+    cdf[0], cdf[-1] = 0.0, 1.0
+    return SimMargin("nks", {"h": k.h}, k.df, k.aic, True, _edges(), cdf, None, (k.mean, k.var), k.rdata())
 
 
 def _bks(x, params=None):

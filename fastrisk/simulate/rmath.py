@@ -35,6 +35,8 @@ from fastrisk._kernels.rmath import r_pnorm
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 _LN_SQRT_2PI = 0.918938533204672741780329736406  # log(sqrt(2 pi)), Rmath.h
+_1_SQRT_2PI = 0.398942280401432677939946059934  # M_1_SQRT_2PI
+_DNORM_CUT = math.sqrt(-2 * math.log(2) * (-1021 + 1 - 53))  # dnorm4's underflow bound
 
 
 def _ldsum(v) -> float:
@@ -177,15 +179,60 @@ def _r_integrate01(f, abs_tol: float, subdivisions: int) -> float:
     return res[0]
 
 
-def check_norm_moments(mu: float, sigma: float) -> None:
-    """The step after the fit in simIReff's ``effCont_norm``: when [0, 1] is not within
-    mu -+ 6 sigma, the margin's mean and variance are integrals of truncnorm's quantile function
-    (``effContMean`` / ``effContVar``: ``integrate`` with abs.tol 1e-6 and 1,000 subdivisions),
-    which stop with an error where the quantile function is a staircase (Phi(1) - Phi(0)
-    cancels as mu -> -inf): ValueError there, as R fails."""
+def r_dnorm(x, sd: float = 1.0) -> np.ndarray:
+    """R 4.2's ``dnorm(x, 0, sd)`` (``dnorm4``): exp(-z^2 / 2) below |z| = 5, beyond it the
+    exponent split at 2^-16 for accuracy, 0 where it underflows."""
+    z = np.abs(np.atleast_1d(np.asarray(x, dtype=np.float64)) / sd)
+    out = np.empty_like(z)
+    for i, v in enumerate(z.tolist()):
+        if v < 5:
+            out[i] = _1_SQRT_2PI * math.exp(-0.5 * v * v) / sd
+        elif v > _DNORM_CUT:
+            out[i] = 0.0
+        else:
+            x1 = math.ldexp(float(np.rint(math.ldexp(v, 16))), -16)
+            x2 = v - x1
+            out[i] = _1_SQRT_2PI / sd * (math.exp(-0.5 * x1 * x1) * math.exp((-0.5 * x2 - x1) * x2))
+    return out
+
+
+def _left_mean_var(a: float, mu: float, sigma: float) -> tuple[float, float]:
+    """truncnorm's e_lefttruncnorm and v_lefttruncnorm (truncated below at a)."""
+    al = (a - mu) / sigma
+    phi, up = float(r_dnorm([al])[0]), _rm.pnorm(-al)
+    lam = phi / (1.0 - _rm.pnorm(al))
+    return mu + sigma * (phi / up), sigma * sigma * (1.0 - lam * (lam - al))
+
+
+def norm_moments(mu: float, sigma: float) -> tuple[float, float]:
+    """simIReff's ``effCont_norm`` mean and variance: when [0, 1] is not within mu -+ 6 sigma,
+    integrals of truncnorm's quantile function (``effContMean`` / ``effContVar``: ``integrate``
+    with abs.tol 1e-6 and 1,000 subdivisions; they stop with an error where the quantile
+    function is a staircase, Phi(1) - Phi(0) cancelling as mu -> -inf: ValueError, as R
+    fails), else truncnorm 1.0-8's ``etruncnorm`` / ``vtruncnorm`` (the variance by Foulley's
+    (2000) three-part mixture decomposition), their formulas in linear rather than log space
+    (~1e-16 apart)."""
     if 0 < mu - 6.0 * sigma or 1 > mu + 6.0 * sigma:
-        _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma), 1e-6, 1000)
-        _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma) ** 2, 1e-6, 1000)
+        e = _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma), 1e-6, 1000)
+        m2 = _r_integrate01(lambda p: _rm.qtruncnorm(p, 0.0, 1.0, mu, sigma) ** 2, 1e-6, 1000)
+        return e, m2 - e * e
+    al, be = -mu / sigma, (1.0 - mu) / sigma
+    phi_a, phi_b = (float(v) for v in r_dnorm([al, be]))
+    cdf_a, cdf_b = _rm.pnorm(al), _rm.pnorm(be)
+    e2 = mu + sigma * (phi_a - phi_b) / (cdf_b - cdf_a)
+    e1 = mu - sigma * (phi_a / cdf_a)  # e_righttruncnorm(0)
+    v1 = _left_mean_var(-0.0, -mu, sigma)[1]  # v_righttruncnorm(0) = v_lefttruncnorm(-0, -mu)
+    e3, v3 = _left_mean_var(1.0, mu, sigma)
+    pi1, pi2, pi3 = cdf_a, cdf_b - cdf_a, _rm.pnorm(-be)
+    c1 = pi1 * (v1 + (e1 - mu) * (e1 - mu))
+    c3 = pi3 * (v3 + (e3 - mu) * (e3 - mu))
+    return e2, (sigma * sigma - c1 - c3) / pi2 - (e2 - mu) * (e2 - mu)
+
+
+def check_norm_moments(mu: float, sigma: float) -> None:
+    """The step after the fit in simIReff's ``effCont_norm`` (`norm_moments`): ValueError where
+    its integrals stop with an error in R."""
+    norm_moments(mu, sigma)
 
 
 def fitdistr_norm(x, lower_sigma: float = 0.05):
