@@ -78,7 +78,7 @@ from fastrisk.simulate import rmath
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 6
+FIT_VERSION = 7
 #: Intervals of the tabulated CDF of a continuous margin.
 GRID = 4096
 #: Tolerance of effTransform (simIReff's ``abs.tol``).
