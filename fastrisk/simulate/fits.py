@@ -16,8 +16,9 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   skipped where R's fit or its mean / variance integrals fail, see `_norm`), the beta (``effCont_beta``: scores
   capped to [1e-6, 1 - 1e-6], MLE with shapes >= 1), a Gaussian kernel density truncated to
   [0, 1] (``effCont_nks``: ``ks::kde`` with its plug-in bandwidth ``ks::hpi`` = ``KernSmooth::dpik``, scale
-  min(sd, IQR / 1.349), effective df
-  mean(phi_h(0) / fhat(x_i))) and Chen's beta-kernel density (``effCont_bks``: ``bde``
+  min(sd, IQR / 1.349), both binned on ks's grids and convolved by R's own FFT, then ks's
+  ``dkde`` / ``pkde`` / ``qkde`` truncated by ``effContTrunc``, as R computes them
+  (`fastrisk.simulate.rks`); effective df mean(phi_h(0) / fhat(x_i))) and Chen's beta-kernel density (``effCont_bks``: ``bde``
   ``betakernel`` with its default bandwidth b = n^(-2/5), normalised to integrate to 1,
   df mean(K_b(x_i; x_i) / fhat(x_i))); the discrete ones are the beta-binomial over the
   support index (``effDisc_bbinom``: MLE with shapes >= 1, df 2) and the discrete kernel
@@ -31,7 +32,9 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
 - effect sizes (`SimMargin.transformed`): simIReff ``R/effTransform.R``: the new CDF
   is the Beta(a, b) CDF of the old one (cummax), a, b >= 1, found by R's
   ``optim(c(1, 1), method = "L-BFGS-B", lower = c(1, 1))`` on the squared distance to the
-  target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5); R's optimizer failing (code
+  target mean (``factr = abs.tol^2 / eps``, abs.tol = 1e-5; the transformed mean of a
+  continuous margin is ``effTransform_inner``'s, R's ``integrate`` of qeff(qbeta(p, a, b)),
+  `fastrisk.simulate.rks.transformed_moments`); R's optimizer failing (code
   52: the iterate reaches the target before the relative-reduction test fires and the next
   line search finds no decrease in the rounding noise, ~9 % of the study's P@10 pairs)
   stops effTransform, and the study skips the pair. We run R's optimizer as R does
@@ -39,7 +42,8 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   search whose mean misses the target by more than 0.01 (a target out of reach, where
   effTransform would return the margin as the search stalled) is a failure too;
 - copulas (`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
-  runs (i, j), i < j, then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
+  runs (i, j), i < j (the study's draw of those ties, on forked workers, cannot be repeated;
+  ours is seeded from the scores and ``ties_seed``, `ties_base_seed`), then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
   (VineCopula, ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/BiCop.R``): the independence
   copula and every family of ``posfams`` (empirical Kendall's tau > 0) or ``negfams`` (< 0)
   with their rotations -- Gaussian, t, Clayton, Gumbel, Frank, Joe, BB1, BB6, BB7, BB8 and
@@ -53,8 +57,10 @@ study", and ``julian-urbano/simIReff``, "simIReff"):
   Gumbel > 50, Frank |theta| > 35, Joe > 30, i.e. |tau| > 0.93) are capped there.
 
 Continuous margins are tabulated: the CDF at ``GRID + 1`` equally spaced points of [0, 1],
-linear in between (mean and sampling are exact for that representation), so a transformed
-margin's mean is the mean of what is simulated.
+linear in between (sampling is exact for that representation); a margin's ``mean`` and
+``variance`` are simIReff's (``$mean``, ``$var``: for the truncated normal and the Gaussian
+kernel R's integrals, `SimMargin.moments`), which choose the H1 pairs and targets as in the
+study.
 """
 
 from __future__ import annotations
