@@ -63,17 +63,30 @@ def test_copula_families_and_bounds_are_vinecopulas():
     assert fits._bounds("clayton", 0.5) == ((1e-4, 28.0),)
 
 
-@pytest.mark.parametrize("code,rot,psi", [(104, 0, (0.4, 1.0)), (204, 0, (1.0, 0.4)), (114, 180, (0.4, 1.0)),
-                                          (124, 90, (0.4, 1.0)), (234, 270, (1.0, 0.4))])
-def test_tawn_types_are_vinecopulas(code, rot, psi):
+@pytest.mark.parametrize("code", [104, 114, 124, 134, 204, 214, 224, 234])
+def test_tawn_types_are_vinecopulas(code):
+    """Every rotation of both Tawn types: pyvinecopulib's density is VineCopula's (``LL_mod2``)
+    and so is the h-function that BiCopSim inverts (``Hfunc1``, u2 given u1), so a pair is
+    simulated with VineCopula's law."""
     rng = np.random.default_rng(code)
     u = rng.uniform(0.05, 0.95, size=(20, 2))
-    cop = fits.bicop({"family": "tawn", "rotation": rot, "parameters": fits._params("tawn", code // 100, (3.0, 0.4))
+    u1, u2 = u[:, 0], u[:, 1]
+    family, rot, ttype = fits.VC_FAMILIES[code]
+    assert family == "tawn" and ttype == code // 100 and rot == {0: 0, 1: 180, 2: 90, 3: 270}[code % 100 // 10]
+    psi = (0.4, 1.0) if ttype == 1 else (1.0, 0.4)
+    cop = fits.bicop({"family": "tawn", "rotation": rot, "parameters": fits._params("tawn", ttype, (3.0, 0.4))
                       .reshape(-1).tolist()})
-    # VineCopula's LL_mod2: 114 is c(1 - u, 1 - v), 124 is c104(v, 1 - u), 134 / 234 c(1 - v, u)
-    a, b = {0: (u[:, 0], u[:, 1]), 180: (1 - u[:, 0], 1 - u[:, 1]), 90: (u[:, 1], 1 - u[:, 0]),
-            270: (1 - u[:, 1], u[:, 0])}[rot]
+    # LL_mod2: 114 is c(1 - u, 1 - v), 124 / 224 c(v, 1 - u), 134 / 234 c(1 - v, u)
+    a, b = {0: (u1, u2), 180: (1 - u1, 1 - u2), 90: (u2, 1 - u1), 270: (1 - u2, u1)}[rot]
     assert cop.pdf(u) == pytest.approx(ref.tawn_pdf(a, b, 3.0, *psi), rel=1e-5)
+    # Hfunc1: 114 is 1 - h(1 - u, 1 - v); 124 / 224 h(1 - u, v) and 134 / 234 1 - h(u, 1 - v) with
+    # the two psi swapped (C(a, b; psi1, psi2) = C(b, a; psi2, psi1): the same law)
+    q = psi[::-1]
+    h = {0: lambda: ref.tawn_h1(u1, u2, 3.0, *psi), 180: lambda: 1 - ref.tawn_h1(1 - u1, 1 - u2, 3.0, *psi),
+         90: lambda: ref.tawn_h1(1 - u1, u2, 3.0, *q), 270: lambda: 1 - ref.tawn_h1(u1, 1 - u2, 3.0, *q)}[rot]()
+    np.testing.assert_allclose(cop.hfunc1(u), h, atol=1e-6)
+    w = rng.uniform(size=20)
+    np.testing.assert_allclose(cop.hfunc1(np.column_stack([u1, cop.hinv1(np.column_stack([u1, w]))])), w, atol=1e-6)
 
 
 def test_a_tawn_fit_recovers_its_parameters_and_is_selected():

@@ -95,17 +95,28 @@ def flips(d, seed, k, B):
     return ge, ab
 
 
+def tawn_cdf(u, v, theta, psi1, psi2):
+    """VineCopula's Tawn copula CDF (``src/evCopula.c``: C(u, v) = (uv)^A(w), w = log v /
+    log uv, A(t) = (1 - psi1)(1 - t) + (1 - psi2) t + ((psi2 t)^theta + (psi1 (1 - t))^theta)^(1 /
+    theta)). VineCopula's family 104 has psi2 = 1 (``TawnPDF(u, v, theta, par2, 1)``), 204 has
+    psi1 = 1."""
+    t = np.log(v) / np.log(u * v)
+    A = (1 - psi1) * (1 - t) + (1 - psi2) * t + ((psi2 * t) ** theta + (psi1 * (1 - t)) ** theta) ** (1 / theta)
+    return (u * v) ** A
+
+
 def tawn_pdf(u, v, theta, psi1, psi2, h=1e-5):
-    """Density of VineCopula's Tawn copula (``src/evCopula.c``: C(u, v) = (uv)^A(w),
-    w = log v / log uv, A(t) = (1 - psi1)(1 - t) + (1 - psi2) t + ((psi2 t)^theta +
-    (psi1 (1 - t))^theta)^(1 / theta)) by central differences of the CDF. VineCopula's
-    family 104 has psi2 = 1 (``TawnPDF(u, v, theta, par2, 1)``), 204 has psi1 = 1."""
+    """Density of `tawn_cdf` by central differences."""
     def cdf(a, b):
-        t = np.log(b) / np.log(a * b)
-        A = (1 - psi1) * (1 - t) + (1 - psi2) * t + ((psi2 * t) ** theta + (psi1 * (1 - t)) ** theta) ** (1 / theta)
-        return (a * b) ** A
+        return tawn_cdf(a, b, theta, psi1, psi2)
 
     return (cdf(u + h, v + h) - cdf(u + h, v - h) - cdf(u - h, v + h) + cdf(u - h, v - h)) / (4 * h * h)
+
+
+def tawn_h1(u, v, theta, psi1, psi2, h=1e-6):
+    """dC(u, v) / du of `tawn_cdf` (VineCopula's ``Hfunc1``, P(V <= v | U = u)) by central
+    differences."""
+    return (tawn_cdf(u + h, v, theta, psi1, psi2) - tawn_cdf(u - h, v, theta, psi1, psi2)) / (2 * h)
 
 
 def copula_loglik_grid(cop, u, grid):
