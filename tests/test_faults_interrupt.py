@@ -94,6 +94,14 @@ def test_a_deferred_ctrl_c_reaches_a_loop_of_kernel_calls_within_one_call(tmp_pa
     assert label == "calls after the signal" and int(n) <= 2, (label, n)
 
 
+#: A process started with SIGINT ignored (nohup, a background job of a shell without job
+#: control) keeps it ignored: fastrisk does not take over a signal its caller chose to ignore
+#: (`_interrupt.install`), so the handler's own tests cannot run there.
+needs_sigint = pytest.mark.skipif(signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+                                  reason="SIGINT is ignored in this process (started under nohup or in the background)")
+
+
+@needs_sigint
 def test_a_polling_kernel_stops_early_and_the_call_raises_keyboard_interrupt():
     from fastrisk._kernels import tables as k
 
@@ -108,6 +116,7 @@ def test_a_polling_kernel_stops_early_and_the_call_raises_keyboard_interrupt():
     assert sd.any()
 
 
+@needs_sigint
 def test_the_handler_defers_inside_numba_and_raises_elsewhere():
     import numba.core.serialize as ser
 
@@ -118,6 +127,15 @@ def test_the_handler_defers_inside_numba_and_raises_elsewhere():
     assert not _interrupt._in_numba(sys._getframe())
     with pytest.raises(KeyboardInterrupt):
         _interrupt._on_sigint(signal.SIGINT, sys._getframe())
+
+
+def test_an_ignored_sigint_stays_ignored():
+    """Under nohup (SIGINT ignored from the start) the kernels do not take the signal over."""
+    code = ("import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "import fastrisk._kernels.tables, fastrisk._kernels._interrupt as i; "
+            "assert i.install() is False; "
+            "assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
 def test_stoppable_outside_the_main_thread_gives_a_private_flag():
