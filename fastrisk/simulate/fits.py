@@ -81,7 +81,8 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from fastrisk.errors import InputError
-from fastrisk.simulate import rmath
+from fastrisk.simulate import rks, rmath
+from fastrisk.simulate.rmath import r_quantile7
 from fastrisk.simulate.roptim import EPS, optim_lbfgsb
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -144,19 +145,6 @@ def r_col_means(V) -> np.ndarray:
     (adhoc8_p10 run25: 0.18999999999999997 against R's 0.19)."""
     X = np.asarray(V, dtype=np.longdouble)
     return (np.cumsum(X, axis=-1)[..., -1] / X.shape[-1]).astype(np.float64)
-
-
-def r_quantile7(x, p: float) -> float:
-    """R's ``quantile(x, p)`` (type 7): (1 - h) x[lo] + h x[hi], interpolated only when the two
-    order statistics differ."""
-    x = np.sort(np.asarray(x, dtype=np.float64))
-    index = 1 + (len(x) - 1) * p
-    lo, hi = math.floor(index), math.ceil(index)
-    q = x[lo - 1]
-    h = index - lo
-    if index > lo and x[hi - 1] != q:
-        q = (1 - h) * q + h * x[hi - 1]
-    return float(q)
 
 
 # ================================================================== margins
@@ -244,8 +232,6 @@ class SimMargin:
 
         def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
             if rdata is not None:  # effTransform_inner's mean (and variance: both can stop R)
-                from fastrisk.simulate import rks
-
                 d = rks.transformed_moments(rdata, p[0], p[1])[0] - target
                 return d * d
             new = np.maximum.accumulate(special.betainc(p[0], p[1], cdf))
@@ -284,8 +270,6 @@ def _cont(family, params, df, ll, cdf_edges) -> SimMargin:
 def _with_r(m: SimMargin, moments=None) -> SimMargin:
     """``m`` with simIReff's own moments (None: the tabulated CDF's) and the data of its quantile
     function for effTransform's integrals (`fastrisk.simulate.rks.transformed_moments`)."""
-    from fastrisk.simulate import rks
-
     return dataclasses.replace(m, moments=moments, rdata=rks.rdata(m.family, m.params))
 
 
@@ -337,8 +321,6 @@ def _beta(x, params=None):
 def hpi(x) -> float:
     """``ks::hpi(x)``: ``KernSmooth::dpik(x, level = 2, gridsize = 401)`` as R computes it
     (binned; `fastrisk.simulate.rks.dpik`)."""
-    from fastrisk.simulate import rks
-
     return rks.dpik(x)
 
 
@@ -352,8 +334,6 @@ def _nks(x, params=None):
     < 1e-7. Its ``mean`` and ``variance`` (`SimMargin.moments`) are simIReff's: R's integrals
     of the truncated qkde (``effContMean`` / ``effContVar``), which are up to 1.3e-4 / 5e-4
     off those of what R samples (``integrate``'s error on a piecewise-linear integrand)."""
-    from fastrisk.simulate import rks
-
     k = rks.KsMargin(x, None if params is None else params["h"])
     cdf = np.maximum.accumulate(k.sampled_cdf(_edges()))
     cdf[0], cdf[-1] = 0.0, 1.0

@@ -54,8 +54,7 @@ import numpy as np
 from scipy import LowLevelCallable
 
 from fastrisk._kernels import rks as _k
-from fastrisk.simulate.fits import r_quantile7
-from fastrisk.simulate.rmath import _ldsum, _r_integrate01, r_dnorm, r_mean, r_sd
+from fastrisk.simulate.rmath import _ldsum, _r_integrate01, r_dnorm, r_mean, r_quantile7, r_sd
 
 #: ``default.gridsize(1)`` / ``default.bgridsize(1)``: points of ks's (and dpik's) grids.
 GRIDSIZE = 401

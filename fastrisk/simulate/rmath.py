@@ -248,3 +248,16 @@ def fitdistr_norm(x, lower_sigma: float = 0.05):
         raise ValueError("optimization failed")
     r_solve2(r_optimhess(fn, list(res.par)))
     return res.par[0], res.par[1], -res.value
+
+
+def r_quantile7(x, p: float) -> float:
+    """R's ``quantile(x, p)`` (type 7): (1 - h) x[lo] + h x[hi], interpolated only when the two
+    order statistics differ."""
+    x = np.sort(np.asarray(x, dtype=np.float64))
+    index = 1 + (len(x) - 1) * p
+    lo, hi = math.floor(index), math.ceil(index)
+    q = x[lo - 1]
+    h = index - lo
+    if index > lo and x[hi - 1] != q:
+        q = (1 - h) * q + h * x[hi - 1]
+    return float(q)
