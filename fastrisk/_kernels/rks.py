@@ -344,6 +344,16 @@ def _qkde_trunc(u, f0, f1, m, pts, cum):
     return min(1.0, max(0.0, q))
 
 
+@njit
+def qkde_trunc(u, f0, f1, pts, cum):
+    """`_qkde_trunc` at every probability of ``u`` (ks's grid ``pts``, qkde's probabilities
+    ``cum`` there)."""
+    out = np.empty(len(u))
+    for k in range(len(u)):
+        out[k] = _qkde_trunc(u[k], f0, f1, len(pts), pts, cum)
+    return out
+
+
 @functools.cache
 def transformed_quantile():
     """The C callback qfun(p)^power for scipy's quad (a LowLevelCallable, data in ``user``),

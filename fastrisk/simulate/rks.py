@@ -24,7 +24,7 @@ KernSmooth 2.23-20's R code and ``src/linbin.f``); each step in R's order of ope
   its share: ks's arithmetic, kept), 0 below the grid, 1 at or above its end, capped at 1
   (`pkde`);
 - ``qkde``: ``pkde`` at the grid points, ``findInterval``, linear interpolation between grid
-  points (R stops where those probabilities are not sorted) (`qkde`);
+  points (R stops where those probabilities are not sorted) (`qkde_table`, the kernel's `qkde_trunc`);
 - simIReff: F01 = pkde(c(0, 1)); truncated density dkde(x) / (F1 - F0); truncated quantile
   cap(qkde(p (F1 - F0) + F0), 0, 1); df = mean(dnorm(0, sd = h) / dkde(x)); logLik =
   sum(log(truncated density)); E and Var by ``integrate`` (abs.tol 1e-6, 500 subdivisions).
@@ -239,24 +239,6 @@ def qkde_table(pts, est) -> np.ndarray:
     return c
 
 
-def qkde(p, pts, cum) -> np.ndarray:
-    """``ks::qkde`` given `qkde_table`'s probabilities ``cum``."""
-    p = np.atleast_1d(np.asarray(p, dtype=np.float64))
-    m = len(pts)
-    ind = np.searchsorted(cum, p, side="right")
-    out = np.empty(len(p))
-    for k, (v, i) in enumerate(zip(p.tolist(), ind.tolist())):
-        if i == 0:
-            out[k] = pts[0]
-        elif i >= m:
-            out[k] = pts[-1]
-        else:
-            p1, p2 = cum[i - 1], cum[i]
-            alpha = (v - p2) / (p1 - p2)
-            out[k] = pts[i - 1] * alpha + pts[i] * (1 - alpha)
-    return out
-
-
 class KsMargin:
     """``effCont_nks(x)``: ks's grid estimate for bandwidth ``h`` (`dpik` when None), truncated
     to [0, 1] as simIReff's ``effContTrunc``; ``df``, ``loglik``, ``aic``, ``mean``, ``var``
@@ -298,7 +280,7 @@ class KsMargin:
     def quantile(self, p) -> np.ndarray:
         """effContTrunc's ``tq``: cap(qkde(p (F1 - F0) + F0), 0, 1)."""
         p = np.atleast_1d(np.asarray(p, dtype=np.float64))
-        return np.clip(qkde(p * (self.f1 - self.f0) + self.f0, self.pts, self.cum), 0.0, 1.0)
+        return _k.qkde_trunc(p, self.f0, self.f1, self.pts, self.cum)
 
     def sampled_cdf(self, q) -> np.ndarray:
         """The CDF whose inverse is `quantile` (what R draws from: ``qeff`` = ``tq``): qkde's
