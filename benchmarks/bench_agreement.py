@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from fastrisk.agreement import friedman, kendall_tau_matrix, rbo_many, rbo_matrix
+from fastrisk.measures.agreement import friedman, kendall_tau_matrix, rbo_many, rbo_matrix
 
 try:
     from rbo import RankingSimilarity

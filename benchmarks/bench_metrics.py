@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fastrisk.metrics import evaluate
-from fastrisk.runs import Qrels, read_runs
+from fastrisk.data.runs import Qrels, read_runs
+from fastrisk.measures.metrics import evaluate
 
 BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
 

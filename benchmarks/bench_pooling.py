@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fastrisk import pooling as P
 from fastrisk.bench_data.synthetic_runs import generate
+from fastrisk.measures import pooling as P
 
 MEASURE = "RBP(rel=1,p=0.8)@10"
 DEPTH = 10

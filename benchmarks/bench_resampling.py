@@ -19,9 +19,9 @@ import pytest
 from conftest import BENCH_DATA, memory_budget_ok
 from scipy import stats
 
-from fastrisk.io import read_matrix
-from fastrisk.multiple import tukey_hsd
-from fastrisk.resampling import bootstrap, permutation_test
+from fastrisk.data.io import read_matrix
+from fastrisk.inference.multiple import tukey_hsd
+from fastrisk.inference.resampling import bootstrap, permutation_test
 
 REPLICATES = [10_000, 100_000]
 
@@ -190,7 +190,7 @@ def test_issue20_bootstrap_side_by_side(benchmark, trec, B):
     rank = np.full((S, 1), B // 40, np.int64)
     out = np.empty((S, 1))
 
-    from fastrisk._threads import blas_threads
+    from fastrisk._runtime.threads import blas_threads
 
     def limit():  # on one thread: the floor of the work, not of a parallel launch on a busy machine
         t0 = time.perf_counter()

@@ -37,7 +37,7 @@ def cases():
 def data(request):
     name, shape = request.param
     if shape is None:
-        matrix, baseline = fastrisk.datasets.trec2012_web()
+        matrix, baseline = fastrisk.data.datasets.trec2012_web()
         _, base = fastrisk.resolve_baseline(matrix, baseline)
         return name, matrix, base
     if not memory_budget_ok(6 * shape[0] * shape[1] * 8 * len(ALPHAS)):

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from fastrisk.metrics import evaluate
-from fastrisk.runs import read_qrels, read_runs
-from fastrisk.runs import text as _trec_text
+from fastrisk.data.runs import read_qrels, read_runs
+from fastrisk.data.runs import text as _trec_text
+from fastrisk.measures.metrics import evaluate
 
 BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
 WEB = BENCH_DATA / "trec2012-web"
@@ -157,8 +157,8 @@ def test_cached_reload_and_evaluate(benchmark, tmp_path):
 _ROBUST_SCRIPT = """
 import json, resource, sys, time
 from pathlib import Path
-from fastrisk.metrics import evaluate
-from fastrisk.runs import read_qrels, read_runs
+from fastrisk.measures.metrics import evaluate
+from fastrisk.data.runs import read_qrels, read_runs
 d = Path(sys.argv[1])
 t0, c0 = time.perf_counter(), time.process_time()
 runs = read_runs(sorted(d.glob("*.run.gz")))

@@ -24,7 +24,7 @@ from conftest import memory_budget_ok
 from scipy import special, stats
 
 import fastrisk
-from fastrisk import batch
+from fastrisk.core import batch
 from fastrisk.simulate import battery, type1
 
 SIZES = {"1e5": 100_000, "1e6": 1_000_000}

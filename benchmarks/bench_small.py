@@ -16,7 +16,7 @@ from conftest import side_by_side
 from scipy import special
 
 import fastrisk
-from fastrisk._inference import t_critical
+from fastrisk._runtime.tstat import t_critical
 
 
 def numpy_scores(R, B, alphas):
@@ -42,7 +42,7 @@ def numpy_topic_risk(R, B, alphas, crit):
 
 @pytest.fixture(scope="module")
 def trec():
-    m, b = fastrisk.datasets.trec2012_web()
+    m, b = fastrisk.data.datasets.trec2012_web()
     _, base = fastrisk.resolve_baseline(m, b)
     return m, base
 

@@ -2,7 +2,7 @@
 2-worker Dask LocalCluster, against the plain loop of the same public API calls (the
 per-job overhead of the sweep machinery).
 
-The workload is a bootstrap sweep when ``fastrisk.resampling`` is available (``bootstrap``
+The workload is a bootstrap sweep when ``fastrisk.inference.resampling`` is available (``bootstrap``
 kind), else a risk sweep. Run with
 ``PYTHONPATH=$PWD python -m pytest benchmarks/bench_sweep.py --benchmark-only``.
 """
@@ -38,7 +38,7 @@ GROUP = f"{'bootstrap' if BOOTSTRAP else 'risk'} sweep, {N_JOBS} jobs"
 def _loop():
     """The same jobs as plain calls in this process (no batching, tables, checkpoints), with
     one BLAS thread as the sweep uses, so the difference is the sweep's overhead."""
-    from fastrisk._threads import blas_threads
+    from fastrisk._runtime.threads import blas_threads
 
     kind = KINDS[GRID.experiments[0].kind]
     with blas_threads(1):

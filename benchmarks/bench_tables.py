@@ -23,8 +23,8 @@ from conftest import memory_budget_ok
 from scipy import special
 
 import fastrisk
-from fastrisk._zrisk import zrisk
-from fastrisk.tables import baseline_table
+from fastrisk.core.tables import baseline_table
+from fastrisk.core.zrisk import zrisk
 
 ALPHAS = np.array([0.0, 1.0, 5.0, 10.0])
 
@@ -86,7 +86,7 @@ def _synthetic(S, c):
 
 
 def _trec49():
-    m, base = fastrisk.datasets.trec2012_web("err20")
+    m, base = fastrisk.data.datasets.trec2012_web("err20")
     return m.with_system("indriCASP", [base[t] for t in m.topics])
 
 

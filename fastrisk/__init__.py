@@ -1,7 +1,7 @@
 """fastrisk: compiled, parallel risk-sensitive evaluation of retrieval systems.
 
 >>> import fastrisk
->>> matrix, baseline = fastrisk.datasets.trec2012_web()
+>>> matrix, baseline = fastrisk.data.datasets.trec2012_web()
 >>> fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10]).to_pandas()  # doctest: +SKIP
 """
 
@@ -21,9 +21,13 @@ if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] == "fa
 
     _sys.excepthook = _interrupted_while_starting
 
-from fastrisk import batch, datasets  # noqa: E402
-from fastrisk._pca import PCAResult, pca
-from fastrisk._risk import (
+from fastrisk import _moved
+from fastrisk._version import __version__ as __version__
+from fastrisk.core import batch
+from fastrisk.core.baselines import Baseline, resolve_baseline, virtual_baseline
+from fastrisk.core.pca import PCAResult, pca
+from fastrisk.core.tables import BaselineTable, baseline_table
+from fastrisk.core.urisk import (
     AdaptiveRiskResult,
     RiskResult,
     RiskScores,
@@ -33,9 +37,34 @@ from fastrisk._risk import (
     risk_scores,
     topic_risk,
 )
-from fastrisk._version import __version__ as __version__
-from fastrisk._zrisk import ZRiskResult, zrisk
-from fastrisk.agreement import (
+from fastrisk.core.values import ValueFunction, resolve_value
+from fastrisk.core.zrisk import ZRiskResult, zrisk
+from fastrisk.data import datasets
+from fastrisk.data.io import read_matrix, read_table, write_matrix
+from fastrisk.data.matrix import ScoreMatrix
+from fastrisk.data.runs import Qrels, RunSet, read_qrels, read_runs
+from fastrisk.errors import (
+    AlphaInvariantWarning,
+    InputError,
+    ResourceError,
+    RunFileWarning,
+    TopicMismatchWarning,
+    ZeroVarianceWarning,
+)
+from fastrisk.inference.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
+from fastrisk.inference.resampling import (
+    BootstrapResult,
+    ConfidenceInterval,
+    JackknifeResult,
+    PermutationResult,
+    QQData,
+    TTestResult,
+    bootstrap,
+    jackknife,
+    permutation_test,
+    t_test,
+)
+from fastrisk.measures.agreement import (
     FriedmanResult,
     KendallTauMatrix,
     KendallTauResult,
@@ -53,20 +82,8 @@ from fastrisk.agreement import (
     rbo_many,
     rbo_matrix,
 )
-from fastrisk.baselines import Baseline, resolve_baseline, virtual_baseline
-from fastrisk.errors import (
-    AlphaInvariantWarning,
-    InputError,
-    ResourceError,
-    RunFileWarning,
-    TopicMismatchWarning,
-    ZeroVarianceWarning,
-)
-from fastrisk.io import read_matrix, read_table, write_matrix
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.metrics import Evaluation, Measure, evaluate, parse_measure
-from fastrisk.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
-from fastrisk.pooling import (
+from fastrisk.measures.metrics import Evaluation, Measure, evaluate, parse_measure
+from fastrisk.measures.pooling import (
     PoolingExperiment,
     build_pool,
     common_topic_adjustment,
@@ -75,22 +92,9 @@ from fastrisk.pooling import (
     pooling_experiment,
     score_against_pool,
 )
-from fastrisk.resampling import (
-    BootstrapResult,
-    ConfidenceInterval,
-    JackknifeResult,
-    PermutationResult,
-    QQData,
-    TTestResult,
-    bootstrap,
-    jackknife,
-    permutation_test,
-    t_test,
-)
-from fastrisk.runs import Qrels, RunSet, read_qrels, read_runs
 from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind
-from fastrisk.tables import BaselineTable, baseline_table
-from fastrisk.values import ValueFunction, resolve_value
+
+_moved.install()
 
 __all__ = [
     "AlphaInvariantWarning",

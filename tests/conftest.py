@@ -37,6 +37,6 @@ def web2012():
 @pytest.fixture(scope="session")
 def trec():
     """(matrix, indriCASP baseline) of the bundled TREC 2012 Web ERR@20 data."""
-    from fastrisk.datasets import trec2012_web
+    from fastrisk.data.datasets import trec2012_web
 
     return trec2012_web("err20")

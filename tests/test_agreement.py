@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference.agreement import kendall_tau_b
 
-from fastrisk.agreement import (
+from fastrisk.errors import InputError
+from fastrisk.measures.agreement import (
     friedman,
     kendall_tau,
     kendall_tau_matrix,
@@ -21,7 +22,6 @@ from fastrisk.agreement import (
     rbo,
     rbo_many,
 )
-from fastrisk.errors import InputError
 
 
 def _scipy_tau(x, y):

@@ -1,5 +1,5 @@
 """The API contract, checked on every public name, so a new function cannot skip it: numpydoc
-``Parameters``/``Returns``, options keyword-only, results are :class:`~fastrisk._results.Result`
+``Parameters``/``Returns``, options keyword-only, results are :class:`~fastrisk.data.results.Result`
 objects (long form, notebook view) whose arrays declare their axes in the one order."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import fastrisk
-from fastrisk import batch
-from fastrisk._results import Result
+from fastrisk.core import batch
+from fastrisk.data.results import Result
 from fastrisk.errors import InputError
 
 PUBLIC = [(fastrisk, n) for n in fastrisk.__all__] + [(batch, n) for n in batch.__all__]

@@ -18,3 +18,70 @@ def test_import_contracts_are_kept():
     proc = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "0 broken" in proc.stdout
+
+
+def _function_level_imports(tree):
+    """(line, module) of every import of fastrisk below module level (in a function, a class or
+    an ``if TYPE_CHECKING`` block)."""
+    import ast
+
+    found = []
+    for node in ast.walk(tree):
+        if node in tree.body or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        if isinstance(node, ast.ImportFrom) and node.level:
+            names = ["fastrisk (relative)"]
+        found += [(node.lineno, n) for n in names if n == "fastrisk" or n.startswith("fastrisk")]
+    return found
+
+
+def test_every_internal_function_level_import_says_why():
+    """ARCHITECTURE.md: an import of fastrisk inside a function is never a way around a cycle;
+    where one is needed (type checkers only, a CLI command's work kept out of ``--help``), its
+    line carries the reason."""
+    import ast
+
+    bare = []
+    for path in sorted((ROOT / "fastrisk").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for lineno, module in _function_level_imports(ast.parse("\n".join(lines))):
+            if "#" not in lines[lineno - 1]:
+                bare.append(f"{path.relative_to(ROOT)}:{lineno} imports {module}")
+    assert not bare, "function-level imports of fastrisk without a reason comment:\n" + "\n".join(bare)
+
+
+def test_the_check_finds_a_bare_function_level_import():
+    import ast
+
+    tree = ast.parse("import os\n\ndef f():\n    from fastrisk.core import tables\n    return tables\n")
+    assert _function_level_imports(tree) == [(4, "fastrisk.core")]
+
+
+def test_the_top_level_reads_as_the_layers():
+    """The package's top level holds the layers' folders; the only modules there are the package
+    itself, ``python -m fastrisk``, the public errors, the version and the old paths' finder."""
+    flat = sorted(p.name for p in (ROOT / "fastrisk").glob("*.py"))
+    assert flat == ["__init__.py", "__main__.py", "_moved.py", "_version.py", "errors.py"]
+
+
+def test_the_old_public_paths_load_the_moved_modules():
+    """``import fastrisk.plot``, ``from fastrisk.tables import baseline_table``, ... keep working:
+    the same module object as its new path, loaded without importing matplotlib at ``import
+    fastrisk`` (checked in a fresh interpreter)."""
+    import sys
+
+    code = (
+        "import importlib, sys, fastrisk\n"
+        "from fastrisk._moved import MOVED\n"
+        "assert 'matplotlib' not in sys.modules\n"
+        "for old, new in MOVED.items():\n"
+        "    assert importlib.import_module(old) is importlib.import_module(new), old\n"
+        "from fastrisk.runs.text import read_text_bytes\n"
+        "import fastrisk.tables, fastrisk.runs.text\n"
+        "assert fastrisk.tables.baseline_table is fastrisk.baseline_table\n"
+        "assert fastrisk.runs.text is sys.modules['fastrisk.data.runs.text']\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]

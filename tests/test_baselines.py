@@ -62,7 +62,7 @@ def test_system_named_like_a_virtual_baseline_wins():
 
 
 def test_baseline_from_file_and_column(tmp_path, bench_data):
-    m, _ = fastrisk.datasets.trec2012_web()
+    m, _ = fastrisk.data.datasets.trec2012_web()
     path = bench_data / "trec2012-web" / "baseline-indriCASP.csv"
     _, base = fastrisk.resolve_baseline(m, str(path), column="err20")
     assert base.values.shape == (1, 50) and base.values.mean() == pytest.approx(0.19466, abs=5e-6)

@@ -1,4 +1,4 @@
-"""Batched risk, t, ZRisk/GeoRisk, bootstrap and permutation tests (fastrisk.batch)."""
+"""Batched risk, t, ZRisk/GeoRisk, bootstrap and permutation tests (fastrisk.core.batch)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from reference import batch as ref
 from scipy import stats
 
 import fastrisk
-from fastrisk import batch
+from fastrisk.core import batch
 from fastrisk.errors import InputError
 
 
@@ -92,7 +92,7 @@ def test_zrisk_and_georisk_match_the_reference_per_collection():
 
 
 def test_zrisk_of_one_collection_equals_fastrisk_zrisk():
-    m = fastrisk.datasets.trec_matrix("web2012_err20")
+    m = fastrisk.data.datasets.trec_matrix("web2012_err20")
     one = fastrisk.zrisk(m, alpha=[0, 5])
     res = batch.zrisk(m.values[None], alpha=[0, 5])
     expect = np.asarray(one.zrisk)
@@ -105,7 +105,7 @@ def test_bootstrap_counts_match_the_reference_streams():
     V = _stack(K=3, S=2, c=7, seed=7)
     B, seed = 200, 12345
     res = batch.bootstrap(V, 0, alpha=[0, 2], replicates=B, rng=seed, alternative="greater")
-    assert res.seed == fastrisk._random.resolve_seed(seed)
+    assert res.seed == fastrisk._runtime.rng.resolve_seed(seed)
     s = res.seed
     for k in range(3):
         for a, alpha in enumerate([0, 2]):

@@ -34,10 +34,10 @@ def test_t_test_and_zrisk_of_a_stack():
 def test_resampling_of_a_stack_is_the_batch_path():
     X = _stack()
     a = fastrisk.bootstrap(X, replicates=300, rng=3)
-    b = fastrisk.batch.bootstrap(X, 0, replicates=300, rng=3)
+    b = fastrisk.core.batch.bootstrap(X, 0, replicates=300, rng=3)
     np.testing.assert_array_equal(a.pvalue, b.pvalue)
     p = fastrisk.permutation_test(X, replicates=300, rng=3)
-    np.testing.assert_array_equal(p.pvalue, fastrisk.batch.permutation_test(X, 0, replicates=300, rng=3).pvalue)
+    np.testing.assert_array_equal(p.pvalue, fastrisk.core.batch.permutation_test(X, 0, replicates=300, rng=3).pvalue)
 
 
 @pytest.mark.parametrize("call, match", [

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import fastrisk
-from fastrisk._tabular import comment_header, parse_comment_header
 from fastrisk.cli import build_parser, main
 from fastrisk.cli._output import invocation, table_metadata, write_table
+from fastrisk.data.tabular import comment_header, parse_comment_header
 from fastrisk.errors import InputError
 
 MATRIX = "trec-matrices/web2012_err20.csv"

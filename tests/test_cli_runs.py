@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fastrisk._risk import risk
 from fastrisk.cli import main
-from fastrisk.metrics import evaluate
+from fastrisk.core.urisk import risk
+from fastrisk.measures.metrics import evaluate
 
 # the byte scanner as plain Python (the NUMBA_DISABLE_JIT pass) takes minutes on the bundled runs
 pytestmark = pytest.mark.slow

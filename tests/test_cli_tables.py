@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fastrisk.cli import main
-from fastrisk.datasets import trec2012_web
+from fastrisk.data.datasets import trec2012_web
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,8 @@ def test_pca_command(capsys, bench_data):
     assert main(["pca", path, "--uncentred", "--baselines", "mean", "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert abs(json.loads(out.splitlines()[-1])["pc1"]) > 0.01  # no longer the centre
-    from fastrisk import datasets, pca
+    from fastrisk import pca
+    from fastrisk.data import datasets
 
     want = pca(datasets.trec_matrix("web2012_err20"), 2, center=False).explained_variance_ratio[0]
     assert f"PC1 {100 * want:.1f}%" in err

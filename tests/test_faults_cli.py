@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fastrisk import _atomic, cli
+from fastrisk import cli
+from fastrisk._runtime import atomic as _atomic
 from fastrisk.errors import InputError, ResourceError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -87,7 +87,7 @@ def test_did_you_mean_for_commands_options_and_measures(capsys):
         "RBP(rel=1,p=0.8)@10, nDCG(dcg='exp-log2')@20) or a trec_eval name (map, P_10, ndcg_cut_20, recip_rank, "
         "Rprec, recall_100)")
     with pytest.raises(InputError, match=r"unknown measure 'Judgd@10' \(did you mean 'Judged@10'\)"):
-        fastrisk.metrics.parse_measure("Judgd@10")
+        fastrisk.measures.metrics.parse_measure("Judgd@10")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -145,7 +145,7 @@ def test_test_features_beyond_the_training_width_are_warned(tmp_path, monkeypatc
 
 # ---------------------------------------------------------------------- truncated lists say so
 def test_a_topic_mismatch_warning_that_lists_part_of_the_topics_says_so(tmp_path):
-    from fastrisk._validation import listing
+    from fastrisk._runtime.validation import listing
 
     assert listing(range(21), 20) == ", ".join(map(str, range(20))) + ", … (21 in all)"
     assert listing(range(20), 20) == ", ".join(map(str, range(20)))

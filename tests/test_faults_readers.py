@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 import fastrisk
 from fastrisk.cli import main
+from fastrisk.data.io import read_matrix
+from fastrisk.data.runs import read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
-from fastrisk.runs import read_qrels, read_runs
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from interrupting import interrupt
 
-from fastrisk import _progress
+from fastrisk._runtime import progress as _progress
 from fastrisk.cli import main
 from fastrisk.errors import InputError, ResourceError
-from fastrisk.resampling import _engine, _scores, bootstrap, jackknife, permutation_test, procedures
+from fastrisk.inference.resampling import _engine, _scores, bootstrap, jackknife, permutation_test, procedures
 
 ROOT = Path(__file__).resolve().parent.parent
 MATRIX = ROOT / "bench_data" / "trec-matrices" / "web2012_err20.csv"
@@ -30,7 +30,7 @@ def scores():
 @pytest.fixture
 def little_memory(monkeypatch):
     """The machine has 64 MiB available, as far as the memory checks know."""
-    from fastrisk import _resources
+    from fastrisk._runtime import resources as _resources
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 64 * 2**20)
 
@@ -79,7 +79,7 @@ def test_the_jackknife_of_every_pair_beyond_memory_is_refused(little_memory):
 
 
 def test_a_chunk_of_every_pair_beyond_memory_is_refused(monkeypatch):
-    from fastrisk import _resources
+    from fastrisk._runtime import resources as _resources
 
     V = np.random.default_rng(1).random((200, 20))  # 19,900 pairs x 4 alphas: a chunk of 1,024 replicates is 622 MiB
     monkeypatch.setattr(_resources, "available_memory", lambda: 100 * 2**20)

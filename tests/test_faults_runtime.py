@@ -61,7 +61,7 @@ def test_a_corrupt_numba_cache_is_rebuilt(tmp_path, damage):
 def test_parallel_kernels_from_many_threads_under_the_workqueue_layer(tmp_path):
     code = '''
     import threading, numpy as np
-    from fastrisk.multiple import tukey_hsd
+    from fastrisk.inference.multiple import tukey_hsd
     from fastrisk._kernels._jit import threading_layer
     V = np.random.default_rng(0).random((12, 30))
     ref = tukey_hsd(V, replicates=500, rng=1).pvalue
@@ -135,7 +135,7 @@ def test_tukey_hsd_is_interruptible_from_the_cli(tmp_path):
 def test_tukey_null_is_the_same_whatever_the_chunks(monkeypatch):
     import numpy as np
 
-    from fastrisk import multiple
+    from fastrisk.inference import multiple
 
     V = np.random.default_rng(3).random((6, 25))
     whole = multiple.tukey_hsd(V, replicates=997, rng=9, threads=1)
@@ -148,9 +148,9 @@ def test_tukey_null_is_the_same_whatever_the_chunks(monkeypatch):
 def test_replicates_beyond_memory_are_refused_with_the_estimate():
     import numpy as np
 
-    from fastrisk._resources import check_memory
+    from fastrisk._runtime.resources import check_memory
     from fastrisk.errors import ResourceError
-    from fastrisk.multiple import tukey_hsd
+    from fastrisk.inference.multiple import tukey_hsd
 
     with pytest.raises(ResourceError, match=r"Tukey HSD with 1000000000000 replicates .* needs about 14\.6 TiB .*"
                                             r"use fewer replicates"):
@@ -164,7 +164,7 @@ def test_user_statistics_are_bounds_checked():
     import numba
     import numpy as np
 
-    from fastrisk._compile import compile_checked
+    from fastrisk._runtime.compile import compile_checked
     from fastrisk.errors import InputError
 
     def last_plus_one(x):
@@ -183,7 +183,7 @@ def test_user_statistics_are_bounds_checked():
 
 
 def test_the_available_memory_is_read_once_a_second_not_once_a_call(monkeypatch):
-    from fastrisk import _resources
+    from fastrisk._runtime import resources as _resources
 
     reads = []
     monkeypatch.setattr(_resources, "_read_available_memory", lambda: reads.append(1) or 123)

@@ -21,7 +21,7 @@ from fastrisk import (
     risk,
     zrisk,
 )
-from fastrisk.baselines import Baseline
+from fastrisk.core.baselines import Baseline
 from fastrisk.errors import TopicMismatchWarning
 
 BOM = "\ufeff"

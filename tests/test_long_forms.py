@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import fastrisk
-from fastrisk import datasets
-from fastrisk._results import Result
+from fastrisk.data import datasets
+from fastrisk.data.results import Result
 
 MATRIX, BASELINE = datasets.trec2012_web()
 SMALL = MATRIX.select(systems=MATRIX.systems[:6])

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from fastrisk import InputError, ScoreMatrix, read_matrix
-from fastrisk.datasets import trec_matrix
-from fastrisk.io import write_matrix
+from fastrisk.data.datasets import trec_matrix
+from fastrisk.data.io import write_matrix
 
 
 def small():

@@ -7,9 +7,9 @@ import pytest
 
 from fastrisk import evaluate, parse_measure
 from fastrisk._kernels import metrics as _km
-from fastrisk._measures import MEASURES, measure_table
 from fastrisk.errors import InputError
-from fastrisk.report import measure_definition
+from fastrisk.measures.names import MEASURES, measure_table
+from fastrisk.viz.report import measure_definition
 
 TREC_NAMES = ["map", "P_10", "P.10", "P_7", "ndcg_cut_20", "ndcg_cut.20", "recip_rank", "Rprec", "recall_100",
               "recall.5", "map_cut_10", "ndcg"]

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fastrisk.data.runs import Qrels, read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.metrics import TopicMismatchWarning, evaluate
-from fastrisk.runs import Qrels, read_qrels, read_runs
+from fastrisk.measures.metrics import TopicMismatchWarning, evaluate
 
 ir_measures = pytest.importorskip("ir_measures")
 pytest.importorskip("pytrec_eval")

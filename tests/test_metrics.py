@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import pooling as ref
 
+from fastrisk.data.io import read_matrix
+from fastrisk.data.matrix import ScoreMatrix
+from fastrisk.data.runs import Qrels, read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.metrics import TopicMismatchWarning, evaluate, parse_measure, score_matrix_values
-from fastrisk.runs import Qrels, read_qrels, read_runs
+from fastrisk.measures.metrics import TopicMismatchWarning, evaluate, parse_measure, score_matrix_values
 
 
 def test_official_gdeval_baseline_indriCASP(bench_data):

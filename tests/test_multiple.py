@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import resampling as ref
 
+from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.multiple import adjust_pvalues, tukey_hsd
+from fastrisk.inference.multiple import adjust_pvalues, tukey_hsd
 
 pvals = st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=30)
 

@@ -20,7 +20,7 @@ from fastrisk import (
     t_test,
     zrisk,
 )
-from fastrisk._numerics import negligible_se
+from fastrisk._runtime.numerics import negligible_se
 
 C = 40
 

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from reference import multibase as ref
 
-from fastrisk._pca import pca
-from fastrisk.baselines import virtual_baseline
-from fastrisk.datasets import trec2012_web
+from fastrisk.core.baselines import virtual_baseline
+from fastrisk.core.pca import pca
+from fastrisk.data.datasets import trec2012_web
 from fastrisk.errors import InputError
 
 _matrix = ref.matrix_of

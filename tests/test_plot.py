@@ -1,4 +1,4 @@
-"""Every figure of fastrisk.plot renders headless (Agg) from bundled data, and its structure
+"""Every figure of fastrisk.viz.plot renders headless (Agg) from bundled data, and its structure
 (bars, lines, labels, critical lines) is what the results say."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ matplotlib.use("Agg")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from fastrisk import plot  # noqa: E402
-from fastrisk._risk import risk, risk_scores, topic_risk  # noqa: E402
-from fastrisk.baselines import Baseline  # noqa: E402
-from fastrisk.datasets import trec2012_web  # noqa: E402
+from fastrisk.core.baselines import Baseline  # noqa: E402
+from fastrisk.core.urisk import risk, risk_scores, topic_risk  # noqa: E402
+from fastrisk.data.datasets import trec2012_web  # noqa: E402
 from fastrisk.errors import InputError, ZeroVarianceWarning  # noqa: E402
+from fastrisk.viz import plot  # noqa: E402
 
 NAMED = ["uogTrA44xi", "srchvrs12c09", "qutwb"]
 ALPHAS = [1.0, 5.0, 10.0]
@@ -49,7 +49,7 @@ def _no_show_and_close(monkeypatch):
     import matplotlib.pyplot as plt
 
     def fail(*a, **k):
-        raise AssertionError("fastrisk.plot must never call plt.show()")
+        raise AssertionError("fastrisk.viz.plot must never call plt.show()")
 
     monkeypatch.setattr(plt, "show", fail)
     yield
@@ -75,7 +75,7 @@ def _render(ax):
 
 # ---------------------------------------------------------------------- import hygiene
 def test_importing_fastrisk_does_not_import_matplotlib():
-    code = ("import sys, fastrisk, fastrisk.plot, fastrisk.report, fastrisk.cli, fastrisk.cli.report; "
+    code = ("import sys, fastrisk, fastrisk.viz.plot, fastrisk.viz.report, fastrisk.cli, fastrisk.cli.report; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -220,7 +220,7 @@ def test_urisk_distribution_sorted_from_risk_scores(data):
 
 # ---------------------------------------------------------------------- results of other modules
 def test_qq_of_bootstrap_replicates(data):
-    resampling = pytest.importorskip("fastrisk.resampling")
+    resampling = pytest.importorskip("fastrisk.inference.resampling")
     m, base = data
     sub = m.select(systems=NAMED)
     lin = resampling.bootstrap(sub, base, alpha=[0, 5], replicates=400, rng=7, keep_replicates=True)
@@ -239,7 +239,7 @@ def test_qq_of_bootstrap_replicates(data):
 
 
 def test_rbo_prefix_bars_and_residual_band(data):
-    agreement = pytest.importorskip("fastrisk.agreement")
+    agreement = pytest.importorskip("fastrisk.measures.agreement")
     m, base = data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
@@ -259,7 +259,7 @@ def test_rbo_prefix_bars_and_residual_band(data):
 
 
 def test_baseline_heatmap_marks_significant_cells(data):
-    tables = pytest.importorskip("fastrisk.tables")
+    tables = pytest.importorskip("fastrisk.core.tables")
     from scipy import stats
 
     m, _ = data
@@ -283,7 +283,7 @@ def test_baseline_heatmap_marks_significant_cells(data):
 
 @pytest.mark.slow
 def test_pooling_bias_and_mae():
-    pooling = pytest.importorskip("fastrisk.pooling")
+    pooling = pytest.importorskip("fastrisk.measures.pooling")
     try:
         from fastrisk.bench_data.synthetic_runs import generate
     except ImportError:
@@ -324,8 +324,8 @@ def test_topic_risk_bars_minus_convention_marks_losses_above(data):
 
 
 def test_pca_map_systems_highlights_and_virtual_baselines(data):
-    from fastrisk._pca import pca
-    from fastrisk.baselines import virtual_baseline
+    from fastrisk.core.baselines import virtual_baseline
+    from fastrisk.core.pca import pca
 
     m, _ = data
     res = pca(m, 2, extra=[virtual_baseline(m, k) for k in ("mean", "median", "max")])
@@ -358,7 +358,7 @@ def _legend_overlap(ax) -> float:
 
 
 def test_legends_sit_outside_the_data_area(data, trisk_result, topic_result):
-    from fastrisk.resampling import bootstrap
+    from fastrisk.inference.resampling import bootstrap
 
     m, base = data
     boot = bootstrap(m.select(systems=NAMED), base, alpha=[1, 5], replicates=200, rng=1, keep_replicates=True)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from reference import pooling as ref
 
 from fastrisk.errors import InputError
-from fastrisk.pooling import (
+from fastrisk.measures.pooling import (
     build_pool,
     common_topic_adjustment,
     leave_one_out,
@@ -240,8 +240,8 @@ def test_few_values_sort_is_a_descending_sort(grades):
 def test_strided_drivers_give_the_same_scores_on_any_number_of_threads(synthetic):
     from fastrisk._kernels._jit import run_strided
     from fastrisk._kernels.metrics import score_all, topic_norms
-    from fastrisk.metrics import parse_measure, score_matrix_values
-    from fastrisk.runs import align
+    from fastrisk.data.runs import align
+    from fastrisk.measures.metrics import parse_measure, score_matrix_values
 
     runs, qrels = synthetic
     measure = parse_measure("nDCG@10")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from reference import pooling as ref
 
 from fastrisk.errors import InputError
-from fastrisk.pooling import leave_one_out, loo_adjustment, pooling_experiment, score_against_pool
+from fastrisk.measures.pooling import leave_one_out, loo_adjustment, pooling_experiment, score_against_pool
 
 FAMILIES = [("P", 5, "P@5"), ("RBP", 6, "RBP(rel=1,p=0.8)@6"), ("nDCG", 4, "nDCG(dcg='exp-log2')@4"),
             ("ERR", 5, "ERR@5")]

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import fastrisk
-from fastrisk._publication import format_pvalue, latex_escape
+from fastrisk.data.publication import format_pvalue, latex_escape
 from fastrisk.errors import InputError
 
 SYSTEMS = ["run1", "run2", "run24", "run22", "run21", "run8"]
@@ -188,7 +188,7 @@ def test_sort_by_a_column_or_a_per_system_array(small):
 def test_infinite_values_sort_as_numbers_and_nan_rows_last():
     import warnings
 
-    from fastrisk._publication import wide_layout
+    from fastrisk.data.publication import wide_layout
     from fastrisk.errors import ZeroVarianceWarning
 
     rng = np.random.default_rng(1)

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference.agreement import rbo_min_over_tie_breaks, rbo_reference, rbo_webber_untied
 
-from fastrisk.agreement import (
+from fastrisk.errors import InputError
+from fastrisk.measures.agreement import (
     RBOResult,
     format_ranking,
     parse_ranking,
@@ -21,7 +22,6 @@ from fastrisk.agreement import (
     rbo_many,
     rbo_matrix,
 )
-from fastrisk.errors import InputError
 
 SCORES = ("ext", "min", "max", "res")
 

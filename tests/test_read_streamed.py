@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from fastrisk import ScoreMatrix
-from fastrisk import io as fio
+from fastrisk.data import io as fio
+from fastrisk.data.io import read_matrix
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
 
 HEADER = "system,topic,score\n"
 CASES = {

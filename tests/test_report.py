@@ -22,9 +22,9 @@ matplotlib.use("Agg")
 
 from fastrisk.cli import main  # noqa: E402
 from fastrisk.cli.report import write_demo_report  # noqa: E402
+from fastrisk.data.matrix import ScoreMatrix  # noqa: E402
 from fastrisk.errors import InputError  # noqa: E402
-from fastrisk.matrix import ScoreMatrix  # noqa: E402
-from fastrisk.report import write_report  # noqa: E402
+from fastrisk.viz.report import write_report  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -190,7 +190,7 @@ def test_report_screenshot_in_headless_chromium(demo_html, tmp_path):
 
 
 def test_default_highlight_spreads_the_risk_distribution_without_duplicates(tmp_path):
-    from fastrisk.report import build_report
+    from fastrisk.viz.report import build_report
 
     rng = np.random.default_rng(5)
     x = rng.uniform(size=(9, 30))

@@ -13,9 +13,9 @@ matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
 from fastrisk.cli import main  # noqa: E402
+from fastrisk.data.matrix import ScoreMatrix  # noqa: E402
 from fastrisk.errors import InputError  # noqa: E402
-from fastrisk.matrix import ScoreMatrix  # noqa: E402
-from fastrisk.report import Table, build_report, file_provenance, measure_definition, pvalue_text, write_report  # noqa: E402
+from fastrisk.viz.report import Table, build_report, file_provenance, measure_definition, pvalue_text, write_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_measure_definition_in_the_header(matrix):
 
 def test_pdf_has_the_tables(matrix, tmp_path):
     sections, _, _ = build_report(matrix, "base", alpha=[0, 1])
-    from fastrisk.report import PDF_TABLE_ROWS
+    from fastrisk.viz.report import PDF_TABLE_ROWS
 
     n_tables = sum(max(1, -(-len(t.rows) // PDF_TABLE_ROWS)) for s in sections for t in s.tables)
     assert n_tables >= 5
@@ -81,7 +81,7 @@ def test_pdf_has_the_tables(matrix, tmp_path):
 
 
 def test_long_tables_span_pages():
-    from fastrisk.report import PDF_TABLE_ROWS, _table_pages
+    from fastrisk.viz.report import PDF_TABLE_ROWS, _table_pages
 
     rows = [[f"s{i}", float(i), pvalue_text(1e-9)] for i in range(PDF_TABLE_ROWS * 2 + 1)]
     table = Table("t", ["system", "x", "p"], rows, None, [False, True, True])
@@ -124,7 +124,7 @@ def test_cli_report_on_a_directory_of_runs(bench_data, tmp_path, capsys):
 
 
 def test_pdf_cover_text_of_a_directory():
-    from fastrisk.report import _plain
+    from fastrisk.viz.report import _plain
 
     html_value = ("<code>runs</code> — directory of 1 files, 3 bytes, SHA-256 of the listing <code>ab</code>"
                   "<details><summary>files</summary><ul><li><code>a.run</code> — 3 bytes</li></ul></details>")

@@ -11,11 +11,11 @@ from reference import resampling as ref
 from scipy import stats
 
 from fastrisk._kernels import resampling as K
+from fastrisk.data.io import read_matrix
+from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.resampling import bootstrap, jackknife, permutation_test, t_test
-from fastrisk.resampling._engine import _Stream
+from fastrisk.inference.resampling import bootstrap, jackknife, permutation_test, t_test
+from fastrisk.inference.resampling._engine import _Stream
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -215,7 +215,7 @@ def test_a_window_that_misses_is_settled_from_the_kept_replicates():
 def test_bootstrap_quantiles_equal_numpy_on_the_kept_replicates(pilot, monkeypatch):
     if pilot is not None:  # place the windows from the first 1024 replicates (the predicted windows
         # of the mean, which make the pilot unnecessary, switched off)
-        from fastrisk.resampling import _engine, procedures
+        from fastrisk.inference.resampling import _engine, procedures
 
         monkeypatch.setattr(_engine, "_PILOT", pilot)
         monkeypatch.setattr(procedures, "_predict_windows", lambda *args: None)
@@ -347,7 +347,7 @@ def test_interval_coverage_on_normal_data():
 
 # ---------------------------------------------------------------------- matrices, pairs, risk
 def test_matrix_and_baseline_give_urisk(trec):
-    from fastrisk._risk import risk
+    from fastrisk.core.urisk import risk
 
     matrix, base = trec
     res = bootstrap(matrix, base, alpha=[0, 1], replicates=2000, rng=1)
@@ -468,7 +468,7 @@ def test_data_errors(small):
 
 # ---------------------------------------------------------------------- t test and CLI
 def test_t_test_equals_ttest_rel(small):
-    from fastrisk.resampling import t_test
+    from fastrisk.inference.resampling import t_test
 
     b = small[0]
     m = ScoreMatrix(small, ["a", "b", "c"], [str(i) for i in range(12)])
@@ -530,7 +530,7 @@ def test_cli_tukey_and_errors(matrix_file, capsys):
 
 
 def test_smooth_value_function_bootstrap_and_exact_permutation():
-    from fastrisk._risk import risk
+    from fastrisk.core.urisk import risk
 
     rng = np.random.default_rng(12)
     V = rng.random((3, 9))
@@ -555,7 +555,7 @@ def test_large_bootstrap_bit_identical_whatever_the_thread_count():
     1 or 2 threads: BLAS always runs single-threaded and the split is over replicate columns."""
     import fastrisk
 
-    m, b = fastrisk.datasets.trec2012_web()
+    m, b = fastrisk.data.datasets.trec2012_web()
     kwargs = dict(alpha=[0, 5], replicates=120_000, rng=7, keep_replicates=True)
     one = fastrisk.bootstrap(m, b, threads=1, **kwargs)
     two = fastrisk.bootstrap(m, b, threads=2, **kwargs)
@@ -667,8 +667,8 @@ def test_spread_runs_every_item_once_and_raises_a_task_error():
     error raised by a task reaches the caller (the other threads stop at their next item)."""
     import threading
 
-    from fastrisk._threads import limit_threads
-    from fastrisk.resampling._engine import _spread
+    from fastrisk._runtime.threads import limit_threads
+    from fastrisk.inference.resampling._engine import _spread
 
     seen, lock = [], threading.Lock()
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from fastrisk._results import ConfidenceInterval, Result, array
+from fastrisk.data.results import ConfidenceInterval, Result, array
 
 
 @dataclass(frozen=True, repr=False)

@@ -346,7 +346,7 @@ def test_t_tails_match_scipy_stdtr(df):
     sqrt(2 + t^2)), where scipy's Boost value for small |t| is itself off by up to ~1e-9."""
     from scipy import special
 
-    from fastrisk._inference import t_tails
+    from fastrisk._runtime.tstat import t_tails
 
     t = np.concatenate([T_GRID, -T_GRID])
     ours = t_tails(t, df)
@@ -370,7 +370,7 @@ def test_t_tails_match_scipy_stdtr(df):
 @settings(max_examples=40, deadline=None)
 def test_t_pvalue_is_scipy_for_any_block(t, df, alternative):
     """Any length (several blocks of the kernel), any df the kernel serves, every alternative."""
-    from fastrisk._inference import t_pvalue
+    from fastrisk._runtime.tstat import t_pvalue
 
     want = stats.t(df).sf(t) if alternative == "greater" else stats.t(df).cdf(t) if alternative == "less" else \
         2 * stats.t(df).sf(np.abs(t))
@@ -383,7 +383,7 @@ def test_t_pvalue_is_scipy_for_any_block(t, df, alternative):
 def test_t_test_small_path_equals_the_table_path(trec, alternative, monkeypatch):
     """The serial one-call small path of t_test (fused p-values) gives the numbers of the
     general path (risk's table kernel, then the p-values) bit for bit."""
-    from fastrisk.resampling import procedures
+    from fastrisk.inference.resampling import procedures
 
     matrix, baseline = trec
     small = fastrisk.t_test(matrix, baseline, alpha=[0, 1, 5], alternative=alternative)

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import pooling as ref
 
+from fastrisk.data.runs import Qrels, RunSet, align, read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.runs import Qrels, RunSet, align, read_qrels, read_runs
 
 RUN_A = """\
 1 Q0 dB 1 2.0 alpha

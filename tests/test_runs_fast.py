@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from reference import runs as ref
 
 from fastrisk._kernels import parse as kp
+from fastrisk.data.runs import Qrels, align, read_runs
+from fastrisk.data.runs import text as trec_text
 from fastrisk.errors import InputError
-from fastrisk.runs import Qrels, align, read_runs
-from fastrisk.runs import text as trec_text
 
 # score forms: the exact fast path (short decimals, exponents) and the ones it hands to Arrow
 SCORE_FORMS = [
@@ -237,7 +237,7 @@ def test_a_set_read_from_files_pickles(tmp_path):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), repeat=st.sampled_from(["none", "same", "other", "split"]))
 def test_qrels_fast_path_equals_general_path(tmp_path_factory, monkeypatch, seed, repeat):
-    from fastrisk.runs import read_qrels
+    from fastrisk.data.runs import read_qrels
 
     rnd = random.Random(seed)
     tmp = tmp_path_factory.mktemp("q")

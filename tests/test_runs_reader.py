@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference import runs as ref
 
+from fastrisk.data.runs import read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.runs import read_qrels, read_runs
 
 SEPS = [" ", "  ", "\t", " \t "]
 ENDS = ["\n", "\r\n", "\r"]

@@ -12,9 +12,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from fastrisk.data.runs import RunFileWarning, read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.metrics import evaluate
-from fastrisk.runs import RunFileWarning, read_qrels, read_runs
+from fastrisk.measures.metrics import evaluate
 
 RUN_A = "1 Q0 dB 1 2.0 alpha\n1 Q0 dA 2 2.0 alpha\n1 Q0 dC 3 5.0 alpha\n2 Q0 dZ 1 1.0 alpha\n"
 RUN_B = "1 Q0 dA 1 9.0 beta\n2 Q0 dY 1 3.0 beta\n2 Q0 dZ 2 1.0 beta\n"
@@ -136,7 +136,7 @@ def test_save_and_memory_mapped_load(files, tmp_path):
 
 
 def test_parse_cache_hits_and_invalidates(files, tmp_path, monkeypatch):
-    from fastrisk.runs import text as _trec_text
+    from fastrisk.data.runs import text as _trec_text
 
     cache = tmp_path / "cache"
     paths = [files / "a.run", files / "b.run"]

@@ -19,8 +19,8 @@ from fastrisk.simulate import (
     simulate_pairs,
     type1,
 )
-from fastrisk.simulate.fits import lscv_bandwidth
 from fastrisk.simulate.margins import BINS
+from fastrisk.simulate.simireff import lscv_bandwidth
 
 
 def _sample(margin, n, seed=0):
@@ -34,7 +34,7 @@ def _sample(margin, n, seed=0):
 
 @pytest.mark.parametrize("name", ["web2012_err20", "adhoc8_ap"])
 def test_continuous_margins_keep_each_systems_mean_and_quantiles_within_sampling_error(name):
-    m = fastrisk.datasets.trec_matrix(name)
+    m = fastrisk.data.datasets.trec_matrix(name)
     for s in range(0, m.n_systems, max(1, m.n_systems // 6)):
         x = m.values[s]
         c = len(x)
@@ -49,19 +49,19 @@ def test_continuous_margins_keep_each_systems_mean_and_quantiles_within_sampling
 
 
 def test_discrete_margins_stay_on_the_support():
-    p10 = fastrisk.datasets.trec_matrix("adhoc8_p10").values[3]
+    p10 = fastrisk.data.datasets.trec_matrix("adhoc8_p10").values[3]
     fit = fit_hurdle_margin(p10)
     assert not fit.continuous and fit.family in ("betabinom", "empirical")
     sim = _sample(fit, 5000)
     np.testing.assert_allclose(sim * 10, np.rint(sim * 10), atol=1e-12)
-    rr = fastrisk.datasets.trec_matrix("adhoc8_rr").values[3]
+    rr = fastrisk.data.datasets.trec_matrix("adhoc8_rr").values[3]
     fit = fit_hurdle_margin(rr)
     assert not fit.continuous
     assert set(np.unique(_sample(fit, 5000))) <= set(np.unique(rr))
 
 
 def test_tilting_moves_the_mean_exactly_and_keeps_the_support():
-    fit = fit_hurdle_margin(fastrisk.datasets.trec_matrix("web2012_ndcg20").values[5])
+    fit = fit_hurdle_margin(fastrisk.data.datasets.trec_matrix("web2012_ndcg20").values[5])
     for target in (fit.mean - 0.05, fit.mean + 0.1):
         t = fit.tilt(target)
         assert t.mean == pytest.approx(target, abs=1e-9)
@@ -72,7 +72,7 @@ def test_tilting_moves_the_mean_exactly_and_keeps_the_support():
 
 
 def test_the_copula_keeps_kendall_tau_between_runs():
-    m = fastrisk.datasets.trec_matrix("adhoc8_ap")
+    m = fastrisk.data.datasets.trec_matrix("adhoc8_ap")
     model = CollectionModel(m)
     for a, b in ((1, 2), (10, 40)):
         cop = model.copula(a, b)
@@ -85,7 +85,7 @@ def test_the_copula_keeps_kendall_tau_between_runs():
 
 
 def test_h0_pairs_share_a_margin_and_h1_pairs_differ_by_delta():
-    m = fastrisk.datasets.trec_matrix("web2012_ndcg20")
+    m = fastrisk.data.datasets.trec_matrix("web2012_ndcg20")
     model = CollectionModel(m)
     h0 = simulate_pairs(m, 4, 9, 50, 2000, rng=3, model=model)
     d = (h0[:, 1] - h0[:, 0]).ravel()
@@ -97,7 +97,7 @@ def test_h0_pairs_share_a_margin_and_h1_pairs_differ_by_delta():
 
 
 def test_simulation_is_the_same_in_chunks():
-    m = fastrisk.datasets.trec_matrix("web2012_ndcg20")
+    m = fastrisk.data.datasets.trec_matrix("web2012_ndcg20")
     model = CollectionModel(m)
     whole = simulate_pairs(m, 1, 2, 20, 30, rng=5, model=model)
     tail = simulate_pairs(m, 1, 2, 20, 10, rng=5, model=model, start=20)
@@ -105,7 +105,7 @@ def test_simulation_is_the_same_in_chunks():
 
 
 def test_resample_topics_draws_whole_topics():
-    m = fastrisk.datasets.trec_matrix("web2012_err20")
+    m = fastrisk.data.datasets.trec_matrix("web2012_err20")
     boot = resample_topics(m, 30, 5, rng=1)
     assert boot.shape == (5, m.n_systems, 30)
     cols = {tuple(col) for col in m.values.T}

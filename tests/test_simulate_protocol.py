@@ -15,14 +15,15 @@ from scipy import stats
 
 import fastrisk
 from fastrisk.cli import main
+from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
-from fastrisk.simulate import battery, fits, power, type1, type3
+from fastrisk.simulate import battery, copulas, fits, measures, power, simireff, type1, type3
+from fastrisk.simulate._r import rmath
 from fastrisk.simulate.studies import ALPHAS, resolve
 
 
 def _tiny(name="web2013_err20", runs=8, topics=30):
-    m = fastrisk.datasets.trec_matrix(name)
+    m = fastrisk.data.datasets.trec_matrix(name)
     return ScoreMatrix(m.values[:runs, :topics], m.systems[:runs], m.topics[:topics], m.measure)
 
 
@@ -42,25 +43,25 @@ def test_copula_families_and_bounds_are_vinecopulas():
     # VineCopula R/BiCop.R: posfams <- c(1:10, 13, 14, 16:20, 104, 114, 204, 214),
     # negfams <- c(1, 2, 5, 23, 24, 26:30, 33, 34, 36:40, 124, 134, 224, 234); BiCopSelect
     # fits c(0, posfams) or c(0, negfams) by the sign of the empirical tau (todo_fams)
-    assert fits.VC_POSITIVE == (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
-    assert fits.VC_NEGATIVE == (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224,
+    assert copulas.VC_POSITIVE == (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
+    assert copulas.VC_NEGATIVE == (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224,
                                 234)
-    assert fits.VC_FAMILIES[14] == ("gumbel", 180, 0) and fits.VC_FAMILIES[27] == ("bb1", 90, 0)
-    assert fits.VC_FAMILIES[3] == ("clayton", 0, 0) and fits.VC_FAMILIES[36] == ("joe", 270, 0)
-    assert sorted(fits.VC_FAMILIES) == sorted(set(fits.VC_POSITIVE + fits.VC_NEGATIVE))
-    assert fits.VC_FAMILIES[39] == ("bb7", 270, 0) and fits.VC_FAMILIES[224] == ("tawn", 90, 2)
+    assert copulas.VC_FAMILIES[14] == ("gumbel", 180, 0) and copulas.VC_FAMILIES[27] == ("bb1", 90, 0)
+    assert copulas.VC_FAMILIES[3] == ("clayton", 0, 0) and copulas.VC_FAMILIES[36] == ("joe", 270, 0)
+    assert sorted(copulas.VC_FAMILIES) == sorted(set(copulas.VC_POSITIVE + copulas.VC_NEGATIVE))
+    assert copulas.VC_FAMILIES[39] == ("bb7", 270, 0) and copulas.VC_FAMILIES[224] == ("tawn", 90, 2)
     # R/BiCopEst.R MLE_intern: optimize() intervals, max.BB = list(BB1 = c(5, 6), BB6 = c(6, 6),
     # BB7 = c(5, 6), BB8 = c(6, 1)) with lower bounds (0.001, 1.001), (1.001, 1.001), (1.001, 0.001),
     # (1.001, 0.001), the t copula's rho in +-0.9999 and nu in [2.0001, max.df = 30]
-    assert fits.VC_BOUNDS["clayton"] == ((1e-4, 100.0),) and fits.VC_BOUNDS["gumbel"] == ((1.0001, 100.0),)
-    assert fits.VC_BOUNDS["frank"] == ((-100.0, 100.0),) and fits.VC_BOUNDS["joe"] == ((1.0001, 50.0),)
-    assert fits.VC_BOUNDS["student"] == ((-0.9999, 0.9999), (2.0001, 30.0))
-    assert fits.VC_BOUNDS["bb1"] == ((0.001, 5.0), (1.001, 6.0)) and fits.VC_BOUNDS["bb8"] == ((1.001, 6.0), (0.001, 1.0))
+    assert copulas.VC_BOUNDS["clayton"] == ((1e-4, 100.0),) and copulas.VC_BOUNDS["gumbel"] == ((1.0001, 100.0),)
+    assert copulas.VC_BOUNDS["frank"] == ((-100.0, 100.0),) and copulas.VC_BOUNDS["joe"] == ((1.0001, 50.0),)
+    assert copulas.VC_BOUNDS["student"] == ((-0.9999, 0.9999), (2.0001, 30.0))
+    assert copulas.VC_BOUNDS["bb1"] == ((0.001, 5.0), (1.001, 6.0)) and copulas.VC_BOUNDS["bb8"] == ((1.001, 6.0), (0.001, 1.0))
     # MLE_intern_Tawn: theta in [1.001, 20], psi in [max(tau - 0.1, 1e-4), min(tau + 0.2, 0.99)]
-    assert np.allclose(fits._bounds("tawn", 0.5), ((1.001, 20.0), (0.4, 0.7)))
-    assert np.allclose(fits._bounds("tawn", -0.85), ((1.001, 20.0), (0.75, 0.99)))
+    assert np.allclose(copulas._bounds("tawn", 0.5), ((1.001, 20.0), (0.4, 0.7)))
+    assert np.allclose(copulas._bounds("tawn", -0.85), ((1.001, 20.0), (0.75, 0.99)))
     # what pyvinecopulib cannot represent is capped at its bounds
-    assert fits._bounds("clayton", 0.5) == ((1e-4, 28.0),)
+    assert copulas._bounds("clayton", 0.5) == ((1e-4, 28.0),)
 
 
 @pytest.mark.parametrize("code", [104, 114, 124, 134, 204, 214, 224, 234])
@@ -71,10 +72,10 @@ def test_tawn_types_are_vinecopulas(code):
     rng = np.random.default_rng(code)
     u = rng.uniform(0.05, 0.95, size=(20, 2))
     u1, u2 = u[:, 0], u[:, 1]
-    family, rot, ttype = fits.VC_FAMILIES[code]
+    family, rot, ttype = copulas.VC_FAMILIES[code]
     assert family == "tawn" and ttype == code // 100 and rot == {0: 0, 1: 180, 2: 90, 3: 270}[code % 100 // 10]
     psi = (0.4, 1.0) if ttype == 1 else (1.0, 0.4)
-    cop = fits.bicop({"family": "tawn", "rotation": rot, "parameters": fits._params("tawn", ttype, (3.0, 0.4))
+    cop = copulas.bicop({"family": "tawn", "rotation": rot, "parameters": copulas._params("tawn", ttype, (3.0, 0.4))
                       .reshape(-1).tolist()})
     # LL_mod2: 114 is c(1 - u, 1 - v), 124 / 224 c(v, 1 - u), 134 / 234 c(1 - v, u)
     a, b = {0: (u1, u2), 180: (1 - u1, 1 - u2), 90: (u2, 1 - u1), 270: (1 - u2, u1)}[rot]
@@ -92,15 +93,15 @@ def test_tawn_types_are_vinecopulas(code):
 def test_a_tawn_fit_recovers_its_parameters_and_is_selected():
     import pyvinecopulib as pv
 
-    true = fits.bicop({"family": "tawn", "rotation": 0, "parameters": [0.6, 1.0, 4.0]})  # VineCopula 104
-    u = fits.pobs(*true.sample(1500, seeds=[1, 2]).T, 0)
-    ll, (theta, psi) = fits._fit_family(u, 104, fits.kendall_tau(u))
+    true = copulas.bicop({"family": "tawn", "rotation": 0, "parameters": [0.6, 1.0, 4.0]})  # VineCopula 104
+    u = copulas.pobs(*true.sample(1500, seeds=[1, 2]).T, 0)
+    ll, (theta, psi) = copulas._fit_family(u, 104, copulas.kendall_tau(u))
     assert theta == pytest.approx(4.0, abs=0.6) and psi == pytest.approx(0.6, abs=0.06)
-    got = fits.select_copula(u)
+    got = copulas.select_copula(u)
     assert got["vinecopula"] == 104 and got["family"] == "tawn" and got["parameters"][1] == 1.0
     assert got["aic"] == pytest.approx(-2 * ll + 4)
-    assert fits.bicop(got).loglik(u) == pytest.approx(ll)
-    assert isinstance(fits.bicop(got), pv.Bicop)
+    assert copulas.bicop(got).loglik(u) == pytest.approx(ll)
+    assert isinstance(copulas.bicop(got), pv.Bicop)
 
 
 @pytest.mark.parametrize("family,code", [("clayton", 3), ("gumbel", 14), ("joe", 6), ("gaussian", 1)])
@@ -112,38 +113,38 @@ def test_bounded_one_parameter_mle_is_the_clamped_one(family, code):
 
     for k, rho in enumerate((0.0, 0.5, 0.9)):
         z = np.random.default_rng(k).multivariate_normal([0, 0], [[1, rho], [rho, 1]], size=60)
-        u = fits.pobs(z[:, 0], z[:, 1], k)
-        tau = fits.kendall_tau(u)
+        u = copulas.pobs(z[:, 0], z[:, 1], k)
+        tau = copulas.kendall_tau(u)
         if tau <= 0:
             continue
-        (lo, hi), = fits._bounds(family, tau)
+        (lo, hi), = copulas._bounds(family, tau)
         grid = np.linspace(lo, hi, 400)
-        ll = ref.copula_loglik_grid(pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=fits.VC_FAMILIES[code][1]),
+        ll = ref.copula_loglik_grid(pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=copulas.VC_FAMILIES[code][1]),
                                     u, grid)
         peak = int(np.argmax(ll))
         assert np.all(np.diff(ll[:peak + 1]) >= -1e-9) and np.all(np.diff(ll[peak:]) <= 1e-9)  # unimodal
-        got, (par,) = fits._fit_family(u, code, tau)
+        got, (par,) = copulas._fit_family(u, code, tau)
         assert lo <= par <= hi and got >= ll.max() - 1e-3  # R's tolerance: 1.2e-4 in the parameter
 
 
 def test_the_t_copula_keeps_nu_at_most_30():
     z = np.random.default_rng(3).multivariate_normal([0, 0], [[1, 0.6], [0.6, 1]], size=300)
-    u = fits.pobs(z[:, 0], z[:, 1], 0)
-    ll, (rho, nu) = fits._fit_family(u, 2, fits.kendall_tau(u))
+    u = copulas.pobs(z[:, 0], z[:, 1], 0)
+    ll, (rho, nu) = copulas._fit_family(u, 2, copulas.kendall_tau(u))
     assert 2.0001 <= nu <= 30.0 and abs(rho) < 0.9999
-    face = max(fits._loglik_fn(u, "student", 0, 0)((r, 30.0)) for r in np.linspace(0.3, 0.8, 501))
+    face = max(copulas._loglik_fn(u, "student", 0, 0)((r, 30.0)) for r in np.linspace(0.3, 0.8, 501))
     assert ll >= face - 1e-6
 
 
 def test_a_bb_family_beyond_vinecopulas_box_is_refitted_inside_it():
     """BB7 with delta = 12 (pyvinecopulib allows 25, VineCopula's max.BB 6): the fit stays in
     VineCopula's box and is at least as good as any point of a grid over the box's face."""
-    true = fits.bicop({"family": "bb7", "rotation": 0, "parameters": [1.5, 12.0]})
-    u = fits.pobs(*true.sample(300, seeds=[4, 5]).T, 0)
-    ll, (theta, delta) = fits._fit_family(u, 9, fits.kendall_tau(u))
-    (tlo, thi), (dlo, dhi) = fits._bounds("bb7", 0.8)
+    true = copulas.bicop({"family": "bb7", "rotation": 0, "parameters": [1.5, 12.0]})
+    u = copulas.pobs(*true.sample(300, seeds=[4, 5]).T, 0)
+    ll, (theta, delta) = copulas._fit_family(u, 9, copulas.kendall_tau(u))
+    (tlo, thi), (dlo, dhi) = copulas._bounds("bb7", 0.8)
     assert tlo <= theta <= thi and dlo <= delta <= dhi == 6.0
-    f = fits._loglik_fn(u, "bb7", 0, 0)
+    f = copulas._loglik_fn(u, "bb7", 0, 0)
     assert ll >= max(f((t, 6.0)) for t in np.linspace(tlo, thi, 200)) - 1e-3
 
 
@@ -157,7 +158,7 @@ def _pairs_through(margin, cop, T=3000, n=50, seed=2):
 def test_an_asymmetric_copula_with_one_margin_makes_wilcoxon_liberal_a_gaussian_one_does_not():
     import pyvinecopulib as pv
 
-    margin = fits.fit_margin(np.random.default_rng(1).beta(0.8, 3, size=200), "ap")
+    margin = simireff.fit_margin(np.random.default_rng(1).beta(0.8, 3, size=200), "ap")
     tawn = pv.Bicop(family=pv.BicopFamily.tawn, parameters=np.array([[0.2], [1.0], [8.0]]))
     gauss = pv.Bicop(family=pv.BicopFamily.gaussian, parameters=np.array([[np.sin(np.pi * tawn.tau / 2)]]))
     se = np.sqrt(0.05 * 0.95 / 3000)
@@ -176,7 +177,7 @@ def _sample(family, rotation, par, n=1000, seed=7):
     import pyvinecopulib as pv
 
     cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation, parameters=np.array(par, dtype=float))
-    return fits.pobs(*cop.sample(n, seeds=[seed, seed + 1]).T, 0)
+    return copulas.pobs(*cop.sample(n, seeds=[seed, seed + 1]).T, 0)
 
 
 # (pyvinecopulib family, rotation, parameters), the VineCopula codes of that copula and of its
@@ -191,10 +192,10 @@ _ASYMMETRIC = [
 @pytest.mark.parametrize("spec, own, mirror", _ASYMMETRIC)
 def test_preselection_keeps_the_rotation_of_the_data_and_drops_its_mirror(spec, own, mirror):
     u = _sample(*spec)
-    tau = fits.kendall_tau(u)
+    tau = copulas.kendall_tau(u)
     c1, c2 = ref.presel_indices(u)
-    assert fits.corner_correlations(u, tau) == pytest.approx((c1, c2), abs=1e-12)
-    got = fits.preselect(u, tau)
+    assert copulas.corner_correlations(u, tau) == pytest.approx((c1, c2), abs=1e-12)
+    got = copulas.preselect(u, tau)
     assert got == tuple(ref.presel_families(tau, c1, c2))  # R's branches and order
     assert own in got and mirror not in got and 0 in got and 2 in got  # independence and t always stay
     assert abs(c1 - c2) > 0.05
@@ -208,7 +209,7 @@ def test_both_strengths_of_asymmetry_are_exercised():
     d = []
     for spec, _, _ in _ASYMMETRIC:
         u = _sample(*spec)
-        d.append(abs(np.subtract(*fits.corner_correlations(u, fits.kendall_tau(u)))))
+        d.append(abs(np.subtract(*copulas.corner_correlations(u, copulas.kendall_tau(u)))))
     assert any(v > 0.3 for v in d) and any(0.05 < v <= 0.3 for v in d)
 
 
@@ -218,33 +219,33 @@ def test_radially_symmetric_data_keep_every_family_of_the_sign_of_tau(spec):
     point set reflected: c1 = c2, so nothing is dropped beyond the other sign's families."""
     u = _sample(*spec, n=600)
     u = np.vstack([u, 1 - u])
-    tau = fits.kendall_tau(u)
+    tau = copulas.kendall_tau(u)
     c1, c2 = ref.presel_indices(u)
     assert c1 == pytest.approx(c2, abs=1e-9)
-    want = fits.VC_POSITIVE if tau > 0 else fits.VC_NEGATIVE
-    assert fits.preselect(u, tau) == want == tuple(ref.presel_families(tau, c1, c2))
+    want = copulas.VC_POSITIVE if tau > 0 else copulas.VC_NEGATIVE
+    assert copulas.preselect(u, tau) == want == tuple(ref.presel_families(tau, c1, c2))
     assert 1 in want and 5 in want
 
 
 def test_a_quadrant_without_two_points_keeps_the_families_of_the_sign_of_tau():
     u = np.array([[0.1, 0.2], [0.2, 0.1], [0.3, 0.4], [0.4, 0.3], [0.9, 0.8], [0.6, 0.2], [0.45, 0.35]])
-    tau = fits.kendall_tau(u)
+    tau = copulas.kendall_tau(u)
     c1, c2 = ref.presel_indices(u)
     assert tau > 0 and np.isnan(c1) and not np.isnan(c2)
-    assert fits.preselect(u, tau) == fits.VC_POSITIVE
+    assert copulas.preselect(u, tau) == copulas.VC_POSITIVE
 
 
 def test_select_copula_fits_only_the_preselected_families(monkeypatch):
     u = _sample("clayton", 90, [[3.0]], n=200)
-    fitted, real = [], fits._fit_family
+    fitted, real = [], copulas._fit_family
 
     def spy(u_, code, tau):
         fitted.append(code)
         return real(u_, code, tau)
 
-    monkeypatch.setattr(fits, "_fit_family", spy)
-    got = fits.select_copula(u)
-    assert tuple(fitted) == fits.preselect(u, fits.kendall_tau(u))
+    monkeypatch.setattr(copulas, "_fit_family", spy)
+    got = copulas.select_copula(u)
+    assert tuple(fitted) == copulas.preselect(u, copulas.kendall_tau(u))
     assert got["vinecopula"] in fitted and 33 not in fitted and 5 not in fitted
 
 
@@ -252,15 +253,15 @@ def test_select_copula_fits_only_the_preselected_families(monkeypatch):
 @pytest.mark.parametrize("name, rows", [("adhoc8_ap", (0, 7, 40)), ("web2012_err20", (1, 9)),
                                         ("adhoc6_p10", (2, 30)), ("adhoc6_rr", (3,))])
 def test_margins_are_simireffs_candidates_chosen_by_aic(name, rows):
-    V = fastrisk.datasets.trec_matrix(name).values
+    V = fastrisk.data.datasets.trec_matrix(name).values
     measure = name.partition("_")[2]
     expected = ({"norm", "beta", "nks", "bks"} if measure == "ap" or measure == "err20"
                 else {"bbinom", "dks(1)", "dks(2)", "dks(5)", "dks(10)"})
-    assert set(fits._candidates(measure)) == expected
+    assert set(simireff._candidates(measure)) == expected
     for r in rows:
-        best = fits.fit_margin(V[r], measure)
+        best = simireff.fit_margin(V[r], measure)
         aics = {}
-        for fam, fn in fits._candidates(measure).items():
+        for fam, fn in simireff._candidates(measure).items():
             try:
                 aics[fam] = fn(V[r]).aic
             except ValueError:
@@ -273,28 +274,28 @@ def test_margins_are_simireffs_candidates_chosen_by_aic(name, rows):
 
 def test_truncated_normal_and_beta_respect_simireffs_bounds():
     x = np.full(30, 0.4) + np.linspace(-1e-3, 1e-3, 30)  # tiny spread: sigma at its bound 0.05
-    m = fits._norm(x)
+    m = simireff._norm(x)
     assert m.params["sigma"] == pytest.approx(0.05)
     ll = stats.truncnorm.logpdf(x, -m.params["mu"] / 0.05, (1 - m.params["mu"]) / 0.05, m.params["mu"], 0.05).sum()
     assert m.aic == pytest.approx(2 * 2 - 2 * ll)
     u = np.r_[np.zeros(10), np.ones(10), np.linspace(0.01, 0.99, 10)]  # U-shaped: shapes at their bound 1
-    b = fits._beta(u)
+    b = simireff._beta(u)
     assert b.params["shape1"] >= 1 and b.params["shape2"] >= 1
     assert b.params["shape1"] == pytest.approx(1.0, abs=1e-6)
 
 
 def test_rr_support_is_zero_and_reciprocal_ranks_to_1000():
-    s = fits.support("RR")
+    s = measures.support("RR")
     assert len(s) == 1001 and s[0] == 0 and s[1] == pytest.approx(1 / 1000) and s[-1] == 1
-    np.testing.assert_allclose(fits.support("P@10"), np.arange(11) / 10)
-    assert fits.support("nDCG@20") is None
+    np.testing.assert_allclose(measures.support("P@10"), np.arange(11) / 10)
+    assert measures.support("nDCG@20") is None
 
 
 @pytest.mark.parametrize("name, row", [("adhoc8_ap", 5), ("web2012_err20", 3), ("web2012_ndcg20", 8),
                                        ("adhoc6_p10", 4), ("adhoc6_rr", 6)])
 def test_transformed_margin_has_the_target_mean_and_keeps_the_support(name, row):
     measure = name.partition("_")[2]
-    m = fits.fit_margin(fastrisk.datasets.trec_matrix(name).values[row], measure)
+    m = simireff.fit_margin(fastrisk.data.datasets.trec_matrix(name).values[row], measure)
     done = 0
     for target in (m.mean - 0.03, m.mean + 0.01, m.mean + 0.1):
         t = m.transformed(target)
@@ -328,11 +329,11 @@ def test_duplicate_and_bottom_ten_percent_runs_are_dropped():
     V = rng.random((21, 12))
     V[7] = V[2] + 5e-6  # a duplicate of run 2 within 1e-5
     V[15] = V[3]
-    kept, removed = fits.kept_runs(V)
+    kept, removed = measures.kept_runs(V)
     r_kept, r_dup, r_bottom = ref.kept_runs(V)
     assert removed["duplicates"] == r_dup == [7, 15]
     assert kept.tolist() == r_kept and removed["bottom"] == r_bottom and len(r_bottom) == 2
-    kept, removed = fits.kept_runs(fastrisk.datasets.trec_matrix("adhoc8_ap").values)
+    kept, removed = measures.kept_runs(fastrisk.data.datasets.trec_matrix("adhoc8_ap").values)
     assert (len(kept), len(removed["duplicates"]), len(removed["bottom"])) == (114, 2, 13)
 
 
@@ -493,10 +494,10 @@ def test_cli_measure_names_and_bad_combinations(capsys):
 def test_the_power_study_never_fails_on_a_bundled_collection():
     for names in fastrisk.simulate.MEASURES.values():
         for name in names:
-            V = fastrisk.datasets.trec_matrix(name).values
-            kept, removed = fits.kept_runs(V)
+            V = fastrisk.data.datasets.trec_matrix(name).values
+            kept, removed = measures.kept_runs(V)
             measure = name.partition("_")[2]
-            margins = [fits.fit_margin(V[k], measure) for k in kept]
+            margins = [simireff.fit_margin(V[k], measure) for k in kept]
             fit = fits.CollectionFit(name, measure, "", kept, removed, margins, {}, V[kept])
             pairs, failed = fit.h1_pairs(0.1)  # the largest effect of the study: the hardest to reach
             assert pairs and failed >= 0
@@ -534,7 +535,7 @@ def test_study_tables_are_identical_across_executors(tmp_path):
 
 def test_figures_draw_the_curves_as_the_paper(tiny, cache, tmp_path):
     pytest.importorskip("matplotlib")
-    from fastrisk import plot
+    from fastrisk.viz import plot
 
     t1 = _small(type1, tiny, cache)
     p = _small(power, tiny, cache, delta=[0.02, 0.05])
@@ -593,7 +594,7 @@ def _r_fits():
 
 
 def _x(collection, run_name):
-    m = fastrisk.datasets.trec_matrix(collection)
+    m = fastrisk.data.datasets.trec_matrix(collection)
     return m.values[list(m.systems).index(run_name)]
 
 
@@ -602,7 +603,7 @@ def _ours(collection, run_name):
     got = {}
     for fam in ("norm", "beta", "nks"):
         try:
-            got[fam] = fits._candidates("ap")[fam](x)
+            got[fam] = simireff._candidates("ap")[fam](x)
         except ValueError:
             pass
     return got
@@ -610,8 +611,8 @@ def _ours(collection, run_name):
 
 def test_kept_runs_are_the_r_scripts():
     for collection, runs in _r_fits().items():
-        m = fastrisk.datasets.trec_matrix(collection)
-        kept, _ = fits.kept_runs(m.values)
+        m = fastrisk.data.datasets.trec_matrix(collection)
+        kept, _ = measures.kept_runs(m.values)
         assert [m.systems[k] for k in kept] == list(runs)
 
 
@@ -627,7 +628,7 @@ def _compare_margins(every):
                     continue
                 g, e = ours[fam], r[fam]
                 p1 = g.params["shape1"] if fam == "beta" else g.params["h"]
-                # nks: ks's binned estimate as R computes it (fastrisk.simulate.rks), equal to the
+                # nks: ks's binned estimate as R computes it (fastrisk.simulate._r.rks), equal to the
                 # file's 10 printed digits
                 assert p1 == pytest.approx(_num(e["p1"]), rel=2e-3 if fam == "beta" else 1e-9), (collection, run_name, fam)
                 if fam == "beta":
@@ -708,11 +709,11 @@ def _check_bbinom(rows):
     mats = {}
     for r in rows:
         if r["collection"] not in mats:
-            mats[r["collection"]] = fastrisk.datasets.trec_matrix(r["collection"])
+            mats[r["collection"]] = fastrisk.data.datasets.trec_matrix(r["collection"])
         m = mats[r["collection"]]
         x = m.values[list(m.systems).index(r["run"])]
         assert r["ok"] == "TRUE"
-        g = fits._bbinom(x, fits.support(r["collection"].split("_")[1]))
+        g = simireff._bbinom(x, measures.support(r["collection"].split("_")[1]))
         ll = (4.0 - g.aic) / 2
         # the MLE: at least R's likelihood (R's L-BFGS-B stops within ~1e-5 of ours)
         assert ll >= _num(r["loglik"]) - 2e-5, (r["collection"], r["run"])
@@ -739,7 +740,7 @@ def test_every_beta_binomial_margin_agrees_with_simireff_in_r():
 def test_discrete_kernel_bandwidth_ignores_unobserved_categories():
     """The case the full-support integral got wrong: P@10 scores on 0, .1, .5 and .9 only."""
     obs = [0, 0, 1, 5, 5, 5, 5, 9, 9, 1, 0, 5]
-    lam = fits.lscv_bandwidth(obs, 11)
+    lam = simireff.lscv_bandwidth(obs, 11)
     fine = np.linspace(0.0, 1.0, 10001)
     ref = fine[int(np.argmin([np_cv_ls(obs, g) for g in fine]))]
     assert lam == pytest.approx(ref, abs=2e-4)
@@ -749,7 +750,7 @@ def test_study_flips_on_reciprocal_rank_lattices_count_ties_as_rounding_falls():
     """RR differences (1/k - 1/m) repeat across topics, so many sign flips give the observed
     mean exactly or up to rounding: the study's comparison (no tolerance, R's mean)."""
     rng = np.random.default_rng(18)
-    sup = fits.support("rr")[-6:]  # 1/5 .. 1
+    sup = measures.support("rr")[-6:]  # 1/5 .. 1
     V = sup[rng.integers(0, 6, (4, 2, 24))]
     V[:, 1, :8] = V[:, 0, :8]  # ties d = 0
     res = battery(V, replicates=500, rng=3, protocol="urbano2019")
@@ -767,9 +768,9 @@ def test_kept_discrete_runs_are_the_r_scripts():
         runs.setdefault(r["collection"], []).append(r["run"])
     assert len(runs) == 8 and "run25" in runs["adhoc8_p10"]
     for collection, names in runs.items():
-        m = fastrisk.datasets.trec_matrix(collection)
-        kept, _ = fits.kept_runs(m.values)
+        m = fastrisk.data.datasets.trec_matrix(collection)
+        kept, _ = measures.kept_runs(m.values)
         assert [m.systems[k] for k in kept] == names, collection
     x = np.array([0.3, 0.1, 0.1, 0.7, 0.2, 0.2, 0.9])
-    assert fits.r_quantile7(x, 0.1) == pytest.approx(0.1) and fits.r_quantile7(x, 0.5) == 0.2
-    assert fits.r_quantile7(x, 0.25) == 0.15000000000000002  # R 4.2.2: quantile(x, .25), 17 digits
+    assert rmath.r_quantile7(x, 0.1) == pytest.approx(0.1) and rmath.r_quantile7(x, 0.5) == 0.2
+    assert rmath.r_quantile7(x, 0.25) == 0.15000000000000002  # R 4.2.2: quantile(x, .25), 17 digits

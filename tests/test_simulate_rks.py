@@ -1,4 +1,4 @@
-"""simIReff's Gaussian-kernel margin (effCont_nks) as R computes it (fastrisk.simulate.rks, issue
+"""simIReff's Gaussian-kernel margin (effCont_nks) as R computes it (fastrisk.simulate._r.rks, issue
 #18), against R (tests/data/rks_nks.csv, written by tests/data/make_rks.R with ks 1.14.0, see
 tests/data/README.md), R's fft against the DFT, and the binned estimate against the exact one
 (tests/reference/kde.py)."""
@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fastrisk
-from fastrisk._kernels.rks import r_fft
-from fastrisk.simulate import fits, rks
+from fastrisk.simulate import simireff
+from fastrisk.simulate._r import rks, rmath
+from fastrisk.simulate._r._kernels.rks import r_fft
 from tests.reference.kde import exact_dpik, gauss_cdf, gauss_kde
 
 # the same arithmetic as R's (R's fft, long-double sums, libm's exp / sin / cos / log): equal
@@ -35,7 +36,7 @@ _MATS = {}
 
 def _scores(collection, run):
     if collection not in _MATS:
-        _MATS[collection] = fastrisk.datasets.trec_matrix(collection)
+        _MATS[collection] = fastrisk.data.datasets.trec_matrix(collection)
     m = _MATS[collection]
     return m.values[list(m.systems).index(run)]
 
@@ -113,17 +114,17 @@ def test_binned_estimate_approximates_the_exact_one(a, b, n, seed):
 def test_nks_margin_is_the_distribution_r_samples():
     x = _scores("web2010_err20", "run1")
     k = rks.KsMargin(x)
-    g = fits._nks(x)
+    g = simireff._nks(x)
     assert g.family == "nks" and g.params == {"h": k.h} and g.df == k.df and g.aic == k.aic
     assert (g.mean, g.variance) == (k.mean, k.var)  # simIReff's (R's integrals)
     # tabulated: the inverse of simIReff's truncated qkde (R's qeff), its atoms in the end cells
     p = (np.arange(400_000) + 0.5) / 400_000
-    tab = fits.SimMargin("t", {}, 0.0, 0.0, True, g.points, g.cdf)  # the tabulated CDF's own moments
+    tab = simireff.SimMargin("t", {}, 0.0, 0.0, True, g.points, g.cdf)  # the tabulated CDF's own moments
     assert tab.mean == pytest.approx(k.quantile(p).mean(), abs=3e-7)
     assert tab.variance == pytest.approx(np.var(k.quantile(p)), abs=3e-7)
     assert g.quantile(np.array([0.1, 0.5, 0.9])) == pytest.approx(k.quantile(np.array([0.1, 0.5, 0.9])), abs=1e-3)
     # rebuilt from params + data
-    again = fits.margin_from("nks", g.params, x, "err20")
+    again = simireff.margin_from("nks", g.params, x, "err20")
     assert again.aic == g.aic and np.array_equal(again.cdf, g.cdf)
 
 
@@ -136,7 +137,7 @@ def test_transformed_moments_integrate_qeff_of_qbeta(a, b):
     cases = [(k.rdata(), k.quantile, 400_000),  # the integrals by a midpoint rule on n points
              (rks.rdata("beta", {"shape1": 1.3, "shape2": 4.0}), lambda v: special.betaincinv(1.3, 4.0, v), 400_000),
              (rks.rdata("norm", {"mu": 0.2, "sigma": 0.15}),
-              lambda v: np.array([fits.rmath.qtruncnorm(t, 0.2, 0.15) for t in v]), 20_000)]
+              lambda v: np.array([rmath.qtruncnorm(t, 0.2, 0.15) for t in v]), 20_000)]
     for data, q, n in cases:
         e, v = rks.transformed_moments(data, a, b)
         qq = q(special.betaincinv(a, b, (np.arange(n) + 0.5) / n))

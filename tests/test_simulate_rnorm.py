@@ -1,4 +1,4 @@
-"""simIReff's truncated-normal margin fit (``effCont_norm``) as R computes it (fastrisk.simulate.rmath).
+"""simIReff's truncated-normal margin fit (``effCont_norm``) as R computes it (fastrisk.simulate._r.rmath).
 
 tests/data/rnorm_fits.csv is written by R 4.2.2 (tests/data/make_rnorm.R; provenance in
 tests/data/README.md): the start (mean, sd), optim's par, value, convergence and counts, and
@@ -16,9 +16,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-import fastrisk.datasets
-from fastrisk._kernels import rmath as _rm
-from fastrisk.simulate import fits, rmath
+import fastrisk.data.datasets
+from fastrisk.simulate import simireff
+from fastrisk.simulate._r import rmath
+from fastrisk.simulate._r._kernels import rmath as _rm
 
 
 def _rows():
@@ -28,7 +29,7 @@ def _rows():
 
 @functools.lru_cache(maxsize=None)
 def _matrix(collection):
-    m = fastrisk.datasets.trec_matrix(collection)
+    m = fastrisk.data.datasets.trec_matrix(collection)
     return list(m.systems), m.values
 
 
@@ -55,15 +56,15 @@ def _check_row(row):
             with pytest.raises(ValueError, match="integrate"):
                 rmath.check_norm_moments(mu, sd)
             with pytest.raises(ValueError):
-                fits._norm(x)
+                simireff._norm(x)
         else:
-            m = fits._norm(x)
+            m = simireff._norm(x)
             assert (m.params["mu"], m.params["sigma"]) == (mu, sd)
     else:
         with pytest.raises(ValueError, match=row["error"].replace("(", r"\(").replace(")", r"\)")):
             rmath.fitdistr_norm(x)
         with pytest.raises(ValueError):
-            fits._norm(x)
+            simireff._norm(x)
 
 
 def test_r_sample_has_both_outcomes():

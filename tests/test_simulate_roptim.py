@@ -1,4 +1,4 @@
-"""R's optim(method = "L-BFGS-B") (fastrisk.simulate.roptim) against R itself and scipy.
+"""R's optim(method = "L-BFGS-B") (fastrisk.simulate._r.roptim) against R itself and scipy.
 
 The R results are in tests/data/roptim_*.csv, written by R 4.2.2 with tests/data/make_roptim.R
 (provenance in tests/data/README.md)."""
@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize
 
-from fastrisk.simulate.fits import SimMargin
-from fastrisk.simulate.roptim import EPS, optim_lbfgsb, r_gradient
+from fastrisk.simulate._r.roptim import EPS, optim_lbfgsb, r_gradient
+from fastrisk.simulate.simireff import SimMargin
 
 DATA = Path(__file__).parent / "data"
 SUP = [j / 10 for j in range(11)]

@@ -13,16 +13,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fastrisk import ScoreMatrix, _streaming
-from fastrisk._long_pieces import alpha_steps, table_pieces, topic_risk_pieces
-from fastrisk._risk import topic_risk
-from fastrisk._streaming import TableStream, write_pieces
-from fastrisk.baselines import resolve_baseline
+from fastrisk import ScoreMatrix
 from fastrisk.cli import main
 from fastrisk.cli._output import write_table
+from fastrisk.core.baselines import resolve_baseline
+from fastrisk.core.long_forms import alpha_steps, table_pieces, topic_risk_pieces
+from fastrisk.core.tables import baseline_table
+from fastrisk.core.urisk import topic_risk
+from fastrisk.data import streaming as _streaming
+from fastrisk.data.io import write_matrix
+from fastrisk.data.streaming import TableStream, write_pieces
 from fastrisk.errors import ResourceError
-from fastrisk.io import write_matrix
-from fastrisk.tables import baseline_table
 
 PER_TOPIC = ["system", "topic", "alpha", "x", "tr", "tj"]
 TABLE = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
@@ -159,7 +160,7 @@ def test_json_lines_write_nan_as_null(tmp_path):
 
 
 def test_a_text_table_beyond_memory_is_refused_before_computing(matrix, tmp_path, monkeypatch, capsys):
-    from fastrisk import _resources
+    from fastrisk._runtime import resources as _resources
 
     monkeypatch.setattr(_resources, "available_memory", lambda: 1000)
     with pytest.raises(ResourceError, match=r"aligned text table of 189 rows needs about .* --format parquet"):

@@ -128,9 +128,9 @@ def test_bad_arguments(tmp_path):
 
 # ---------------------------------------------------------------------- results
 def test_results_are_the_public_api_calls(reference):
-    from fastrisk._risk import risk
-    from fastrisk.datasets import trec_matrix
-    from fastrisk.pooling import pooling_experiment
+    from fastrisk.core.urisk import risk
+    from fastrisk.data.datasets import trec_matrix
+    from fastrisk.measures.pooling import pooling_experiment
     from fastrisk.sweep.data import _load
 
     t = reference
@@ -332,9 +332,9 @@ PUBLISHED = [  # SPEC §2: run, alpha, URisk, SE_x = SE_J, TRisk, p (TREC 2012 W
 
 
 def test_example_grid_reproduces_the_published_tables():
-    from fastrisk._risk import risk
-    from fastrisk._zrisk import zrisk
-    from fastrisk.datasets import trec_matrix
+    from fastrisk.core.urisk import risk
+    from fastrisk.core.zrisk import zrisk
+    from fastrisk.data.datasets import trec_matrix
 
     result = sweep(ROOT / "bench_data" / "sweeps" / "published.toml", progress=False)
     assert result.n_failed == 0 and result.complete
@@ -382,8 +382,8 @@ def test_cli_sweep_on_a_dask_scheduler_address(client, tmp_path, reference):
 
 
 def test_bootstrap_sweep_is_seeded_per_job_and_identical_on_dask(client):
-    from fastrisk.datasets import trec_matrix
-    from fastrisk.resampling import bootstrap
+    from fastrisk.data.datasets import trec_matrix
+    from fastrisk.inference.resampling import bootstrap
 
     grid = {"sweep": {"seed": 99}, "experiment": [
         {"kind": "bootstrap", "data": ["trec:web2012_err20", "trec:adhoc8_p10"],

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from reference import multibase as ref
 
-from fastrisk._risk import risk
+from fastrisk.core.tables import _all_pairs, baseline_table
+from fastrisk.core.urisk import risk
 from fastrisk.errors import InputError, ZeroVarianceWarning
-from fastrisk.tables import _all_pairs, baseline_table
 
 _matrix = ref.matrix_of
 
@@ -230,7 +230,7 @@ def test_rank_agreement_across_baselines_matches_scipy():
 
     import fastrisk
 
-    m, _ = fastrisk.datasets.trec2012_web()
+    m, _ = fastrisk.data.datasets.trec2012_web()
     m = m.select(systems=list(m.systems[:12]))
     t = fastrisk.baseline_table(m, alpha=[0, 5])
     agree = t.agreement(alpha=5)
@@ -266,7 +266,7 @@ def test_near_constant_differences_keep_their_digits():
 def test_small_tables_run_the_one_thread_twins_with_the_same_numbers():
     """baseline_table runs small tables on the kernels' one-thread twins: the numbers of the
     parallel drivers (``_all_pairs`` with its default kernels), bit for bit."""
-    from fastrisk.tables import _Serial
+    from fastrisk.core.tables import _Serial
 
     rng = np.random.default_rng(3)
     V = rng.random((9, 13))

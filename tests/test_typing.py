@@ -1,4 +1,4 @@
-"""Type information: the aliases of fastrisk._typing, their use in public signatures, and the
+"""Type information: the aliases of fastrisk._runtime.aliases, their use in public signatures, and the
 py.typed marker shipped in the wheel (PEP 561)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import fastrisk
-from fastrisk import _typing
+from fastrisk._runtime import aliases as _typing
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_aliases_exist_and_need_no_dataframe_library():
     for name in ("MatrixLike", "BaselineLike", "SeedLike", "AlphaLike"):
         assert hasattr(_typing, name)
-    code = "import sys, fastrisk._typing; print('pandas' in sys.modules, 'polars' in sys.modules)"
+    code = "import sys, fastrisk._runtime.aliases; print('pandas' in sys.modules, 'polars' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
 
@@ -30,7 +30,7 @@ def test_aliases_exist_and_need_no_dataframe_library():
     (fastrisk.risk, {"matrix": "MatrixLike", "baseline": "BaselineLike", "alpha": "AlphaLike | None"}),
     (fastrisk.topic_risk, {"matrix": "MatrixLike", "baseline": "BaselineLike"}),
     (fastrisk.tukey_hsd, {"rng": "SeedLike"}),
-    (fastrisk.batch.bootstrap, {"rng": "SeedLike", "alpha": "AlphaLike | None"}),
+    (fastrisk.core.batch.bootstrap, {"rng": "SeedLike", "alpha": "AlphaLike | None"}),
 ])
 def test_public_signatures_use_the_aliases(func, params):
     sig = inspect.signature(func)
@@ -63,4 +63,4 @@ def test_the_wheel_ships_py_typed(tmp_path):
     with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
     assert "fastrisk/py.typed" in names
-    assert "fastrisk/_typing.py" in names
+    assert "fastrisk/_runtime/aliases.py" in names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fastrisk._validation import choice, flag, float_array, level, open_unit, positive_int
+from fastrisk._runtime.validation import choice, flag, float_array, level, open_unit, positive_int
 from fastrisk.errors import InputError
 
 

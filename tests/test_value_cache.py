@@ -19,7 +19,7 @@ from fastrisk._kernels import risk as risk_k
 from fastrisk._kernels import tables as tables_k
 from fastrisk._kernels import zrisk as zrisk_k
 from fastrisk._kernels._jit import with_value
-from fastrisk.values import resolve_value
+from fastrisk.core.values import resolve_value
 
 KERNELS = (risk_k.value_risk, risk_k.value_risk_serial, risk_k.value_scores, risk_k.value_scores_serial,
            zrisk_k.zrisk_value, zrisk_k.zrisk_value_serial, tables_k.value_pair_sums, tables_k.value_pair_sums_serial)

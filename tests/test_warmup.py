@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastrisk import InputError
-from fastrisk._warmup import GROUPS, warmup
+from fastrisk.cli._warmup import GROUPS, warmup
 
 
 def test_an_unknown_group_is_refused_by_name():

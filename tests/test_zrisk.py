@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from reference import multibase as ref
 
-from fastrisk._zrisk import zrisk
+from fastrisk.core.zrisk import zrisk
 from fastrisk.errors import InputError
 
 _matrix = ref.matrix_of
@@ -77,7 +77,7 @@ def test_georisk_minus_grows_with_risk_at_fixed_effectiveness(V, alpha):
 
 
 def test_georisk_minus_of_a_stack_matches_each_collection(web2012):
-    from fastrisk import batch
+    from fastrisk.core import batch
 
     V = web2012.values
     stacked = zrisk(batch.stack(np.stack([V[:10], V[10:20]])), loss_weight=[1.0, 2.0], convention="minus")

@@ -1,5 +1,5 @@
 """MkDocs hook: replace ``<!-- fastrisk-measures -->`` in a page with the table of measures built
-from ``fastrisk._measures.MEASURES``, so the documented measures are the ones fastrisk computes."""
+from ``fastrisk.measures.names.MEASURES``, so the documented measures are the ones fastrisk computes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ MARKER = "<!-- fastrisk-measures -->"
 
 def on_page_markdown(markdown, page, config, files):
     if MARKER in markdown:
-        from fastrisk._measures import measure_table  # the docs build imports fastrisk only here
+        from fastrisk.measures.names import measure_table  # the docs build imports fastrisk only here
 
         return markdown.replace(MARKER, measure_table())
     return markdown

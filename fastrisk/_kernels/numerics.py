@@ -1,4 +1,4 @@
-"""Kernels of the numerical policy (`fastrisk._numerics`): the relative variance floor with
+"""Kernels of the numerical policy (`fastrisk._runtime.numerics`): the relative variance floor with
 the ±inf/NaN rule in one pass, and the range check of results. One pass, no temporaries, so the
 policy costs nothing next to the statistics it guards; and Student-t lower tails as Cephes computes
 them (`t_lower_tails`, the small-call t test's p-values)."""
@@ -11,7 +11,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit
 
-#: Relative variance floor (see `fastrisk._numerics`): a centred sum of squares at most
+#: Relative variance floor (see `fastrisk._runtime.numerics`): a centred sum of squares at most
 #: ``VARIANCE_RTOL * c * sum x^2`` is rounding noise.
 VARIANCE_RTOL = 4.0 * 2.220446049250313e-16
 

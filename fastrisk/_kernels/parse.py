@@ -302,7 +302,7 @@ def encode_dense(docs, lengths, n_global, ranked, best_rank, offsets):
 
 
 # ---------------------------------------------------------------------------------------
-# the one-pass run scanner and the document interner (the fast path of `fastrisk.runs.text`)
+# the one-pass run scanner and the document interner (the fast path of `fastrisk.data.runs.text`)
 
 #: Exact powers of ten: ``m * 10**e`` (or ``m / 10**-e``) with ``m <= 2**53`` and ``|e| <= 22``
 #: is one correctly rounded operation on exact operands (Clinger's fast path).

@@ -137,7 +137,7 @@ def georisk_cell(eff, z, c, sign):
 
     Classic (sign +1): GeoRisk = sqrt(Eff Phi(ZRisk / c)) (Dinçer, Macdonald & Ounis 2016).
     Minus (sign -1, z = ZRisk⁻): GeoRisk⁻ = -sqrt(Eff Phi(ZRisk⁻ / c)), the numbers and signs
-    Benham, Moffat & Culpepper (AIRS 2019) print in their Table 2 (see `fastrisk._zrisk`).
+    Benham, Moffat & Culpepper (AIRS 2019) print in their Table 2 (see `fastrisk.core.zrisk`).
     """
     phi = 0.5 * math.erfc(-(z / c) / math.sqrt(2.0))
     return sign * math.sqrt(eff * phi)

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk.data.runs import Qrels, RunSet, encode_rankings
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -65,8 +67,6 @@ def _simulate(n_systems, n_topics, depth, universe, relevant, families, seed):
 def generate(n_systems=110, n_topics=249, depth=1000, *, universe=None, relevant=70, families=None,
              judge_depth=100, seed=2004):
     """In-memory synthetic ``(RunSet, Qrels)``; document names are their dense ids."""
-    from fastrisk.runs import Qrels, RunSet, encode_rankings
-
     universe = universe or max(4 * depth, 2000)
     families = families or max(1, n_systems // 4)
     raw, grades = _simulate(n_systems, n_topics, depth, universe, relevant, families, seed)

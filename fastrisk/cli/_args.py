@@ -6,11 +6,11 @@ the helpers only parse options into the keyword arguments the library functions 
 
 from __future__ import annotations
 
-from fastrisk.baselines import VIRTUAL, resolve_baseline, virtual_baseline
 from fastrisk.cli._output import record
+from fastrisk.core.baselines import VIRTUAL, resolve_baseline, virtual_baseline
+from fastrisk.data.io import read_matrix
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
-from fastrisk.metrics import evaluate
+from fastrisk.measures.metrics import evaluate
 
 
 def parse_floats(text: str, name: str) -> list[float]:

@@ -4,14 +4,14 @@ Every output can record what produced it — baseline, measure, parameters, the 
 as ``metadata`` (``dict[str, str]``): Parquet files always carry it as key-value metadata of
 the schema; CSV and the text table carry it as ``# key: value`` comment lines at the top only
 when asked (``header=True``, the ``--header`` option), because many CSV readers do not skip
-comments. `fastrisk.io.read_table` reads such files back, comment header included, and
+comments. `fastrisk.data.io.read_table` reads such files back, comment header included, and
 returns the header as the table's schema metadata.
 
 Where the metadata comes from, later entries winning: the ``fastrisk`` parameters a result's
 `to_arrow` put in the table's schema, the command line of the
 running command (`invocation`, set by the CLI's ``main``), then ``metadata=``.
 
-A file given with ``--out`` is written atomically (`fastrisk._atomic`): a failure,
+A file given with ``--out`` is written atomically (`fastrisk._runtime.atomic`): a failure,
 a full disk included, leaves the previous file as it was.
 """
 
@@ -27,11 +27,11 @@ import sys
 
 import pyarrow as pa
 
-from fastrisk._atomic import write_parquet, write_text
-from fastrisk._publication import arrow_to_latex, arrow_to_markdown
-from fastrisk._tabular import comment_header, format_text
+from fastrisk._runtime.atomic import write_parquet, write_text
 from fastrisk._version import __version__
-from fastrisk.io import write_csv
+from fastrisk.data.io import write_csv
+from fastrisk.data.publication import arrow_to_latex, arrow_to_markdown
+from fastrisk.data.tabular import comment_header, format_text
 
 FORMATS = ("table", "csv", "json", "parquet", "latex", "markdown")
 #: Formats that can carry a ``#`` comment header (``header=True``).
@@ -111,7 +111,7 @@ def record(**metadata) -> None:
 
 
 def stream_options() -> dict:
-    """``metadata`` and ``header`` for a streamed output (`fastrisk._streaming.TableStream`)
+    """``metadata`` and ``header`` for a streamed output (`fastrisk.data.streaming.TableStream`)
     of the running command: what `write_table` would record."""
     meta = dict(_INVOCATION.get() or {})
     return {"metadata": meta, "header": comment_header(meta) if _HEADER.get() else ""}

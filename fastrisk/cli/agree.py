@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fastrisk.agreement import kendall_tau, prefix_agreement, rbo_matrix
 from fastrisk.cli._args import parse_topics
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.data.io import read_matrix, read_table
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix, read_table
+from fastrisk.measures.agreement import kendall_tau, prefix_agreement, rbo_matrix
 
 
 def _column_scores(path: str, table: pa.Table, column: str, system: str) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastrisk.cli._args import alpha_kwargs
 from fastrisk.cli._output import write_table
 from fastrisk.cli._resampling import _common, _inputs, _progress, _science
-from fastrisk.resampling import bootstrap
+from fastrisk.inference.resampling import bootstrap
 
 
 def _cmd_bootstrap(args) -> None:

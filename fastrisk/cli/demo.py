@@ -8,11 +8,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastrisk._risk import risk
-from fastrisk._tabular import format_text
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.cli.report import write_demo_report
-from fastrisk.datasets import TREC2012_WEB_RUNS, trec2012_web
+from fastrisk.core.urisk import risk
+from fastrisk.data.datasets import TREC2012_WEB_RUNS, trec2012_web
+from fastrisk.data.tabular import format_text
 
 
 def _risk_table(result, systems=None) -> pa.Table:

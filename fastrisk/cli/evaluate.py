@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.io import write_matrix
-from fastrisk.metrics import evaluate
-from fastrisk.runs import read_runs
+from fastrisk.data.io import write_matrix
+from fastrisk.data.runs import read_runs
+from fastrisk.measures.metrics import evaluate
 
 MEASURE_HELP = (
     "measure, as ir_measures names it (repeatable; default nDCG@20 and ERR@20): trec_eval's P@k, R@k, "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from fastrisk._pca import pca
-from fastrisk.baselines import VIRTUAL, virtual_baseline
 from fastrisk.cli._args import add_matrix_arguments, load_matrix, parse_names
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.core.baselines import VIRTUAL, virtual_baseline
+from fastrisk.core.pca import pca
 from fastrisk.errors import InputError
 
 

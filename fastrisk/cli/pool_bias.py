@@ -7,7 +7,7 @@ import sys
 from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
-from fastrisk.pooling import pooling_experiment
+from fastrisk.measures.pooling import pooling_experiment
 
 
 def _ints(text: str, name: str) -> list[int]:

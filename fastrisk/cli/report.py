@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk import datasets
-from fastrisk.baselines import Baseline
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
@@ -17,8 +15,10 @@ from fastrisk.cli._args import (
     alpha_kwargs,
     load_matrix_and_baseline,
 )
+from fastrisk.core.baselines import Baseline
+from fastrisk.data import datasets
 from fastrisk.errors import InputError
-from fastrisk.report import file_provenance, write_report
+from fastrisk.viz.report import file_provenance, write_report
 
 
 def _provenance(args) -> dict:

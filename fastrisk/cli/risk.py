@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from fastrisk._long_pieces import alpha_steps, topic_risk_pieces
-from fastrisk._risk import risk
-from fastrisk._streaming import write_pieces
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
@@ -13,6 +10,9 @@ from fastrisk.cli._args import (
     load_matrix_and_baseline,
 )
 from fastrisk.cli._output import add_format_options, stream_options, write_table
+from fastrisk.core.long_forms import alpha_steps, topic_risk_pieces
+from fastrisk.core.urisk import risk
+from fastrisk.data.streaming import write_pieces
 
 
 def _cmd_risk(args) -> None:

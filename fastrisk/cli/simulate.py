@@ -36,8 +36,8 @@ def _common(args) -> dict:
 
 
 def _cmd_simulate(args) -> int:
-    from fastrisk import simulate
-    from fastrisk.cli.sweep import _executor
+    from fastrisk import simulate  # imported when the command runs: keeps `fastrisk --help` fast
+    from fastrisk.cli.sweep import _executor  # imported when the command runs: keeps `fastrisk --help` fast
 
     collections = args.collections.split(",") if args.collections else None
     executor, close = _executor(args)
@@ -59,7 +59,7 @@ def _cmd_simulate(args) -> int:
         paths = result.write_tables(args.tables)
         print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
     if args.plot:
-        from fastrisk.simulate.figures import plot_studies
+        from fastrisk.viz.figures import plot_studies  # imported when the command runs: keeps `fastrisk --help` fast
 
         plot_studies([result], args.plot)
     write_table(result.to_arrow(), args.format, args.out)
@@ -71,7 +71,7 @@ def _fit(args, collections, executor) -> int:
 
     import pyarrow as pa
 
-    from fastrisk.simulate import fits, studies
+    from fastrisk.simulate import fits, studies  # imported when the command runs: keeps `fastrisk --help` fast
 
     names = []
     if collections is not None:
@@ -91,7 +91,7 @@ def _fit(args, collections, executor) -> int:
 
 
 def _grid(args, executor) -> int:
-    from fastrisk.simulate.grid import run_grid
+    from fastrisk.simulate.grid import run_grid  # imported when the command runs: keeps `fastrisk --help` fast
 
     if not args.tables:
         raise InputError("simulate grid needs --tables DIR (where the tables and the long table go)")

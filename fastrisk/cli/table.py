@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from fastrisk._long_pieces import table_pieces
-from fastrisk._streaming import write_pieces
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
@@ -15,7 +13,9 @@ from fastrisk.cli._args import (
     load_matrix_and_baseline,
 )
 from fastrisk.cli._output import add_format_options, stream_options, write_table
-from fastrisk.tables import baseline_table
+from fastrisk.core.long_forms import table_pieces
+from fastrisk.core.tables import baseline_table
+from fastrisk.data.streaming import write_pieces
 
 TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from fastrisk._validation import level
+from fastrisk._runtime.validation import level
 from fastrisk.cli._args import alpha_kwargs, load_matrix
 from fastrisk.cli._output import write_table
 from fastrisk.cli._resampling import _common, _inputs, _progress, _science
 from fastrisk.errors import InputError
-from fastrisk.multiple import adjust_pvalues, tukey_hsd
-from fastrisk.resampling import bootstrap, permutation_test, t_test
+from fastrisk.inference.multiple import adjust_pvalues, tukey_hsd
+from fastrisk.inference.resampling import bootstrap, permutation_test, t_test
 
 
 def _cmd_test(args) -> None:

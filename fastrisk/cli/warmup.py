@@ -7,7 +7,7 @@ import time
 
 
 def _cmd_warmup(args) -> None:
-    from fastrisk._warmup import warmup
+    from fastrisk.cli._warmup import warmup  # imported when the command runs: keeps `fastrisk --help` fast
 
     start = time.perf_counter()
 
@@ -19,7 +19,7 @@ def _cmd_warmup(args) -> None:
 
 
 def register(sub) -> None:
-    from fastrisk._warmup import GROUPS
+    from fastrisk.cli._warmup import GROUPS  # imported when the command runs: keeps `fastrisk --help` fast
 
     p = sub.add_parser("warmup", help="compile and cache the kernels ahead of first use (once per install)",
                        description="Compile numba's kernels for the calls of the README quickstarts on the "

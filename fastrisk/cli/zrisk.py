@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastrisk._zrisk import zrisk
 from fastrisk.cli._args import add_alpha_arguments, add_matrix_arguments, alpha_kwargs, load_matrix
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.core.zrisk import zrisk
 
 ZRISK_COLUMNS = ["system", "alpha", "loss_weight", "convention", "zrisk", "georisk"]
 

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fastrisk._results import Result, array
-from fastrisk._risk import risk
+from fastrisk.core.urisk import risk
+from fastrisk.data.matrix import ScoreMatrix, as_matrix
+from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 from fastrisk.ltr.objective import check_gains, parse_ndcg, query_ndcg
-from fastrisk.matrix import ScoreMatrix, as_matrix
 
 #: Relative loss beyond which a query counts in "losses > 20 %".
 BIG_LOSS = 0.2

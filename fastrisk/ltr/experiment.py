@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fastrisk._random import resolve_seed
-from fastrisk._results import Result, array
-from fastrisk._style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
-from fastrisk._typing import AlphaLike, SeedLike
-from fastrisk._validation import positive_int
+from fastrisk._runtime.aliases import AlphaLike, SeedLike
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
+from fastrisk._runtime.validation import positive_int
+from fastrisk.data.matrix import ScoreMatrix
+from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.ltr.evaluation import (
     _check_data,
@@ -29,7 +30,6 @@ from fastrisk.ltr.evaluation import (
     robustness,
 )
 from fastrisk.ltr.objective import objective
-from fastrisk.matrix import ScoreMatrix
 
 #: LightGBM parameters of the experiment (LightGBM's defaults but a smaller learning rate;
 #: one thread and ``deterministic`` so that the same seed gives the same models).

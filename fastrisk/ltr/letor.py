@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk._resources import check_memory, format_bytes
-from fastrisk._validation import positive_int
-from fastrisk.datasets import path
+from fastrisk._runtime.resources import check_memory, format_bytes
+from fastrisk._runtime.validation import positive_int
+from fastrisk.data.datasets import path
 from fastrisk.errors import InputError
 
 

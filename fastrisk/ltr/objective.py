@@ -45,10 +45,10 @@ import re
 import numpy as np
 
 from fastrisk._kernels import ltr as _k
-from fastrisk._risk import adaptive_risk
-from fastrisk._threads import limit_threads
+from fastrisk._runtime.threads import limit_threads
+from fastrisk.core.urisk import adaptive_risk
+from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix
 
 KINDS = ("lambdarank", "urisk", "saro", "faro")
 #: LightGBM's default label gains 2^l - 1, l = 0..30.

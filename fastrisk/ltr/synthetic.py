@@ -13,8 +13,8 @@ import numbers
 
 import numpy as np
 
-from fastrisk._random import resolve_seed
-from fastrisk._validation import positive_int
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.validation import positive_int
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 

@@ -20,8 +20,10 @@ from fastrisk.simulate.collections import (
            resample_topics,
            simulate_pairs,
 )
-from fastrisk.simulate.fits import CollectionFit, SimMargin, fit_collections, fit_copula, fit_margin
+from fastrisk.simulate.copulas import fit_copula
+from fastrisk.simulate.fits import CollectionFit, fit_collections
 from fastrisk.simulate.margins import Margin, fit_hurdle_margin
+from fastrisk.simulate.simireff import SimMargin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
 __all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Margin",

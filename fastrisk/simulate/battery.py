@@ -49,14 +49,14 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from fastrisk import _numerics
 from fastrisk._kernels import _interrupt
 from fastrisk._kernels import battery as _k
-from fastrisk._random import resolve_seed
-from fastrisk._results import Result, array
-from fastrisk._threads import limit_threads
-from fastrisk._typing import SeedLike
-from fastrisk.batch import Stack, stack
+from fastrisk._runtime import numerics as _numerics
+from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.threads import limit_threads
+from fastrisk.core.batch import Stack, stack
+from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 
 TAILS = ("two-sided", "less", "greater")

@@ -24,10 +24,10 @@ import numbers
 import numpy as np
 
 from fastrisk._kernels import simulate as _k
-from fastrisk._random import resolve_seed
-from fastrisk._typing import SeedLike
+from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk.data.matrix import ScoreMatrix, as_matrix
 from fastrisk.errors import InputError
-from fastrisk.matrix import ScoreMatrix, as_matrix
 from fastrisk.simulate.margins import Margin, fit_hurdle_margin
 
 

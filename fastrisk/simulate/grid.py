@@ -18,10 +18,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fastrisk._random import resolve_seed
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
-from fastrisk.simulate.fits import canonical_measure
+from fastrisk.simulate.measures import canonical_measure
+from fastrisk.viz.figures import plot_studies
 
 STUDIES = ("type1", "power", "type3")
 
@@ -71,8 +72,6 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
     for s, rs in results.items():
         pq.write_table(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
     if plot:
-        from fastrisk.simulate.figures import plot_studies
-
         for s, rs in results.items():
             plot_studies(rs, Path(plot) / f"{stems[s]}.svg")
     return results

@@ -48,14 +48,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk._kernels import simulate as _k
-from fastrisk._random import resolve_seed
-from fastrisk._results import Result, array
-from fastrisk._typing import SeedLike
+from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk.data.datasets import path
+from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import canonical_measure, fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.measures import canonical_measure
+from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
-#: Bundled collections per measure (``fastrisk.datasets.trec_matrix`` names; the study's data).
+#: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
 MEASURES = {
     "ap": ("adhoc5_ap", "adhoc6_ap", "adhoc7_ap", "adhoc8_ap"),
     "p10": ("adhoc5_p10", "adhoc6_p10", "adhoc7_p10", "adhoc8_p10"),
@@ -88,8 +91,6 @@ def resolve(measure=None, collections=None) -> tuple[str, tuple]:
         if measure is None:
             raise InputError("in-memory collections need `measure`")
         return canonical_measure(measure), tuple(collections)
-    from fastrisk.datasets import path
-
     names = tuple(str(c).strip() for c in collections if str(c).strip())
     if not names:
         raise InputError("`collections` is empty")
@@ -238,8 +239,6 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
 
 
 def _register():
-    from fastrisk.sweep import KINDS, register_kind
-
     if "simulate_errors" not in KINDS:
         register_kind("simulate_errors", _errors_job, seed=None, threads=True)
 
@@ -340,8 +339,6 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
          executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0):
-    from fastrisk.sweep import Experiment, Grid, sweep
-
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, names = resolve(measure, collections)

@@ -14,8 +14,8 @@ import uuid
 import warnings
 from pathlib import Path
 
-from fastrisk._threads import blas_threads, limit_threads
-from fastrisk._validation import non_negative_number, positive_int
+from fastrisk._runtime.threads import blas_threads, limit_threads
+from fastrisk._runtime.validation import non_negative_number, positive_int
 from fastrisk.errors import InputError, ResourceError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind

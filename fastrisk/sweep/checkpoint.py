@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from fastrisk._atomic import write_bytes
+from fastrisk._runtime.atomic import write_bytes
 from fastrisk.sweep.table import _concat
 
 _META_KEY = b"fastrisk.sweep"

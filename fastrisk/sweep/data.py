@@ -7,11 +7,11 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastrisk import datasets
-from fastrisk.datasets import path
+from fastrisk.data import datasets
+from fastrisk.data.datasets import path
+from fastrisk.data.io import read_matrix
+from fastrisk.data.runs import read_qrels, read_runs
 from fastrisk.errors import InputError
-from fastrisk.io import read_matrix
-from fastrisk.runs import read_qrels, read_runs
 
 _TREC2012_MEASURES = ("err20", "ndcg20")
 

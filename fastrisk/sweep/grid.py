@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk._random import resolve_seed
-from fastrisk._validation import non_negative_int
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.validation import non_negative_int
 from fastrisk.errors import InputError
 from fastrisk.sweep.data import _expand_source, _source_kind
 from fastrisk.sweep.kinds import KINDS, PLUGIN_KINDS

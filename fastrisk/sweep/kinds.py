@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from fastrisk._risk import risk, topic_risk
-from fastrisk._zrisk import zrisk
-from fastrisk.datasets import trec2012_web
+from fastrisk.core.tables import baseline_table
+from fastrisk.core.urisk import risk, topic_risk
+from fastrisk.core.zrisk import zrisk
+from fastrisk.data.datasets import trec2012_web
 from fastrisk.errors import InputError
-from fastrisk.pooling import pooling_experiment
-from fastrisk.resampling import bootstrap, permutation_test
-from fastrisk.tables import baseline_table
+from fastrisk.inference.resampling import bootstrap, permutation_test
+from fastrisk.measures.pooling import pooling_experiment
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fastrisk._progress import Progress
-from fastrisk._random import resolve_seed
-from fastrisk._results import Result
-from fastrisk._validation import non_negative_int, non_negative_number, positive_int
+from fastrisk._runtime.progress import Progress
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.validation import non_negative_int, non_negative_number, positive_int
+from fastrisk.data.results import Result
 from fastrisk.errors import InputError
 from fastrisk.sweep.backends import _backend, _run_batch
 from fastrisk.sweep.checkpoint import _META_KEY, _Checkpoint, _reason

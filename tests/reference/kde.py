@@ -1,4 +1,4 @@
-"""Plain-NumPy references for simIReff's Gaussian-kernel margin (fastrisk.simulate.rks), with no
+"""Plain-NumPy references for simIReff's Gaussian-kernel margin (fastrisk.simulate._r.rks), with no
 binning: the exact two-stage direct plug-in bandwidth (Wand & Jones 1995, sec. 3.6: psi6 and
 psi4 summed over all n^2 pairs, normal-reference scale min(sd, IQR / 1.349) as
 ``KernSmooth::dpik(scalest = "minim")``) and the exact Gaussian KDE. ks and KernSmooth bin the

@@ -104,7 +104,7 @@ def matrix_of(V):
     """A ScoreMatrix with systems s0, s1, ... and topics t0, t1, ... around an (S, c) array."""
     import numpy as np
 
-    from fastrisk.matrix import ScoreMatrix
+    from fastrisk.data.matrix import ScoreMatrix
 
     V = np.asarray(V, dtype=np.float64)
     return ScoreMatrix(V, [f"s{k}" for k in range(V.shape[0])], [f"t{i}" for i in range(V.shape[1])])
@@ -112,7 +112,7 @@ def matrix_of(V):
 
 def web2012_49():
     """The 48 runs of TREC 2012 Web (ERR@20) plus the official baseline indriCASP: 49 systems."""
-    from fastrisk.datasets import trec2012_web
+    from fastrisk.data.datasets import trec2012_web
 
     m, base = trec2012_web("err20")
     return m.with_system("indriCASP", [base[t] for t in m.topics])

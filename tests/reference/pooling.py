@@ -133,7 +133,7 @@ def build(runs, qrels):
     """``(RunSet, Qrels)`` from the dict forms above."""
     import numpy as np
 
-    from fastrisk.runs import Qrels, RunSet
+    from fastrisk.data.runs import Qrels, RunSet
 
     systems = sorted(runs)
     topics = sorted({t for r in runs.values() for t in r}, key=lambda x: (len(x), x))

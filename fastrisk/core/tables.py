@@ -1,0 +1,355 @@
+"""All-baseline tables (Dinçer, Ounis & Macdonald, ECIR 2014).
+
+URisk and TRisk of every system against every other system as the baseline, for many alpha
+in one pass: arrays indexed ``[system, baseline, alpha]``. The pass over topics computes only
+four sums per unordered pair (of n = min(d, 0), n^2, p = max(d, 0), p^2); every alpha and
+the swapped pair follow in O(1) (see `fastrisk._kernels.tables`), so the cost does not
+grow with the number of alphas.
+
+Each baseline induces a ranking of the systems: ``rank[:, b, a]`` ranks systems by URisk
+against baseline ``b`` at alpha ``a`` (1 = best, i.e. largest classic URisk, whatever the
+convention; the baseline itself takes part with URisk 0, unless ``exclude_self=True``, which
+ranks the other S - 1 systems among themselves and gives the baseline's own cell rank NaN, as
+Dinçer, Ounis & Macdonald's Table 2 ranks the runs under each baseline). Ties get the average
+rank (``rank_ties="average"``, as ``scipy.stats.rankdata``) or distinct ranks in system order
+(``rank_ties="ordinal"``).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk._kernels import _interrupt
+from fastrisk._kernels import tables as _k
+from fastrisk._runtime import numerics as _numerics
+from fastrisk._runtime.threads import PAIR_CELL_WORK, limit_threads, parallel
+from fastrisk._runtime.tstat import CONVENTIONS, TRiskInference
+from fastrisk._runtime.validation import flag
+from fastrisk.core.urisk import _moments, risk
+from fastrisk.core.values import resolve_value
+from fastrisk.data.matrix import ScoreMatrix, as_matrix
+from fastrisk.data.results import Result, array
+from fastrisk.errors import InputError, ZeroVarianceWarning
+from fastrisk.measures.agreement import _check_p, _check_ties, friedman, kendall_tau_matrix, rbo_matrix
+
+TIES = ("average", "ordinal")
+#: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
+BLOCK = 128
+TOPIC_BLOCK = 64
+#: Baselines ranked together (one contiguous gather of the table's rows).
+RANK_BLOCK = 16
+#: The one-thread twins of the table kernels, under the parallel drivers' names.
+_Serial = types.SimpleNamespace(**{name: getattr(_k, name + "_serial") for name in
+                                   ("pair_sums", "table_moments", "baseline_ranks", "value_pair_sums")})
+
+
+@dataclass(frozen=True, repr=False)
+class BaselineTable(TRiskInference, Result):
+    """URisk/TRisk of every system against every baseline at every alpha.
+
+    Arrays ``[alpha, system, baseline]``: ``urisk``, ``standard_error``, ``trisk`` (also
+    ``statistic``), ``pvalue`` (two-sided, Student t with ``df`` = c - 1; computed on first
+    access) and ``rank`` (see the module doc; also computed on first access: its kernels
+    compile only for a call that reads it). ``urisk``/``trisk`` are negated in the
+    ``minus`` convention. With every system as baseline, ``baselines == systems`` and the
+    diagonal has URisk 0 and TRisk NaN (0/0).
+
+    Long form (one row per alpha, system, baseline): ``alpha``, ``loss_weight``, ``system``,
+    ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``trisk``,
+    ``rank``, ``pvalue``.
+    """
+
+    _constants = ("convention", "value")
+    _derived = {"rank": ("alpha", "system", "baseline"), "pvalue": ("alpha", "system", "baseline")}
+
+    systems: tuple
+    baselines: tuple
+    alpha: np.ndarray
+    loss_weight: np.ndarray
+    given: str
+    value: str
+    convention: str
+    rank_ties: str
+    exclude_self: bool
+    n_topics: int
+    df: int
+    urisk: np.ndarray = array("alpha", "system", "baseline")
+    standard_error: np.ndarray = array("alpha", "system", "baseline")
+    trisk: np.ndarray = array("alpha", "system", "baseline")
+    #: the ranks once computed (or given, for a block of the table), else None
+    _rank: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: (ordinal, skip, parallel kernel, threads, work): how to compute them
+    _rank_inputs: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Rank of every system under every baseline and alpha ``[alpha, system, baseline]``."""
+        if self._rank is None:
+            ordinal, skip, parallel_kernel, threads, work = self._rank_inputs
+            kernel = _k.baseline_ranks if parallel_kernel else _Serial.baseline_ranks
+            urisk = -self.urisk if self.convention == "minus" else self.urisk  # ranks by URisk, whatever the sign
+            with limit_threads(threads, work), _interrupt.stoppable() as stop:
+                rank = kernel(urisk, ordinal, RANK_BLOCK, skip, stop)
+            object.__setattr__(self, "_rank", rank)  # frozen dataclass: computed once
+        return self._rank
+
+    def agreement(self, alpha=None, *, p: float = 0.9, rbo_ties: str = "a") -> "RankAgreement":
+        """How the system rankings change across baselines at one alpha (Dinçer, Ounis & Macdonald, ECIR 2014):
+        Friedman's test over the B rankings, the B x B Kendall tau-b matrix and the B x B RBO
+        matrix (persistence ``p``, tie treatment ``rbo_ties``; best system first). ``alpha``: one
+        of the table's alphas (default: the first). Every ranking covers every system, whatever
+        ``exclude_self`` (the tests need the same items in each ranking)."""
+
+        if alpha is None:
+            a = 0
+        else:
+            hits = np.flatnonzero(np.isclose(self.alpha, float(alpha)))
+            if hits.size == 0:
+                raise InputError(f"`alpha` {alpha!r} is not in the table; it has {self.alpha.tolist()}")
+            a = int(hits[0])
+        sign = -1.0 if self.convention == "minus" else 1.0
+        scores = np.ascontiguousarray((sign * self.urisk[a]).T)  # (B, S): larger is better
+        if len(self.baselines) < 2:
+            raise InputError("rank agreement needs at least two baselines")
+        p, rbo_ties = _check_p(p), _check_ties(rbo_ties)  # checked now, though RBO is computed on first use
+        return RankAgreement(alpha=float(self.alpha[a]), baselines=self.baselines, systems=self.systems,
+                             friedman=friedman(scores, items=self.systems), _scores=scores, _p=p, _rbo_ties=rbo_ties)
+
+
+@dataclass(frozen=True, repr=False)
+class RankAgreement(Result):
+    """Agreement of the rankings that the baselines of a `BaselineTable` induce at one
+    alpha: ``friedman`` (`FriedmanResult`, with Kendall's W and each
+    system's mean rank), ``kendall`` (B x B tau-b) and ``rbo`` (B x B RBO).
+
+    Long form: one row per pair of baselines ``a`` < ``b``: ``alpha``, ``a``, ``b``,
+    ``kendall_tau``, ``kendall_p``, ``rbo_ext``, ``rbo_min``, ``rbo_res``, and the Friedman
+    test over all baselines repeated on each row (``friedman_chi2``, ``friedman_p``,
+    ``kendall_w``).
+    """
+
+    alpha: float
+    baselines: tuple
+    systems: tuple
+    friedman: object
+    _scores: np.ndarray = field(repr=False, compare=False)  # (B, S), larger is better
+    _p: float = 0.9
+    _rbo_ties: str = "a"
+
+    # Kendall and RBO are computed on first use: their kernels compile only for a call that
+    # reads them (seconds on a fresh install, issue #20)
+    @functools.cached_property
+    def kendall(self):
+        """B x B Kendall tau-b (`KendallTauMatrix`)."""
+        return kendall_tau_matrix(self._scores, labels=self.baselines)
+
+    @functools.cached_property
+    def rbo(self):
+        """B x B RBO (`RBOMatrix`)."""
+        return rbo_matrix(self._scores, p=self._p, ties=self._rbo_ties, labels=self.baselines)
+
+    def to_arrow(self, dims=None) -> pa.Table:
+        a, b = np.triu_indices(len(self.baselines), k=1)
+        names = np.asarray(self.baselines, dtype=object)
+        return pa.table({
+            "alpha": np.full(a.size, self.alpha), "a": names[a], "b": names[b],
+            "kendall_tau": self.kendall.statistic[a, b], "kendall_p": self.kendall.pvalue[a, b],
+            "rbo_ext": self.rbo.ext[a, b], "rbo_min": self.rbo.min[a, b], "rbo_res": self.rbo.res[a, b],
+            "friedman_chi2": np.full(a.size, self.friedman.statistic),
+            "friedman_p": np.full(a.size, self.friedman.pvalue),
+            "kendall_w": np.full(a.size, self.friedman.kendall_w),
+        })
+
+
+def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self):
+    flag(exclude_self, "exclude_self")
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    if rank_ties not in TIES:
+        raise InputError(f"`rank_ties` must be 'average' or 'ordinal', got {rank_ties!r}")
+    if matrix.n_topics < 2:
+        raise InputError(f"a baseline table needs at least 2 topics to estimate a standard error; "
+                         f"the matrix has {matrix.n_topics}")
+    if isinstance(baseline, str) and baseline == "all":
+        baselines = None
+    elif isinstance(baseline, (list, tuple)):
+        if not baseline:
+            raise InputError("`baseline` must be 'all', one baseline or a non-empty list of baselines")
+        baselines = list(baseline)
+    else:
+        baselines = [baseline]
+    return resolve_value(value, alpha=alpha, loss_weight=loss_weight), baselines
+
+
+def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
+                   convention: str = "classic", rank_ties: str = "average", exclude_self: bool = False,
+                   threads: int | None = None) -> BaselineTable:
+    """URisk/TRisk of every system against every baseline, for every alpha in one pass.
+
+    Dinçer, Ounis & Macdonald (ECIR 2014): with ``d_i = r_i - b_i`` and ``x_i = d_i`` for gains,
+    ``(1 + alpha) d_i`` for losses, ``URisk = mean(x)``, ``SE = s_x / sqrt(c)`` and
+    ``TRisk = URisk / SE``; each baseline ranks the systems by URisk.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Scores, systems x topics (at least 2 topics).
+    baseline : "all", baseline or list of baselines
+        ``"all"`` (default) uses every system of the matrix as a baseline (the blocked
+        all-pairs kernel); otherwise one baseline or a list of them, each anything
+        `fastrisk.risk` accepts (a system name, ``"mean"``/``"median"``/``"max"``, a
+        vector, a file).
+    alpha, loss_weight : float or sequence of float, optional
+        ``alpha >= 0`` or ``loss_weight = 1 + alpha``: one number or many (default 0, 1, 5,
+        10) for the linear value function.
+    value : {"linear", "smooth"} or callable, optional
+        Value function of the difference (then A = 1 and alpha is NaN; every ordered pair
+        takes its own pass over topics, as no antisymmetry holds).
+    convention : {"classic", "minus"}
+        ``"minus"`` negates URisk and TRisk (larger = riskier); ranks are unchanged.
+    rank_ties : {"average", "ordinal"}
+        Ranks of tied systems: averaged, or distinct in system order.
+    exclude_self : bool
+        Leave each baseline that is a system of the matrix out of its own ranking: its rank
+        is NaN and the other systems are ranked 1..S-1, as Dinçer, Ounis & Macdonald's
+        Table 2 ranks the runs under each baseline. Default False: the baseline takes part
+        with URisk 0. URisk, SE and TRisk are the same either way.
+    threads : int, optional
+        Numba threads (default: all).
+
+    Returns
+    -------
+    BaselineTable
+        Arrays ``[alpha, system, baseline]``.
+    """
+    matrix = as_matrix(matrix)
+    vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
+    c = matrix.n_topics
+    work = matrix.n_systems ** 2 * c * PAIR_CELL_WORK
+    k = _k if threads != 1 and parallel(work) else _Serial  # small tables: the one-thread twins
+    with limit_threads(threads, work):
+        if baselines is None:
+            names = matrix.systems
+            if vf.is_linear:
+                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha, kernels=k)
+                if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
+                    _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
+            else:
+                with _interrupt.stoppable() as stop:
+                    sx, sx2 = vf.kernel(k.value_pair_sums)(matrix.values, stop)
+                zeros = np.zeros_like(sx)
+                urisk, se, trisk, _ = k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
+            _numerics.check_finite_fast(urisk, "URisk")
+            _numerics.check_finite_fast(se, "the standard error of URisk")
+            _warn_identical(matrix.systems, se)
+        else:
+            names, cols_u, cols_se, cols_t = [], [], [], []
+            for b in baselines:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ZeroVarianceWarning)
+                    r = risk(matrix, b, **({"alpha": vf.alpha} if vf.is_linear else {"value": value}))
+                if r.systems != matrix.systems:
+                    raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
+                names.append(r.baseline)
+                cols_u.append(r.urisk.T)  # risk() is [alpha, system]; the kernels' layout [system, baseline, alpha]
+                cols_se.append(r.standard_error.T)
+                cols_t.append(r.trisk.T)
+                self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
+                _numerics.warn_zero_variance(_numerics.zero_rows((r.standard_error == 0).T, r.systems, self_row),
+                                             where=f" against baseline {r.baseline!r}")
+            urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
+            se = np.stack(cols_se, axis=1)
+            trisk = np.stack(cols_t, axis=1)
+        # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
+        # array reordered in turn so that only one of the S x S x A originals has a copy alive at a
+        # time, and before the ranks are allocated (on first use: the rank kernel reads and writes the final layout)
+        urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
+        se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
+        trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
+        skip = np.full(len(names), -1, dtype=np.int64)
+        if exclude_self:
+            for j, name in enumerate(names):
+                if name in matrix.systems:
+                    skip[j] = matrix.systems.index(name)
+    sign = -1.0 if convention == "minus" else 1.0
+    return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
+                         loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
+                         rank_ties=rank_ties, exclude_self=bool(exclude_self),
+                         n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
+                         trisk=sign * trisk if sign < 0 else trisk,
+                         _rank_inputs=(rank_ties == "ordinal", skip, k is _k, threads, work))
+
+
+def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK,
+               kernels=_k):
+    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention).
+
+    The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
+    differences are nearly constant (|TRisk| large): its relative error is about eps * (sum
+    x^2) / (sum (x - mean)^2). Cells where that ratio exceeds `REFINE_RATIO` (|TRisk|
+    beyond about 10 sqrt(c - 1)) are recomputed by the two-pass formula over their topics, so
+    every SE keeps at least 13 significant digits.
+    """
+    VT = np.ascontiguousarray(values.T)
+    with _interrupt.stoppable() as stop:
+        sd, sn, sn2, sd2 = kernels.pair_sums(VT, block, topic_block, stop)
+    del VT  # a copy of the matrix: freed before the S x S x A outputs are allocated (peak memory)
+    alphas = np.ascontiguousarray(alphas, dtype=np.float64)
+    c = values.shape[1]
+    urisk, se, trisk, cancelled = kernels.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
+    del sd, sn, sn2, sd2
+    _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
+    return urisk, se, trisk
+
+
+#: One-pass sums are replaced by the two-pass variance where sum x^2 exceeds this many times
+#: sum (x - mean)^2 (two or more digits of the one-pass difference cancelled).
+REFINE_RATIO = 100.0
+#: Cells refined per vectorised batch (bounds the (cells x topics) scratch array).
+_REFINE_BATCH = 4096
+
+
+def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
+    """Two-pass SE and TRisk, in place, for the off-diagonal cells whose one-pass sums cancel."""
+    c = values.shape[1]
+    if not cancelled.any():
+        return
+    for k, al in enumerate(alphas):
+        flagged = np.argwhere(cancelled[:, :, k])
+        flagged = flagged[flagged[:, 0] != flagged[:, 1]]
+        for lo in range(0, len(flagged), _REFINE_BATCH):
+            a, b = flagged[lo:lo + _REFINE_BATCH].T
+            d = values[a] - values[b]
+            x = d + al * np.minimum(d, 0.0)
+            u = x.mean(axis=1)
+            s = np.sqrt(((x - u[:, None]) ** 2).sum(axis=1) / (c - 1) / c)
+            s[np.ptp(x, axis=1) == 0] = 0.0  # exactly constant: no rounding residue of the mean
+            s, _, t, _ = _numerics.floor_standardise(urisk[a, b, k], s, c)  # the one variance floor
+            se[a, b, k] = s
+            trisk[a, b, k] = t
+
+
+def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
+    """Recompute, in place, every pair involving a system whose own magnitude is extreme
+    (`fastrisk._runtime.numerics.row_exponents`), each pair scaled by the exact power of two
+    of its larger row: the pairs of ordinary systems keep their numbers, whatever one
+    system's scores. Column e (systems against baseline e) is `risk` against row e;
+    row e (e against every baseline) is the same on negated scores (d = e - b)."""
+    extreme = np.flatnonzero(_numerics.row_exponents(values, np.zeros((1, 1))))
+    for e in extreme:
+        for sign, cells in ((1.0, (slice(None), e)), (-1.0, (e, slice(None)))):
+            _, _, u, s, _, t, _ = _moments(sign * values, sign * values[e:e + 1], vf)
+            urisk[cells], se[cells], trisk[cells] = u, s, t
+
+
+def _warn_identical(systems, se) -> None:
+    zero = np.argwhere((se == 0).any(axis=2))
+    zero = zero[zero[:, 0] < zero[:, 1]]
+    _numerics.warn_zero_variance([f"{systems[a]}/{systems[b]}" for a, b in zero], f"{len(zero)} pair(s) of systems",
+                                 stacklevel=4)

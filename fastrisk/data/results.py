@@ -1,0 +1,301 @@
+"""One result model for every fastrisk result.
+
+A result is a frozen dataclass deriving from `Result`. Each array field declares its
+dimensions with `array` (``urisk: np.ndarray = array("alpha", "system")``); computed
+arrays (properties) declare theirs in ``_derived``. Axis order is the same everywhere:
+parameters first, then systems (and baselines), then topics, the resampled axis last —
+``[alpha, system]``, ``[alpha, system, baseline]``, ``[alpha, system, topic]``,
+``[alpha, system, replicate]``; a batch of independent collections leads (``[batch, ...]``).
+
+The labels of a dimension come from the attributes named in ``_coords`` (dim -> {column:
+attribute}); a dimension without labels is numbered from 0. `Result.to_arrow` builds
+the long form from these declarations alone: one row per cell of the table dims (by default
+the dims of the first largest array), one column per coordinate, one column per array whose
+dims are an ordered subset of the table dims (broadcast), the ``_constants`` parameters as
+constant columns and every scalar parameter in the schema metadata (key ``fastrisk``, JSON).
+Nothing else needs to be written by a result class.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk.data.publication import layout_to_arrow, to_latex, to_markdown, wide_layout
+from fastrisk.errors import InputError
+
+#: Coordinates of the common dimensions: dim -> {long-form column: attribute of the result}.
+COORDS: dict[str, dict[str, str]] = {
+    "system": {"system": "systems"},
+    "baseline": {"baseline": "baselines"},
+    "topic": {"topic": "topics"},
+    "alpha": {"alpha": "alpha", "loss_weight": "loss_weight"},
+}
+
+
+class ConfidenceInterval(NamedTuple):
+    """Lower and upper confidence limits (arrays of the statistic's shape); unpacks like scipy's."""
+
+    low: Any
+    high: Any
+
+
+def array(*dims: str, column: str | None = None, default=MISSING):
+    """A dataclass field holding an array with dimensions ``dims`` (long-form column ``column``)."""
+    meta = {"dims": tuple(dims), "column": column}
+    if default is MISSING:
+        return field(metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _scalar(value) -> bool:
+    return value is None or isinstance(value, (str, bool, int, float, np.integer, np.floating, np.bool_))
+
+
+def _jsonable(value):
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else str(v)
+    return value
+
+
+@dataclass(frozen=True)
+class Result:
+    """Base of every result: declared arrays, their coordinates, and the long form."""
+
+    #: dim -> {column: attribute}; merged over `COORDS`.
+    _coords: ClassVar[dict[str, dict[str, str]]] = {}
+    #: computed arrays (properties or cached properties): name -> dims.
+    _derived: ClassVar[dict[str, tuple[str, ...]]] = {}
+    #: dims of the default long form (None: those of the first largest array).
+    _table: ClassVar[tuple[str, ...] | None] = None
+    #: parameters repeated as constant columns of the long form.
+    _constants: ClassVar[tuple[str, ...]] = ()
+
+    # ------------------------------------------------------------------ declarations
+    @classmethod
+    def array_dims(cls) -> dict[str, tuple[str, ...]]:
+        """Every declared array (fields, then derived) and its dims, in declaration order."""
+        out = {f.name: f.metadata["dims"] for f in fields(cls) if "dims" in f.metadata}
+        out.update(cls._derived)
+        return out
+
+    @classmethod
+    def _column_name(cls, name: str) -> str:
+        for f in fields(cls):
+            if f.name == name and f.metadata.get("column"):
+                return f.metadata["column"]
+        return name
+
+    @classmethod
+    def _coord_columns(cls, dim: str) -> dict[str, str]:
+        return {**COORDS, **cls._coords}.get(dim, {})
+
+    def parameters(self) -> dict[str, Any]:
+        """The scalar parameters that produced the result (what goes into the metadata)."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in fields(self)
+                if "dims" not in f.metadata and not f.name.startswith("_") and _scalar(getattr(self, f.name))}
+
+    def sizes(self) -> dict[str, int]:
+        """Length of every dimension of the declared arrays."""
+        out: dict[str, int] = {}
+        for name, dims in self.array_dims().items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            shape = np.shape(value)
+            if not shape:  # a scalar stands for a length-1 array along its dims
+                shape = (1,) * len(dims)
+            for d, n in zip(dims, shape):
+                out.setdefault(d, n)
+        return out
+
+    def coordinate(self, dim: str, column: str | None = None) -> np.ndarray:
+        """Labels of ``dim`` (the first coordinate column unless ``column`` is given)."""
+        cols = self._coord_columns(dim)
+        n = self.sizes()[dim]
+        if cols:
+            col = column or next(iter(cols))
+            value = getattr(self, cols[col], None)
+            if value is None:  # a parameter that does not apply (e.g. alpha of a plain array)
+                return np.full(n, np.nan)
+            out = np.asarray(value if not isinstance(value, tuple) else list(value))
+            if out.ndim == 0:
+                out = np.full(n, out.item())
+            return out
+        return np.arange(n)
+
+    # ------------------------------------------------------------------ long form
+    def _default_table(self) -> tuple[str, ...]:
+        if self._table is not None:
+            return self._table
+        dims = [d for name, d in self.array_dims().items() if getattr(self, name) is not None]
+        return max(dims, key=len) if dims else ()
+
+    def to_arrow(self, dims: tuple[str, ...] | None = None) -> pa.Table:
+        """Long form: one row per cell of ``dims`` (default: the result's main table)."""
+        dims = tuple(dims) if dims is not None else self._default_table()
+        sizes = self.sizes()
+        unknown = [d for d in dims if d not in sizes]
+        if unknown:
+            raise InputError(f"{type(self).__name__} has no dimension {unknown[0]!r}; it has {sorted(sizes)}")
+        shape = tuple(sizes[d] for d in dims)
+        columns: dict[str, Any] = {}
+        for axis, d in enumerate(dims):
+            cols = self._coord_columns(d) or {d: None}
+            for col in cols:
+                labels = self.coordinate(d, col) if cols[col] else np.arange(shape[axis])
+                view = [1] * len(dims)
+                view[axis] = shape[axis]
+                flat = np.broadcast_to(labels.reshape(view), shape).reshape(-1)
+                columns[col] = pa.array(flat.astype(object) if labels.dtype.kind in "OUS" else flat,
+                                        pa.string() if labels.dtype.kind in "OUS" else None)
+        n = int(np.prod(shape)) if shape else 1
+        for name in self._constants:
+            value = getattr(self, name)
+            columns[name] = pa.array([value] * n, pa.string() if isinstance(value, str) else None)
+        for name, adims in self.array_dims().items():
+            value = getattr(self, name)
+            if value is None or not _ordered_subset(adims, dims):
+                continue
+            value = np.asarray(value)
+            view = [sizes[d] if d in adims else 1 for d in dims]
+            value = value if value.ndim == 0 else value.reshape(view)  # a scalar broadcasts to every row
+            columns[self._column_name(name)] = np.broadcast_to(value, shape).reshape(-1)
+        meta = {"fastrisk": json.dumps({"result": type(self).__name__, "dims": list(dims), **self.parameters()})}
+        return pa.table(columns).replace_schema_metadata(meta)
+
+    def to_pandas(self, dims: tuple[str, ...] | None = None):
+        """The long form of `to_arrow` as a pandas DataFrame."""
+        return self.to_arrow(dims).to_pandas()
+
+    # ------------------------------------------------------------------ publication tables
+    def to_wide(self, value: str = "statistic", *, at: dict | None = None, sort: str | None = "descending",
+                sort_by=None) -> pa.Table:
+        """Wide layout: one row per system (column ``system``), one column per α (``alpha=5``)
+        or per label of the value's other dim, rows sorted by their mean ``value``.
+
+        Parameters
+        ----------
+        value : str
+            The array to tabulate (default ``statistic``: TRisk, ZRisk, the resampled estimate).
+        at : dict, optional
+            One label per extra dim, e.g. ``{"alpha": 5}`` for the system × baseline table of
+            `fastrisk.baseline_table`.
+        sort : {"descending", "ascending", None}
+            Order of the rows by their mean ``value`` (NaN rows last); None keeps the result's.
+        sort_by : optional
+            Sort on one column instead (its label, e.g. ``0`` for α = 0) or on a per-system
+            array of the result (e.g. ``"ugain"``, the mean difference from the baseline).
+
+        Returns
+        -------
+        pyarrow.Table
+        """
+
+        return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
+
+    def to_markdown(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+                    sort: str | None = "descending", sort_by=None, caption: str | None = None) -> str:
+        """The wide layout of `to_wide` as a Markdown table with significance markers.
+
+        A cell whose ``pvalue`` is below a level gets ``<sup>*</sup>`` (one ``*`` per level it
+        is below) and a note under the table says what the markers mean, as ranx's report does.
+
+        Parameters
+        ----------
+        value, at, sort, sort_by
+            As in `to_wide`.
+        digits : int
+            Decimals of every number.
+        significance : float or sequence of float or False, optional
+            Level(s) of the markers; default the result's ``significance``, else 0.05. False:
+            no markers. Results without a ``pvalue`` of the value's dims have no markers.
+        caption : str, optional
+            A line printed above the table.
+
+        Returns
+        -------
+        str
+        """
+
+        _digits_iv(digits)
+        return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+                           digits=digits, caption=caption)
+
+    def to_latex(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+                 sort: str | None = "descending", sort_by=None, caption: str | None = None,
+                 label: str | None = None, environment: bool = True) -> str:
+        """The wide layout of `to_wide` as a LaTeX (booktabs) table with significance markers.
+
+        Markers are ``$^{*}$`` (one ``*`` per level the p-value is below), explained in the
+        caption. Needs ``\\usepackage{booktabs}``.
+
+        Parameters
+        ----------
+        value, at, sort, sort_by, digits, significance
+            As in `to_markdown`.
+        caption : str, optional
+            LaTeX caption text (default: what the table holds); the marker legend is appended.
+        label : str, optional
+            ``\\label`` of the table.
+        environment : bool
+            Wrap the ``tabular`` in a ``table`` float with caption and label (default True).
+
+        Returns
+        -------
+        str
+        """
+
+        _digits_iv(digits)
+        return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+                        digits=digits, caption=caption, label=label, environment=environment)
+
+    # ------------------------------------------------------------------ display
+    def _summary(self) -> str:
+        sizes = ", ".join(f"{d}={n}" for d, n in self.sizes().items())
+        params = ", ".join(f"{k}={v!r}" for k, v in self.parameters().items())
+        return f"{type(self).__name__}({sizes}{'; ' if params else ''}{params})"
+
+    def __repr__(self) -> str:
+        arrays = ", ".join(f"{name}[{','.join(d)}]" for name, d in self.array_dims().items()
+                           if getattr(self, name) is not None)
+        return f"{self._summary()}\n  arrays: {arrays}"
+
+    def _repr_html_(self, rows: int = 10) -> str:
+        return html_table(self.to_arrow(), self._summary(), rows)
+
+
+def html_table(table: pa.Table, summary: str, rows: int = 10) -> str:
+    """A notebook's view of a long form: the summary line and the first ``rows`` rows."""
+    head = table.slice(0, rows).to_pylist()
+    cells = "".join(
+        "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row.values()) + "</tr>" for row in head)
+    header = "".join(f"<th>{html.escape(c)}</th>" for c in table.column_names)
+    more = f"<p>{table.num_rows - rows} more rows</p>" if table.num_rows > rows else ""
+    return (f"<p><code>{html.escape(summary)}</code></p>"
+            f"<table><thead><tr>{header}</tr></thead><tbody>{cells}</tbody></table>{more}")
+
+
+def _digits_iv(digits) -> None:
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 15:
+        raise InputError(f"`digits` must be an integer in [0, 15], got {digits!r}")
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return html.escape(str(value))
+
+
+def _ordered_subset(sub: tuple[str, ...], full: tuple[str, ...]) -> bool:
+    it = iter(full)
+    return all(d in it for d in sub)

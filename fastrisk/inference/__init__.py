@@ -1,0 +1,2 @@
+"""Inference: resampling (bootstrap, permutation, jackknife, t test; `resampling`) and
+multiple comparisons (`multiple`)."""

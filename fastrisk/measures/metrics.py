@@ -1,0 +1,207 @@
+"""Per-topic effectiveness of many runs at once, from TREC runs and qrels.
+
+Measures are named, parsed and computed as ir_measures (and so PyTerrier) names them; trec_eval's
+names (``map``, ``P_10``, ``ndcg_cut_20``, ...) are read as ir_measures reads them. Each family is
+one record of `fastrisk.measures.names.MEASURES` (its definition, parameters, cutoff rule and
+kernel code); the documentation's table of measures is built from it. Rankings are by score
+descending, ties by document id descending.
+
+R is the number of documents judged with grade >= ``rel`` (``rel=`` thresholds: default 1,
+e.g. ``P(rel=2)@10``); negative grades count as 0. A system that returned nothing for a
+topic scores 0 there (trec_eval's ``-c``). Topics whose judgments hold no relevant document
+are left out with a `TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
+them (0 for every measure but Judged), as trec_eval does.
+
+`evaluate` returns an `Evaluation` (``result["nDCG@20"]`` is a ScoreMatrix, so
+every risk measure runs on raw runs; ``to_arrow()`` is the long table).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from fastrisk._kernels import metrics as _km
+from fastrisk._kernels._jit import run_strided
+from fastrisk._runtime.threads import limit_threads, thread_count
+from fastrisk._runtime.validation import listing
+from fastrisk.data.matrix import ScoreMatrix
+from fastrisk.data.results import Result, array
+from fastrisk.data.runs import Qrels, RunSet, align, read_qrels, read_runs
+from fastrisk.errors import InputError, TopicMismatchWarning
+from fastrisk.measures.names import Measure, parse_measure
+
+__all__ = ["Evaluation", "Measure", "TopicMismatchWarning", "evaluate", "parse_measure"]
+
+
+#: Below this many (system x topic x rank) steps, ``evaluate`` runs on one thread.
+_SERIAL_WORK = 1_000_000
+
+
+
+def _as_runs(runs) -> RunSet:
+    return runs if isinstance(runs, RunSet) else read_runs(runs)
+
+
+def _as_qrels(qrels) -> Qrels:
+    return qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+
+
+def _measures_iv(measures) -> list[Measure]:
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    if not isinstance(measures, (list, tuple)):
+        raise InputError("`measures` must be a measure name such as 'nDCG@20' or a list of names, "
+                         f"got {type(measures).__name__}")
+    out = [parse_measure(m) for m in measures]
+    if not out:
+        raise InputError("`measures` must name at least one measure")
+    names = [m.name for m in out]
+    if len(set(names)) != len(names):
+        raise InputError(f"`measures` names a measure twice: {sorted({n for n in names if names.count(n) > 1})}")
+    return out
+
+
+def _check_err_grades(qrels: Qrels, measure: Measure) -> None:
+    if measure.family != "ERR" or not len(qrels.grades):
+        return
+    over = qrels.grades > measure.max_grade
+    if over.any():
+        topic_of = np.repeat(np.arange(qrels.n_topics), np.diff(qrels.topic_offsets))
+        bad = sorted({qrels.topics[i] for i in topic_of[over]})
+        raise InputError(f"{measure.name} (gdeval) is defined for grades 0..{measure.max_grade}; the qrels grade "
+                         f"above {measure.max_grade} on topics [{listing(bad, 10, repr)}]")
+
+
+def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condensed: bool = False):
+    """(S, T) scores of every system on every topic of ``runs`` (no topic filtering)."""
+    _check_err_grades(qrels, measure)
+    j = align(runs, qrels)
+    k = measure.depth(runs.depth)
+    code, p, rel, maxg, residual = measure.kernel_args()
+    norm = np.zeros(runs.n_topics, dtype=np.float64)
+    _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, norm)
+    out = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
+    run_strided(_km.score_all, thread_count(out.size * k), runs.docs, runs.lengths, runs.doc_offsets, j.grades,
+                norm, code, k, p, rel, maxg, residual, int(condensed), out)
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class Evaluation(Result):
+    """Scores of every system on every scored topic: ``values[measure, system, topic]``.
+
+    ``result["AP"]`` is the measure's `ScoreMatrix`; ``to_arrow()``
+    the long table ``measure, system, topic, value`` (ir_measures' per-query results);
+    `means` the per-system mean table.
+    """
+
+    _coords = {"measure": {"measure": "measures"}}
+    measures: tuple
+    systems: tuple
+    topics: tuple
+    values: np.ndarray = array("measure", "system", "topic", column="value")
+    no_relevant: str = "skip"
+
+    @property
+    def matrices(self) -> dict:
+        return {name: ScoreMatrix(self.values[i], self.systems, self.topics, measure=name)
+                for i, name in enumerate(self.measures)}
+
+    def __getitem__(self, measure):
+        name = measure if measure in self.measures else parse_measure(measure).name
+        if name not in self.measures:
+            raise InputError(f"measure {name!r} was not evaluated; have {list(self.measures)}")
+        i = self.measures.index(name)
+        return ScoreMatrix(self.values[i], self.systems, self.topics, measure=name)
+
+    def means(self):
+        """Per-system mean over the scored topics: a table ``system, <measure>...``."""
+
+        cols = {"system": pa.array(list(self.systems), pa.string())}
+        for i, name in enumerate(self.measures):
+            cols[name] = pa.array(self.values[i].mean(axis=1) if self.topics else np.full(len(self.systems), np.nan))
+        return pa.table(cols)
+
+
+def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray:
+    run_topics, qrel_topics = set(runs.topics), set(qrels.topics)
+    only_runs = sorted(run_topics - qrel_topics)
+    only_qrels = sorted(qrel_topics - run_topics)
+    if not (run_topics & qrel_topics):
+        raise InputError(f"no topic of the runs is judged in the qrels (runs: {listing(sorted(run_topics), 5)}; "
+                         f"qrels: {listing(sorted(qrel_topics), 5)})")
+    if only_runs or only_qrels:
+        warnings.warn(f"topics do not match between runs and qrels: {len(only_runs)} only in the runs "
+                      f"[{listing(only_runs, 20, repr)}], {len(only_qrels)} only in the qrels [{listing(only_qrels, 20, repr)}]; "
+                      "topics only in the runs are not scored, topics only in the qrels are left out",
+                      TopicMismatchWarning, stacklevel=3)
+    judged = np.array([t in qrel_topics for t in runs.topics])
+    if no_relevant == "keep":
+        return np.flatnonzero(judged)
+    empty = judged & ~j.has_relevant
+    if empty.any():
+        names = [runs.topics[i] for i in np.flatnonzero(empty)]
+        warnings.warn(f"{len(names)} judged topics have no relevant document and are left out: [{listing(names, 20, repr)}] "
+                      "(no_relevant='keep' scores them, as trec_eval does)", TopicMismatchWarning, stacklevel=3)
+    keep = np.flatnonzero(j.has_relevant)
+    if keep.size == 0:
+        raise InputError("no topic of the runs has a positive judgment in the qrels")
+    return keep
+
+
+def _evaluate_iv(measures, no_relevant, threads):
+    if no_relevant not in ("skip", "keep"):
+        raise InputError(f"`no_relevant` must be 'skip' or 'keep', got {no_relevant!r}")
+    if threads is not None and (not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise InputError(f"`threads` must be a positive integer, got {threads!r}")
+    return _measures_iv(measures)
+
+
+def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_relevant: str = "skip",
+             threads=None) -> Evaluation:
+    """Score every run on every judged topic, each measure as ir_measures defines it.
+
+    A system that returned nothing for a scored topic scores 0 on it (trec_eval ``-c``).
+
+    Parameters
+    ----------
+    runs : RunSet or str or os.PathLike or sequence of them
+        The runs, or run files / directories (see `fastrisk.read_runs`).
+    qrels : Qrels or str or os.PathLike
+        The judgments, or a qrels file.
+    measures : sequence of str or Measure
+        ir_measures names such as ``"nDCG@20"``, ``"ERR@20"``, ``"AP"`` (the module docstring
+        defines each).
+    no_relevant : {"skip", "keep"}
+        Topics whose judgments hold no relevant document: left out with a warning (``"skip"``,
+        as gdeval) or scored (``"keep"``, as trec_eval).
+    threads : int, optional
+        Numba threads for this call (default: all cores, one for small jobs).
+
+    Returns
+    -------
+    Evaluation
+        ``result["ERR@20"]`` is the `ScoreMatrix` of one measure; ``to_arrow()`` the
+        long table (measure, system, topic, score).
+    """
+
+    measures = _evaluate_iv(measures, no_relevant, threads)
+    runs = _as_runs(runs)
+    qrels = _as_qrels(qrels)
+    for m in measures:
+        _check_err_grades(qrels, m)
+    j = align(runs, qrels)
+    keep = _topic_checks(runs, qrels, j, no_relevant)
+    topics = tuple(runs.topics[i] for i in keep)
+    if threads is None and runs.n_systems * runs.n_topics * max(m.depth(runs.depth) for m in measures) < _SERIAL_WORK:
+        threads = 1  # launching a thread team costs more than the work (and much more on a busy machine)
+    values = np.empty((len(measures), runs.n_systems, len(keep)), np.float64)
+    with limit_threads(threads):
+        for i, m in enumerate(measures):
+            values[i] = score_matrix_values(runs, qrels, m)[:, keep]
+    return Evaluation(tuple(m.name for m in measures), runs.systems, topics, values, no_relevant)

@@ -1,0 +1,284 @@
+"""The copulas of Urbano, Lima & Hanjalic (SIGIR 2019), as VineCopula's ``BiCopSelect`` fits
+them (repositories ``julian-urbano/sigir2019-statistical``, "the study", and VineCopula 2.1.8):
+
+- copulas (`fit_copula`): ``R/03-bicops.R``: ``pobs(x, ties.method = "random")`` of
+  runs (i, j), i < j (the study's draw of those ties, on forked workers, cannot be repeated;
+  ours is seeded from the scores and ``ties_seed``, `ties_base_seed`), then ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` with its defaults
+  (VineCopula, ``R/BiCopSelect.R``, ``R/BiCopEst.R``, ``R/BiCop.R``): the independence
+  copula and every family of ``posfams`` (empirical Kendall's tau > 0) or ``negfams`` (< 0)
+  with their rotations -- Gaussian, t, Clayton, Gumbel, Frank, Joe, BB1, BB6, BB7, BB8 and
+  the two-parameter Tawn types 1 and 2 (`VC_FAMILIES`) -- each by maximum likelihood in the
+  bounds of ``MLE_intern`` / ``MLE_intern_Tawn`` (`VC_BOUNDS`, `_fit_family`), the lowest
+  AIC = -2 loglik + 2 k wins (`select_copula`). Before fitting, ``BiCopSelect``'s default
+  ``presel = TRUE`` swaps ``todo_fams`` for ``todo_fams_presel`` (`preselect`): the
+  families whose tail asymmetry contradicts the data's are not fitted. Densities and
+  sampling are ``pyvinecopulib``'s (Tawn type 1 is its Tawn with psi2 = 1, type 2 with
+  psi1 = 1). Deviation: parameters beyond what ``pyvinecopulib`` represents (Clayton > 28,
+  Gumbel > 50, Frank |theta| > 35, Joe > 30: Frank's binds from |tau| ~ 0.89, the others above
+  0.93; 8 of the 52,538 bundled pairs, always toward weaker dependence) are capped there.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import optimize, stats
+
+from fastrisk.simulate.collections import pseudo_observations
+
+
+def pobs(x, y, seed: int) -> np.ndarray:
+    """(n, 2) pseudo-observations rank / (n + 1), ties broken at random (``pobs(ties.method = "random")``)."""
+    return pseudo_observations(x, y, seed)
+
+
+#: VineCopula's family codes (``allfams``, ``R/BiCop.R``) -> (pyvinecopulib family, rotation,
+#: Tawn type or 0). Type 1 Tawn (104, ...) is pyvinecopulib's Tawn with psi2 = 1, type 2
+#: (204, ...) with psi1 = 1 (``src/likelihood.c`` calls ``TawnPDF(u, v, theta, par2, 1)``
+#: for 104 and ``(theta, 1, par2)`` for 204; the densities agree to 1e-5, see the tests).
+#: Rotations: 1x = 180, 2x = 90, 3x = 270 degrees.
+VC_FAMILIES = {
+    0: ("indep", 0, 0), 1: ("gaussian", 0, 0), 2: ("student", 0, 0), 5: ("frank", 0, 0),
+    **{b + 10 * k: (name, r, 0) for b, name in ((3, "clayton"), (4, "gumbel"), (6, "joe"), (7, "bb1"),
+                                              (8, "bb6"), (9, "bb7"), (10, "bb8"))
+       for k, r in enumerate((0, 180, 90, 270))},
+    **{100 * t + 4 + 10 * k: ("tawn", r, t) for t in (1, 2) for k, r in enumerate((0, 180, 90, 270))},
+}
+#: ``posfams`` and ``negfams`` (``R/BiCop.R``): the families BiCopSelect fits when the
+#: empirical Kendall's tau is positive / negative (``todo_fams``), with the independence copula.
+VC_POSITIVE = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 16, 17, 18, 19, 20, 104, 114, 204, 214)
+VC_NEGATIVE = (0, 1, 2, 5, 23, 24, 26, 27, 28, 29, 30, 33, 34, 36, 37, 38, 39, 40, 124, 134, 224, 234)
+#: VineCopula's families with more dependence near one corner (u, v) of the unit square
+#: (``R/BiCop.R``: ``fams11``, ``fams00``, ``fams10``, ``fams01``), in its order: the
+#: candidates `preselect` keeps when the data's dependence leans to that corner.
+VC_CORNER = {
+    (1, 1): (13, 4, 6, 7, 17, 8, 9, 19, 10, 104, 204),
+    (0, 0): (3, 14, 16, 7, 17, 18, 9, 19, 20, 114, 214),
+    (1, 0): (23, 34, 36, 27, 37, 38, 29, 39, 40, 134, 234),
+    (0, 1): (33, 24, 26, 27, 37, 28, 29, 39, 30, 124, 224),
+}
+#: Bounds of |parameter| in VineCopula's ``MLE_intern`` (``R/BiCopEst.R``): one-parameter
+#: families by ``optimize`` on the interval; (theta, delta) of the BB families (``max.BB``
+#: defaults BB1 (5, 6), BB6 (6, 6), BB7 (5, 6), BB8 (6, 1) and the lower bounds there), the t
+#: copula's (rho, nu) with ``max.df = 30``, by L-BFGS-B.
+VC_BOUNDS = {
+    "gaussian": ((-0.9999, 0.9999),), "clayton": ((1e-4, 100.0),), "gumbel": ((1.0001, 100.0),),
+    "frank": ((-100.0, 100.0),), "joe": ((1.0001, 50.0),),
+    "student": ((-0.9999, 0.9999), (2.0001, 30.0)),
+    "bb1": ((0.001, 5.0), (1.001, 6.0)), "bb6": ((1.001, 6.0), (1.001, 6.0)),
+    "bb7": ((1.001, 5.0), (0.001, 6.0)), "bb8": ((1.001, 6.0), (0.001, 1.0)),
+}
+
+
+def kendall_tau(u) -> float:
+    """Kendall's tau-b of the two columns (VineCopula's ``fasttau``, Knight's algorithm)."""
+    return float(stats.kendalltau(u[:, 0], u[:, 1]).statistic)
+
+
+@functools.lru_cache(maxsize=None)
+def _pv_bounds(family: str):
+    import pyvinecopulib as pv
+
+    c = pv.Bicop(family=getattr(pv.BicopFamily, family))
+    return c.parameters_lower_bounds.reshape(-1), c.parameters_upper_bounds.reshape(-1)
+
+
+def _bounds(family: str, tau: float) -> tuple:
+    """VineCopula's bounds of (|par|, |par2|) intersected with what pyvinecopulib represents
+    (it caps Clayton at 28, Gumbel at 50, Frank at 35, Joe at 30 and BB7's delta below at
+    0.01: the only place where a VineCopula fit can differ: Frank from |tau| ~ 0.89, the others
+    above 0.93)."""
+    lo, hi = _pv_bounds(family)
+    if family == "tawn":  # MLE_intern_Tawn: theta in [1.001, 20], psi in tau - 0.1 .. tau + 0.2
+        t = abs(tau)
+        vc = ((1.001, 20.0), (max(t - 0.1, 1e-4), min(t + 0.2, 0.99)))
+        lo, hi = lo[::-1][:2], hi[::-1][:2]  # (theta, psi) against pyvinecopulib's (.., psi, theta)
+    else:
+        vc = VC_BOUNDS[family]
+    return tuple((max(a, float(b)), min(c, float(d))) for (a, c), b, d in zip(vc, lo, hi))
+
+
+def _params(family: str, ttype: int, x) -> np.ndarray:
+    """pyvinecopulib's parameter column from VineCopula's (par, par2) magnitudes."""
+    if family == "tawn":
+        theta, psi = x
+        return np.array([[psi], [1.0], [theta]]) if ttype == 1 else np.array([[1.0], [psi], [theta]])
+    return np.asarray(x, dtype=np.float64).reshape(-1, 1)
+
+
+def _loglik_fn(u, family: str, rotation: int, ttype: int):
+    import pyvinecopulib as pv
+
+    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
+    par = np.array(_params(family, ttype, (1.5, 0.5) if family == "tawn" else cop.parameters.reshape(-1)))
+    slots = ((2, 0) if ttype == 1 else (2, 1)) if family == "tawn" else tuple(range(len(par)))
+
+    def ll(x):
+        for k, v in zip(slots, x):
+            par[k, 0] = v
+        try:
+            cop.parameters = par
+            v = cop.loglik(u)
+        except (ValueError, RuntimeError):
+            return -1e250
+        return v if math.isfinite(v) and v > -1e250 else -1e250  # VineCopula's floor
+    return ll
+
+
+_R_TOL = np.finfo(float).eps ** 0.25  # R's optimize(tol = .Machine$double.eps^0.25)
+
+
+def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500):
+    """R's ``optim(start, ll, method = "L-BFGS-B", lower, upper, control = list(fnscale = -1,
+    maxit = maxit))``: R's defaults (lmm = 5, factr = 1e7, pgtol = 0) and its central-difference
+    gradient (ndeps = 1e-3, steps shortened at the bounds), maximising ``ll``."""
+    lo = np.array([v[0] for v in bounds])
+    hi = np.array([v[1] for v in bounds])
+
+    def fg(x):
+        f = -ll(x)
+        g = np.empty(len(x))
+        for k in range(len(x)):
+            up, dn = x.copy(), x.copy()
+            up[k] = min(x[k] + 1e-3, hi[k])
+            dn[k] = max(x[k] - 1e-3, lo[k])
+            g[k] = (-ll(up) + ll(dn)) / (up[k] - dn[k])
+        return f, g
+
+    x0 = np.clip(np.asarray(start, dtype=np.float64), lo, hi)
+    res = optimize.minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=list(zip(lo, hi)),
+                            options={"maxiter": maxit, "maxcor": 5, "ftol": 1e7 * np.finfo(float).eps, "gtol": 0.0})
+    return -float(res.fun), tuple(float(v) for v in res.x)
+
+
+@functools.lru_cache(maxsize=1)
+def _pv_mle():
+    import pyvinecopulib as pv
+
+    return pv.FitControlsBicop(parametric_method="mle")
+
+
+def _fit_family(u, code: int, tau: float):
+    """VineCopula's ``BiCopEst.intern(method = "mle")`` for one family code: (loglik,
+    VineCopula parameter magnitudes) in ``MLE_intern``'s bounds.
+
+    One-parameter families: Brent's method on VineCopula's interval, as R's ``optimize``.
+    Two-parameter families: the unconstrained maximum is pyvinecopulib's MLE in its own
+    (wider) box; when it lies in VineCopula's box it is VineCopula's maximum too. Otherwise
+    the t copula with nu above VineCopula's ``max.df`` = 30 is refitted on the face nu = 30
+    (rho by Brent's method); a BB family outside its ``max.BB`` box is refitted in that box
+    by `_r_lbfgsb` from the clamped maximum (VineCopula starts from BB1 (0.5, 1.5), BB6
+    (1.5, 1.5), BB7 and BB8 (1.5, 0.5): the same maximum when the likelihood is unimodal in
+    the box). Every two-parameter Tawn is fitted as ``MLE_intern_Tawn`` does (`_r_lbfgsb`
+    from theta = 1 + 6 |tau|, psi = min(|tau| + 0.1, 0.999))."""
+    import pyvinecopulib as pv
+
+    family, rotation, ttype = VC_FAMILIES[code]
+    if family == "indep":
+        return 0.0, ()
+    b = _bounds(family, tau)
+    ll = _loglik_fn(u, family, rotation, ttype)
+    if family == "tawn":
+        return _r_lbfgsb(ll, (1 + 6 * abs(tau), min(abs(tau) + 0.1, 0.999)), b)
+    if len(b) == 1:  # optimize(t_LL, interval = c(low, up), maximum = TRUE): Brent's fmin
+        res = optimize.minimize_scalar(lambda p: -ll((p,)), bounds=b[0], method="bounded",
+                                       options={"xatol": _R_TOL})
+        return -float(res.fun), (float(res.x),)
+    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
+    cop.fit(u, _pv_mle())
+    x = cop.parameters.reshape(-1).astype(np.float64)
+    if all(lo <= v <= hi for v, (lo, hi) in zip(x, b)):
+        return float(cop.loglik(u)), tuple(x.tolist())
+    if family == "student" and b[0][0] <= x[0] <= b[0][1] and x[1] > b[1][1]:
+        nu = b[1][1]
+        res = optimize.minimize_scalar(lambda r: -ll((r, nu)), bounds=b[0], method="bounded",
+                                       options={"xatol": 1e-6})
+        return -float(res.fun), (float(res.x), nu)
+    return _r_lbfgsb(ll, [min(max(v, lo), hi) for v, (lo, hi) in zip(x, b)], b)
+
+
+def corner_correlations(u, tau: float) -> tuple[float, float]:
+    """The asymmetry indices of VineCopula's ``todo_fams_presel``: on the normal scores
+    z = Phi^-1(u), Pearson's correlation of the points in the two quadrants along the
+    direction of dependence, (upper right z1 > 0 and z2 > 0, lower left z1 < 0 and z2 < 0)
+    when ``tau`` > 0, (lower right z1 > 0 and z2 < 0, upper left z1 < 0 and z2 > 0)
+    otherwise; NaN for a quadrant with fewer than two points."""
+    z = stats.norm.ppf(np.asarray(u, dtype=np.float64))
+    s1, s2 = (1, 1) if tau > 0 else (1, -1)
+    out = []
+    for sign in (1, -1):
+        q = z[(sign * s1 * z[:, 0] > 0) & (sign * s2 * z[:, 1] > 0)]
+        out.append(float(np.corrcoef(q[:, 0], q[:, 1])[0, 1]) if len(q) > 1 else math.nan)
+    return out[0], out[1]
+
+
+def preselect(u, tau: float) -> tuple:
+    """The family codes ``BiCopSelect(presel = TRUE)`` fits: VineCopula's ``todo_fams_presel``
+    (``R/preprocessors.R``; read in the fork ``larryleihua/VineCopula``, commit 13fceb2, the
+    copy of the upstream file that holds it; ``R/BiCopSelect.R`` upstream swaps it in for
+    ``todo_fams`` when ``presel``, its default, and ``R/03-bicops.R`` keeps the default).
+
+    With positive ``tau`` and the `corner_correlations` (c11, c00), d = c11 - c00:
+    d > 0.3 keeps the independence copula, the t copula and the families with more
+    dependence near (1, 1) (`VC_CORNER`); 0.05 < d <= 0.3 those, the Gaussian, Frank and
+    the survival BB8 (code 20); d < -0.3 and -0.3 <= d < -0.05 the same towards (0, 0)
+    (with BB8, code 10); |d| <= 0.05 every positive family (``posfams``). With negative
+    ``tau``, d = c10 - c01 (there a stronger dependence makes a quadrant's c more negative):
+    d < -0.3 / -0.05 lean to (1, 0) (the extra code 30), d > 0.3 / 0.05 to (0, 1) (code 40),
+    else ``negfams``. ``tau`` = 0: every family. Codes in VineCopula's order (its
+    ``which.min`` keeps the first on ties). A quadrant with fewer than two points (c NaN;
+    R's ``if`` would stop there; none of the AP and nDCG@20 pairs) keeps ``todo_fams``'s set."""
+    if tau == 0:
+        return tuple(sorted(VC_FAMILIES))
+    pos = tau > 0
+    c1, c2 = corner_correlations(u, tau)
+    d = c1 - c2
+    if not math.isfinite(d) or abs(d) <= 0.05:
+        return VC_POSITIVE if pos else VC_NEGATIVE
+    # the corner the dependence leans to, and the BB8 rotation kept beside it
+    if pos:
+        corner, bb8 = ((1, 1), 20) if d > 0 else ((0, 0), 10)
+    else:
+        corner, bb8 = ((1, 0), 30) if d < 0 else ((0, 1), 40)
+    if abs(d) > 0.3:
+        return (0, 2) + VC_CORNER[corner]
+    return (0, 1, 2, 5, bb8) + VC_CORNER[corner]
+
+
+def select_copula(u) -> dict:
+    """VineCopula's ``BiCopSelect(u1, u2, selectioncrit = "AIC")`` on pseudo-observations
+    ``u`` (n, 2): the families `preselect` keeps for the empirical tau (a subset of the
+    independence copula and ``posfams`` or ``negfams``), each by `_fit_family`, the lowest
+    AIC = -2 loglik + 2 k (k = 0, 1 or 2) wins (the first on ties, in VineCopula's order)."""
+    tau = kendall_tau(u)
+    codes = preselect(u, tau)
+    best = None
+    for code in codes:
+        ll, par = _fit_family(u, code, tau)
+        aic = -2 * ll + 2 * len(par)
+        if best is None or aic < best[0]:
+            best = (aic, code, par, ll)
+    aic, code, par, ll = best
+    family, rotation, ttype = VC_FAMILIES[code]
+    params = [] if family == "indep" else _params(family, ttype, par).reshape(-1).tolist()
+    return {"family": family, "rotation": rotation if family != "indep" else 0, "parameters": params,
+            "vinecopula": code, "loglik": ll, "aic": aic}
+
+
+def fit_copula(x, y, *, seed: int = 0) -> dict:
+    """The copula of runs (x, y) as a dict {family, rotation, parameters (pyvinecopulib's),
+    vinecopula (the family code), loglik, aic}: `select_copula` on `pobs`."""
+    return select_copula(pobs(np.asarray(x), np.asarray(y), seed))
+
+
+def bicop(spec: dict):
+    """A ``pyvinecopulib.Bicop`` from `fit_copula`'s dict."""
+    import pyvinecopulib as pv
+
+    par = np.asarray(spec["parameters"], dtype=np.float64).reshape(-1, 1)
+    fam = getattr(pv.BicopFamily, spec["family"])
+    if fam == pv.BicopFamily.indep:
+        return pv.Bicop(family=fam)
+    return pv.Bicop(family=fam, rotation=int(spec["rotation"]), parameters=par)

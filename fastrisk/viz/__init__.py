@@ -1,0 +1,2 @@
+"""Figures and reports: matplotlib figures (`plot`, the simulation studies' `figures`) and the
+HTML/PDF risk report (`report`). matplotlib is imported only when a figure is drawn."""

@@ -1,0 +1,115 @@
+"""Figures of the error-rate studies, drawn as Urbano, Lima & Hanjalic (SIGIR 2019) draw them
+(their ``R/99-paper.R``): type I error rate against alpha on log-log axes with the nominal
+diagonal; power and type III rate against alpha (log x) at one delta, or against delta at
+one alpha; one panel per measure and topic-set size, one line per test. We add the
+Monte-Carlo band of a nominal test (alpha +- 1.96 sqrt(alpha (1 - alpha) / n)) to the type I
+panels, and the risk tests (TRisk at each alpha_risk, ZRisk, GeoRisk) as dashed lines.
+Reachable from `fastrisk.viz.plot` (``plot.simulation_rates``, ``plot.plot_studies``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from fastrisk.errors import InputError
+from fastrisk.viz._axes import _axes, _finish
+
+#: The study's colours (``.TEST_COLORS``) and names.
+TEST_STYLE = {"t": ("#e41a1c", "t-test"), "wilcoxon": ("#377eb8", "Wilcoxon"), "sign": ("#4daf4a", "Sign"),
+              "permutation": ("#ff7f00", "Permutation"), "bootstrap": ("#984ea3", "Bootstrap")}
+_RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999")
+MEASURE_NAMES = {"ap": "AP", "p10": "P@10", "rr": "RR", "ndcg20": "nDCG@20", "err20": "ERR@20"}
+
+
+def _style(test, k):
+    if test in TEST_STYLE:
+        c, name = TEST_STYLE[test]
+        return dict(color=c, label=name, lw=1.0, ls="--" if test == "permutation" else "-")
+    return dict(color=_RISK_COLORS[k % len(_RISK_COLORS)], label=test, lw=1.0, ls=":")
+
+
+def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delta=None, alpha: float = 0.05,
+                     tests=None, ax=None, legend: bool = True, band: bool = True):
+    """One panel: rate per test against ``x`` ('alpha' or 'delta') of a
+    `StudyResult` (type I / power / type III)."""
+    if tails not in result.tails:
+        raise InputError(f"`tails` must be one of {', '.join(result.tails)}, got {tails!r}")
+    if x not in ("alpha", "delta"):
+        raise InputError(f"`x` must be 'alpha' or 'delta', got {x!r}")
+    ax, created = _axes(ax, (2.6, 2.4))
+    tl = result.tails.index(tails)
+    alphas = np.asarray(result.alphas)
+    deltas = np.asarray(result.deltas)
+    if x == "alpha":
+        d = 0 if delta is None else int(np.argmin(np.abs(deltas - delta)))
+        xs, sel = alphas, (lambda k: result.rate[d, k, tl])
+        ax.set_xscale("log")
+        ax.set_xlabel("Significance level α")
+    else:
+        a = int(np.argmin(np.abs(alphas - alpha)))
+        xs, sel = deltas, (lambda k: result.rate[:, k, tl, a])
+        ax.set_xlabel("Effect size δ")
+    if result.study == "type1" and x == "alpha":
+        ax.set_yscale("log")
+        ax.plot(alphas, alphas, color="darkgrey", lw=0.8)
+        if band:
+            n = float(np.nanmax(result.n))
+            half = 1.96 * np.sqrt(alphas * (1 - alphas) / max(n, 1))
+            ax.fill_between(alphas, np.maximum(alphas - half, alphas * 0.05), alphas + half, color="0.85", lw=0)
+        ax.set_ylabel("Type I error rate")
+        ax.set_xlim(alphas[0], alphas[-1])
+        ax.set_ylim(alphas[0] * 0.5, alphas[-1] * 2)
+    else:
+        ax.set_ylabel({"power": "Power", "type3": "Type III error rate"}.get(result.study, "rate"))
+        if result.study == "power":
+            ax.set_ylim(0, 1)
+    risk = 0
+    for k, test in enumerate(result.tests):
+        if tests is not None and test not in tests:
+            continue
+        style = _style(test, risk)
+        risk += test not in TEST_STYLE
+        ax.plot(xs, sel(k), **style)
+    what = f" δ={deltas[0 if delta is None else int(np.argmin(np.abs(deltas - delta)))]:g}" \
+        if (x == "alpha" and result.study != "type1") else (f" α={alpha:g}" if x == "delta" else "")
+    ax.set_title(f"{MEASURE_NAMES.get(result.measure, result.measure)} n={result.topics} "
+                 f"tails={1 if tails == 'one-tailed' else 2}{what}", fontsize=8)
+    ax.grid(True, which="major", ls=":", color="darkgrey", lw=0.5)
+    if legend:
+        ax.legend(fontsize=6, frameon=False)
+    return _finish(ax, created)
+
+
+def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None, delta: float = 0.05,
+                 alpha: float = 0.05):
+    """Every panel of a list of StudyResults (one row per measure and tail, one column per
+    topic-set size; power and type III: by alpha at ``delta`` and by delta at ``alpha``)
+    into one figure saved at ``path`` (SVG, PNG or PDF by its suffix). Returns the Figure."""
+    from matplotlib.figure import Figure
+
+    results = list(results)
+    if not results:
+        raise InputError("no study result to plot")
+    study = results[0].study
+    tails = [t for t in tails if study != "type3" or t == "two-sided"]
+    measures = list(dict.fromkeys(r.measure for r in results))
+    sizes = sorted({r.topics for r in results})
+    views = [("alpha", None)] if study == "type1" else [("alpha", delta), ("delta", alpha)]
+    rows = [(m, t, v) for m in measures for t in tails for v in views]
+    fig = Figure(figsize=(2.6 * len(sizes), 2.3 * len(rows)), layout="constrained")
+    axes = fig.subplots(len(rows), len(sizes), squeeze=False)
+    for i, (m, t, (x, level)) in enumerate(rows):
+        for j, n in enumerate(sizes):
+            ax = axes[i, j]
+            r = next((r for r in results if r.measure == m and r.topics == n), None)
+            if r is None:
+                ax.set_visible(False)
+                continue
+            kw = {"delta": level} if x == "alpha" else {"alpha": level}
+            simulation_rates(r, tails=t, x=x, tests=tests, ax=ax, legend=(i == 0 and j == 0), **kw)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return fig
