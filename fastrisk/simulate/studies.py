@@ -54,7 +54,8 @@ from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1, prepare_nulls
+from fastrisk.simulate.nulls import RiskNull
 from fastrisk.simulate.measures import canonical_measure
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
@@ -141,16 +142,22 @@ def _seeds(study_seed: int) -> tuple[int, int, int]:
     return int(s[0]), int(s[1]), int(s[2])
 
 
-def _weights_and_sizes(fits, mode, delta):
+def _weights_and_sizes(fits, mode, delta, null=None):
+    if null is not None:  # pairs under a risk test's own scale (fastrisk.simulate.nulls): as H1 pairs
+        h1 = [f.null_pairs(null, 0.0 if mode == "type1" else delta)[0] for f in fits]
+        return [len(h) for h in h1], [sorted(h.items()) for h in h1]
     if mode == "type1":
         return [f.n_runs for f in fits], None
     h1 = [f.h1_pairs(delta)[0] for f in fits]
     return [len(h) for h in h1], [sorted(h.items()) for h in h1]
 
 
-def _plan(fits, mode, delta, study_seed, trials):
-    """(collection, first/baseline position, second/experimental slot) of every trial."""
-    sizes, h1 = _weights_and_sizes(fits, mode, delta)
+def _plan(fits, mode, delta, study_seed, trials, null=None):
+    """(collection, first/baseline position, second/experimental slot) of every trial
+    (``null``: a `RiskNull` whose calibrated pairs are drawn, as the study draws H1 pairs)."""
+    sizes, h1 = _weights_and_sizes(fits, mode, delta, null)
+    if null is not None:
+        mode = "h1"
     w = np.asarray(sizes, dtype=np.float64)
     if w.sum() == 0:
         raise InputError(f"no pair of runs reaches delta = {delta:g} in any collection")
@@ -191,16 +198,24 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None) -> pa.Table:
-    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``)."""
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, null=None) -> pa.Table:
+    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
+    ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
+    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`)."""
     fits = _fits(fits)
-    coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
+    rn = None if null is None else RiskNull(null[0], float(null[1]))
+    if rn is not None:
+        trisk_alpha = [rn.alpha] if rn.family == "urisk" else []
+    coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials, rn)
+    if rn is not None:
+        mode = "h1"
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
     fit = fits[collection]
     _, topic_seed, resample_seed = _seeds(study_seed)
     tests = battery_test_names(trisk_alpha)
+    keep = [k for k, t in enumerate(tests) if t in _group_tests(trisk_alpha, rn)]
     lv = np.asarray(alphas, dtype=np.float64)
-    shape = (len(tests), 2, len(lv))
+    shape = (len(keep), 2, len(lv))
     hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
     if len(mine):
         U = _k.trial_uniforms(topic_seed, mine.astype(np.int64), topics)
@@ -220,14 +235,17 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
                 bl, partners = base[a[t0]]
                 pairs[sel] = _simulate(fit, mode, int(bl), None, partners[slot[sel[0]]], U[sel])
         res = battery(pairs, replicates=replicates, rng=resample_seed, min_diff=min_diff, trisk_alpha=trisk_alpha,
-                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019")
-        P = res.pvalue[:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
+                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019", risk_tests=rn is None)
+        P = res.pvalue[:, keep][:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
         ok = ~np.isnan(P)
         rej = P[..., None] <= lv
-        neg = np.round((pairs[:, 1] - pairs[:, 0]).mean(axis=1), 6) < 0
+        d = pairs[:, 1] - pairs[:, 0]
+        # the wrong sign (type III): of the mean difference, or of the risk test's own statistic
+        neg = np.round((d if rn is None else rn.value(d)).mean(axis=1), 6) < 0
         hits = rej.sum(axis=0)
         valid = np.broadcast_to(ok.sum(axis=0)[..., None], shape).copy()
         wrong = (rej & neg[:, None, None, None]).sum(axis=0)
+    tests = [tests[k] for k in keep]
     T, L = len(tests), len(lv)
     return pa.table({
         "test": np.repeat(np.array(tests, dtype=object), 2 * L).astype(str),
@@ -236,6 +254,51 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
         "hits": hits.reshape(-1), "valid": valid.reshape(-1), "wrong": wrong.reshape(-1),
         "trials": np.full(T * 2 * L, len(mine), np.int64),
     })
+
+
+def _nulls(trisk_alpha) -> list:
+    """The risk nulls a study calibrates for a battery with TRisk at ``trisk_alpha``: URisk_a
+    for every a > 0 (trisk@a, bootstrap_risk@a) and the smooth value function (trisk_smooth).
+    At a = 0, URisk_0 = E[d] = 0 holds on the study's own pairs: trisk@0 and bootstrap_risk@0
+    run there, beside the t test."""
+    ar = [float(a) for a in np.atleast_1d(np.asarray(trisk_alpha, dtype=np.float64))]
+    return [RiskNull("urisk", a) for a in dict.fromkeys(ar) if a > 0] + [RiskNull("smooth")]
+
+
+def _null_of(test: str):
+    """The `RiskNull` of a battery test run under its own null, or None (the study's pairs)."""
+    if test == "trisk_smooth":
+        return RiskNull("smooth")
+    name, _, a = test.partition("@")
+    if name in ("trisk", "bootstrap_risk") and float(a) > 0:
+        return RiskNull("urisk", float(a))
+    return None
+
+
+def _group_tests(trisk_alpha, null) -> set:
+    """The tests a group of trials keeps: the study's pairs (``null`` None) keep the tests
+    whose null they satisfy; calibrated pairs keep the tests of that null."""
+    return {t for t in battery_test_names(trisk_alpha) if _null_of(t) == null}
+
+
+def hypothesis(test: str, study: str) -> str:
+    """The hypothesis a test's rate is measured under: on the study's pairs "same margins" (type
+    I: both runs through one margin, so E[d] = 0 and URisk_0 = 0) or "mean(e) = mean(b) + delta"
+    (power, type III: e's margin transformed, as the study's H1); a risk test under its own
+    null "URisk_1 = 0" (type I) or at its own effect "URisk_1 = delta" (power, type III)."""
+    null = _null_of(test)
+    if null is None:
+        return "same margins" if study == "type1" else "mean(e) = mean(b) + delta"
+    return f"{null.name} = {'0' if study == 'type1' else 'delta'}"
+
+
+def _group_seed(study_seed: int, null) -> int:
+    """The study seed of a group of trials: the study's own for its pairs (its numbers do not
+    change), an independent one per risk null."""
+    if null is None:
+        return int(study_seed)
+    seq = np.random.SeedSequence([int(study_seed), *null.key(0.0).encode()])
+    return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def _register():
@@ -250,10 +313,12 @@ _register()
 class StudyResult(Result):
     """Error rates of one study: ``rate``, ``n`` (trials the rate is over), ``se``
     ``[delta, test, tails, level]`` (tails: one-tailed (e > b), two-sided; level: the
-    significance levels ``alphas``). ``fits``: where the fitted models came from (JSON);
-    ``skipped``: per delta, the (baseline, experimental) pairs whose transformation failed."""
+    significance levels ``alphas``); ``hypotheses``: per test, the hypothesis its rate was
+    measured under (`hypothesis`; the long form's ``hypothesis`` column). ``fits``: where the
+    fitted models came from (JSON); ``skipped``: per delta (and per risk null and target),
+    the (baseline, experimental) pairs whose transformation or calibration failed."""
 
-    _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests"},
+    _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests", "hypothesis": "hypotheses"},
                                "tails": {"tails": "tails"}, "level": {"alpha": "alphas"}}
     _constants: ClassVar[tuple] = ("study", "measure", "topics")
 
@@ -268,6 +333,7 @@ class StudyResult(Result):
     tests: tuple
     tails: tuple
     alphas: tuple
+    hypotheses: tuple
     fits: str
     skipped: str
     rate: np.ndarray = array("delta", "test", "tails", "level")
@@ -278,7 +344,9 @@ class StudyResult(Result):
         """The study's tables (pandas), named as its output files: type I one per cell
         (rows alpha); power and type III by alpha (one per delta, rows alpha) and by delta
         (one per alpha, rows delta). Columns t1 w1 s1 b1 p1 t2 w2 s2 b2 p2 (type III: the
-        two-sided ones), then the risk tests (trisk1_1, ..., zrisk_2, georisk_2)."""
+        two-sided ones) -- measured under the study's hypotheses -- then the risk tests, each
+        header naming the hypothesis its rates were measured under (``zrisk_1 [same margins]``,
+        ``trisk1_1 [URisk_1 = 0]``, ``bootstrap_risk5_2 [URisk_5 = delta]``)."""
         import pandas as pd
 
         cols, idx = [], []
@@ -290,7 +358,7 @@ class StudyResult(Result):
         for tail in ((1, 2) if self.study != "type3" else (2,)):
             for k, test in enumerate(self.tests):
                 if test not in _CODES:
-                    cols.append(f"{test.replace('@', '')}_{tail}")
+                    cols.append(f"{test.replace('@', '')}_{tail} [{self.hypotheses[k]}]")
                     idx.append((k, tail))
         stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
         cell = f"{self.measure}_{self.topics}"
@@ -351,25 +419,35 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
     skipped = {}
     experiments = []
+    risk_nulls = _nulls(trisk_alpha)
     if mode != "type1":
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
-    for delta in deltas:
-        if mode != "type1":
-            skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
-        coll = _plan(fit_list, mode, delta, study_seed, trials)[0]
-        counts = np.bincount(coll, minlength=len(names))
-        for g, name in enumerate(names):
-            if counts[g]:
-                experiments.append(Experiment(
-                    "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
-                    params={"fits": tokens,
-                            "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
-                            "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
-                            "topics": int(topics),
-                            "replicates": int(replicates), "delta": float(delta),
-                            "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
-                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas]},
-                    grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
+    # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
+    prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
+    for null in [None, *risk_nulls]:
+        seed = _group_seed(study_seed, null)
+        for delta in deltas:
+            if null is not None:
+                target = 0.0 if mode == "type1" else float(delta)
+                skipped[f"{null.name} = {target:g}"] = sum(f.null_pairs(null, target)[1] for f in fit_list)
+            elif mode != "type1":
+                skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
+            coll = _plan(fit_list, mode, delta, seed, trials, null)[0]
+            counts = np.bincount(coll, minlength=len(names))
+            extra = {} if null is None else {"null": [null.family, null.alpha]}
+            tag = "" if null is None else f"-{null.key(0.0)}"
+            for g, name in enumerate(names):
+                if counts[g]:
+                    experiments.append(Experiment(
+                        "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}{tag}",
+                        params={"fits": tokens,
+                                "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": seed,
+                                "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
+                                "topics": int(topics),
+                                "replicates": int(replicates), "delta": float(delta),
+                                "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
+                                "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra},
+                        grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
             f.save()  # the transformations, for the workers
@@ -425,7 +503,8 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
     se = np.sqrt(rate * (1 - rate) / np.maximum(n, 1))
     return StudyResult(study=mode, measure=measure, topics=int(topics), protocol="urbano2019", trials=int(trials),
                        replicates=int(replicates), seed=int(seed), deltas=tuple(float(d) for d in deltas),
-                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas), fits=fits_meta,
+                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas),
+                       hypotheses=tuple(hypothesis(t, mode) for t in tests), fits=fits_meta,
                        skipped=skipped, rate=rate, n=n, se=se)
 
 
