@@ -21,7 +21,10 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
 - ``permutation``: sign-flip randomisation test of the mean, exact over 2^c patterns when
   2^c <= B (``scipy.stats.permutation_test(permutation_type="samples")``), otherwise
   (count + 1) / (B + 1); two-sided min(1, 2 min(p_less, p_greater)) (scipy's convention).
-- ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t.
+- ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t. At
+  A = 0 it is the paired t test (URisk_0 is the mean difference, its standard error the t
+  test's): the battery reports the t test's own statistic and p-values there, so the two are
+  identical bit for bit (the risk core's TRisk_0 agrees with them to rounding).
 - ``protocol="urbano2019"``: the tests exactly as the study's ``R/ir_tests.R`` and
   ``R/test.cpp`` compute them: Wilcoxon as R's ``wilcox.test`` (exact only for n < 50
   non-zero untied differences, otherwise the normal approximation *with* continuity
@@ -209,6 +212,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         S[:, j] = (d + ar[a] * np.minimum(d, 0.0)).mean(axis=1)  # the observed URisk_alpha
         if B > 0:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
             P[:, j] = (counts[:, [q + 2, q + 1, q]] + 1.0) / (B + 1.0)
+    zero = np.flatnonzero(ar == 0)  # TRisk at alpha = 0 is the paired t test: its own numbers, bit for bit
+    S[:, 5 + zero], P[:, 5 + zero] = S[:, [0]], P[:, [0]]
     S[:, js] = stats[:, _k.TSMOOTH]
     P[:, js] = _t_tails(stats[:, _k.TSMOOTH], df)
     S[:, jz], S[:, jg] = stats[:, _k.ZOBS], stats[:, _k.GOBS]

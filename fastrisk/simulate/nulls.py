@@ -183,7 +183,9 @@ class PairLaw:
     """The joint law of (B, E) for a baseline margin, a copula and which column is b; E's
     margin is given per call (`expectation`). See the module docstring for the quadrature."""
 
-    def __init__(self, b_margin, copula, b_first: bool, *, nodes: int = NODES, grid: int = GRID_G):
+    def __init__(self, b_margin, copula, b_first: bool, *, nodes: int = NODES, grid: int = GRID_G,
+                 cells: int = CELLS):
+        self.cells = cells
         # strata of u: a grid denser near 0 and 1 (where tail dependence makes h steep) merged
         # with the u of equally spaced scores of b (where its quantile is steep); a discrete b:
         # split at its atoms, so beta is constant within each stratum
@@ -214,7 +216,7 @@ class PairLaw:
     def _cells(self, e_margin):
         """(cell probabilities given each node (n, K), cell bounds y0, y1 (K,), discrete?)."""
         if e_margin.continuous:
-            step = max(1, (len(e_margin.points) - 1) // CELLS)
+            step = max(1, (len(e_margin.points) - 1) // self.cells)
             y = e_margin.points[::step]
             G = np.clip(e_margin.cdf[::step], 0.0, 1.0)
         else:

@@ -55,8 +55,8 @@ from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1, prepare_nulls
-from fastrisk.simulate.nulls import RiskNull
 from fastrisk.simulate.measures import canonical_measure
+from fastrisk.simulate.nulls import RiskNull
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
