@@ -109,7 +109,9 @@ def register(sub) -> None:
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
                                    "per trial, a bundled collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
-                                   "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
+                                   "permutation, TRisk, ZRisk, GeoRisk; TRisk, TRisk with the smooth value function and the "
+                                   "bootstrap test of URisk each on pairs calibrated to its own null, every rate "
+                                   "naming its hypothesis) at every level. 'fit' builds the fitted "
                                    "models (cached); 'grid' runs the paper's grid and writes its tables.")
     p.add_argument("study", choices=("type1", "power", "type3", "fit", "grid"))
     p.add_argument("--measure", default=None,

@@ -18,6 +18,12 @@ AIC) per pair, fitted once and cached. Per trial (the study's ``R/11-type_1.R`` 
   its own margin, e through its own margin transformed to mean mu_b + delta, columns of
   the copula swapped when it was fitted for (e, b).
 
+Each risk-sensitive test (TRisk and the bootstrap test of URisk at alpha > 0, TRisk with the
+smooth value function) is scored on pairs of its own null instead (`fastrisk.simulate.nulls`:
+the pairs drawn as the H1 pairs above, e's margin transformed so that E[d + alpha min(d, 0)],
+or E[s(d)], is 0 for type I and ``delta`` for power and type III), with its own trial streams;
+every rate names its hypothesis (`hypothesis`, the ``hypothesis`` column).
+
 Then the battery (`battery` with ``protocol="urbano2019"``:
 t, Wilcoxon, sign with ties |d| <= 0.01, bootstrap, permutation, as ``R/ir_tests.R``; plus
 TRisk at ``trisk_alpha``, ZRisk and GeoRisk) on d = e - b; one-tailed tests are for
@@ -160,6 +166,9 @@ def _plan(fits, mode, delta, study_seed, trials, null=None):
         mode = "h1"
     w = np.asarray(sizes, dtype=np.float64)
     if w.sum() == 0:
+        if null is not None:
+            raise InputError(f"no pair of runs could be calibrated to {null.name} = {0.0 if mode == 'type1' else delta:g} "
+                             f"in any collection")
         raise InputError(f"no pair of runs reaches delta = {delta:g} in any collection")
     cum = np.cumsum(w / w.sum())
     cum[-1] = 1.0
