@@ -47,7 +47,7 @@ def _cmd_simulate(args) -> int:
         if args.study == "grid":
             return _grid(args, executor)
         common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
-                      resume=args.resume)
+                      resume=args.resume, risk_nulls=not args.no_risk_nulls)
         if args.study == "type1":
             result = simulate.type1(args.measure, executor=executor, **common)
         else:
@@ -124,6 +124,9 @@ def register(sub) -> None:
     p.add_argument("--delta", default="0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1",
                    help="effect sizes for power / type3 (default the study's 0.01..0.1)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
+    p.add_argument("--no-risk-nulls", action="store_true",
+                   help="leave out the risk tests scored under their own null (TRisk and bootstrap URisk at "
+                        "alpha > 0, smooth TRisk): no calibration of their pairs")
     p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
     p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
     p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")

@@ -415,7 +415,7 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0):
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, risk_nulls=True):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, names = resolve(measure, collections)
@@ -428,7 +428,9 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
     skipped = {}
     experiments = []
-    risk_nulls = _nulls(trisk_alpha)
+    if risk_nulls not in (True, False):
+        raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
+    risk_nulls = _nulls(trisk_alpha) if risk_nulls else []
     if mode != "type1":
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
@@ -476,7 +478,7 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
                        for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
-                          meta, json.dumps(skipped)) for m in modes}
+                          meta, json.dumps(skipped), risk_nulls) for m in modes}
 
 
 def _finished(out, grid):
@@ -493,8 +495,8 @@ def _finished(out, grid):
 
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
-               skipped) -> StudyResult:
-    tests = battery_test_names(trisk_alpha)
+               skipped, risk_nulls=()) -> StudyResult:
+    tests = tuple(t for t in battery_test_names(trisk_alpha) if _null_of(t) is None or _null_of(t) in risk_nulls)
     df = table.select(["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]).to_pandas()
     g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
     shape = (len(deltas), len(tests), 2, len(alphas))
@@ -527,7 +529,11 @@ def _doc(fn):
     ``~/.cache/fastrisk/simulate``). ``ties_seed``: which draw of the copulas' random
     tie-breaking the fits use (`fastrisk.simulate.fits.ties_base_seed`; the paper's own draw
     cannot be repeated; other draws show how much a result depends on it). ``out``/``resume``: checkpoint the sweep to a Parquet
-    file and resume it. Returns a `StudyResult` (``to_arrow()``, ``tables()``).
+    file and resume it. ``risk_nulls``: score TRisk and the bootstrap test of URisk at each
+    alpha > 0 of ``trisk_alpha`` and TRisk with the smooth value function on pairs calibrated to
+    their own null (`fastrisk.simulate.nulls`; calibrated once per collection, null and target,
+    then cached with the fits); False leaves those tests out (no calibration). Returns a
+    `StudyResult` (``to_arrow()``, ``tables()``).
     """
     return fn
 
@@ -536,31 +542,33 @@ def _doc(fn):
 def type1(measure="ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
-          resume: bool = False, ties_seed: int = 0) -> StudyResult:
-    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4)."""
+          resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
+    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
+    risk tests under their own null."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type1"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["type1"]
 
 
 @_doc
 def power(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
-    test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``)."""
+    test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
+    risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["power"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["power"]
 
 
 @_doc
 def type3(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
-    two-sided test rejects while the observed mean difference has the wrong sign. The same
-    simulations as `power` for the same seed."""
+    two-sided test rejects while the observed mean difference (a risk test: its own observed
+    statistic) has the wrong sign. The same simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type3"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["type3"]
 
