@@ -19,8 +19,9 @@ the study's ``R/02-margins_transform.R``, sampled as ``R/12-type_2.R`` samples t
   mean mu_e that solves E[v(E - B)] = target under the pair's joint law (b's margin, e's
   transformed margin, the pair's fitted copula, columns swapped when it was fitted for (e, b),
   exactly what `fastrisk.simulate.studies` samples). mu_e is found by Newton steps on the
-  requested mean, each step one ``effTransform`` (R's optimizer, as the study's), from the
-  untransformed e; the slope is E[v'(d)], the derivative of E[v(d)] under a shift of e.
+  requested mean, each step one ``effTransform`` (R's optimizer, as the study's), started at
+  the root along effTransform's own path computed cheaply (`_surrogate_mean`); the slope is
+  E[v'(d)], the derivative of E[v(d)] under a shift of e, then the secant.
   A pair is accepted when |E[v(d)] - target| <= `TOL` within `MAX_STEPS` transformations;
   otherwise (or where ``effTransform`` fails, as for H1) it is skipped and counted.
 
@@ -62,8 +63,9 @@ NODES = 48
 CELLS = 512
 #: Points of the h-function table in g (e's copula uniform).
 GRID_G = 513
-#: A calibrated pair's |E[v(d)] - target| is at most this.
-TOL = 2e-5
+#: A calibrated pair's |E[v(d)] - target| is at most this (effTransform itself reaches its
+#: target mean to ~1e-5, so E[v(d)] moves by up to (1 + alpha) 1e-5 between two requests).
+TOL = 1e-4
 #: ``effTransform`` calls per pair at most.
 MAX_STEPS = 6
 #: Neighbours per baseline (the study's ``js[1:10]``).
@@ -250,6 +252,38 @@ class PairLaw:
 NUDGES = (0.0, 1e-3, -1e-3, 3e-3)
 
 
+def _surrogate(e_margin, s: float):
+    """effTransform's path, cheaply: from (a, b) = (1, 1) with a, b >= 1 its search raises the
+    mean by a alone and lowers it by b alone (the other shape sits on its bound), so
+    Beta(1 + s, 1) (s >= 0) or Beta(1, 1 - s) spans the transforms it returns."""
+    return e_margin.with_beta(1.0 + s, 1.0) if s >= 0 else e_margin.with_beta(1.0, 1.0 - s)
+
+
+def _surrogate_mean(law: PairLaw, e_margin, null: RiskNull, target: float) -> float:
+    """The first mean requested from effTransform: E[v(d)] = target solved along `_surrogate`
+    (no R call: each step is a beta CDF of e's table and an `PairLaw.expectation`), then that
+    transform's mean moved by simIReff's ``$mean`` - the tabulated mean of e (what
+    effTransform's target refers to)."""
+    own = e_margin.mean - _table_mean(e_margin)
+
+    def f(s):
+        t = _surrogate(e_margin, s)
+        val, slope = law.expectation(null, t)
+        m, h = _table_mean(t), 1e-4
+        dm = (_table_mean(_surrogate(e_margin, s + h)) - m) / h
+        return s, val, slope * dm
+
+    got = newton_root(f, 0.0, target, tol=TOL / 10, steps=12)
+    return _table_mean(_surrogate(e_margin, got[0])) + own
+
+
+def _table_mean(m) -> float:
+    """The mean of what a margin samples (its tabulated CDF)."""
+    if m.continuous:
+        return float(np.sum((1.0 - 0.5 * (m.cdf[:-1] + m.cdf[1:])) * np.diff(m.points)))
+    return float(np.dot(m.points, np.diff(np.concatenate([[0.0], m.cdf]))))
+
+
 def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float):
     """The transformed e (`SimMargin.transformed`) whose pair has E[v(d)] = target: (margin,
     requested mean, achieved E[v(d)], effTransform calls) or None (skipped). Where R's
@@ -267,9 +301,7 @@ def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float):
                 return (x, *law.expectation(null, t))
         return None
 
-    val0, slope0 = law.expectation(null, e_margin)
-    mu0 = e_margin.mean + (target - val0) / slope0 if slope0 > 0 else e_margin.mean
-    got = newton_root(f, mu0, target, lo=1e-4, hi=1 - 1e-4)
+    got = newton_root(f, _surrogate_mean(law, e_margin, null, target), target, lo=1e-4, hi=1 - 1e-4)
     if got is None or abs(got[1] - target) > TOL:
         return None
     mu, val, _ = got
