@@ -211,6 +211,7 @@ def test_calibrated_pairs_hold_their_null_and_are_cached(cache):
     checked = 0
     for b, lst in list(pairs.items())[:2]:
         for e, (a, bb) in lst[:2]:
+            assert min(a, bb) == 1.0  # effTransform moves one shape (what `_surrogate` starts from)
             em = fit.margins[e].with_beta(a, bb)
             law = nulls.PairLaw(fit.margins[b], fit.copula(min(b, e), max(b, e)), b < e)
             value = law.expectation(null, em)[0]
@@ -236,3 +237,8 @@ def test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t(cache):
     (table,) = res.tables().values()
     assert "trisk1_2 [URisk_1 = 0]" in table.columns and "t2" in table.columns
     assert set(json.loads(res.skipped)) == {"URisk_1 = 0", "URisk_5 = 0", "URisk_s = 0"}
+    pytest.importorskip("matplotlib")
+    from fastrisk.viz import plot
+
+    labels = [t.get_text() for t in plot.simulation_rates(res).get_legend().get_texts()]
+    assert "trisk@1 [URisk_1 = 0]" in labels and "t-test [same margins]" in labels
