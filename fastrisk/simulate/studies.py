@@ -441,6 +441,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
             if null is not None:
                 target = 0.0 if mode == "type1" else float(delta)
                 skipped[f"{null.name} = {target:g}"] = sum(f.null_pairs(null, target)[1] for f in fit_list)
+                if not any(f.null_pairs(null, target)[0] for f in fit_list):
+                    continue  # no pair reaches this target: its tests' rates are NaN (n = 0), not an error
             elif mode != "type1":
                 skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
             coll = _plan(fit_list, mode, delta, seed, trials, null)[0]
