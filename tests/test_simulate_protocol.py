@@ -569,7 +569,8 @@ def test_the_progress_bar_counts_trials_not_jobs(tiny, cache, monkeypatch):
     monkeypatch.setattr(run, "Progress", Recorder)
     power("err20", collections=tiny, delta=[0.01, 0.02], topics=10, trials=70, replicates=0, rng=2, progress=True,
           cache=cache, chunk=30)
-    assert seen == {"total": 140, "unit": "trial", "done": 140}
+    # 70 trials x 2 deltas for the study's pairs and for each of the three risk nulls (URisk_1, URisk_5, smooth)
+    assert seen == {"total": 560, "unit": "trial", "done": 560}
 
 
 # ------------------------------------------------------------------ against simIReff in R
