@@ -56,6 +56,7 @@ from scipy import optimize, special
 
 from fastrisk.errors import InputError
 from fastrisk.simulate.copulas import bicop
+from fastrisk.simulate.simireff import UNREACHED
 
 #: Strata of b's copula uniform (before merging the u of b's scores), two Gauss-Legendre points each.
 NODES = 48
@@ -263,7 +264,8 @@ def _surrogate_mean(law: PairLaw, e_margin, null: RiskNull, target: float) -> fl
     """The first mean requested from effTransform: E[v(d)] = target solved along `_surrogate`
     (no R call: each step is a beta CDF of e's table and an `PairLaw.expectation`), then that
     transform's mean moved by simIReff's ``$mean`` - the tabulated mean of e (what
-    effTransform's target refers to)."""
+    effTransform's target refers to). None when that path misses the target by more than
+    `fastrisk.simulate.simireff.UNREACHED` (effTransform's own rule for a target out of reach)."""
     own = e_margin.mean - _table_mean(e_margin)
 
     def f(s):
@@ -274,6 +276,8 @@ def _surrogate_mean(law: PairLaw, e_margin, null: RiskNull, target: float) -> fl
         return s, val, slope * dm
 
     got = newton_root(f, 0.0, target, tol=TOL / 10, steps=12)
+    if abs(got[1] - target) > UNREACHED:  # out of effTransform's reach: skip the pair without R's optimizer
+        return None
     return _table_mean(_surrogate(e_margin, got[0])) + own
 
 
@@ -301,7 +305,10 @@ def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float):
                 return (x, *law.expectation(null, t))
         return None
 
-    got = newton_root(f, _surrogate_mean(law, e_margin, null, target), target, lo=1e-4, hi=1 - 1e-4)
+    start = _surrogate_mean(law, e_margin, null, target)
+    if start is None:
+        return None
+    got = newton_root(f, start, target, lo=1e-4, hi=1 - 1e-4)
     if got is None or abs(got[1] - target) > TOL:
         return None
     mu, val, _ = got
