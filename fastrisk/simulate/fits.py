@@ -10,6 +10,7 @@ import hashlib
 import json
 import numbers
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-from fastrisk.simulate.measures import canonical_measure, kept_runs
+from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -45,6 +46,14 @@ def ties_base_seed(values, measure: str, ties_seed: int = 0) -> int:
     "random")`` inside ``foreach %dopar%`` on forked workers, whose R seeds differ from run to
     run; ``ties_seed`` picks another draw, to measure how much the results depend on it."""
     return int(_data_hash(values, measure, f"ties{int(ties_seed)}:")[:8], 16)
+
+
+def cache_name(name: str, h: str) -> str:
+    """File name of a fit in the cache: ``NAME-HASH16.json`` for a plain name (a bundled
+    matrix's, e.g. ``adhoc8_ap``), ``matrix-HASH16.json`` for anything else (a path, a label
+    with separators): a collection's name never becomes a path."""
+    plain = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}", str(name)) is not None
+    return f"{name if plain else 'matrix'}-{h[:16]}.json"
 
 
 def cache_dir(cache=None) -> Path:
@@ -192,15 +201,19 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
     cdir = cache_dir(cache) if cache is not False else None
     for name, mat in items.items():
         meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
-        values = np.asarray((mat if mat is not None else trec_matrix(name)).values, dtype=np.float64)
+        mat = mat if mat is not None else trec_matrix(name)
+        values = np.asarray(getattr(mat, "values", mat), dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 3:
-            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
+            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems, "
+                             f"it has {values.shape[0] if values.ndim == 2 else 'no'}")
         h = matrix_hash(values, meas, ties_seed)
-        path = None if cdir is None else cdir / f"{name}-{h[:16]}.json"
+        path = None if cdir is None else cdir / cache_name(name, h)
         got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
             out[name] = got
         else:
+            check_scores(values, meas, name=name, systems=getattr(mat, "systems", None),
+                         topics=getattr(mat, "topics", None))
             todo[name] = (meas, values, h, path)
     if not todo:
         return out
