@@ -92,7 +92,7 @@ def _fit(args, collections, executor) -> int:
     t0 = time.perf_counter()
     got, names = {}, [n for _, items in groups for n in items]
     for key, items in groups:
-        got.update(fits.fit_collections(items, key, executor=executor, cache=args.cache, refit=args.refit,
+        got.update(fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
                                         ties_seed=args.ties_seed))
     took = time.perf_counter() - t0
     rows = [{"collection": n, "measure": f.measure, "support": describe_support(f.measure), "runs": f.n_runs, "duplicates": len(f.removed["duplicates"]),

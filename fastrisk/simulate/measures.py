@@ -38,7 +38,7 @@ MATCH_TOL = 1e-4
 #: Lattice families ir_measures names that fastrisk does not compute (support {0, 1}).
 _BINARY = ("success",)
 #: A name fastrisk does not compute (ir_measures' infAP, Bpref, alpha_nDCG@20, Success@10, ...).
-_OTHER = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\([A-Za-z0-9_.=, ]*\))?(@[0-9]+)?")
+_OTHER = re.compile(r"[A-Za-z][A-Za-z_]*(\([A-Za-z0-9_.=, ]*\))?(@[0-9]+)?")
 
 
 def _family(text: str) -> str | None:
@@ -131,7 +131,7 @@ def check_scores(values, measure: str, *, name: str = "", systems=None, topics=N
     sys_ = systems[s] if systems is not None else f"row {s}"
     top = topics[t] if topics is not None else f"column {t}"
     where = f"collection {name!r}, " if name else ""
-    raise InputError(f"{where}system {sys_!r}, topic {top!r}: score {V[s, t]!r} is not {rule} "
+    raise InputError(f"{where}system {sys_!r}, topic {top!r}: score {float(V[s, t])!r} is not {rule} "
                      f"({int(bad.sum())} such score(s)); give the matrix's own measure (--measure)")
 
 

@@ -222,6 +222,7 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
     replicates = _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
                             max_topics)
     key, items = _s.load_collections(measure, collections)
+    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
     seed = resolve_seed(rng)
     points: dict[int, tuple] = {}
     meta = {}
@@ -233,7 +234,7 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                     warnings.simplefilter("ignore", UserWarning)
                 r = _s._run(("power",), key, n, trials, replicates, [delta], seed, trisk_alpha, min_diff, [alpha],
                             items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
-                            nested=int(max_topics))["power"]
+                            nested=int(max_topics), fitted=fitted)["power"]
             k, t = r.tests.index(test), r.tails.index(tails)
             rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
             points[n] = (0.0 if math.isnan(rate) else rate, valid)

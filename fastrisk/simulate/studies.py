@@ -422,12 +422,12 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0):
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, items = load_collections(measure, collections)
     names = tuple(items)
-    fits = fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
+    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
     check_runs(fit_list, mode)
