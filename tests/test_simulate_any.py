@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fastrisk.cli import main
-from fastrisk.data.datasets import trec_matrix
+from fastrisk.data.datasets import path, trec_matrix
 from fastrisk.data.io import write_matrix
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
@@ -149,14 +149,10 @@ def test_cell_seeds_of_the_study_are_unchanged():
 
 # ----------------------------------------------------------------- a collection never seen
 @pytest.fixture(scope="module")
-def trec2012(tmp_path_factory, request):
+def trec2012(tmp_path_factory):
     """nDCG@10 and P@5 of the bundled TREC 2012 Web runs, written by fastrisk evaluate --matrix-out."""
-    from pathlib import Path
-
-    import fastrisk
-
     d = tmp_path_factory.mktemp("trec2012")
-    data = Path(fastrisk.__file__).parent / "bench_data" / "trec2012-web"
+    data = path("trec2012-web")
     rc = main(["evaluate", str(data / "runs"), "--qrels", str(data / "qrels.adhoc.txt"), "--measure", "nDCG@10",
                "--measure", "P@5", "--matrix-out", str(d / "web12.parquet"), "--out", str(d / "means.csv")])
     assert rc in (0, None)
@@ -167,30 +163,30 @@ def trec2012(tmp_path_factory, request):
 @pytest.mark.filterwarnings("ignore:collection .* keeps 7 runs:UserWarning")
 def test_unseen_collection_fit_type1_power_topics(trec2012, capsys):
     ndcg, p5, cache = trec2012
-    for path, key, families in ((ndcg, "nDCG@10", CONTINUOUS), (p5, "P@5", DISCRETE)):
-        assert main(["simulate", "fit", str(path), "--cache", str(cache), "--format", "csv"]) in (0, None)
+    for file, key, families in ((ndcg, "nDCG@10", CONTINUOUS), (p5, "P@5", DISCRETE)):
+        assert main(["simulate", "fit", str(file), "--cache", str(cache), "--format", "csv"]) in (0, None)
         out = capsys.readouterr().out
         assert key in out and ("continuous on [0, 1]" if key == "nDCG@10" else "j/5, j = 0..5") in out
-        fit = fits.fit_collections(*reversed(studies.load_collections(None, [str(path)])), cache=cache)[str(path)]
+        fit = fits.fit_collections(*reversed(studies.load_collections(None, [str(file)])), cache=cache)[str(file)]
         assert fit.source.startswith("cache:") and fit.n_runs == 7
         assert {m.family for m in fit.margins} <= families
         if key == "P@5":
             for m in fit.margins:
                 np.testing.assert_array_equal(m.points, np.arange(6) / 5)  # sampled on the lattice only
-        t1 = type1(collections=[str(path)], topics=50, trials=2000, replicates=0, rng=1, cache=cache,
+        t1 = type1(collections=[str(file)], topics=50, trials=2000, replicates=0, rng=1, cache=cache,
                    alphas=[0.05], progress=False)
         assert t1.measure == key
         k = t1.tests.index("t")
         assert abs(t1.rate[0, k, 1, 0] - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 2000)  # t is valid here
         with warnings.catch_warnings(record=True) as got:
             warnings.simplefilter("always")
-            pw = power(collections=[str(path)], delta=[0.05], topics=50, trials=2000, replicates=0, rng=1,
+            pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=2000, replicates=0, rng=1,
                        cache=cache, alphas=[0.05], progress=False)
         assert any("keeps 7 runs" in str(w.message) and "needs 11" in str(w.message) for w in got)
         assert pw.rate[0, k, 1, 0] > t1.rate[0, k, 1, 0] + 0.1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            plan = topics(str(path), test="t", delta=0.05, trials=1000, rng=2, cache=cache, max_topics=400)
+            plan = topics(str(file), test="t", delta=0.05, trials=1000, rng=2, cache=cache, max_topics=400)
         assert plan.measure == key and plan.topics is not None
         i = plan.n.index(plan.topics)
         assert plan.power[i] >= 0.8 and all(p < 0.8 for n, p in zip(plan.n, plan.power) if n == plan.topics - 1)

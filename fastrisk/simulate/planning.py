@@ -23,7 +23,6 @@ proportion.
 from __future__ import annotations
 
 import math
-import numbers
 import sys
 import warnings
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ import numpy as np
 
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.validation import choice, level, non_negative_int, open_unit, positive_int
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
@@ -143,24 +143,19 @@ def _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha
     if test not in names:
         raise InputError(f"`test` must be a test of the battery ({', '.join(names)}; TRisk at other alphas "
                          f"with `trisk_alpha`), got {test!r}")
-    if tails not in _s.TAILS:
-        raise InputError(f"`tails` must be one of {', '.join(_s.TAILS)}, got {tails!r}")
-    for name, v, lo, hi in (("alpha", alpha, 0.0, 1.0), ("power", power, 0.0, 1.0)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not lo < v < hi:
-            raise InputError(f"`{name}` must be a number in ({lo:g}, {hi:g}), got {v!r}")
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
-        raise InputError(f"`delta` must be an effect size in (0, 1), got {delta!r}")
-    for name, v, lo, hi in (("min_topics", min_topics, 2, 10**6), ("max_topics", max_topics, 2, 10**6),
-                            ("trials", trials, 1, 10**12)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
-            raise InputError(f"`{name}` must be an integer in [{lo}, {hi:g}], got {v!r}")
+    choice(tails, "tails", _s.TAILS)
+    level(alpha, "alpha")
+    open_unit(power, "power", "a target power")
+    open_unit(delta, "delta", "an effect size")
+    positive_int(trials, "trials")
+    for name, v in (("min_topics", min_topics), ("max_topics", max_topics)):
+        if positive_int(v, name) < 2:
+            raise InputError(f"`{name}` must be at least 2 topics, got {v!r}")
     if min_topics > max_topics:
         raise InputError(f"`min_topics` ({min_topics}) exceeds `max_topics` ({max_topics})")
     if replicates is None:
         return REPLICATES if needs_resamples(test, trisk_alpha) else 0
-    if isinstance(replicates, bool) or not isinstance(replicates, numbers.Integral) or replicates < 0:
-        raise InputError(f"`replicates` must be a non-negative integer, got {replicates!r}")
-    if replicates == 0 and needs_resamples(test, trisk_alpha):
+    if non_negative_int(replicates, "replicates") == 0 and needs_resamples(test, trisk_alpha):
         raise InputError(f"`{test}` needs resamples: `replicates` must be positive")
     return int(replicates)
 
