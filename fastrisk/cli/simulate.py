@@ -141,7 +141,7 @@ def register(sub) -> None:
     p = sub.add_parser("simulate", help="type I / power / type III error rates of paired tests on simulated "
                                         "collections (Urbano, Lima & Hanjalic 2019); topic-set-size planning",
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
-                                   "per trial, a bundled collection, two of its runs and n topics simulated from "
+                                   "per trial, a collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
                                    "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
                                    "models (cached); 'grid' runs the paper's grid and writes its tables; 'topics' "
