@@ -173,26 +173,26 @@ def test_unseen_collection_fit_type1_power_topics(trec2012, capsys):
         if key == "P@5":
             for m in fit.margins:
                 np.testing.assert_array_equal(m.points, np.arange(6) / 5)  # sampled on the lattice only
-        t1 = type1(collections=[str(file)], topics=50, trials=2000, replicates=0, rng=1, cache=cache,
+        t1 = type1(collections=[str(file)], topics=50, trials=1000, replicates=0, rng=1, cache=cache,
                    alphas=[0.05], progress=False)
         assert t1.measure == key
         k = t1.tests.index("t")
-        assert abs(t1.rate[0, k, 1, 0] - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 2000)  # t is valid here
+        assert abs(t1.rate[0, k, 1, 0] - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 1000)  # t is valid here
         with warnings.catch_warnings(record=True) as got:
             warnings.simplefilter("always")
-            pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=2000, replicates=0, rng=1,
+            pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=1000, replicates=0, rng=1,
                        cache=cache, alphas=[0.05], progress=False)
         assert any("keeps 7 runs" in str(w.message) and "needs 11" in str(w.message) for w in got)
         assert pw.rate[0, k, 1, 0] > t1.rate[0, k, 1, 0] + 0.1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            plan = topics(str(file), test="t", delta=0.05, trials=1000, rng=2, cache=cache, max_topics=400)
+            plan = topics(str(file), test="t", delta=0.05, trials=500, rng=2, cache=cache, max_topics=300)
         assert plan.measure == key and plan.topics is not None
         i = plan.n.index(plan.topics)
         assert plan.power[i] >= 0.8 and all(p < 0.8 for n, p in zip(plan.n, plan.power) if n == plan.topics - 1)
     # the CLI: topics on the file, with the figure; grid with a file collection
-    assert main(["simulate", "topics", str(p5), "--test", "sign", "--delta", "0.1", "--trials", "300", "--seed",
-                 "1", "--cache", str(cache), "--max-topics", "300", "--plot", str(cache / "t.svg"), "--quiet",
+    assert main(["simulate", "topics", str(p5), "--test", "sign", "--delta", "0.1", "--trials", "200", "--seed",
+                 "1", "--cache", str(cache), "--max-topics", "200", "--plot", str(cache / "t.svg"), "--quiet",
                  "--format", "csv"]) in (0, None)
     out = capsys.readouterr()
     assert out.out.startswith("n,measure,test,tails,power,se,low,high,trials") and "topics reach power" in out.err
