@@ -139,6 +139,9 @@ def test_files_as_collections(tmp_path):
     with pytest.raises(InputError, match="no bundled collections of P@5"):
         studies.load_collections("P@5")
     assert studies.load_collections(None, ["adhoc5_p10"]) == ("p10", {"adhoc5_p10": None})
+    got = fits.fit_collections(str(named), cache=tmp_path / "cache")[str(named)]  # a path: its own measure
+    assert got.measure == "P@5" and got.path.name.startswith("matrix-") and got.path.parent == tmp_path / "cache"
+    assert {m.family for m in got.margins} <= DISCRETE
 
 
 def test_cell_seeds_of_the_study_are_unchanged():

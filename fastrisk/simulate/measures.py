@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from fastrisk.data.io import read_matrix
 from fastrisk.errors import InputError
 from fastrisk.measures.names import _PATTERN, MEASURES, parse_measure
 from fastrisk.simulate._r.rmath import r_quantile7
@@ -94,6 +95,26 @@ def support(measure: str) -> np.ndarray | None:
     if family == "RR":
         return np.concatenate([[0.0], 1.0 / np.arange(RR_DEPTH if k is None else k, 0, -1)])
     return None
+
+
+def read_collection(item, measure=None):
+    """(measure key, ScoreMatrix) of a score-matrix file (any format `fastrisk.read_matrix`
+    reads): the file's own measure (a Parquet written by ``fastrisk evaluate --matrix-out``
+    carries it) or ``measure``; both, and different, are an error."""
+    try:
+        mat = read_matrix(item)
+    except InputError:
+        if measure is None:
+            raise
+        mat = read_matrix(item, measure=str(measure))  # trec_eval / ir_measures output with several measures
+    own = getattr(mat, "measure", None)
+    if own is None and measure is None:
+        raise InputError(f"{item}: the matrix does not name its measure; give it (--measure, measure=), "
+                         f"e.g. nDCG@10 or P@5")
+    key = canonical_measure(own if own is not None else measure)
+    if measure is not None and canonical_measure(measure) != key:
+        raise InputError(f"{item} holds {own}, not {measure!r}: give --measure {own} or another matrix")
+    return key, mat
 
 
 def file_stem(measure: str) -> str:

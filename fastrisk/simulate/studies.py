@@ -52,12 +52,11 @@ from fastrisk._kernels import simulate as _k
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
-from fastrisk.data.io import read_matrix
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1
-from fastrisk.simulate.measures import canonical_measure, file_stem
+from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -96,26 +95,6 @@ def _bundled(name) -> bool:
     return True
 
 
-def _read(item, measure):
-    """A score-matrix file (any format `read_matrix` reads) and its measure key: the file's
-    own (a Parquet written by ``fastrisk evaluate --matrix-out`` carries it) or ``measure``;
-    both, and different, are an error."""
-    try:
-        mat = read_matrix(item)
-    except InputError:
-        if measure is None:
-            raise
-        mat = read_matrix(item, measure=str(measure))  # trec_eval / ir_measures output with several measures
-    own = getattr(mat, "measure", None)
-    if own is None and measure is None:
-        raise InputError(f"{item}: the matrix does not name its measure; give it (--measure, measure=), "
-                         f"e.g. nDCG@10 or P@5")
-    key = canonical_measure(own if own is not None else measure)
-    if measure is not None and canonical_measure(measure) != key:
-        raise InputError(f"{item} holds {own}, not {measure!r}: give --measure {own} or another matrix")
-    return key, mat
-
-
 def load_collections(measure=None, collections=None) -> tuple[str, dict]:
     """(measure key, {name: ScoreMatrix, or None for a bundled matrix}) of ``collections``:
     bundled matrix names (``adhoc8_ap``, ``web2012_err20``), paths to score matrices in any
@@ -150,7 +129,7 @@ def load_collections(measure=None, collections=None) -> tuple[str, dict]:
         if _bundled(name):
             items[name], kinds[name] = None, canonical_measure(name.partition("_")[2])
         elif Path(name).exists():
-            kinds[name], items[name] = _read(name, measure)
+            kinds[name], items[name] = read_collection(name, measure)
         else:
             raise InputError(f"collection {name!r}: no bundled file 'trec-matrices/{name}.csv' and no such "
                              f"file; a collection is a bundled matrix (adhoc5..8_ap/p10/rr, "
