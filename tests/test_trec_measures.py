@@ -214,3 +214,21 @@ def read_plain(run_path, qrels_path):
         qid, _, doc, grade = line.split()
         qrels.setdefault(qid, {})[doc] = int(grade)
     return qrels, run
+
+
+def test_cli_evaluate_trec_measures_on_bundled_data(bench_data, capsys):
+    from fastrisk.cli import main
+
+    web = bench_data / "trec2012-web"
+    path = web / "runs" / "indri-rm-catb.run.gz"
+    args = ["evaluate", str(path), "--qrels", str(web / "qrels.adhoc.txt"), "--measure", "Bpref", "--measure", "infAP",
+            "--measure", "Success@10", "--measure", "set_F_0.5", "--format", "csv", "--per-topic"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.replace('"', "").splitlines()
+    assert lines[0] == "measure,system,topic,value" and len(lines) == 1 + 4 * 50
+    want = pytrec_values(["Bpref", "infAP", "Success@10", "SetF(beta=0.5)"], *read_plain(path, web / "qrels.adhoc.txt"))
+    for line in lines[1:]:
+        measure, _, topic, value = line.split(",")
+        assert float(value) == pytest.approx(want[measure, topic], abs=1e-15), (measure, topic)
+    assert main(args[:-3] + ["--measure", "alpha_nDCG@20"]) == 2
+    assert "not computed by fastrisk: a diversity measure" in capsys.readouterr().err

@@ -115,8 +115,7 @@ MEASURES: dict[str, MeasureSpec] = {s.family: s for s in (
     MeasureSpec("SetP", ("setp", "setrelp"), frozenset({"rel", "relative", "judged_only"}), "none",
                 lambda m: _km.SET_REL_P if m.relative else _km.SET_P, "set_P, set_relative_P",
                 "relevant retrieved / retrieved (``relative=True``: / min(retrieved, R))",
-                "set precision: " + _REL + " retrieved, divided by the number retrieved{relative} (trec_eval "
-                "set_P)"),
+                "set precision: " + _REL + " retrieved, divided by {relative}"),
     MeasureSpec("SetR", ("setr",), frozenset({"rel"}), "none", lambda m: _km.SET_R, "set_recall",
                 "relevant retrieved / R",
                 "set recall: " + _REL + " retrieved, divided by R (trec_eval set_recall)"),
@@ -243,7 +242,8 @@ class Measure:
         text = self.spec.definition.format(
             k=k, rel=self.rel, p=f"{self.p:g}", gain=gain, beta=f"{self.beta:g}", recall=f"{self.recall:g}"
             if self.recall is not None else "", at=f" at {k}" if k else "", within=f" within the top {k}" if k else "",
-            relative=", at most min(retrieved, R)" if self.relative else "",
+            relative="min(number retrieved, R) (trec_eval set_relative_P)" if self.relative
+            else "the number retrieved (trec_eval set_P)",
             relevant_only=f" with grade ≥ {self.rel}" if self.relevant_only else "")
         if self.judged_only:
             text += "; unjudged documents are removed from the ranking first (condensed list, trec_eval -J)"
