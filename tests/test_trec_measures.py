@@ -21,6 +21,7 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_measures import write_qrels, write_run
 
 from fastrisk.errors import InputError
 from fastrisk.measures.metrics import TopicMismatchWarning, evaluate, parse_measure
@@ -91,18 +92,6 @@ def pytrec_values(names, qrels, run):
         for topic, values in ev.evaluate(run).items():
             out[name, topic] = values[key]
     return out
-
-
-def write_run(path, run, tag="sys"):
-    with open(path, "w") as fh:
-        for t, docs in run.items():
-            fh.writelines(f"{t} Q0 {d} {i + 1} {s!r} {tag}\n" for i, (d, s) in enumerate(docs.items()))
-
-
-def write_qrels(path, qrels):
-    with open(path, "w") as fh:
-        for t, docs in qrels.items():
-            fh.writelines(f"{t} 0 {d} {g}\n" for d, g in docs.items())
 
 
 def assert_equal_per_topic(ev, want, names, system=0):
@@ -184,7 +173,7 @@ def test_generated_runs_equal_pytrec_eval_exactly(tmp_path_factory, seed, ties):
     rnd = random.Random(seed)
     run, qrels = random_collection(rnd, ties)
     tmp = tmp_path_factory.mktemp("t")
-    write_run(tmp / "run.txt", run)
+    write_run(tmp / "run.txt", run, "sys")
     write_qrels(tmp / "qrels.txt", qrels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicMismatchWarning)

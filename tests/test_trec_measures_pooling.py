@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_trec_measures import pytrec_values, random_collection, write_qrels, write_run
+from test_measures import write_qrels, write_run
+from test_trec_measures import pytrec_values, random_collection
 
 from fastrisk.data.runs import read_qrels, read_runs
 from fastrisk.errors import InputError, TopicMismatchWarning
