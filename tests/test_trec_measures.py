@@ -21,6 +21,7 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import trec_measures as trec_reference
 from test_measures import write_qrels, write_run
 
 from fastrisk.errors import InputError
@@ -221,3 +222,36 @@ def test_cli_evaluate_trec_measures_on_bundled_data(bench_data, capsys):
         assert float(value) == pytest.approx(want[measure, topic], abs=1e-15), (measure, topic)
     assert main(args[:-3] + ["--measure", "alpha_nDCG@20"]) == 2
     assert "not computed by fastrisk: a diversity measure" in capsys.readouterr().err
+
+
+#: ir_measures name -> (reference measure, keyword arguments)
+PLAIN = {
+    "Bpref": ("bpref", {}), "Bpref(rel=2)": ("bpref", {"rel": 2}), "infAP": ("infAP", {}),
+    "infAP(rel=2)": ("infAP", {"rel": 2}), "Success@3": ("success", {"k": 3}), "SetP": ("set_P", {}),
+    "SetP(relative=True)": ("set_relative_P", {}), "SetR(rel=2)": ("set_recall", {"rel": 2}),
+    "SetF(beta=0.25)": ("set_F", {"beta": 0.25}), "SetAP": ("set_map", {}), "IPrec@0.0": ("iprec", {}),
+    "IPrec@0.7": ("iprec", {"recall": 0.7}), "NumRet": ("num_ret", {}), "NumRet(rel=2)": ("num_rel_ret", {"rel": 2}),
+    "NumRel": ("num_rel", {}), "P(judged_only=True)@4": ("P", {"k": 4, "judged_only": True}),
+    "AP(judged_only=True)": ("AP", {"judged_only": True}),
+    "SetF(judged_only=True)": ("set_F", {"judged_only": True}),
+    "IPrec(rel=2,judged_only=True)@0.5": ("iprec", {"rel": 2, "recall": 0.5, "judged_only": True}),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), ties=st.booleans())
+def test_generated_runs_equal_the_plain_reference(tmp_path_factory, seed, ties):
+    rnd = random.Random(seed)
+    run, qrels = random_collection(rnd, ties)
+    tmp = tmp_path_factory.mktemp("r")
+    write_run(tmp / "run.txt", run, "sys")
+    write_qrels(tmp / "qrels.txt", qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TopicMismatchWarning)
+        ev = evaluate(tmp / "run.txt", tmp / "qrels.txt", list(PLAIN), no_relevant="keep")
+    for name, (plain, kw) in PLAIN.items():
+        mat = ev[name]
+        for j, t in enumerate(mat.topics):
+            ranking = [d for d, _ in sorted(run[t].items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+            want = trec_reference.measure(plain, ranking, qrels[t], **kw)
+            assert mat.values[0, j] == pytest.approx(want, abs=1e-12), (name, t)
