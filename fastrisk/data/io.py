@@ -374,7 +374,7 @@ def _open_binary(path: Path):
     if kind == "xz":
         return lzma.open(path, "rb")
     if kind == "zstd":
-        return pa.CompressedInputStream(pa.OSFile(str(path)), "zstd")
+        return io.BufferedReader(pa.CompressedInputStream(pa.OSFile(str(path)), "zstd"))  # lines, as the others
     return open(path, "rb")
 
 
@@ -480,12 +480,21 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
 
 
 def _comment_header(path: Path) -> list[str]:
-    """The leading ``#`` lines of a text file (a comment header written by ``--header``)."""
+    """The leading ``#`` lines of a text file (a comment header written by ``--header``); only
+    those lines are decoded (what follows is the reader's to check)."""
     out = []
-    for _, line in _text_lines(path):
-        if not line.startswith("#"):
-            break
-        out.append(line)
+    try:
+        with _open_binary(path) as fh:
+            for raw in fh:
+                if not out and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if not raw.startswith(b"#"):
+                    break
+                out.append(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: comment line {len(out) + 1} is not UTF-8 text ({exc.reason})") from None
+    except (EOFError, zlib.error, lzma.LZMAError, OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: cannot be read or decompressed ({_arrow_reason(exc)})") from None
     return out
 
 
