@@ -168,17 +168,20 @@ def random_collection(rnd, ties):
 NAMES = list(TREC)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32 - 1), ties=st.booleans())
-def test_generated_runs_equal_pytrec_eval_exactly(tmp_path_factory, seed, ties):
-    rnd = random.Random(seed)
-    run, qrels = random_collection(rnd, ties)
-    tmp = tmp_path_factory.mktemp("t")
+def evaluate_generated(tmp, seed, ties, names):
+    """``(evaluation, run, qrels)`` of `random_collection`'s run, written to files and read back."""
+    run, qrels = random_collection(random.Random(seed), ties)
     write_run(tmp / "run.txt", run, "sys")
     write_qrels(tmp / "qrels.txt", qrels)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TopicMismatchWarning)
-        ev = evaluate(tmp / "run.txt", tmp / "qrels.txt", NAMES, no_relevant="keep")
+        return evaluate(tmp / "run.txt", tmp / "qrels.txt", names, no_relevant="keep"), run, qrels
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), ties=st.booleans())
+def test_generated_runs_equal_pytrec_eval_exactly(tmp_path_factory, seed, ties):
+    ev, run, qrels = evaluate_generated(tmp_path_factory.mktemp("t"), seed, ties, NAMES)
     want = pytrec_values(NAMES, qrels, run)
     assert assert_equal_per_topic(ev, want, NAMES) == len(want) == len(NAMES) * len(run)
 
@@ -241,14 +244,7 @@ PLAIN = {
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), ties=st.booleans())
 def test_generated_runs_equal_the_plain_reference(tmp_path_factory, seed, ties):
-    rnd = random.Random(seed)
-    run, qrels = random_collection(rnd, ties)
-    tmp = tmp_path_factory.mktemp("r")
-    write_run(tmp / "run.txt", run, "sys")
-    write_qrels(tmp / "qrels.txt", qrels)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TopicMismatchWarning)
-        ev = evaluate(tmp / "run.txt", tmp / "qrels.txt", list(PLAIN), no_relevant="keep")
+    ev, run, qrels = evaluate_generated(tmp_path_factory.mktemp("r"), seed, ties, list(PLAIN))
     for name, (plain, kw) in PLAIN.items():
         mat = ev[name]
         for j, t in enumerate(mat.topics):
