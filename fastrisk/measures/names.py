@@ -4,9 +4,13 @@ A record holds everything that names, parses, computes and explains a family: it
 ir_measures name and accepted spellings, its parameters, its cutoff rule, the kernel code
 (`fastrisk._kernels.metrics`), its trec_eval name, and the definition text that the
 documentation table and the report's header show. `parse_measure` reads ir_measures
-names (``nDCG@20``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``) and trec_eval's names, as
-``ir_measures.parse_trec_measure`` reads them (``map``, ``P_10``, ``P.10``, ``ndcg_cut_20``,
-``recip_rank``, ``Rprec``, ``recall_100``, ``map_cut_10``, ``ndcg``).
+names (``nDCG@20``, ``P(rel=2)@10``, ``RBP(rel=1,p=0.8)@10``, ``SetF(beta=0.5)``, ``IPrec@0.5``,
+``AP(judged_only=True)``) and trec_eval's names, as ``ir_measures.parse_trec_measure`` reads
+them (``map``, ``P_10``, ``P.10``, ``ndcg_cut_20``, ``recip_rank``, ``Rprec``, ``recall_100``,
+``map_cut_10``, ``ndcg``, ``bpref``, ``infAP``, ``success_10``, ``set_P``, ``set_relative_P``,
+``set_recall``, ``set_F_0.5``, ``set_map``, ``iprec_at_recall_0.50``, ``num_ret``,
+``num_rel_ret``, ``num_rel``, ``num_q``). A misspelt name gets a "did you mean" that is always a
+measure; ir_measures' diversity measures are refused with the reason (no subtopic qrels).
 
 Adding a measure means adding a record here and its branch in
 ``_kernels/metrics.measure_value``. See CONTRIBUTING.md.
