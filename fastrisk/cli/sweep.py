@@ -65,8 +65,8 @@ def _cmd_sweep(args) -> int:
                   f"{row['error']}", file=sys.stderr)
         if errors.num_rows > 10:
             print(f"  ... and {errors.num_rows - 10} more (status == 'error' in {out})", file=sys.stderr)
-        print(f"fastrisk sweep: a failed job is kept as failed by --resume; to compute the failed jobs again, "
-              f"fix their cause and rerun with --resume --retry-errors", file=sys.stderr)
+        print("fastrisk sweep: a failed job is kept as failed by --resume; to compute the failed jobs again, "
+              "fix their cause and rerun with --resume --retry-errors", file=sys.stderr)
     if not args.quiet or not result.complete:
         print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}): {result.n_computed} computed, "
               f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing"
