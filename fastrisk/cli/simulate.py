@@ -55,6 +55,7 @@ def _cmd_simulate(args) -> int:
             result = fn(args.measure, delta=_floats(args.delta, "delta"), executor=executor, **common)
     finally:
         close()
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the study
     if args.tables:
         paths = result.write_tables(args.tables)
         print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
@@ -62,7 +63,6 @@ def _cmd_simulate(args) -> int:
         from fastrisk.viz.figures import plot_studies  # imported when the command runs: keeps `fastrisk --help` fast
 
         plot_studies([result], args.plot)
-    write_table(result.to_arrow(), args.format, args.out)
     return 0
 
 
@@ -123,7 +123,9 @@ def register(sub) -> None:
                    help="effect sizes for power / type3 (default the study's 0.01..0.1)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
     p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
-    p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="study seed (default: fresh entropy); grid derives each cell's seed from it and prints "
+                        "it, so the same --seed gives a grid cell and type1 different numbers")
     p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")
     p.add_argument("--refit", action="store_true", help="fit: ignore the cache and fit again")
     p.add_argument("--ties-seed", type=int, default=0, metavar="N",

@@ -10,6 +10,7 @@ import hashlib
 import json
 import numbers
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def prepare_h1(fits, deltas, *, executor=None) -> None:
         fit.h1[key] = _result(job, fit.name)
         fit._dirty = True
     for fit in {id(f): f for f, _, _ in jobs}.values():
-        fit.save()
+        cache_fit(fit)
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
@@ -206,6 +207,18 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         return out
     submit = _submitter(executor)
     futures = {}
+
+    def finish(name, kept, removed, V, fm, fcs):
+        meas, values, h, path = todo[name]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
+        copulas = {}
+        for f in fcs:
+            copulas.update(_result(f, name))
+        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
+        if path is not None and cache_fit(fit):
+            fit.source = f"fitted:{path}"
+        out[name] = fit
+
     for name, (meas, values, h, path) in todo.items():
         kept, removed = kept_runs(values)
         V = values[kept]
@@ -214,18 +227,23 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         seed = ties_base_seed(values, meas, ties_seed)
         futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
-    for name, (kept, removed, V, fm, fcs) in futures.items():
-        meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
-        copulas = {}
-        for f in fcs:
-            copulas.update(_result(f, name))
-        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
-        if path is not None:
-            fit.save()
-            fit.source = f"fitted:{path}"
-        out[name] = fit
+        if executor is None:  # fitted already: cached now, so that Ctrl-C keeps every finished collection
+            finish(name, *futures.pop(name))
+    for name, entry in futures.items():
+        finish(name, *entry)
     return {n: out[n] for n in items}
+
+
+def cache_fit(fit) -> bool:
+    """``fit.save()``; a cache that cannot be written (read-only, full) is a warning naming the
+    file, never an error: the fit is in memory and the study goes on (as the runs cache)."""
+    try:
+        fit.save()
+    except OSError as exc:
+        warnings.warn(f"the fit of {fit.name!r} was not cached in {fit.path}: {exc.strerror or exc}; it is "
+                      "fitted again next time (give a writable --cache / cache=)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 class _Done:

@@ -5,8 +5,11 @@ study's layout and file names (``type_1/type_1_ap_50.csv``, ``type_2_by_alpha/de
 type_2_by_alpha_ap_50_delta0.05.csv``, ``type_2_by_delta/alpha0.050/...``, ``type_3_...``)
 and the long tables (``type_1.parquet``, ``type_2.parquet``, ``type_3.parquet``). Each
 cell is a sweep checkpointed under ``DIR/checkpoints``: ``resume=True`` computes only
-what is missing. A cell's seed is derived from the grid seed, the measure and the size, so
-the tables do not depend on the executor, the chunking or which cells ran before.
+what is missing. A cell's seed is derived from the grid seed, the measure and the size
+(`cell_seed`), so the tables do not depend on the executor, the chunking or which cells ran
+before; hence ``grid --seed 1`` and ``type1 --seed 1`` differ, and each cell's line on
+standard error gives its seed: ``type1``/``power``/``type3`` with that ``--seed`` (the same
+measure, topics, trials and replicates) reproduce the cell.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ STUDIES = ("type1", "power", "type3")
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
+    """The study seed of the grid's cell (``measure``, ``topics``) under grid seed ``seed``:
+    ``SeedSequence([seed, index of measure in MEASURES, topics])``, 63 bits."""
     key = list(_s.MEASURES).index(measure)
     return int(np.random.SeedSequence([int(seed), key, int(topics)]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
@@ -67,7 +72,8 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
                 for s in h1:
                     results[s].append(rs[s])
                     rs[s].write_tables(out)
-            print(f"grid: {m} n={n} done", file=sys.stderr)
+            print(f"grid: {m} n={n} done (cell seed {seed}: type1/power/type3 --seed {seed} reproduce it)",
+                  file=sys.stderr)
     stems = {"type1": "type_1", "power": "type_2", "type3": "type_3"}
     for s, rs in results.items():
         pq.write_table(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
