@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from fastrisk._runtime.extras import require
 from fastrisk.errors import InputError
 from fastrisk.sweep import load_grid, local_client, process_pool, sweep
 from fastrisk.sweep.backends import VERBOSE_ENV
@@ -30,10 +31,7 @@ def _executor(args):
                              "(or local for one per core)")
         client = local_client(n)
         return client, client.close
-    try:
-        from distributed import Client  # optional (fastrisk[dask])
-    except ModuleNotFoundError:
-        raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    Client = require("distributed", what="--scheduler").Client
     try:
         client = Client(args.scheduler, timeout="20s")
     except (OSError, TimeoutError) as exc:

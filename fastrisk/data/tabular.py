@@ -53,10 +53,21 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _is_rank(name: str) -> bool:
+    return name == "rank" or name.startswith("rank_") or name.endswith("_rank")
+
+
+def _rank_cell(value) -> str:
+    """A rank as it is: 2, or 2.5 for an averaged tie (never 2.0000)."""
+    return "" if value is None else ("nan" if math.isnan(value) else f"{value:g}")
+
+
 def format_text(table: pa.Table) -> str:
-    """A fixed-width text table; floats to 4 decimals, numbers right-aligned."""
+    """A fixed-width text table; floats to 4 decimals (ranks as they are: 2, 2.5), numbers
+    right-aligned."""
     names = table.column_names
-    cols = [[_cell(v) for v in table.column(n).to_pylist()] for n in names]
+    cols = [[(_rank_cell if _is_rank(n) and pa.types.is_floating(table.schema.field(n).type) else _cell)(v)
+             for v in table.column(n).to_pylist()] for n in names]
     widths = [max([len(n)] + [len(v) for v in col]) for n, col in zip(names, cols)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
     def fmt(vals):

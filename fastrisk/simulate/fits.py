@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import InputError
@@ -186,6 +187,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
     cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
     any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
     ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
+    require("pyvinecopulib", what="a simulation")  # here, not in a job: one clear line when it is missing
     items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
     if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
         raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")

@@ -28,6 +28,7 @@ from fastrisk.simulate.measures import canonical_measure
 from fastrisk.viz.figures import plot_studies
 
 STUDIES = ("type1", "power", "type3")
+PLOT_FORMATS = ("svg", "png", "pdf")
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
@@ -40,9 +41,12 @@ def cell_seed(seed: int, measure: str, topics: int) -> int:
 def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DELTAS, trials: int = 10000,
              replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, executor=None,
              progress=None, cache=None, resume: bool = False, plot=None, chunk: int = _s.CHUNK,
-             ties_seed: int = 0) -> dict:
+             ties_seed: int = 0, plot_format: str = "svg") -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
-    under ``directory``; returns {study: [StudyResult, ...]}."""
+    under ``directory``; returns {study: [StudyResult, ...]}. ``plot``: a directory for one
+    figure per study, as ``plot_format`` (svg, png or pdf)."""
+    if plot_format not in PLOT_FORMATS:
+        raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
     bad = [s for s in studies if s not in STUDIES]
     if bad or not studies:
@@ -79,7 +83,7 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
         pq.write_table(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
     if plot:
         for s, rs in results.items():
-            plot_studies(rs, Path(plot) / f"{stems[s]}.svg")
+            plot_studies(rs, Path(plot) / f"{stems[s]}.{plot_format}")
     return results
 
 

@@ -14,6 +14,7 @@ import uuid
 import warnings
 from pathlib import Path
 
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.threads import blas_threads, limit_threads, settle_numba_threads
 from fastrisk._runtime.validation import non_negative_number, positive_int
 from fastrisk.errors import InputError, ResourceError
@@ -99,10 +100,7 @@ def local_client(n_workers: int | None = None, **kwargs):
     """A ``dask.distributed.Client`` on a new ``LocalCluster`` of one-thread worker processes
     with `worker_env` (closing the client closes the cluster). Keyword arguments go to
     the cluster."""
-    try:
-        from distributed import Client  # optional (fastrisk[dask])
-    except ModuleNotFoundError:
-        raise InputError("a Dask cluster needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    Client = require("distributed", what="a Dask cluster").Client
     env = dict(worker_env())
     here = str(Path(__file__).resolve().parents[2])  # workers import this fastrisk
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
