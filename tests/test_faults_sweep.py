@@ -48,16 +48,18 @@ def _killing_grid(marker) -> Grid:
 
 
 @pytest.fixture(scope="module")
-def killing_kind():
+def sweep_kinds():
+    """This module's job kinds, pickled by value for Dask workers."""
     cloudpickle = pytest.importorskip("cloudpickle")
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     register_kind("kill_once_risk", _kill_once_risk, replace=True)
+    register_kind("compiling_risk", _compiling_risk, replace=True)
     yield
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.mark.slow
-def test_a_sweep_survives_a_killed_dask_worker(killing_kind, tmp_path):
+def test_a_sweep_survives_a_killed_dask_worker(sweep_kinds, tmp_path):
     pytest.importorskip("distributed")
     marker = tmp_path / "killed"
     marker.touch()
@@ -252,17 +254,8 @@ def _launch_then_change_the_environment(threads: str) -> tuple:
     return launched, os.environ["NUMBA_NUM_THREADS"]
 
 
-@pytest.fixture(scope="module")
-def compiling_kind():
-    cloudpickle = pytest.importorskip("cloudpickle")
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    register_kind("compiling_risk", _compiling_risk, replace=True)
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
 @pytest.mark.slow
-def test_a_dask_sweep_finishes_whatever_the_workers_numba_environment(compiling_kind):
+def test_a_dask_sweep_finishes_whatever_the_workers_numba_environment(sweep_kinds):
     """Issue 29 item 3: on ``local:2`` on a cold cache, every ``zrisk`` job failed with "Cannot set
     NUMBA_NUM_THREADS to a different value once the threads have been launched". Here each
     worker of a real LocalCluster (2 processes) has launched numba's pool and then seen
