@@ -83,7 +83,7 @@ def settle_numba_threads() -> None:
     then chosen with `numba.set_num_threads` (see `limit_threads`), the documented way to run
     on fewer threads than were launched.
     """
-    if not numba_parallel._is_initialized:
+    if not getattr(numba_parallel, "_is_initialized", True):  # numba's own flag; unknown: treat as launched
         numba_config.reload_config()
         return
     text = os.environ.get("NUMBA_NUM_THREADS")
