@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.atomic import save_figure
 from fastrisk.errors import InputError
 from fastrisk.viz._axes import _axes, _finish
 
@@ -120,5 +121,5 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
     fig.legend(handles, labels, loc="outside right upper", fontsize=7, frameon=False)  # one, beside the panels
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    save_figure(fig, path, dpi=DPI)
     return fig
