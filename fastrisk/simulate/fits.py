@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from fastrisk._runtime.atomic import write_text
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
@@ -223,7 +224,7 @@ def prepare_h1(fits, deltas, *, executor=None) -> None:
         fit.h1[key] = _result(job, fit.name)
         fit._dirty = True
     for fit in {id(f): f for f, _, _ in jobs}.values():
-        fit.save()
+        cache_fit(fit)
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
@@ -305,6 +306,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
     cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
     any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
     ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
+    require("pyvinecopulib", what="a simulation")  # here, not in a job: one clear line when it is missing
     items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
     if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
         raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")
@@ -326,6 +328,18 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         return out
     submit = _submitter(executor)
     futures = {}
+
+    def finish(name, kept, removed, V, fm, fcs):
+        meas, values, h, path = todo[name]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
+        copulas = {}
+        for f in fcs:
+            copulas.update(_result(f, name))
+        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
+        if path is not None and cache_fit(fit):
+            fit.source = f"fitted:{path}"
+        out[name] = fit
+
     for name, (meas, values, h, path) in todo.items():
         kept, removed = kept_runs(values)
         V = values[kept]
@@ -334,18 +348,23 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         seed = ties_base_seed(values, meas, ties_seed)
         futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
-    for name, (kept, removed, V, fm, fcs) in futures.items():
-        meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
-        copulas = {}
-        for f in fcs:
-            copulas.update(_result(f, name))
-        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
-        if path is not None:
-            fit.save()
-            fit.source = f"fitted:{path}"
-        out[name] = fit
+        if executor is None:  # fitted already: cached now, so that Ctrl-C keeps every finished collection
+            finish(name, *futures.pop(name))
+    for name, entry in futures.items():
+        finish(name, *entry)
     return {n: out[n] for n in items}
+
+
+def cache_fit(fit) -> bool:
+    """``fit.save()``; a cache that cannot be written (read-only, full) is a warning naming the
+    file, never an error: the fit is in memory and the study goes on (as the runs cache)."""
+    try:
+        fit.save()
+    except OSError as exc:
+        warnings.warn(f"the fit of {fit.name!r} was not cached in {fit.path}: {exc.strerror or exc}; it is "
+                      "fitted again next time (give a writable --cache / cache=)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 class _Done:
