@@ -64,7 +64,8 @@ def test_continuous_measures(name):
 
 @pytest.mark.parametrize("name, match", [("P", "needs a cutoff"), ("P@x", "cutoff"), ("nDCG@0", "cutoff"),
                                          ("", "empty"), ("foo/../x", "unknown simulation measure"),
-                                         ("ndcg10", "unknown simulation measure")])
+                                         ("ndcg10", "unknown simulation measure"),
+                                         ("NumRet", "a measure on \\[0, 1\\]")])
 def test_bad_measure_names(name, match):
     with pytest.raises(InputError, match=match):
         measures.canonical_measure(name)
@@ -114,10 +115,9 @@ def test_too_few_runs_say_how_many():
 
 # ----------------------------------------------------------------- collections from files
 def test_cache_names_never_paths():
-    h = "0123456789abcdef" * 4
-    assert fits.cache_name("adhoc8_ap", h) == "adhoc8_ap-0123456789abcdef.json"
+    assert fits.cache_stem("adhoc8_ap") == "adhoc8_ap"
     for name in ("../../etc/passwd", "/tmp/x.parquet", "a b", ".hidden", "web12.P@5.parquet"):
-        assert fits.cache_name(name, h) == "matrix-0123456789abcdef.json"
+        assert fits.cache_stem(name).startswith("collection-") and "/" not in fits.cache_stem(name)
 
 
 def test_files_as_collections(tmp_path):
@@ -140,7 +140,7 @@ def test_files_as_collections(tmp_path):
         studies.load_collections("P@5")
     assert studies.load_collections(None, ["adhoc5_p10"]) == ("p10", {"adhoc5_p10": None})
     got = fits.fit_collections(str(named), cache=tmp_path / "cache")[str(named)]  # a path: its own measure
-    assert got.measure == "P@5" and got.path.name.startswith("matrix-") and got.path.parent == tmp_path / "cache"
+    assert got.measure == "P@5" and got.path.name.startswith("collection-") and got.path.parent == tmp_path / "cache"
     assert {m.family for m in got.margins} <= DISCRETE
 
 

@@ -11,9 +11,9 @@ measure's margins by its support (``R/01-margins.R``: ``effContFitAndSelect`` fo
 nDCG@20, ERR@20, ``effDiscFitAndSelect(x, support(measure))`` for P@10 and RR), so a lattice
 measure gets the discrete families on its own lattice -- P@k and Judged@k: j / k, j = 0..k;
 RR@k: 0 and 1 / r, r = 1..k (RR without a cutoff: r <= 1000, as the study's ``support("rr")``);
-Success@k: {0, 1} -- and every other measure (AP, nDCG, ERR, RBP, R@k, Rprec, Judged without
-a cutoff, and names fastrisk does not compute, such as ir_measures' infAP or Bpref) the four
-continuous families.
+Success@k: {0, 1} -- and every other measure (AP, nDCG, ERR, RBP, R@k, Rprec, Bpref, infAP,
+Judged without a cutoff, and names fastrisk does not compute, such as ir_measures'
+alpha_nDCG) the four continuous families.
 """
 
 from __future__ import annotations
@@ -36,9 +36,7 @@ _ALIASES = {"ap": "ap", "map": "ap", "ndcg20": "ndcg20", "ndcg@20": "ndcg20", "e
 RR_DEPTH = 1000
 #: simIReff's ``matchTol``: a score within this of a support point is on it.
 MATCH_TOL = 1e-4
-#: Lattice families ir_measures names that fastrisk does not compute (support {0, 1}).
-_BINARY = ("success",)
-#: A name fastrisk does not compute (ir_measures' infAP, Bpref, alpha_nDCG@20, Success@10, ...).
+#: A name fastrisk does not compute (ir_measures' alpha_nDCG@20, NERR@10, ...).
 _OTHER = re.compile(r"[A-Za-z][A-Za-z_]*(\([A-Za-z0-9_.=, ]*\))?(@[0-9]+)?")
 
 
@@ -56,8 +54,8 @@ def canonical_measure(name) -> str:
     """The key of a measure in the studies and their caches: the study's own for its five
     ('AP', 'nDCG@20', 'ERR@20', 'P@10', 'RR' or 'ap', 'ndcg20', ... -> 'ap', 'ndcg20', 'err20',
     'p10', 'rr'), else the ir_measures name `parse_measure` prints ('ndcg@10' -> 'nDCG@10',
-    'P_5' -> 'P@5'), else the name as given (a measure fastrisk does not compute, e.g. infAP:
-    simulated as continuous on [0, 1])."""
+    'P_5' -> 'P@5'), else the name as given (a measure fastrisk does not compute, e.g.
+    alpha_nDCG@20: simulated as continuous on [0, 1])."""
     text = str(name).strip()
     if not text:
         raise InputError("the simulation measure is empty: name it (e.g. AP, nDCG@10, P@5, RR@10)")
@@ -70,6 +68,8 @@ def canonical_measure(name) -> str:
         if _family(text) is not None or _OTHER.fullmatch(text) is None:  # a known family misused, or no name
             raise InputError(f"unknown simulation measure {text!r}: {exc}") from None
         return text
+    if m.family.startswith("Num"):  # NumRet, NumRel, NumQ: counts
+        raise InputError(f"{m.name} counts documents or topics: a simulation needs a measure on [0, 1]")
     return _ALIASES.get(m.name.lower(), m.name)
 
 
@@ -83,13 +83,12 @@ def support(measure: str) -> np.ndarray | None:
         return np.concatenate([[0.0], 1.0 / np.arange(RR_DEPTH, 0, -1)])
     if m == "p10":
         return np.arange(11) / 10.0
-    match = _PATTERN.match(m)
-    k = match.group(3) if match else None
-    family = _family(m)
-    if family is None:
-        head = (match.group(1) if match else m).lower()
-        return np.array([0.0, 1.0]) if head in _BINARY and k is not None else None
-    k = parse_measure(m).cutoff
+    if _family(m) is None:  # a measure fastrisk does not compute: continuous on [0, 1]
+        return None
+    parsed = parse_measure(m)
+    family, k = parsed.family, parsed.cutoff
+    if family == "Success":
+        return np.array([0.0, 1.0])
     if family in ("P", "Judged") and k is not None:
         return np.arange(k + 1) / float(k)
     if family == "RR":
