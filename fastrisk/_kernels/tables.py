@@ -129,14 +129,14 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
 
 
 @pjit
-def pair_sums(V, block, topic_block, lanes, stop):
+def pair_sums(V, block, topic_block, stop):
     """sum n, sum n^2, sum p, sum p^2 (S, S) of every pair a < b (the upper triangle; the
     rest is unspecified) of the (S, c) score matrix ``V``: the mirror pair (b, a) has
-    n' = -p, p' = -n (`table_moments` reads it so). Tiles are dealt to ``lanes`` (the thread
-    count) in turn, so each thread gets a share of the cheaper diagonal tiles; the sums do not
-    depend on it. Once ``stop[0]`` is set (Ctrl-C,
-    `fastrisk._kernels._interrupt`) every tile ends at its next block of topics and the partial
-    sums are returned, for the caller to discard.
+    n' = -p, p' = -n (`table_moments` reads it so). The tiles on and above the diagonal are
+    computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread evenly through
+    the list, so that the equal shares of a static schedule cost about the same. Once
+    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next block
+    of topics and the partial sums are returned, for the caller to discard.
     """
     S = V.shape[0]
     nblocks = (S + block - 1) // block
@@ -144,21 +144,30 @@ def pair_sums(V, block, topic_block, lanes, stop):
     tiles_a = np.empty(ntiles, dtype=np.int64)
     tiles_b = np.empty(ntiles, dtype=np.int64)
     t = 0
+    d = 0
     for i in range(nblocks):
-        for j in range(i, nblocks):
+        for j in range(i + 1, nblocks):
+            while d < nblocks and (d * ntiles) // nblocks <= t:  # diagonal tile d at about d / nblocks of the list
+                tiles_a[t] = d
+                tiles_b[t] = d
+                t += 1
+                d += 1
             tiles_a[t] = i
             tiles_b[t] = j
             t += 1
+    while d < nblocks:
+        tiles_a[t] = d
+        tiles_b[t] = d
+        t += 1
+        d += 1
     sn = np.zeros((S, S))
     sn2 = np.zeros((S, S))
     sp = np.zeros((S, S))
     sp2 = np.zeros((S, S))
-    lanes = max(1, min(lanes, ntiles))
-    for w in prange(lanes):
-        for t in range(w, ntiles, lanes):
-            a0 = tiles_a[t] * block
-            b0 = tiles_b[t] * block
-            _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
+    for t in prange(ntiles):
+        a0 = tiles_a[t] * block
+        b0 = tiles_b[t] * block
+        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
     return sn, sn2, sp, sp2
 
 
@@ -175,16 +184,20 @@ def sums_moments(sx, sx2, c, rtol):
 
 
 @helper
-def _cell(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, k, a, b):
-    """`sums_moments` into cell (k, a, b); flags the cell ``cancelled`` where sum x^2 >
-    ``refine_ratio`` * sum (x - mean)^2 (the one-pass variance lost digits). Returns (zero, out
-    of range)."""
-    u, s, t, z = sums_moments(sx, sx2, c, rtol)
-    urisk[k, a, b] = u
-    se[k, a, b] = s
-    trisk[k, a, b] = t
-    cancelled[k, a, b] = refine_ratio * (sx2 - sx * sx / c) <= sx2 and sx2 > 0.0
-    return z, outside(u, lo, hi) or outside(s, lo, hi)
+def _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, zero):
+    """`sums_moments` of one row of cells (contiguous outputs); flags ``cancelled`` where sum x^2
+    > ``refine_ratio`` * sum (x - mean)^2 (the one-pass variance lost digits) and ORs the zero
+    SEs into ``zero``. Returns True if a URisk or SE is out of range."""
+    bad = False
+    for b in range(sx.shape[0]):
+        u, s, t, z = sums_moments(sx[b], sx2[b], c, rtol)
+        urisk[b] = u
+        se[b] = s
+        trisk[b] = t
+        cancelled[b] = refine_ratio * (sx2[b] - sx[b] * sx[b] / c) <= sx2[b] and sx2[b] > 0.0
+        zero[b] |= z
+        bad |= outside(u, lo, hi) or outside(s, lo, hi)
+    return bad
 
 
 @pjit
@@ -201,25 +214,35 @@ def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
     urisk = np.empty((A, S, S))
     se = np.empty((A, S, S))
     trisk = np.empty((A, S, S))
-    cancelled = np.zeros((A, S, S), dtype=np.bool_)
+    cancelled = np.empty((A, S, S), dtype=np.bool_)
     zero = np.zeros((S, S), dtype=np.bool_)
     bad = np.zeros(S, dtype=np.bool_)
     for a in prange(S):
+        n = np.empty(S)
+        n2 = np.empty(S)
+        sd = np.empty(S)
+        sd2 = np.empty(S)
+        sx = np.empty(S)
+        sx2 = np.empty(S)
         for b in range(S):
             if a < b:
-                n, n2, p, p2 = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
+                nb, n2b, pb, p2b = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
             elif a > b:  # the mirror pair: n' = -p, p' = -n
-                n, n2, p, p2 = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
+                nb, n2b, pb, p2b = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
             else:
-                n, n2, p, p2 = 0.0, 0.0, 0.0, 0.0
-            sd = n + p
-            sd2 = n2 + p2
-            for k in range(A):
-                al = alphas[k]
-                z, out = _cell(sd + al * n, sd2 + (2.0 * al + al * al) * n2, c, rtol, refine_ratio, lo, hi,
-                               urisk, se, trisk, cancelled, k, a, b)
-                zero[a, b] |= z
-                bad[a] |= out
+                nb, n2b, pb, p2b = 0.0, 0.0, 0.0, 0.0
+            n[b] = nb
+            n2[b] = n2b
+            sd[b] = nb + pb
+            sd2[b] = n2b + p2b
+        for k in range(A):
+            al = alphas[k]
+            w2 = 2.0 * al + al * al
+            for b in range(S):
+                sx[b] = sd[b] + al * n[b]
+                sx2[b] = sd2[b] + w2 * n2[b]
+            bad[a] |= _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
+                           cancelled[k, a], zero[a])
     return urisk, se, trisk, cancelled, zero, not bad.any()
 
 
@@ -230,14 +253,12 @@ def value_table_moments(sx, sx2, c, rtol, refine_ratio, lo, hi):
     urisk = np.empty((1, S, S))
     se = np.empty((1, S, S))
     trisk = np.empty((1, S, S))
-    cancelled = np.zeros((1, S, S), dtype=np.bool_)
+    cancelled = np.empty((1, S, S), dtype=np.bool_)
     zero = np.zeros((S, S), dtype=np.bool_)
     bad = np.zeros(S, dtype=np.bool_)
     for a in prange(S):
-        for b in range(S):
-            zero[a, b], out = _cell(sx[a, b], sx2[a, b], c, rtol, refine_ratio, lo, hi,
-                                    urisk, se, trisk, cancelled, 0, a, b)
-            bad[a] |= out
+        bad[a] = _row(sx[a], sx2[a], c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
+                      cancelled[0, a], zero[a])
     return urisk, se, trisk, cancelled, zero, not bad.any()
 
 

@@ -22,7 +22,6 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 import pyarrow as pa
 
@@ -296,7 +295,7 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     """
     values = _numerics.read_only(np.ascontiguousarray(values, dtype=np.float64))
     with _interrupt.stoppable() as stop:
-        sums = kernels.pair_sums(values, block, topic_block, numba.get_num_threads(), stop)
+        sums = kernels.pair_sums(values, block, topic_block, stop)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled, zero, ok = kernels.table_moments(*sums, alphas, c, _numerics.VARIANCE_RTOL,
