@@ -10,7 +10,29 @@ Peers, measured side by side (``benchmark.group`` per workload):
 
 At 1,000 x 10,000 the typical NumPy version takes ~18 minutes, so it is measured at
 200 x 10,000 instead (its cost is linear in S^2 c A). The slow peers run one round.
-Run: ``pytest benchmarks/bench_tables.py --benchmark-columns=min,mean,rounds``.
+Run: ``pytest benchmarks/bench_tables.py --benchmark-columns=min,mean,rounds``, or
+``python benchmarks/compare.py bench_tables.py -k test_table`` to compare the ratios with
+``benchmarks/recorded/``.
+
+**How close to the limit (1,000 x 10,000 x 4 alpha, the issue-31 aim: <= 0.45 s on two cores).**
+The pass over topics is S (S - 1) / 2 x c = 5.0e9 pair-topics, each seven double-precision
+operations in the vectorised inner loop (d = x - r, n = min(d, 0), p = d - n, two additions
+and two fused multiply-adds), 3.5e10 in all; every alpha and the mirror pair then cost O(S^2 A).
+Measured (CPU time, AMD EPYC Zen 4, 2 cores): 0.23 ns per pair-topic and core, i.e. about 0.6
+cycles at the 2.6 GHz nominal clock, about 12 double operations per cycle of the 16 that the
+four 256-bit floating-point pipes can start (512-bit instructions run as two halves on Zen 4).
+Five of the seven operations are additions, subtractions or min, which only the two add pipes
+execute: 5 / (2 x 4) = 0.625 cycles per pair-topic is the bound, and the kernel runs at it. So
+the pass is compute-bound, not memory-bound: a tile's accumulator row (4 x 128 doubles) stays in
+L1 and its 64-topic chunk (64 KB) in L2, and the matrix is read S / 128 times. At that bound the
+pass takes 5e9 x 0.6 cycles / 2 cores / 2.6 GHz = 0.58 s on two idle cores; the moments,
+refinement check and flags add about 0.05 s. The 0.45 s aim would need fewer than six
+operations per pair-topic. The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b as one
+BLAS matrix product, 1e10 flops, ~0.15 s here) is not used: the n and p sums are still needed per
+pair and topic (min(d, 0) has no product form), so it would save one FMA of seven, and its
+cancellation for nearly identical systems (exactly the pairs whose TRisk is large) would lose the
+digits that the refinement keeps; nor would it keep the mirror sums exact (two identical systems
+must get bit-identical rows, and ties in the ranks).
 """
 
 from __future__ import annotations
