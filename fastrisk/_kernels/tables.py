@@ -216,7 +216,7 @@ def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
     trisk = np.empty((A, S, S))
     cancelled = np.empty((A, S, S), dtype=np.bool_)
     zero = np.zeros((S, S), dtype=np.bool_)
-    bad = np.zeros(S, dtype=np.bool_)
+    bad = 0  # rows with a result out of range (a prange reduction: no array to reduce after)
     for a in prange(S):
         n = np.empty(S)
         n2 = np.empty(S)
@@ -235,15 +235,17 @@ def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
             n2[b] = n2b
             sd[b] = nb + pb
             sd2[b] = n2b + p2b
+        row_bad = False
         for k in range(A):
             al = alphas[k]
             w2 = 2.0 * al + al * al
             for b in range(S):
                 sx[b] = sd[b] + al * n[b]
                 sx2[b] = sd2[b] + w2 * n2[b]
-            bad[a] |= _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
-                           cancelled[k, a], zero[a])
-    return urisk, se, trisk, cancelled, zero, not bad.any()
+            row_bad |= _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
+                            cancelled[k, a], zero[a])
+        bad += 1 if row_bad else 0
+    return urisk, se, trisk, cancelled, zero, bad == 0
 
 
 @pjit
@@ -255,11 +257,11 @@ def value_table_moments(sx, sx2, c, rtol, refine_ratio, lo, hi):
     trisk = np.empty((1, S, S))
     cancelled = np.empty((1, S, S), dtype=np.bool_)
     zero = np.zeros((S, S), dtype=np.bool_)
-    bad = np.zeros(S, dtype=np.bool_)
+    bad = 0
     for a in prange(S):
-        bad[a] = _row(sx[a], sx2[a], c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
-                      cancelled[0, a], zero[a])
-    return urisk, se, trisk, cancelled, zero, not bad.any()
+        bad += 1 if _row(sx[a], sx2[a], c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
+                         cancelled[0, a], zero[a]) else 0
+    return urisk, se, trisk, cancelled, zero, bad == 0
 
 
 @pjit
