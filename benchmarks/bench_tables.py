@@ -21,11 +21,13 @@ and two fused multiply-adds), 3.5e10 in all; every alpha and the mirror pair the
 Measured (CPU time, AMD EPYC Zen 4, 2 cores): 0.23 ns per pair-topic and core, i.e. about 0.6
 cycles at the 2.6 GHz nominal clock, about 12 double operations per cycle of the 16 that the
 four 256-bit floating-point pipes can start (512-bit instructions run as two halves on Zen 4).
-Five of the seven operations are additions, subtractions or min, which only the two add pipes
-execute: 5 / (2 x 4) = 0.625 cycles per pair-topic is the bound, and the kernel runs at it. So
-the pass is compute-bound, not memory-bound: a tile's accumulator row (4 x 128 doubles) stays in
+Four of the seven operations (two subtractions, two additions) run only on the two add pipes,
+and min on those or the multiply pipes: (4 or 5) / (2 x 4) = 0.5 to 0.625 cycles per pair-topic
+is the bound, and the kernel runs within 20 % of it. So the pass is compute-bound, not
+memory-bound: a tile's accumulator row (4 x 128 doubles) stays in
 L1 and its 64-topic chunk (64 KB) in L2, and the matrix is read S / 128 times. At that bound the
-pass takes 5e9 x 0.6 cycles / 2 cores / 2.6 GHz = 0.58 s on two idle cores; the moments,
+pass takes 5e9 x 0.6 cycles / 2 cores / 2.6 GHz = 0.58 s on two idle cores (0.48 s at the
+0.5-cycle bound); the moments,
 refinement check and flags add about 0.05 s. The 0.45 s aim would need fewer than six
 operations per pair-topic. The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b as one
 BLAS matrix product, 1e10 flops, ~0.15 s here) is not used: the n and p sums are still needed per
