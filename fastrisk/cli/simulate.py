@@ -4,6 +4,7 @@ sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the p
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from fastrisk.cli._output import add_format_options, write_table
@@ -11,6 +12,7 @@ from fastrisk.errors import InputError
 
 #: Largest number of resamples (as the resampling commands).
 MAX_REPLICATES = 10**9
+_STUDIES = ("type1", "power", "type3")
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -55,6 +57,7 @@ def _cmd_simulate(args) -> int:
             result = fn(args.measure, delta=_floats(args.delta, "delta"), executor=executor, **common)
     finally:
         close()
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the study
     if args.tables:
         paths = result.write_tables(args.tables)
         print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
@@ -62,7 +65,6 @@ def _cmd_simulate(args) -> int:
         from fastrisk.viz.figures import plot_studies  # imported when the command runs: keeps `fastrisk --help` fast
 
         plot_studies([result], args.plot)
-    write_table(result.to_arrow(), args.format, args.out)
     return 0
 
 
@@ -99,21 +101,77 @@ def _grid(args, executor) -> int:
     measures = [m.strip() for m in args.measures.split(",") if m.strip()] if args.measures else None
     run_grid(studies, args.tables, measures=measures, topics=_ints(args.topic_sizes, "topic-sizes"),
              delta=_floats(args.delta, "delta"), executor=executor, resume=args.resume, plot=args.plot,
-             **_common(args))
+             plot_format=args.plot_format, **_common(args))
     return 0
 
 
+#: What each action does (the description of ``fastrisk simulate ACTION --help``).
+ACTIONS = {
+    "type1": "Type I error rates: per trial, two runs of one simulated system (H0 true), the battery at every "
+             "level.",
+    "power": "Power: per trial, a baseline and an experimental run whose means differ by --delta (H1 true), "
+             "the share of trials in which each test rejects.",
+    "type3": "Type III error rates: the share of H1 trials in which a test rejects in the wrong direction.",
+    "fit": "Fit and cache the models of the bundled collections (margins and copulas): those of --measure, "
+           "or of --collections, or by default every collection of all five measures.",
+    "grid": "The paper's whole grid (--studies x --measures x --topic-sizes): one CSV per cell under --tables "
+            "and the long tables.",
+}
+#: The actions each option applies to; an option not listed applies to every action.
+_ONLY = {
+    "--topics": ("type1", "power", "type3"), "--trials": ("type1", "power", "type3", "grid"),
+    "--replicates": ("type1", "power", "type3", "grid"), "--delta": ("power", "type3", "grid"),
+    "--trisk-alpha": ("type1", "power", "type3", "grid"), "--min-diff": ("type1", "power", "type3", "grid"),
+    "--seed": ("type1", "power", "type3", "grid"), "--refit": ("fit",),
+    "--tables": ("type1", "power", "type3", "grid"), "--plot": ("type1", "power", "type3", "grid"),
+    "--checkpoint": ("type1", "power", "type3"), "--resume": ("type1", "power", "type3", "grid"),
+    "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",), "--measure": _STUDIES + ("fit",),
+    "--collections": _STUDIES + ("fit",), "--format": _STUDIES + ("fit",), "--out": _STUDIES + ("fit",),
+    "--header": _STUDIES + ("fit",), "--precision": _STUDIES + ("fit",),
+}
+#: ``--measure``'s help where it differs from the studies'.
+_MEASURE_HELP = {"fit": "fit the collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, ndcg20, "
+                        "err20, p10, rr); default: every collection of all five measures"}
+
+
+class _ActionHelp(argparse.Action):
+    """``-h``: after an action (``simulate fit --help``) only that action's options, with its
+    own defaults; before one, every option."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        study = getattr(namespace, "study", None)
+        if study in ACTIONS:
+            parser.prog = f"{parser.prog} {study}"
+            parser.description = ACTIONS[study]
+            for action in parser._actions:
+                name = action.option_strings[-1] if action.option_strings else None
+                if name in _ONLY and study not in _ONLY[name]:
+                    action.help = argparse.SUPPRESS
+                elif name == "--measure" and study in _MEASURE_HELP:
+                    action.help = _MEASURE_HELP[study]
+                elif action.dest == "study":
+                    action.help = argparse.SUPPRESS
+        parser.print_help()
+        parser.exit()
+
+
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="type I / power / type III error rates of paired tests on simulated "
+    p = sub.add_parser("simulate", add_help=False, help="type I / power / type III error rates of paired tests on simulated "
                                         "collections (Urbano, Lima & Hanjalic 2019)",
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
                                    "per trial, a bundled collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
                                    "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
                                    "models (cached); 'grid' runs the paper's grid and writes its tables.")
-    p.add_argument("study", choices=("type1", "power", "type3", "fit", "grid"))
+    p.add_argument("-h", "--help", action=_ActionHelp, help="show this help (after an action: that action's)")
+    p.add_argument("study", choices=tuple(ACTIONS), help="; ".join(f"{k}: {v.split(':')[0].split('.')[0]}"
+                                                               for k, v in ACTIONS.items()))
     p.add_argument("--measure", default=None,
-                   help="AP, nDCG@20, ERR@20, P@10 or RR (also ap, ndcg20, err20, p10, rr); default AP")
+                   help="AP, nDCG@20, ERR@20, P@10 or RR (also ap, ndcg20, err20, p10, rr); default AP "
+                        "(fit: every measure)")
     p.add_argument("--collections", help="comma-separated bundled matrices instead (e.g. web2012_err20)")
     p.add_argument("--topics", type=int, default=50, help="topics per simulated collection (default 50)")
     p.add_argument("--trials", type=int, default=10000, help="simulated pairs (default 10000)")
@@ -123,7 +181,9 @@ def register(sub) -> None:
                    help="effect sizes for power / type3 (default the study's 0.01..0.1)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
     p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
-    p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="study seed (default: fresh entropy); grid derives each cell's seed from it and prints "
+                        "it, so the same --seed gives a grid cell and type1 different numbers")
     p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")
     p.add_argument("--refit", action="store_true", help="fit: ignore the cache and fit again")
     p.add_argument("--ties-seed", type=int, default=0, metavar="N",
@@ -131,6 +191,8 @@ def register(sub) -> None:
     p.add_argument("--tables", dest="tables", metavar="DIR",
                    help="also write the study's tables (one CSV per cell, the paper's layout) under DIR")
     p.add_argument("--plot", metavar="FILE", help="draw the curves (SVG/PNG/PDF; grid: a directory)")
+    p.add_argument("--plot-format", choices=("svg", "png", "pdf"), default="svg",
+                   help="grid: the figures' format in the --plot directory (default svg)")
     p.add_argument("--checkpoint", metavar="FILE.parquet", help="checkpoint the sweep there (resumable)")
     p.add_argument("--resume", action="store_true", help="resume from --checkpoint (grid: from its directory)")
     p.add_argument("--studies", default="type1", help="grid: type1,power,type3 (power and type3 share runs)")

@@ -5,8 +5,11 @@ study's layout and file names (``type_1/type_1_ap_50.csv``, ``type_2_by_alpha/de
 type_2_by_alpha_ap_50_delta0.05.csv``, ``type_2_by_delta/alpha0.050/...``, ``type_3_...``)
 and the long tables (``type_1.parquet``, ``type_2.parquet``, ``type_3.parquet``). Each
 cell is a sweep checkpointed under ``DIR/checkpoints``: ``resume=True`` computes only
-what is missing. A cell's seed is derived from the grid seed, the measure and the size, so
-the tables do not depend on the executor, the chunking or which cells ran before.
+what is missing. A cell's seed is derived from the grid seed, the measure and the size
+(`cell_seed`), so the tables do not depend on the executor, the chunking or which cells ran
+before; hence ``grid --seed 1`` and ``type1 --seed 1`` differ, and each cell's line on
+standard error gives its seed: ``type1``/``power``/``type3`` with that ``--seed`` (the same
+measure, topics, trials and replicates) reproduce the cell.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
@@ -25,9 +28,12 @@ from fastrisk.simulate.measures import canonical_measure
 from fastrisk.viz.figures import plot_studies
 
 STUDIES = ("type1", "power", "type3")
+PLOT_FORMATS = ("svg", "png", "pdf")
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
+    """The study seed of the grid's cell (``measure``, ``topics``) under grid seed ``seed``:
+    ``SeedSequence([seed, index of measure in MEASURES, topics])``, 63 bits."""
     key = list(_s.MEASURES).index(measure)
     return int(np.random.SeedSequence([int(seed), key, int(topics)]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
@@ -35,9 +41,12 @@ def cell_seed(seed: int, measure: str, topics: int) -> int:
 def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DELTAS, trials: int = 10000,
              replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, executor=None,
              progress=None, cache=None, resume: bool = False, plot=None, chunk: int = _s.CHUNK,
-             ties_seed: int = 0) -> dict:
+             ties_seed: int = 0, plot_format: str = "svg") -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
-    under ``directory``; returns {study: [StudyResult, ...]}."""
+    under ``directory``; returns {study: [StudyResult, ...]}. ``plot``: a directory for one
+    figure per study, as ``plot_format`` (svg, png or pdf)."""
+    if plot_format not in PLOT_FORMATS:
+        raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
     bad = [s for s in studies if s not in STUDIES]
     if bad or not studies:
@@ -67,13 +76,14 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
                 for s in h1:
                     results[s].append(rs[s])
                     rs[s].write_tables(out)
-            print(f"grid: {m} n={n} done", file=sys.stderr)
+            print(f"grid: {m} n={n} done (cell seed {seed}: type1/power/type3 --seed {seed} reproduce it)",
+                  file=sys.stderr)
     stems = {"type1": "type_1", "power": "type_2", "type3": "type_3"}
     for s, rs in results.items():
-        pq.write_table(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
+        write_parquet(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
     if plot:
         for s, rs in results.items():
-            plot_studies(rs, Path(plot) / f"{stems[s]}.svg")
+            plot_studies(rs, Path(plot) / f"{stems[s]}.{plot_format}")
     return results
 
 

@@ -49,12 +49,13 @@ import pyarrow.compute as pc
 
 from fastrisk._kernels import simulate as _k
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.atomic import atomic_open
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1
 from fastrisk.simulate.measures import canonical_measure
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
@@ -306,22 +307,34 @@ class StudyResult(Result):
             return {f"{stem}/{stem}_{cell}": frame(alphas, "alpha", lambda k, t: self.rate[0, k, t])}
         out = {}
         for d, delta in enumerate(self.deltas):
-            out[f"{stem}_by_alpha/delta{delta:.2f}/{stem}_by_alpha_{cell}_delta{delta:.2f}"] = frame(
+            dl = _label(delta, 2)
+            out[f"{stem}_by_alpha/delta{dl}/{stem}_by_alpha_{cell}_delta{dl}"] = frame(
                 alphas, "alpha", lambda k, t, d=d: self.rate[d, k, t])
         for a, alpha in enumerate(alphas):
-            out[f"{stem}_by_delta/alpha{alpha:.3f}/{stem}_by_delta_{cell}_alpha{alpha:.3f}"] = frame(
+            al = _label(alpha, 3)
+            out[f"{stem}_by_delta/alpha{al}/{stem}_by_delta_{cell}_alpha{al}"] = frame(
                 np.asarray(self.deltas), "delta", lambda k, t, a=a: self.rate[:, k, t, a])
         return out
 
     def write_tables(self, directory) -> list[Path]:
-        """Write `tables` as CSV files under ``directory`` (the study's layout)."""
+        """Write `tables` as CSV files under ``directory`` (the study's layout), each atomically
+        (a failure leaves no partial file)."""
         paths = []
         for name, df in self.tables().items():
             p = Path(directory) / f"{name}.csv"
             p.parent.mkdir(parents=True, exist_ok=True)
-            df.to_csv(p, index=False, float_format="%.6g")
+            with atomic_open(p, "w", newline="") as fh:
+                df.to_csv(fh, index=False, float_format="%.6g")
             paths.append(p)
         return paths
+
+
+def _label(value: float, digits: int) -> str:
+    """``value`` in a table's name: with ``digits`` decimals as the study's layout has them
+    (``delta0.05``, ``alpha0.050``) when that is exact, else in full (``delta0.011``), so two
+    values never share a name."""
+    short = f"{value:.{digits}f}"
+    return short if float(short) == float(value) else repr(float(value))  # the shortest exact digits
 
 
 def _study_iv(topics, trials, replicates, deltas, protocol):
@@ -334,6 +347,10 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     if not np.isfinite(d).all() or d.size == 0:
         raise InputError(f"`delta` must be finite numbers, got {d.tolist()}")
+    values, counts = np.unique(d, return_counts=True)
+    if (counts > 1).any():  # a repeated delta would pool its trials twice (n doubled, SE too small)
+        raise InputError(f"`delta` lists {', '.join(f'{v:g}' for v in values[counts > 1])} more than once: "
+                         "give each effect size once")
     return d
 
 
@@ -372,7 +389,7 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                     grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
-            f.save()  # the transformations, for the workers
+            cache_fit(f)  # the transformations, for the workers
     grid = Grid(experiments, rng=0)
     table = _finished(out, grid) if resume else None
     if table is None:
