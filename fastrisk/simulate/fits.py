@@ -24,7 +24,7 @@ from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-from fastrisk.simulate.measures import canonical_measure, kept_runs
+from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -302,27 +302,37 @@ def _chunks(pairs, n):
 
 def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
                     progress=None, ties_seed: int = 0) -> dict:
-    """Fitted models of bundled collections (names) or ``{name: ScoreMatrix}``: loaded from the
+    """Fitted models of bundled collections (names), score-matrix files (paths; measure their own or
+    ``measure``) or ``{name: ScoreMatrix}``: loaded from the
     cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
     any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
     ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
     require("pyvinecopulib", what="a simulation")  # here, not in a job: one clear line when it is missing
-    items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
+    if isinstance(collections, (str, Path)):
+        collections = [collections]
+    items = dict(collections) if isinstance(collections, dict) else {str(n): None for n in collections}
     if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
         raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")
     out, todo = {}, {}
     cdir = cache_dir(cache) if cache is not False else None
     for name, mat in items.items():
-        meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
-        values = np.asarray((mat if mat is not None else trec_matrix(name)).values, dtype=np.float64)
+        if mat is None and Path(name).is_file():  # a score-matrix file, with its own measure
+            meas, mat = read_collection(name, measure)
+        else:
+            meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
+        mat = mat if mat is not None else trec_matrix(name)
+        values = np.asarray(getattr(mat, "values", mat), dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 3:
-            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
+            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems, "
+                             f"it has {values.shape[0] if values.ndim == 2 else 'no'}")
         h = matrix_hash(values, meas, ties_seed)
         path = None if cdir is None else cdir / f"{cache_stem(name)}-{h[:16]}.json"
         got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
             out[name] = got
         else:
+            check_scores(values, meas, name=name, systems=getattr(mat, "systems", None),
+                         topics=getattr(mat, "topics", None))
             todo[name] = (meas, values, h, path)
     if not todo:
         return out
