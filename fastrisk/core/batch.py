@@ -447,11 +447,8 @@ def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None
 
 # ====================================================================== resampling
 def _scores(V, row, a):
-    """Per-topic risk-reward scores (K, A * S, c) of a chunk."""
-    d = V - V[:, row:row + 1, :]
-    x = np.where(d[:, None] < 0, d[:, None] * (1.0 + a)[None, :, None, None], d[:, None])
-    K, A, S, c = x.shape
-    return np.ascontiguousarray(x.reshape(K, A * S, c))
+    """Per-topic risk-reward scores (K, A * S, c) of a chunk (`fastrisk._kernels.batch.batch_scores`)."""
+    return _k.batch_scores(V, row, np.ascontiguousarray(a, dtype=np.float64))
 
 
 def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
@@ -505,6 +502,7 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
             counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, a), seed, start + lo, B)
     col = {"greater": 0, "less": 1, "two-sided": 2}[alternative]
     p = (counts[..., col] + 1.0) / (B + 1.0)
+    p.reshape(K, A, S)[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     urisk = _scores_mean(V, row, a)
     shape = (K, A, S)
     return BatchBootstrapResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
@@ -513,11 +511,8 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
 
 
 def _scores_mean(V, row, a):
-    d = V - V[:, row:row + 1, :]
-    gains = np.where(d > 0, d, 0.0).sum(axis=-1)
-    losses = np.where(d < 0, d, 0.0).sum(axis=-1)
-    c = V.shape[2]
-    return (gains[:, None, :] + (1.0 + a)[None, :, None] * losses[:, None, :]) / c
+    """URisk (K, A, S) as this module's `risk` and `fastrisk.risk` compute it (`fastrisk._kernels.risk.risk_sums`)."""
+    return _k.risk_batch(V, row, np.ascontiguousarray(a, dtype=np.float64))[2]
 
 
 def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
@@ -562,6 +557,7 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
     ge = (counts[..., 0] + adj) / (n + adj)
     le = (counts[..., 1] + adj) / (n + adj)
     p = ge if alternative == "greater" else le if alternative == "less" else np.minimum(1.0, 2 * np.minimum(ge, le))
+    p[:, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     return BatchPermutationResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                                   alternative=alternative, replicates=n, exact=bool(exact), seed=seed,
                                   statistic=_scores_mean(V, row, a),
