@@ -207,14 +207,9 @@ def register(sub) -> None:
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
                                    "per trial, a collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
-<<<<<<< HEAD
                                    "permutation, TRisk, ZRisk, GeoRisk; TRisk, TRisk with the smooth value function and the "
                                    "bootstrap test of URisk each on pairs calibrated to its own null, every rate "
                                    "naming its hypothesis) at every level. 'fit' builds the fitted "
-                                   "models (cached); 'grid' runs the paper's grid and writes its tables.")
-    p.add_argument("study", choices=("type1", "power", "type3", "fit", "grid"))
-=======
-                                   "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
                                    "models (cached); 'grid' runs the paper's grid and writes its tables; 'topics' "
                                    "finds the smallest number of topics whose simulated power reaches --power. "
                                    "Collections: the bundled ones or your own score matrices, any measure on [0, 1].")
@@ -224,7 +219,6 @@ def register(sub) -> None:
     p.add_argument("collection", nargs="*",
                    help="collections: bundled matrices (e.g. web2012_err20) or score-matrix files (e.g. written "
                         "by fastrisk evaluate --matrix-out); default: the study's four of --measure")
->>>>>>> main
     p.add_argument("--measure", default=None,
                    help="the study's AP, nDCG@20, ERR@20, P@10 or RR (default AP; fit: every measure), or the "
                         "measure of matrix files that do not name theirs (any measure on [0, 1], e.g. nDCG@10, "

@@ -24,12 +24,8 @@ from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-<<<<<<< HEAD
-from fastrisk.simulate.measures import canonical_measure, kept_runs
-from fastrisk.simulate.nulls import null_transforms
-=======
 from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
->>>>>>> main
+from fastrisk.simulate.nulls import null_transforms
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -145,17 +141,11 @@ class CollectionFit:
         self._dirty = False
 
     def to_json(self) -> dict:
-<<<<<<< HEAD
-        return {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
-                "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
-                "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
-                "copulas": self.copulas, "h1": self.h1, "nulls": self.nulls, "values": self.values.tolist()}
-=======
         """The cache file's document, with the SHA-256 of the rest (`fit_checksum`) under ``"sha256"``."""
         doc = {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
                "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
                "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
-               "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+               "copulas": self.copulas, "h1": self.h1, "nulls": self.nulls, "values": self.values.tolist()}
         doc["sha256"] = fit_checksum(doc)
         return doc
 
@@ -236,7 +226,6 @@ def _validate_fit_doc(doc) -> str | None:
                 or len({len(r) for r in v}) > 1 or not all(_finite(x) for r in v for x in r):
             return f"'values' is not {S} rows of finite scores of one length"
     return None
->>>>>>> main
 
 
 def prepare_h1(fits, deltas, *, executor=None) -> None:

@@ -62,14 +62,9 @@ from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-<<<<<<< HEAD
-from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1, prepare_nulls
-from fastrisk.simulate.measures import canonical_measure
-from fastrisk.simulate.nulls import RiskNull
-=======
-from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1, prepare_nulls
 from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
->>>>>>> main
+from fastrisk.simulate.nulls import RiskNull
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -273,17 +268,12 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-<<<<<<< HEAD
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, null=None) -> pa.Table:
-    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
-    ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
-    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`)."""
-=======
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0) -> pa.Table:
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0, null=None) -> pa.Table:
     """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
     ``nested`` > 0: a trial's topics are the first ``topics`` of its ``nested``-topic draw, so
-    sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``."""
->>>>>>> main
+    sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``.
+    ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
+    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`)."""
     fits = _fits(fits)
     rn = None if null is None else RiskNull(null[0], float(null[1]))
     if rn is not None:
@@ -505,11 +495,8 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-<<<<<<< HEAD
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, risk_nulls=True):
-=======
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None):
->>>>>>> main
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None,
+         risk_nulls=True):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, items = load_collections(measure, collections)
@@ -528,7 +515,6 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     risk_nulls = _nulls(trisk_alpha) if risk_nulls else []
     if mode != "type1":
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
-<<<<<<< HEAD
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
     prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
     for null in [None, *risk_nulls]:
@@ -555,28 +541,9 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                                 "topics": int(topics),
                                 "replicates": int(replicates), "delta": float(delta),
                                 "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
-                                "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra},
+                                "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra,
+                                **({"nested": int(nested)} if nested else {})},
                         grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
-=======
-    for delta in deltas:
-        if mode != "type1":
-            skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
-        coll = _plan(fit_list, mode, delta, study_seed, trials)[0]
-        counts = np.bincount(coll, minlength=len(names))
-        for g, name in enumerate(names):
-            if counts[g]:
-                experiments.append(Experiment(
-                    "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
-                    params={"fits": tokens,
-                            "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
-                            "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
-                            "topics": int(topics),
-                            "replicates": int(replicates), "delta": float(delta),
-                            "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
-                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas],
-                            **({"nested": int(nested)} if nested else {})},
-                    grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
->>>>>>> main
     for f in fit_list:
         if f._dirty:
             cache_fit(f)  # the transformations, for the workers
@@ -667,7 +634,8 @@ def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: in
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
     risk tests under their own null."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["type1"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["type1"]
 
 
 @_doc
@@ -679,7 +647,8 @@ def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
     risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["power"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["power"]
 
 
 @_doc
@@ -691,5 +660,6 @@ def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
     two-sided test rejects while the observed mean difference (a risk test: its own observed
     statistic) has the wrong sign. The same simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed, risk_nulls)["type3"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["type3"]
 

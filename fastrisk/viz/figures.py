@@ -23,17 +23,13 @@ from fastrisk.viz._axes import _axes, _finish
 #: The study's colours (``.TEST_COLORS``) and names.
 TEST_STYLE = {"t": ("#e41a1c", "t-test"), "wilcoxon": ("#377eb8", "Wilcoxon"), "sign": ("#4daf4a", "Sign"),
               "permutation": ("#ff7f00", "Permutation"), "bootstrap": ("#984ea3", "Bootstrap")}
-<<<<<<< HEAD
 _RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999", "#1b9e77", "#d95f02", "#7570b3",
                 "#e7298a")
-=======
-_RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999")
 #: Inches of one panel of `plot_studies`, of the legend column beside them, and the raster
 #: resolution (a one-panel PNG is about 810 x 780 px, readable at column width).
 PANEL = (3.4, 2.6)
 LEGEND_WIDTH = 2.0
 DPI = 150
->>>>>>> main
 MEASURE_NAMES = {"ap": "AP", "p10": "P@10", "rr": "RR", "ndcg20": "nDCG@20", "err20": "ERR@20"}
 
 
