@@ -259,7 +259,7 @@ def prepare_nulls(fits, nulls, targets, *, executor=None) -> None:
     for fit, job in jobs:
         fit.nulls.update(_result(job, fit.name))
         fit._dirty = True
-        fit.save()
+        cache_fit(fit)
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
