@@ -174,7 +174,7 @@ def test_the_bootstrap_table_states_its_interval(capsys):
 def test_each_simulate_action_has_its_own_help(capsys):
     with pytest.raises(SystemExit):
         main(["simulate", "fit", "--help"])
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps the help at the terminal's width
     assert text.startswith("usage: fastrisk simulate fit")
     assert "every collection of all five measures" in text and "default AP" not in text
     for other in ("--delta", "--trials", "--topic-sizes", "--checkpoint", "--plot-format"):
