@@ -32,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.atomic import save_figure
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.validation import choice, level, non_negative_int, open_unit, positive_int
 from fastrisk.data.results import Result, array
@@ -117,7 +118,7 @@ class TopicsResult(Result):
         if path is not None:
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
+            save_figure(fig, path, dpi=110)
         return fig
 
 
