@@ -36,7 +36,7 @@ def cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def two_deltas(cache):
     return power("err20", collections={"tiny": _tiny()}, delta=[0.011, 0.014], topics=10, trials=30, replicates=0,
-                 rng=3, progress=False, cache=cache)
+                 rng=3, progress=False, cache=cache, risk_nulls=False)  # table names: the study's tests suffice
 
 
 def test_close_effect_sizes_get_their_own_exact_tables(two_deltas, tmp_path):
@@ -99,7 +99,7 @@ def test_a_cache_that_cannot_be_written_warns_and_the_study_goes_on(tmp_path):
     cache = blocked / "fits"  # a directory under a regular file: every write fails
     with pytest.warns(RuntimeWarning, match=r"the fit of 'tiny' was not cached in .*file/fits"):
         res = power("err20", collections={"tiny": _tiny()}, delta=[0.02], topics=10, trials=20, replicates=0,
-                    rng=3, progress=False, cache=cache)
+                    rng=3, progress=False, cache=cache, risk_nulls=False)
     assert res.n.sum() > 0
 
 
