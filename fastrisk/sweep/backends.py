@@ -62,6 +62,11 @@ def worker_env() -> dict:
 
     Pass it to a Dask cluster (``LocalCluster(env=worker_env())`` or the config
     ``distributed.nanny.pre-spawn-environ``) or export it before ``dask worker``.
+
+    Returns
+    -------
+    dict
+        Variable name -> value.
     """
     return {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1", WORKER_ENV: "1"}
@@ -93,8 +98,19 @@ if os.environ.get(WORKER_ENV) and not os.environ.get(VERBOSE_ENV):  # imported i
 
 def local_client(n_workers: int | None = None, **kwargs):
     """A ``dask.distributed.Client`` on a new ``LocalCluster`` of one-thread worker processes
-    with `worker_env` (closing the client closes the cluster). Keyword arguments go to
-    the cluster."""
+    with `worker_env` (closing the client closes the cluster).
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Worker processes (default: Dask's, one per core).
+    **kwargs
+        Further ``LocalCluster`` options (they override fastrisk's).
+
+    Returns
+    -------
+    distributed.Client
+    """
     try:
         from distributed import Client  # optional (fastrisk[dask])
     except ModuleNotFoundError:
@@ -138,7 +154,17 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
 def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
     `worker_env` set before fastrisk is imported there; a worker exits within half a
-    second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
+    second of its parent's death (a kill -9 of the sweep leaves no worker behind).
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default: one per core).
+
+    Returns
+    -------
+    concurrent.futures.ProcessPoolExecutor
+    """
     if workers is not None:
         positive_int(workers, "workers")
     ctx = multiprocessing.get_context("spawn")
