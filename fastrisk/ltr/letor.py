@@ -79,7 +79,7 @@ def letor_data(features, labels, group, *, qids=None, source: str | None = None)
     group : array_like of int
         The query sizes (LightGBM's ``group``).
     qids : sequence, optional
-        Query ids (default ``1, 2, ...``).
+        Query ids (default ``"0", "1", ...``).
     source : str, optional
         Where the data come from (shown in results).
 
