@@ -13,8 +13,6 @@ same names from the ``TYPE_CHECKING`` imports below.
 from __future__ import annotations
 
 import importlib
-import importlib.util
-from typing import TYPE_CHECKING
 
 from fastrisk import _moved
 from fastrisk._version import __version__ as __version__
@@ -26,6 +24,10 @@ from fastrisk.errors import (
     TopicMismatchWarning,
     ZeroVarianceWarning,
 )
+
+#: ``typing.TYPE_CHECKING`` without importing typing (the start-up of the command line stays
+#: short): type checkers, import-linter and the docs read the ``if TYPE_CHECKING`` imports below.
+TYPE_CHECKING = False
 
 #: Module -> the public names it defines, imported on first access.
 _PUBLIC: dict[str, tuple[str, ...]] = {
@@ -69,10 +71,16 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(_WHERE[name]), name)
     elif name in _MODULES:
         value = importlib.import_module(_MODULES[name])
-    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        value = importlib.import_module(f"{__name__}.{name}")
     else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = None
+        if not name.startswith("_"):
+            try:
+                value = importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        if value is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
 
