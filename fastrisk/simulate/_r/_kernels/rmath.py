@@ -385,15 +385,42 @@ def ibeta(a, b, x):
     return v, 1.0 - v
 
 
+@helper(error_model="numpy")
+def _as109_start(p, q, a, b, lbeta):
+    """R's ``qbeta`` start (AS 109, Cran, Martin & Thomas 1977, after Carter 1947): a normal
+    approximation where both shapes exceed 1, else the tail approximations."""
+    swap = p > 0.5
+    aa, pp, qq = (q, b, a) if swap else (p, a, b)
+    r = math.sqrt(-2.0 * math.log(aa))
+    y = r - (2.30753 + 0.27061 * r) / (1.0 + (0.99229 + 0.04481 * r) * r)
+    if pp > 1.0 and qq > 1.0:
+        r = (y * y - 3.0) / 6.0
+        s = 1.0 / (pp + pp - 1.0)
+        t = 1.0 / (qq + qq - 1.0)
+        h = 2.0 / (s + t)
+        w = y * math.sqrt(h + r) / h - (t - s) * (r + 5.0 / 6.0 - 2.0 / (3.0 * h))
+        x = pp / (pp + qq * math.exp(w + w))
+    else:
+        r = qq + qq
+        t = 1.0 / (9.0 * qq)
+        t = r * (1.0 - t + y * math.sqrt(t)) ** 3
+        if t <= 0.0:
+            x = 1.0 - math.exp((math.log1p(-aa) + math.log(qq) + lbeta) / qq)
+        else:
+            t = (4.0 * pp + r - 2.0) / t
+            x = math.exp((math.log(aa * pp) + lbeta) / pp) if t <= 1.0 else 1.0 - 2.0 / (t + 1.0)
+    return 1.0 - x if swap else x
+
+
 @njit(error_model="numpy")
 def qbeta(p, a, b):
     """The beta(a, b) quantile: x with I_x(a, b) = p (a, b > 0; 0 at p = 0, 1 at p = 1).
 
     Halley steps on f(x) = I_x - p (f' the beta density, f''/f' = (a - 1)/x - (b - 1)/(1 - x)),
-    each kept inside the bracket that the signs of f narrow (bisection otherwise), from the
-    tail approximations I_x ~ x^a / (a B) and 1 - I_x ~ (1 - x)^b / (b B); f is evaluated on
-    the smaller tail (I - p below 1/2, (1 - p) - (1 - I) above) so that it does not cancel.
-    Stops when a step is below 2^-52 of x (or of 1 - x)."""
+    each kept inside the bracket that the signs of f narrow (bisection otherwise), from R's
+    start (`_as109_start`; below the normal doubles the tail's leading term x^a / (a B) is
+    returned as it is); f is evaluated on the smaller tail (I - p below 1/2, (1 - p) - (1 - I)
+    above) so that it does not cancel. Stops when a step is below 2^-52 of x (or of 1 - x)."""
     if not (a > 0.0 and b > 0.0) or not (0.0 <= p <= 1.0):
         return math.nan
     if p == 0.0:
@@ -403,19 +430,12 @@ def qbeta(p, a, b):
     q = 1.0 - p
     lbeta = _lbeta(a, b)
     lo, hi = 0.0, 1.0
-    mean = a / (a + b)
-    m, mc = ibeta(a, b, mean)
-    if p <= m:
-        lx = (math.log(p) + math.log(a) + lbeta) / a
-        if lx < _MINLOG_NORMAL:  # below the normal doubles: the tail's leading term is the answer
-            return math.exp(lx)
-        x = min(math.exp(lx), mean)
-        hi = mean
-    else:
-        x = max(1.0 - math.exp((math.log(q * b) + lbeta) / b), mean)
-        lo = mean
+    lx = (math.log(p) + math.log(a) + lbeta) / a  # the lower tail's leading term, log x
+    if lx < _MINLOG_NORMAL:  # below the normal doubles: that term is the answer
+        return math.exp(lx)
+    x = _as109_start(p, q, a, b, lbeta)
     if not (lo < x < hi):
-        x = 0.5 * (lo + hi)
+        x = 0.5
     for _ in range(200):
         v, vc = ibeta(a, b, x)
         f = v - p if v <= 0.5 else q - vc
@@ -426,16 +446,26 @@ def qbeta(p, a, b):
         else:
             hi = x
         xc = 1.0 - x
-        logpdf = (a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - lbeta
-        step = f / math.exp(logpdf)
-        curv = (a - 1.0) / x - (b - 1.0) / xc
-        den = 1.0 - 0.5 * step * curv
-        if den > 0.5:  # Halley where it does not turn the step around, else Newton
-            step /= den
+        pdf = math.exp((a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - lbeta)
+        tail, target = (v, p) if v <= 0.5 else (vc, q)
+        if tail > 0.0 and (tail > 1e3 * target or tail < 1e-3 * target):
+            # far out in a steep tail (I ~ x^a): Newton on log I against log x (log 1 - I
+            # against log 1 - x above) moves by the right factor where x - f / f' would crawl
+            if v <= 0.5:
+                step = x * -math.expm1(-(math.log(tail) - math.log(target)) * tail / (x * pdf))
+            else:
+                step = -xc * -math.expm1(-(math.log(tail) - math.log(target)) * tail / (xc * pdf))
+        else:
+            step = f / pdf
+            den = 1.0 - 0.5 * step * ((a - 1.0) / x - (b - 1.0) / xc)
+            if den > 0.5:  # Halley where it does not turn the step around, else Newton
+                step /= den
+        if abs(step) <= 2.0 * _EPS * min(x, xc):  # converged: the last step is below 2 ulps
+            return x - step
         new = x - step
         if not (lo < new < hi):  # outside the bracket: bisect it
-            new = 0.5 * (lo + hi) if hi - lo > 1e-300 else lo
-        if abs(new - x) <= 2.0 * _EPS * min(x, xc) or new == x:
-            return new
+            new = 0.5 * (lo + hi)
+            if new == lo or new == hi:
+                return new
         x = new
     return x
