@@ -39,7 +39,7 @@ def clone(tmp_path, monkeypatch):
 
 
 def test_the_readme_has_commands():
-    assert len(_commands()) >= 15
+    assert len(_commands()) >= 8
 
 
 @pytest.mark.slow
@@ -60,7 +60,7 @@ def test_readme_command_runs_as_written(clone, command, capsys):
 
 
 def test_the_readme_has_python_examples():
-    assert len(_blocks("python")) >= 3  # quickstart, simulation studies, learning to rank
+    assert len(_blocks("python")) >= 2  # the quickstart, runs and pooling
 
 
 @pytest.mark.slow

@@ -97,7 +97,7 @@ def test_after_warmup_the_quickstarts_compile_nothing(tmp_path, monkeypatch):
     warmup()
     (tmp_path / "bench_data").symlink_to(root / "bench_data", target_is_directory=True)
     python, commands = _quickstarts()
-    assert len(commands) >= 15 and any(c[0] == "pool-bias" for c in commands)
+    assert len(commands) >= 8 and any(c[0] == "pool-bias" for c in commands)
     proc = subprocess.run([sys.executable, "-c", _COUNT_COMPILES, json.dumps([python, commands])],
                           cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]

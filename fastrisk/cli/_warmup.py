@@ -104,7 +104,6 @@ def warmup(jobs: int | None = None, *, groups=None, report=None) -> dict[str, fl
     names = list(GROUPS) if groups is None else list(groups)
     unknown = [g for g in names if g not in GROUPS]
     if unknown:
-
         raise InputError(f"unknown warm-up group(s) {', '.join(unknown)}; the groups are {', '.join(GROUPS)}")
     env = {**os.environ, "FASTRISK_QUIET": "1"}
 
