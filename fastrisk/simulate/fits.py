@@ -181,10 +181,33 @@ def _chunks(pairs, n):
 
 def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
                     progress=None, ties_seed: int = 0) -> dict:
-    """Fitted models of bundled collections (names) or ``{name: ScoreMatrix}``: loaded from the
-    cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
-    any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
-    ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
+    """Fitted models of collections: loaded from the cache when its hash and version match,
+    otherwise fitted and stored.
+
+    Parameters
+    ----------
+    collections : sequence of str or dict
+        Bundled collections (names, e.g. ``"web2012_ap"``) or ``{name: ScoreMatrix}``.
+    measure : str, optional
+        The measure of the scores (default: from each name's suffix).
+    executor : optional
+        Where pairs are fitted, in chunks: any ``concurrent.futures`` executor or a Dask client
+        (None: in-process).
+    cache : str, path-like or False, optional
+        The directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
+        ``~/.cache/fastrisk/simulate``; False: no cache).
+    refit : bool
+        Fit again even when the cache has the models.
+    progress : bool, optional
+        A progress bar on standard error (default: on a terminal).
+    ties_seed : int
+        Which draw of the copulas' random tie-breaking (`ties_base_seed`).
+
+    Returns
+    -------
+    dict
+        Name -> the collection's fitted model (margins of its runs, copulas of its pairs).
+    """
     items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
     if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
         raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")
