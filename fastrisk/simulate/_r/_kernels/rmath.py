@@ -246,10 +246,10 @@ def _pseries(a, b, x):
 
 
 @helper(error_model="numpy")
-def _incbcf(a, b, x):
-    """Cephes ``incbcf``: continued fraction #1 of I_x(a, b) (without its prefactor)."""
-    k1, k2, k3, k4 = a, a + b, a, a + 1.0
-    k5, k6, k7, k8 = 1.0, b - 1.0, a + 1.0, a + 2.0
+def _fraction(x, k1, k2, k3, k4, k5, k6, k7, k8, d2, d6):
+    """The continued fraction of Cephes' ``incbcf`` / ``incbd`` (their one loop: two terms a
+    pass, rescaled by 2^52, at most 300 passes, stopped at a relative change below 3 MACHEP);
+    ``d2``, ``d6``: the steps of k2 and k6 (+1, -1 in ``incbcf``; -1, +1 in ``incbd``)."""
     pkm2, qkm2, pkm1, qkm1 = 0.0, 1.0, 1.0, 1.0
     ans, r = 1.0, 1.0
     thresh = 3.0 * _MACHEP
@@ -272,11 +272,11 @@ def _incbcf(a, b, x):
         if t < thresh:
             break
         k1 += 1.0
-        k2 += 1.0
+        k2 += d2
         k3 += 2.0
         k4 += 2.0
         k5 += 1.0
-        k6 -= 1.0
+        k6 += d6
         k7 += 2.0
         k8 += 2.0
         if abs(qk) + abs(pk) > _BIG:
@@ -293,52 +293,16 @@ def _incbcf(a, b, x):
 
 
 @helper(error_model="numpy")
+def _incbcf(a, b, x):
+    """Cephes ``incbcf``: continued fraction #1 of I_x(a, b) (without its prefactor)."""
+    return _fraction(x, a, a + b, a, a + 1.0, 1.0, b - 1.0, a + 1.0, a + 2.0, 1.0, -1.0)
+
+
+@helper(error_model="numpy")
 def _incbd(a, b, x, xc):
     """Cephes ``incbd``: continued fraction #2 of I_x(a, b) (without its prefactor), in
     z = x / (1 - x) with ``xc`` = 1 - x as given (see `_ibeta_lower`)."""
-    k1, k2, k3, k4 = a, b - 1.0, a, a + 1.0
-    k5, k6, k7, k8 = 1.0, a + b, a + 1.0, a + 2.0
-    pkm2, qkm2, pkm1, qkm1 = 0.0, 1.0, 1.0, 1.0
-    z = x / xc
-    ans, r = 1.0, 1.0
-    thresh = 3.0 * _MACHEP
-    for _ in range(300):
-        xk = -(z * k1 * k2) / (k3 * k4)
-        pk = pkm1 + pkm2 * xk
-        qk = qkm1 + qkm2 * xk
-        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
-        xk = (z * k5 * k6) / (k7 * k8)
-        pk = pkm1 + pkm2 * xk
-        qk = qkm1 + qkm2 * xk
-        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
-        if qk != 0.0:
-            r = pk / qk
-        if r != 0.0:
-            t = abs((ans - r) / r)
-            ans = r
-        else:
-            t = 1.0
-        if t < thresh:
-            break
-        k1 += 1.0
-        k2 -= 1.0
-        k3 += 2.0
-        k4 += 2.0
-        k5 += 1.0
-        k6 += 1.0
-        k7 += 2.0
-        k8 += 2.0
-        if abs(qk) + abs(pk) > _BIG:
-            pkm2 *= _BIGINV
-            pkm1 *= _BIGINV
-            qkm2 *= _BIGINV
-            qkm1 *= _BIGINV
-        if abs(qk) < _BIGINV or abs(pk) < _BIGINV:
-            pkm2 *= _BIG
-            pkm1 *= _BIG
-            qkm2 *= _BIG
-            qkm1 *= _BIG
-    return ans
+    return _fraction(x / xc, a, b - 1.0, a, a + 1.0, 1.0, a + b, a + 1.0, a + 2.0, -1.0, 1.0)
 
 
 @helper(error_model="numpy")
