@@ -28,3 +28,8 @@ class TopicMismatchWarning(UserWarning):
 
 class RunFileWarning(UserWarning):
     """A file in a run directory is not a run and was skipped."""
+
+
+class CacheWarning(UserWarning):
+    """A cache file (a parsed run set, a collection's fit) was damaged or unreadable: the
+    message names it; it is rebuilt."""

@@ -47,9 +47,9 @@ def test_replicates_are_capped_with_a_reason(scores, run):
 
 
 def test_kept_replicates_beyond_memory_are_refused_with_the_way_out(scores, little_memory):
-    # 4 columns x 10**7 replicates x 8 bytes = 305 MiB kept, and a chunk of up to 128 MiB
+    # 4 columns x 10**7 replicates x 8 bytes = 305 MiB kept, a chunk's statistics and each thread's draws
     with pytest.raises(ResourceError, match=r"the bootstrap of 4 column\(s\) x 30 topics with 10,000,000 replicates "
-                                            r"needs about 4\d\d\.\d MiB of memory, 64\.0 MiB is available: "
+                                            r"needs about 3\d\d\.\d MiB of memory, 64\.0 MiB is available: "
                                             r"keep_replicates=False streams"):
         bootstrap(scores, replicates=10**7, rng=1, keep_replicates=True)
     with pytest.raises(ResourceError, match=r"permutation test .* keep_replicates=False"):

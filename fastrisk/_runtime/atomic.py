@@ -16,7 +16,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_open", "write_bytes", "write_parquet", "write_text"]
+__all__ = ["atomic_open", "save_figure", "write_bytes", "write_parquet", "write_text"]
 
 _UMASK_LOCK = threading.Lock()
 _UMASK: int | None = None
@@ -33,27 +33,36 @@ def _umask() -> int:
     return _UMASK
 
 
-def _target(path) -> Path:
+def _target(path, follow_symlinks: bool) -> Path:
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    return Path(os.path.realpath(path)) if follow_symlinks and path.is_symlink() else path
 
 
-def _is_special(path: Path) -> bool:
+def _is_special(path: Path, follow_symlinks: bool) -> bool:
     try:
-        return not stat.S_ISREG(path.stat().st_mode)
+        mode = (path.stat() if follow_symlinks else path.lstat()).st_mode
     except FileNotFoundError:
         return False
+    return not (stat.S_ISREG(mode) or stat.S_ISLNK(mode))
 
 
 @contextlib.contextmanager
-def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None):
+def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None,
+                follow_symlinks: bool = True):
     """``open(path, mode)`` that writes a temporary file and renames it to ``path`` only when
-    the block ends without an exception. ``mode`` is ``"w"`` (text) or ``"wb"``."""
+    the block ends without an exception. ``mode`` is ``"w"`` (text) or ``"wb"``.
+
+    The temporary file is made by `tempfile.mkstemp` in the target's directory (a random name,
+    ``O_CREAT | O_EXCL``: a file or symlink planted there is never opened). A user's output
+    path that is a symlink is written through (its target is replaced); ``follow_symlinks=False``
+    (the caches, in directories other users may share) replaces the link itself instead, so a
+    planted link cannot make fastrisk overwrite the file it points to. Every error names the
+    target and leaves no temporary file behind."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_open mode must be 'w' or 'wb', got {mode!r}")
-    target = _target(path)
+    target = _target(path, follow_symlinks)
     kwargs = {} if "b" in mode else {"encoding": encoding, "newline": newline}
-    if _is_special(target):
+    if _is_special(target, follow_symlinks):
         with open(target, mode, **kwargs) as fh:
             yield fh
         return
@@ -68,7 +77,10 @@ def atomic_open(path, mode: str = "w", *, encoding: str | None = "utf-8", newlin
             fh.flush()
             os.fsync(fh.fileno())
         try:
-            mode_bits = stat.S_IMODE(target.stat().st_mode)
+            st = target.stat() if follow_symlinks else target.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                raise FileNotFoundError(str(target))  # a link replaced, not followed: default bits
+            mode_bits = stat.S_IMODE(st.st_mode)
         except FileNotFoundError:
             mode_bits = 0o666 & ~_umask()
         os.chmod(tmp, mode_bits)
@@ -97,15 +109,15 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path, data: bytes) -> None:
+def write_bytes(path, data: bytes, *, follow_symlinks: bool = True) -> None:
     """Write ``data`` to ``path`` atomically."""
-    with atomic_open(path, "wb") as fh:
+    with atomic_open(path, "wb", follow_symlinks=follow_symlinks) as fh:
         fh.write(data)
 
 
-def write_text(path, text: str, *, encoding: str = "utf-8") -> None:
+def write_text(path, text: str, *, encoding: str = "utf-8", follow_symlinks: bool = True) -> None:
     """Write ``text`` to ``path`` atomically."""
-    with atomic_open(path, "w", encoding=encoding, newline="") as fh:
+    with atomic_open(path, "w", encoding=encoding, newline="", follow_symlinks=follow_symlinks) as fh:
         fh.write(text)
 
 
@@ -115,3 +127,10 @@ def write_parquet(table, path, **kwargs) -> None:
 
     with atomic_open(path, "wb") as fh:
         pq.write_table(table, fh, **kwargs)
+
+
+def save_figure(fig, path, **kwargs) -> None:
+    """``fig.savefig(path, **kwargs)``, atomically (the format from ``path``'s suffix unless given)."""
+    kwargs.setdefault("format", Path(path).suffix.lstrip(".").lower() or None)
+    with atomic_open(path, "wb") as fh:
+        fig.savefig(fh, **kwargs)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.atomic import atomic_open, write_bytes
 from fastrisk.data.runs import Qrels, RunSet, encode_rankings
 
 HERE = Path(__file__).resolve().parent
@@ -93,9 +94,8 @@ def write(runs, qrels, out_dir=None):
             n = int(runs.lengths[s, t])
             for i in range(n):
                 lines.append(f"{topic} Q0 {runs.docid(t, int(runs.docs[s, t, i]))} {i + 1} {-(i + 1)} {name}\n")
-        with gzip.open(out / f"{name}.run.gz", "wt", compresslevel=1) as fh:
-            fh.write("".join(lines))
-    with open(out / "qrels.txt", "w") as fh:
+        write_bytes(out / f"{name}.run.gz", gzip.compress("".join(lines).encode(), compresslevel=1))
+    with atomic_open(out / "qrels.txt", "w") as fh:
         tab = qrels.to_arrow().to_pylist()
         fh.write("".join(f"{r['topic']} 0 {r['docid']} {r['grade']}\n" for r in tab))
     return out
@@ -128,9 +128,10 @@ def write_streamed(out_dir, n_systems=110, n_topics=249, depth=1000, *, universe
     ranks = np.arange(1, depth + 1)
     lines = 0
     with contextlib.ExitStack() as stack:
-        handles = [stack.enter_context(gzip.open(out / f"{n}.run.gz", "wb", compresslevel=compresslevel))
+        handles = [stack.enter_context(gzip.GzipFile(fileobj=stack.enter_context(atomic_open(out / f"{n}.run.gz", "wb")),
+                                                     mode="wb", compresslevel=compresslevel))
                    for n in names]
-        with open(out / "qrels.txt", "w") as qf:
+        with atomic_open(out / "qrels.txt", "w") as qf:
             for t in range(n_topics):
                 topic = str(first_topic + t)
                 grades = np.zeros(universe, np.int8)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import io
+import itertools
 import json
 import math
 import shlex
@@ -27,11 +28,11 @@ import sys
 
 import pyarrow as pa
 
-from fastrisk._runtime.atomic import write_parquet, write_text
+from fastrisk._runtime.atomic import atomic_open, write_parquet, write_text
 from fastrisk._version import __version__
 from fastrisk.data.io import write_csv
 from fastrisk.data.publication import arrow_to_latex, arrow_to_markdown
-from fastrisk.data.tabular import comment_header, format_text
+from fastrisk.data.tabular import comment_header, text_chunks, text_widths
 
 FORMATS = ("table", "csv", "json", "parquet", "latex", "markdown")
 #: Formats that can carry a ``#`` comment header (``header=True``).
@@ -174,9 +175,17 @@ def write_table(table: pa.Table, fmt: str = "table", out: str | None = None, *,
         else:
             write_parquet(table, out)
         return
-    if fmt == "table":
-        text = format_text(table)
-    elif fmt == "csv":
+    if fmt == "table":  # written a slice of rows at a time, never one string of the whole table
+        head = comment_header(meta) if header else ""
+        chunks = itertools.chain([head], text_chunks(table, text_widths(table)))
+        if out is None:
+            for chunk in chunks:
+                sys.stdout.write(chunk)
+        else:
+            with atomic_open(out, "w", newline="") as fh:
+                fh.writelines(chunks)
+        return
+    if fmt == "csv":
         buf = io.BytesIO()
         write_csv(table, buf)
         text = buf.getvalue().decode()

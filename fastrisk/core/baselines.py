@@ -220,7 +220,12 @@ def _align(matrix: ScoreMatrix, name: str, scores: dict, missing: str) -> tuple[
                          f"{_lookalikes(matrix.topics, scores)}")
     extra = [t for t in scores if t not in known]
     lacking = [t for t, p in zip(matrix.topics, present) if not p]
-    if extra or (lacking and missing != "raise"):
+    if lacking and missing == "raise":  # one error, no warning first that says what is not done
+        raise InputError(f"baseline {name!r} lacks topic(s) {_shown(lacking)} of the matrix"
+                         + (f" and has topic(s) {_shown(extra)} the matrix lacks" if extra else "")
+                         + f"{_lookalikes(lacking, extra)}; pass missing='drop' (--missing drop) to drop them "
+                         "or missing='zero' (--missing zero) to score the baseline 0 there")
+    if extra or lacking:
         parts = []
         if lacking:
             how = "dropped from the matrix" if missing == "drop" else "scored 0 for the baseline"
@@ -234,10 +239,6 @@ def _align(matrix: ScoreMatrix, name: str, scores: dict, missing: str) -> tuple[
         t = matrix.topics[int(np.flatnonzero(~np.isfinite(values))[0])]
         raise InputError(f"baseline {name!r} has a non-finite score on topic {t!r}")
     if not all(present):
-        if missing == "raise":
-            raise InputError(f"baseline {name!r} lacks topic(s) {', '.join(map(repr, lacking[:10]))}"
-                             f"{' ...' if len(lacking) > 10 else ''}{_lookalikes(lacking, extra)}; pass "
-                             "missing='drop' to drop them or missing='zero' to score the baseline 0 there")
         if missing == "drop":
             keep = [t for t, p in zip(matrix.topics, present) if p]
             matrix = matrix.select(topics=keep)

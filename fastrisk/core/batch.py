@@ -510,6 +510,7 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
             counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, a), seed, start + lo, B)
     col = {"greater": 0, "less": 1, "two-sided": 2}[alternative]
     p = (counts[..., col] + 1.0) / (B + 1.0)
+    p.reshape(K, A, S)[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     urisk = _scores_mean(V, row, a)
     shape = (K, A, S)
     return BatchBootstrapResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
@@ -567,6 +568,7 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
     ge = (counts[..., 0] + adj) / (n + adj)
     le = (counts[..., 1] + adj) / (n + adj)
     p = ge if alternative == "greater" else le if alternative == "less" else np.minimum(1.0, 2 * np.minimum(ge, le))
+    p[:, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     return BatchPermutationResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                                   alternative=alternative, replicates=n, exact=bool(exact), seed=seed,
                                   statistic=(urisk := _scores_mean(V, row, a)), urisk=urisk,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -18,7 +19,8 @@ MEASURES = {"err20": "ERR@20", "ndcg20": "nDCG@20", "ap": "AP", "p10": "P@10", "
 
 
 def path(name: str) -> Path:
-    """Path of a bundled file, e.g. ``path("trec2012-web/baseline-indriCASP.csv")``.
+    """Path of a bundled file, e.g. ``path("trec2012-web/baseline-indriCASP.csv")``: a name
+    inside the bundled data, never a path out of it (``..``, an absolute path, a link).
 
     Parameters
     ----------
@@ -30,10 +32,19 @@ def path(name: str) -> Path:
     pathlib.Path
         Where it is installed (`InputError` if there is no such file).
     """
-    p = Path(str(resources.files("fastrisk.bench_data"))) / name
-    if not p.exists():
+    root = Path(str(resources.files("fastrisk.bench_data")))
+    p = root / name
+    parts = Path(name).parts
+    if Path(name).is_absolute() or ".." in parts or not p.exists() \
+            or not Path(os.path.realpath(p)).is_relative_to(os.path.realpath(root)):
         raise InputError(f"no bundled file {name!r}")
     return p
+
+
+def bundled_matrices() -> tuple:
+    """Names of the bundled per-topic matrices (``trec_matrix``'s names)."""
+    root = Path(str(resources.files("fastrisk.bench_data"))) / "trec-matrices"
+    return tuple(sorted(p.stem for p in root.glob("*.csv")))
 
 
 def trec_matrix(name: str) -> ScoreMatrix:
@@ -52,6 +63,8 @@ def trec_matrix(name: str) -> ScoreMatrix:
     ScoreMatrix
         Systems x topics, its ``measure`` as ir_measures writes it.
     """
+    if name not in bundled_matrices():
+        raise InputError(f"no bundled matrix {name!r}: one of {', '.join(bundled_matrices())}")
     collection, _, measure = name.partition("_")
     topics = _MATRICES.get(collection)
     p = path(f"trec-matrices/{name}.csv")

@@ -3,8 +3,12 @@ ir_measures per-query output. Every parse error names the file and line."""
 
 from __future__ import annotations
 
+import bz2
+import contextlib
 import gzip
+import io
 import json
+import lzma
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -132,11 +136,12 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
         # pages (about the matrix's size again) for the rest of the process unless handed back
         pa.default_memory_pool().release_unused()
         return matrix
+    skip = len(_comment_header(p))  # the `# key: value` lines --header writes (as read_table skips them)
     if fmt in ("csv", "csv-long"):
-        streamed = _stream_long_csv(p, system, topic, score, measure, missing)
+        streamed = _stream_long_csv(p, system, topic, score, measure, missing, skip)
         if streamed is not None:
             return streamed
-    table = _read_csv(p, system, topic)
+    table = _read_csv(p, system, topic, skip_rows=skip)
     cols = long_columns(table.column_names, system, topic, score)
     if fmt == "csv-long" or (fmt == "csv" and cols is not None):
         if cols is None:
@@ -240,10 +245,10 @@ def write_csv(table: pa.Table, sink) -> None:
 
 # ---------------------------------------------------------------------- helpers
 def _guess_format(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
+    suffixes = _format_suffixes(path)
     if suffixes and suffixes[-1] in _SUFFIX_FORMATS:
         return _SUFFIX_FORMATS[suffixes[-1]]
-    first = _first_lines(path, 50)
+    first = [line for line in _first_lines(path, 50) if not line.startswith("#")]  # a --header comment
     if not first:
         raise InputError(f"{path}: the file is empty")
     if first[0].lstrip().startswith("{"):
@@ -339,11 +344,57 @@ _TREC_EVAL_MEASURES = {
 }
 
 
+#: Suffixes of compressed files (any case): not the file's format, which the suffix before says.
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+
+
+def _compression(path: Path) -> str | None:
+    """gzip, bz2, xz or zstd from the file's first bytes (never its suffix), else None."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if head[:3] == b"BZh":
+        return "bz2"
+    if head == b"\xfd7zXZ\x00":
+        return "xz"
+    if head[:4] == b"\x28\xb5\x2f\xfd":
+        return "zstd"
+    return None
+
+
+def _open_binary(path: Path):
+    """The decompressed bytes of ``path`` (gzip, bz2 and xz by the standard library, zstd by
+    pyarrow's codec), or the file itself."""
+    kind = _compression(path)
+    if kind == "gzip":
+        return gzip.open(path, "rb")
+    if kind == "bz2":
+        return bz2.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb")
+    if kind == "zstd":
+        return io.BufferedReader(pa.CompressedInputStream(pa.OSFile(str(path)), "zstd"))  # lines, as the others
+    return open(path, "rb")
+
+
+def _arrow_source(path: Path, stack: contextlib.ExitStack):
+    """What Arrow's CSV reader is given: the path of a plain file (read in parallel), else a
+    decompressing stream closed with ``stack`` (Arrow guesses compression from lowercase
+    suffixes only and has no xz)."""
+    if _compression(path) is None and not path.name.lower().endswith(_COMPRESSED):
+        return path
+    return stack.enter_context(contextlib.closing(_open_binary(path)))
+
+
+def _format_suffixes(path: Path) -> list[str]:
+    """The lowercase suffixes of ``path`` without compression ones."""
+    return [s.lower() for s in path.suffixes if s.lower() not in _COMPRESSED]
+
+
 def _open_text(path: Path):
-    """A text handle that drops a UTF-8 byte-order mark (``utf-8-sig``); gzip by suffix."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")
-    return open(path, encoding="utf-8-sig")
+    """A text handle that drops a UTF-8 byte-order mark (``utf-8-sig``), decompressed by content."""
+    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
 
 
 def _text_lines(path: Path):
@@ -357,8 +408,8 @@ def _text_lines(path: Path):
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}, after line {lineno}); is it a binary file, "
                          "or text in another encoding (save it as UTF-8)?") from None
-    except (EOFError, zlib.error, OSError) as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from None
+    except (EOFError, zlib.error, lzma.LZMAError, OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: cannot be read or decompressed ({_arrow_reason(exc)})") from None
 
 
 def _first_lines(path: Path, n: int) -> list[str]:
@@ -429,17 +480,26 @@ def _read_arrow_file(path: Path, fmt: str) -> pa.Table:
 
 
 def _comment_header(path: Path) -> list[str]:
-    """The leading ``#`` lines of a text file (a comment header written by ``--header``)."""
+    """The leading ``#`` lines of a text file (a comment header written by ``--header``); only
+    those lines are decoded (what follows is the reader's to check)."""
     out = []
-    for _, line in _text_lines(path):
-        if not line.startswith("#"):
-            break
-        out.append(line)
+    try:
+        with _open_binary(path) as fh:
+            for raw in fh:
+                if not out and raw.startswith(b"\xef\xbb\xbf"):
+                    raw = raw[3:]
+                if not raw.startswith(b"#"):
+                    break
+                out.append(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: comment line {len(out) + 1} is not UTF-8 text ({exc.reason})") from None
+    except (EOFError, zlib.error, lzma.LZMAError, OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: cannot be read or decompressed ({_arrow_reason(exc)})") from None
     return out
 
 
 def _delimiter(path: Path, skip_rows: int = 0) -> str:
-    suffix = next((s.lower() for s in reversed(path.suffixes) if s.lower() != ".gz"), "")
+    suffix = (_format_suffixes(path) or [""])[-1]
     if suffix == ".csv":
         return ","
     if suffix in _SNIFFED:
@@ -451,7 +511,14 @@ def _delimiter(path: Path, skip_rows: int = 0) -> str:
 STREAM_BLOCK_BYTES = 16 << 20
 
 
-def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, missing) -> ScoreMatrix | None:
+def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, missing,
+                     skip_rows: int = 0) -> ScoreMatrix | None:
+    """`_stream_long_csv_in` with the decompressing streams it opens closed after."""
+    with contextlib.ExitStack() as stack:
+        return _stream_long_csv_in(stack, path, system, topic, score, measure, missing, skip_rows)
+
+
+def _stream_long_csv_in(stack, path: Path, system: str, topic: str, score: str, measure, missing, skip_rows):
     """A long CSV (system, topic, score; no ``measure`` column) read block by block with Arrow's
     streaming reader, keeping only integer codes and the scores (16 bytes a row) rather than the
     text table and its Python strings. Labels, first-appearance system order, natural topic order
@@ -460,9 +527,9 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     or has any irregular cell: an empty or blank label, a score that is not a finite number, a
     duplicate (system, topic)."""
 
-    delimiter = _delimiter(path)
+    delimiter = _delimiter(path, skip_rows)
     try:
-        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+        reader = pacsv.open_csv(_arrow_source(path, stack), read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES, skip_rows=skip_rows),
                                 parse_options=pacsv.ParseOptions(delimiter=delimiter))
         names = reader.schema.names
     except (pa.ArrowException, OSError, EOFError, UnicodeDecodeError):
@@ -476,7 +543,7 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
     codes = ({}, {})  # label -> code, per system and topic, in order of first appearance
     parts = []
     try:
-        reader = pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES),
+        reader = pacsv.open_csv(_arrow_source(path, stack), read_options=pacsv.ReadOptions(block_size=STREAM_BLOCK_BYTES, skip_rows=skip_rows),
                                 parse_options=pacsv.ParseOptions(delimiter=delimiter),
                                 convert_options=pacsv.ConvertOptions(include_columns=list(cols), column_types=types,
                                                                      null_values=[""], strings_can_be_null=True))
@@ -522,9 +589,10 @@ def _stream_long_csv(path: Path, system: str, topic: str, score: str, measure, m
 
 def _read_csv(path: Path, system: str, topic: str, *, skip_rows: int = 0) -> pa.Table:
     delimiter = _delimiter(path, skip_rows)
+    stack = contextlib.ExitStack()
     try:
         table = pacsv.read_csv(
-            path,
+            _arrow_source(path, stack),
             read_options=pacsv.ReadOptions(skip_rows=skip_rows),
             parse_options=pacsv.ParseOptions(delimiter=delimiter),
             convert_options=pacsv.ConvertOptions(
@@ -535,17 +603,25 @@ def _read_csv(path: Path, system: str, topic: str, *, skip_rows: int = 0) -> pa.
         )
     except pa.ArrowInvalid as exc:
         raise InputError(f"{path}: malformed CSV ({_arrow_reason(exc)})") from None
-    except (pa.ArrowException, OSError, EOFError) as exc:
+    except (pa.ArrowException, OSError, EOFError, lzma.LZMAError) as exc:
         raise InputError(f"{path}: cannot be read as CSV ({_arrow_reason(exc)})") from None
+    finally:
+        stack.close()
     try:
         table.column_names  # Arrow checks cell text but decodes the header names lazily
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: the header is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    binary = [f.name for f in table.schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]
+    if binary:  # Arrow reads a column with bytes that are not UTF-8 as binary
+        raise InputError(f"{path}: column {binary[0]!r} is not UTF-8 text; is it a binary file, or text in another "
+                         "encoding (save it as UTF-8)?")
     return table
 
 
 def _arrow_reason(exc: Exception) -> str:
-    return str(exc).replace("\n", " ").strip()
+    """An error's text on one line, control and undecodable characters escaped (never binary)."""
+    text = str(exc).replace("\n", " ").strip()
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def _as_matrix(ctor, path, table, **kwargs) -> ScoreMatrix:

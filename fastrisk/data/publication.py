@@ -58,13 +58,16 @@ def format_number(v, digits: int = 4) -> str:
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped."""
-    return "".join(_LATEX_ESCAPES.get(c, c) for c in str(text))
+    """``text`` with LaTeX's special characters escaped, and line breaks and other control
+    characters as spaces (a blank line inside a ``tabular`` would end it)."""
+    return "".join(_LATEX_ESCAPES.get(c, " " if c < " " or c == "\x7f" else c) for c in str(text))
 
 
 def markdown_escape(text: str) -> str:
-    """``text`` safe inside a Markdown table cell (pipes and backslashes escaped)."""
-    return str(text).replace("\\", "\\\\").replace("|", "\\|")
+    """``text`` safe inside a Markdown table cell: pipes and backslashes escaped, a line break
+    as ``<br>`` and other control characters as spaces (a raw newline would end the table)."""
+    text = str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace("\r", "\n")
+    return "".join("<br>" if c == "\n" else " " if c < " " or c == "\x7f" else c for c in text)
 
 
 # ---------------------------------------------------------------------- wide layout

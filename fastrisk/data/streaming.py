@@ -3,9 +3,12 @@
 `TableStream` takes the table as consecutive Arrow tables (row groups) and writes
 each at once: Parquet row groups through one ``ParquetWriter``, CSV and JSON lines appended.
 A file is written atomically (`fastrisk._runtime.atomic`): a failure part-way, a full disk or
-Ctrl-C included, leaves the previous file as it was. Only the aligned text table, whose column
-widths depend on every row, is collected; its memory is estimated first and a table too large
-for the memory available is refused (with the formats that stream) before anything is computed.
+Ctrl-C included, leaves the previous file as it was. The aligned text table, whose column
+widths depend on every row, keeps its pieces as Arrow columns (about 16 bytes a cell), measures
+the widths and then writes the lines a slice at a time (`fastrisk.data.tabular.text_chunks`),
+so no more than one slice of Python strings is ever held; that memory is estimated first and a
+table too large for the memory available is refused (with the formats that stream) before
+anything is computed.
 
 ``metadata`` (``dict[str, str]``) is added to the Parquet schema's key-value metadata, as
 ``fastrisk.cli._output.write_table(..., metadata=)`` does for a materialised table.
@@ -23,15 +26,18 @@ import pyarrow.csv as pacsv
 
 from fastrisk._runtime.atomic import atomic_open
 from fastrisk._runtime.resources import check_memory
-from fastrisk.data.tabular import format_text
+from fastrisk.data.tabular import TEXT_SLICE_ROWS, text_chunks, text_widths
 
 __all__ = ["TableStream", "chunk_size", "text_table_bytes", "write_pieces"]
 
 #: Rows per row group (and per piece the commands compute): Parquet's own default.
 ROW_GROUP_ROWS = 1 << 20
 #: Bytes a cell of the aligned text table costs while it is formatted (a Python str and its
-#: slot in a list, then its share of the joined line).
+#: slot in a list, then its share of the joined line): one slice of rows at a time.
 _TEXT_CELL_BYTES = 128
+#: Bytes a cell of the aligned text table costs while its pieces are held (Arrow columns:
+#: 8-byte numbers, dictionary codes or short strings).
+_HELD_CELL_BYTES = 16
 
 
 def chunk_size(total_rows_per_unit: int, rows: int | None = None) -> int:
@@ -41,8 +47,9 @@ def chunk_size(total_rows_per_unit: int, rows: int | None = None) -> int:
 
 
 def text_table_bytes(rows: int, columns: int) -> float:
-    """Memory the aligned text table of ``rows`` x ``columns`` needs while it is formatted."""
-    return float(rows) * columns * _TEXT_CELL_BYTES
+    """Memory the aligned text table of ``rows`` x ``columns`` needs while it is formatted: its
+    pieces as Arrow columns, and one slice of rows as Python strings."""
+    return float(rows) * columns * _HELD_CELL_BYTES + float(min(rows, TEXT_SLICE_ROWS)) * columns * _TEXT_CELL_BYTES
 
 
 class TableStream:
@@ -131,9 +138,13 @@ class TableStream:
                 self._writer = pq.ParquetWriter(self._sink, self._schema or pa.schema([]))
             self._writer.close()
         elif self.fmt == "table":
-            table = pa.concat_tables(self._pieces) if self._pieces else pa.table({})
-            self._pieces = []
-            self._emit(format_text(table).encode())
+            pieces, self._pieces = self._pieces or [pa.table({})], []
+            widths = None
+            for piece in pieces:
+                widths = text_widths(piece, widths)
+            for i, piece in enumerate(pieces):
+                for chunk in text_chunks(piece, widths, names=i == 0):
+                    self._emit(chunk.encode())
         if self._sink is None or self._sink is sys.stdout.buffer:
             sys.stdout.flush()
 

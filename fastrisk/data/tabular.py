@@ -10,7 +10,11 @@ import math
 
 import pyarrow as pa
 
-__all__ = ["comment_header", "format_text", "parse_comment_header"]
+__all__ = ["comment_header", "format_text", "parse_comment_header", "text_chunks", "text_widths"]
+
+#: Rows formatted at once by `text_chunks`: the Python strings of one slice are all the
+#: aligned text table holds beyond its Arrow columns.
+TEXT_SLICE_ROWS = 1 << 15
 
 
 def comment_header(metadata: dict[str, str]) -> str:
@@ -53,14 +57,35 @@ def _cell(value) -> str:
     return str(value)
 
 
-def format_text(table: pa.Table) -> str:
-    """A fixed-width text table; floats to 4 decimals, numbers right-aligned."""
-    names = table.column_names
-    cols = [[_cell(v) for v in table.column(n).to_pylist()] for n in names]
-    widths = [max([len(n)] + [len(v) for v in col]) for n, col in zip(names, cols)]
+def _slices(table: pa.Table):
+    for lo in range(0, table.num_rows, TEXT_SLICE_ROWS):
+        piece = table.slice(lo, TEXT_SLICE_ROWS)
+        yield [[_cell(v) for v in piece.column(n).to_pylist()] for n in table.column_names]
+
+
+def text_widths(table: pa.Table, widths=None) -> list[int]:
+    """Column widths of `format_text` (the names' and every cell's), merged with ``widths``
+    (those of earlier pieces of the same table); one slice of cells in memory at a time."""
+    widths = list(widths) if widths is not None else [len(n) for n in table.column_names]
+    for cols in _slices(table):
+        widths = [max([w] + [len(v) for v in col]) for w, col in zip(widths, cols)]
+    return widths
+
+
+def text_chunks(table: pa.Table, widths, *, names: bool = True):
+    """The lines of `format_text` with the given ``widths``, one string per slice of
+    `TEXT_SLICE_ROWS` rows (the header line first when ``names``)."""
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+
     def fmt(vals):
         return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
-    lines = [fmt(names)]
-    lines += [fmt(row) for row in zip(*cols)] if cols else []
-    return "\n".join(lines) + "\n"
+
+    if names:
+        yield fmt(table.column_names) + "\n"
+    for cols in _slices(table):
+        yield "".join(fmt(row) + "\n" for row in zip(*cols))
+
+
+def format_text(table: pa.Table) -> str:
+    """A fixed-width text table; floats to 4 decimals, numbers right-aligned."""
+    return "".join(text_chunks(table, text_widths(table)))

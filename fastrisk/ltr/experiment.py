@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fastrisk._runtime.aliases import AlphaLike, SeedLike
+from fastrisk._runtime.atomic import save_figure
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 from fastrisk._runtime.validation import positive_int
@@ -106,7 +107,7 @@ class LTRExperiment(Result):
             ax.tick_params(labelsize=SMALL_FONT_SIZE)
         axes[0].legend(fontsize=SMALL_FONT_SIZE - 1, frameon=False)
         if path is not None:
-            fig.savefig(path)
+            save_figure(fig, path)
         return fig
 
 

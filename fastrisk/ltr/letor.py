@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.atomic import atomic_open, write_text
 from fastrisk._runtime.resources import check_memory, format_bytes
 from fastrisk._runtime.validation import positive_int
 from fastrisk.data.datasets import path
@@ -266,13 +267,13 @@ def write_letor(data: LetorData, path, *, query_file: bool = False) -> None:
     """
     path = Path(path)
     qid_of = np.repeat(np.arange(data.n_queries), data.group)
-    with open(path, "w", encoding="utf-8") as fh:
+    with atomic_open(path, "w") as fh:
         for i in range(data.n_documents):
             nz = np.flatnonzero(data.features[i])
             feats = " ".join(f"{j + 1}:{data.features[i, j]:.17g}" for j in nz)
             fh.write(f"{data.labels[i]} qid:{data.qids[qid_of[i]]} {feats}\n")
     if query_file:
-        Path(str(path) + ".query").write_text("".join(f"{s}\n" for s in data.group))
+        write_text(Path(str(path) + ".query"), "".join(f"{s}\n" for s in data.group))
 
 
 def _bundled(name: str) -> Path:

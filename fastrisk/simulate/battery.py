@@ -249,11 +249,14 @@ def _t_tails(t, df):
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _binomial_cdf(n_max: int) -> np.ndarray:
-    """P(X <= k) for X ~ Binomial(n, 1/2), n, k = 0..n_max (exact, from scipy's bdtr)."""
-    n, k = np.meshgrid(np.arange(n_max + 1), np.arange(n_max + 1), indexing="ij")
-    return np.where(k >= n, 1.0, special.bdtr(np.minimum(k, n), n, 0.5))
+def _binomial_cdf(k: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """P(X <= k) for X ~ Binomial(n, 1/2) (exact, scipy's bdtr; 1 for k >= n), for each pair:
+    computed once per distinct (n, k), so memory and time grow with the trials, never with
+    n^2 (a table over 0..max n took (n + 1)^2 doubles: 3.2 GiB at 20,000 topics)."""
+    key = n.astype(np.int64) * (int(n.max(initial=0)) + 1) + np.minimum(k, n)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    un, uk = np.divmod(uniq, int(n.max(initial=0)) + 1)
+    return np.where(uk >= un, 1.0, special.bdtr(uk, un, 0.5))[inverse.reshape(-1)].reshape(k.shape)
 
 
 def _wilcoxon_p(stats, correction, exact_max=WILCOXON_EXACT_MAX):
@@ -296,9 +299,8 @@ def _sign_p(k, n):
     """Exact binomial p-values (K, 3) of k successes in n fair trials (NaN for n = 0)."""
     k = k.astype(np.int64)
     n = n.astype(np.int64)
-    cdf = _binomial_cdf(int(n.max()) if n.size else 0)
-    p_less = cdf[n, k]
-    p_greater = cdf[n, n - k]  # P(X >= k) = P(X <= n - k) by symmetry
+    p_less = _binomial_cdf(k, n)
+    p_greater = _binomial_cdf(n - k, n)  # P(X >= k) = P(X <= n - k) by symmetry
     two = np.minimum(1.0, 2 * np.minimum(p_less, p_greater))
     out = np.stack([two, p_less, p_greater], axis=-1)
     out[n == 0] = np.nan

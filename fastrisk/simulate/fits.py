@@ -8,16 +8,20 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
+import math
 import numbers
 import os
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.atomic import write_text
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
-from fastrisk.errors import InputError
+from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
 from fastrisk.simulate.measures import canonical_measure, kept_runs
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
@@ -109,17 +113,99 @@ class CollectionFit:
         """Write the fit (with the transformations computed so far) to its cache file."""
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(self.to_json()))
-        os.replace(tmp, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}", str(self.path)) from None
+        write_text(self.path, json.dumps(self.to_json()), follow_symlinks=False)
         self._dirty = False
 
     def to_json(self) -> dict:
-        return {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
-                "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
-                "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
-                "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+        """The cache file's document, with the SHA-256 of the rest (`fit_checksum`) under ``"sha256"``."""
+        doc = {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
+               "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
+               "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
+               "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+        doc["sha256"] = fit_checksum(doc)
+        return doc
+
+
+def fit_checksum(doc: dict) -> str:
+    """SHA-256 of a fit document without its ``"sha256"`` key (keys sorted, floats as
+    ``json.dumps`` writes them, which round-trip exactly)."""
+    rest = {k: v for k, v in doc.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
+#: pyvinecopulib's number of parameters of each family `select_copula` can choose
+#: (`fastrisk.simulate.copulas.VC_FAMILIES`; Tawn's three: psi1, psi2, theta).
+_COPULA_PARAMETERS = {"indep": 0, "gaussian": 1, "frank": 1, "clayton": 1, "gumbel": 1, "joe": 1,
+                      "student": 2, "bb1": 2, "bb6": 2, "bb7": 2, "bb8": 2, "tawn": 3}
+
+
+def _finite(x) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _index(x, n) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < n
+
+
+def _validate_fit_doc(doc) -> str | None:
+    """What is wrong with a fit document (None if nothing): its checksum, then its schema —
+    types, finite numbers, known margin families, lengths consistent with ``kept``. Unknown
+    extra keys are allowed."""
+    if not isinstance(doc, dict):
+        return f"a JSON {type(doc).__name__}, not an object"
+    if doc.get("sha256") != fit_checksum(doc):
+        return "its SHA-256 does not match its content (changed after it was written)"
+    for key, kind in (("name", str), ("measure", str), ("hash", str), ("kept", list), ("removed", dict),
+                      ("margins", list), ("copulas", dict)):
+        if not isinstance(doc.get(key), kind):
+            return f"{key!r} is missing or not a {kind.__name__}"
+    try:
+        canonical_measure(doc["measure"])
+    except InputError as exc:
+        return str(exc)
+    kept, S = doc["kept"], len(doc["kept"])
+    if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in kept) or len(set(kept)) != S:
+        return "'kept' is not a list of distinct row numbers"
+    if not _index(doc.get("ties_seed", 0), 2**32):
+        return "'ties_seed' is not an integer in [0, 2**32)"
+    if len(doc["margins"]) != S:
+        return f"{len(doc['margins'])} margins for {S} runs kept"
+    for i, m in enumerate(doc["margins"]):
+        if not isinstance(m, dict) or not isinstance(m.get("family"), str):
+            return f"margin {i}: no family"
+        params = m.get("params")
+        if not isinstance(params, dict) or not all(_finite(v) for v in params.values()):
+            return f"margin {i}: parameters that are not finite numbers"
+        if any(v < 0 for k, v in params.items() if k != "mu"):  # shapes, scales, bandwidths, mult
+            return f"margin {i}: a negative parameter"
+    if set(doc["copulas"]) != {f"{i},{j}" for i in range(S) for j in range(i + 1, S)}:
+        return "the copulas are not one per pair of runs kept"
+    for key, c in doc["copulas"].items():
+        if not isinstance(c, dict) or c.get("family") not in _COPULA_PARAMETERS \
+                or c.get("rotation") not in (0, 90, 180, 270) or not isinstance(c.get("parameters"), list) \
+                or len(c["parameters"]) != _COPULA_PARAMETERS[c["family"]] or not all(_finite(v) for v in c["parameters"]):
+            return f"copula {key}: not a known family, a rotation and its finite parameters"
+    h1 = doc.get("h1", {})
+    if not isinstance(h1, dict):
+        return "'h1' is not an object"
+    for delta, d in h1.items():
+        if not isinstance(d, dict) or not _index(d.get("failed"), 2**63) or not isinstance(d.get("pairs"), dict):
+            return f"h1 {delta}: not pairs and a count of failures"
+        for b, lst in d["pairs"].items():
+            if not (b.isdigit() and int(b) < S) or not isinstance(lst, list) or not all(
+                    isinstance(t, list) and len(t) == 3 and _index(t[0], S) and _finite(t[1]) and _finite(t[2])
+                    for t in lst):
+                return f"h1 {delta}: baseline {b}: not [run, a, b] triples of kept runs and finite numbers"
+    if "values" in doc:
+        v = doc["values"]
+        if not isinstance(v, list) or len(v) != S or not all(isinstance(r, list) for r in v) \
+                or len({len(r) for r in v}) > 1 or not all(_finite(x) for r in v for x in r):
+            return f"'values' is not {S} rows of finite scores of one length"
+    return None
 
 
 def prepare_h1(fits, deltas, *, executor=None) -> None:
@@ -156,23 +242,57 @@ def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:
     ``h`` is given, of another matrix). ``values``: the matrix (systems x topics), needed only
     for files written without the kept runs' scores."""
     path = Path(path)
+    if not path.exists():
+        return None
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if doc.get("version") != FIT_VERSION or (h is not None and doc.get("hash") != h):
-        return None
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return _damaged(path, f"unreadable ({exc})")
+    if isinstance(doc, dict) and (doc.get("version") != FIT_VERSION or (h is not None and doc.get("hash") != h)):
+        return None  # another version or matrix: refitted and replaced, as expected
+    problem = _validate_fit_doc(doc)
+    if problem is not None:
+        return _damaged(path, problem)
     kept = np.asarray(doc["kept"], dtype=np.int64)
-    if "values" in doc:
-        V = np.asarray(doc["values"], dtype=np.float64)
-    else:
-        if values is None:
-            values = trec_matrix(doc["name"]).values
-        V = np.asarray(values, dtype=np.float64)[kept]
-    measure = doc["measure"]
-    margins = [margin_from(m["family"], m["params"], V[i], measure) for i, m in enumerate(doc["margins"])]
+    try:
+        if "values" in doc:
+            V = np.asarray(doc["values"], dtype=np.float64).reshape(len(kept), -1)
+        else:
+            if values is None:
+                values = trec_matrix(doc["name"]).values
+            values = np.asarray(values, dtype=np.float64)
+            if len(kept) and kept.max() >= len(values):
+                return _damaged(path, f"'kept' names row {int(kept.max())} of a matrix of {len(values)}")
+            V = values[kept]
+        measure = doc["measure"]
+        margins = []
+        for i, m in enumerate(doc["margins"]):
+            try:
+                margins.append(margin_from(m["family"], m["params"], V[i], measure))
+            except KeyError as exc:
+                return _damaged(path, f"margin {i}: unknown family {m['family']!r} or parameter {exc}")
+    except (InputError, ValueError, TypeError, ArithmeticError) as exc:
+        return _damaged(path, f"a margin cannot be rebuilt ({type(exc).__name__}: {exc})")
     return CollectionFit(doc["name"], measure, doc["hash"], kept, doc["removed"], margins, doc["copulas"], V,
                          source=f"cache:{path}", path=path, h1=doc.get("h1", {}), ties_seed=int(doc.get("ties_seed", 0)))
+
+
+def _damaged(path, problem: str) -> None:
+    """A damaged cache file: warn naming it; the caller refits and replaces it."""
+    warnings.warn(f"fit cache file {path} is damaged and is refitted: {problem}", CacheWarning, stacklevel=3)
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+
+
+def cache_stem(name: str) -> str:
+    """A collection name as a cache file name: the name itself when it is plain
+    (letters, digits, ``_ . + -``, not starting with a dot, at most 64 characters), else a
+    hash of it — never a path, so no name can write outside the cache directory."""
+    name = str(name)
+    if _SAFE_NAME.fullmatch(name) and ".." not in name:
+        return name
+    return "collection-" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
 def _chunks(pairs, n):
@@ -219,7 +339,7 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         if values.ndim != 2 or values.shape[0] < 3:
             raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
         h = matrix_hash(values, meas, ties_seed)
-        path = None if cdir is None else cdir / f"{name}-{h[:16]}.json"
+        path = None if cdir is None else cdir / f"{cache_stem(name)}-{h[:16]}.json"
         got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
             out[name] = got

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
@@ -70,7 +70,7 @@ def run_grid(studies, directory, *, measures=None, topics=_s.TOPICS, delta=_s.DE
             print(f"grid: {m} n={n} done", file=sys.stderr)
     stems = {"type1": "type_1", "power": "type_2", "type3": "type_3"}
     for s, rs in results.items():
-        pq.write_table(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
+        write_parquet(pa.concat_tables([r.to_arrow() for r in rs]), out / f"{stems[s]}.parquet")
     if plot:
         for s, rs in results.items():
             plot_studies(rs, Path(plot) / f"{stems[s]}.svg")

@@ -49,6 +49,7 @@ import pyarrow.compute as pc
 
 from fastrisk._kernels import simulate as _k
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.atomic import atomic_open
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
@@ -319,7 +320,8 @@ class StudyResult(Result):
         for name, df in self.tables().items():
             p = Path(directory) / f"{name}.csv"
             p.parent.mkdir(parents=True, exist_ok=True)
-            df.to_csv(p, index=False, float_format="%.6g")
+            with atomic_open(p, "w", newline="") as fh:
+                df.to_csv(fh, index=False, float_format="%.6g")
             paths.append(p)
         return paths
 

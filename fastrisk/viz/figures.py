@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime.atomic import save_figure
 from fastrisk.errors import InputError
 from fastrisk.viz._axes import _axes, _finish
 
@@ -157,5 +158,5 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
             simulation_rates(r, tails=t, x=x, tests=tests, ax=ax, legend=(i == 0 and j == 0), **kw)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return fig

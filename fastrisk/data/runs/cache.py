@@ -1,19 +1,22 @@
 """The opt-in parse cache: ``read_runs(..., cache=True)`` (or ``cache=DIR``) stores a saved
 RunSet (`fastrisk.data.runs.ipc`) under a key made of every source file's absolute path, size,
 modification time and a BLAKE2 hash of its first and last 64 KiB, so a sweep re-reading the
-same runs parses them once. The default directory is ``$FASTRISK_CACHE`` or ``~/.cache/fastrisk/runs``.
+same runs parses them once. An entry is checksummed and bounds-checked on load
+(`fastrisk.data.runs.ipc`); a damaged one is reparsed with a `CacheWarning` naming it. The default directory is ``$FASTRISK_CACHE`` or ``~/.cache/fastrisk/runs``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 
 from fastrisk.data.runs import ipc
 from fastrisk.data.runs.model import RunSet
-from fastrisk.errors import InputError
+from fastrisk.errors import CacheWarning, InputError
 
 
 def cache_dir(cache) -> Path:
@@ -46,8 +49,10 @@ def lookup(cache, k: str):
         return None
     try:
         return RunSet.load(path)
-    except InputError:
-        path.unlink(missing_ok=True)  # a damaged entry is rebuilt
+    except InputError as exc:  # a damaged entry (checksum, bounds) is reparsed and replaced
+        warnings.warn(f"parse cache entry {path} is damaged and is rebuilt: {exc}", CacheWarning, stacklevel=3)
+        with contextlib.suppress(OSError):
+            path.unlink()
         return None
 
 

@@ -27,6 +27,15 @@ from fastrisk.errors import InputError
 BLOCK = 1024
 #: Memory for one chunk of replicates (counts, products, statistics), in bytes.
 CHUNK_BYTES = 128 * 2**20
+#: Memory for one thread's draws (counts or signs of `_draw_rows` replicates x c topics), in bytes.
+DRAW_BYTES = 32 * 2**20
+
+
+def _draw_rows(c: int) -> int:
+    """Replicates whose draws a thread holds at once: a whole `BLOCK` up to 4,096 topics, fewer
+    (at least one) beyond, so a thread's buffer stays within `DRAW_BYTES` whatever the topics.
+    A function of ``c`` only: the numbers do not depend on the thread count."""
+    return max(1, min(BLOCK, DRAW_BYTES // (8 * max(int(c), 1))))
 #: Memory for the windows around predicted quantiles (one-pass exact quantiles), in bytes.
 _WINDOW_BYTES = 128 * 2**20
 #: Replicates of the first chunk that place the windows of a multi-chunk run.
@@ -51,11 +60,11 @@ _replicates_iv = replicates
 def _check_resampling_memory(what: str, M: int, c: int, B: int, rows: int, *, keep: bool, streams: int,
                              per_replicate_values: int, avoid_keep: bool) -> None:
     """Refuse, before allocating, a run whose arrays exceed the available memory: the kept
-    replicates (8 M B bytes per stream kept), one chunk of ``rows`` replicates (their draws and
-    ``per_replicate_values`` values per replicate), the block sums of every stream and the
-    per-topic scores (8 M c)."""
+    replicates (8 M B bytes per stream kept), one chunk of ``rows`` replicates
+    (``per_replicate_values`` values per replicate), each thread's draws (`_draw_rows` x c),
+    the block sums of every stream and the per-topic scores (8 M c)."""
     kept = 8.0 * M * B * (streams if keep else 0)
-    chunk = 8.0 * rows * (c + per_replicate_values)
+    chunk = 8.0 * rows * per_replicate_values + 8.0 * numba.get_num_threads() * _draw_rows(c) * c
     sums = 16.0 * M * -(-B // BLOCK) * streams
     total = kept + chunk + sums + 8.0 * M * c
     if keep and avoid_keep:
@@ -353,22 +362,24 @@ def _linear_means(fill, Z: np.ndarray, start: int, n: int, c: int, out=None) -> 
     """``out[:, r] = Z @ w_(start + r)`` for ``r < n``, the draws ``w`` of a replicate (counts,
     signs) written by ``fill(first, W)`` into the rows of ``W``: a block of `BLOCK` replicates at
     a time (blocks start at multiples of `BLOCK` counted from replicate 0, as chunks do), the
-    block's draws (in cache, one buffer per thread, never a B x c matrix) times ``Z`` by one
-    single-threaded BLAS call writing straight into ``out``. The blocks are spread over numba's
+    block's draws (in cache, one buffer per thread of `_draw_rows` replicates, never a B x c
+    matrix) times ``Z`` by single-threaded BLAS calls writing straight into ``out``. The blocks are spread over numba's
     thread count of Python threads (the draw kernels and BLAS release the GIL) when the draws
     are worth it. Each element is one dot product of a row of Z and a row of a block, the same
     call whatever thread runs it, so the numbers do not depend on the thread count or chunking."""
     if out is None:
         out = np.empty((Z.shape[0], n))
+    rows = _draw_rows(c)
 
     def block(lo: int) -> None:
         hi = min(lo + BLOCK, n)
         w = buffers.get(threading.get_ident())
         if w is None:
-            w = buffers[threading.get_ident()] = np.empty((BLOCK, c))
-        w = w[:hi - lo]
-        fill(start + lo, w)
-        np.matmul(Z, w.T, out=out[:, lo:hi])
+            w = buffers[threading.get_ident()] = np.empty((rows, c))
+        for a in range(lo, hi, rows):  # one pass when c <= 4,096; bounded draws beyond
+            b = min(a + rows, hi)
+            fill(start + a, w[:b - a])
+            np.matmul(Z, w[:b - a].T, out=out[:, a:b])
 
     buffers: dict = {}
     with blas_threads(1):
