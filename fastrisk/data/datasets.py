@@ -42,7 +42,13 @@ def path(name: str) -> Path:
 
 
 def bundled_matrices() -> tuple:
-    """Names of the bundled per-topic matrices (``trec_matrix``'s names)."""
+    """Names of the bundled per-topic matrices (``trec_matrix``'s names).
+
+    Returns
+    -------
+    tuple of str
+        ``COLLECTION_MEASURE`` names, sorted.
+    """
     root = Path(str(resources.files("fastrisk.bench_data"))) / "trec-matrices"
     return tuple(sorted(p.stem for p in root.glob("*.csv")))
 
