@@ -91,3 +91,42 @@ def test_ranx(benchmark, data):
 
     go()
     benchmark(go)
+
+
+# ---------------------------------------------------------------- trec_eval's other measures (issue #30)
+TREC_GROUP = "trec_eval measures (bpref, infAP, success, set_F, iprec, num_rel_ret, map -J), 8 runs x 50 topics"
+TREC_FASTRISK = ["Bpref", "infAP", "Success@10", "SetF", "IPrec@0.5", "NumRet(rel=1)", "AP(judged_only=True)"]
+
+
+@pytest.fixture(scope="module")
+def graded(data):
+    """The graded qrels as they are (-2 spam: pooled but unjudged for trec_eval), as both tools take them."""
+    runs, _, _, run_dicts = data
+    qd = {}
+    for line in (WEB / "qrels.adhoc.txt").read_text().splitlines():
+        if line.strip():
+            t, _, d, g = line.split()
+            qd.setdefault(t, {})[d] = int(g)
+    return runs, Qrels.from_dict(qd), qd, run_dicts
+
+
+def test_fastrisk_trec_measures(benchmark, graded):
+    runs, qrels, *_ = graded
+    benchmark.group = TREC_GROUP
+    evaluate(runs, qrels, TREC_FASTRISK, no_relevant="keep")
+    benchmark(evaluate, runs, qrels, TREC_FASTRISK, no_relevant="keep")
+
+
+def test_pytrec_eval_trec_measures(benchmark, graded):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    _, _, qd, run_dicts = graded
+    benchmark.group = TREC_GROUP
+
+    def go():
+        ev = pytrec_eval.RelevanceEvaluator(qd, {"bpref", "infAP", "success.10", "set_F", "iprec_at_recall.0.5",
+                                                 "num_rel_ret"})
+        judged_only = pytrec_eval.RelevanceEvaluator(qd, {"map"}, judged_docs_only_flag=True)
+        return [(ev.evaluate(r), judged_only.evaluate(r)) for r in run_dicts.values()]
+
+    go()
+    benchmark(go)

@@ -10,7 +10,31 @@ Peers, measured side by side (``benchmark.group`` per workload):
 
 At 1,000 x 10,000 the typical NumPy version takes ~18 minutes, so it is measured at
 200 x 10,000 instead (its cost is linear in S^2 c A). The slow peers run one round.
-Run: ``pytest benchmarks/bench_tables.py --benchmark-columns=min,mean,rounds``.
+Run: ``pytest benchmarks/bench_tables.py --benchmark-columns=min,mean,rounds``, or
+``python benchmarks/compare.py bench_tables.py -k test_table`` to compare the ratios with
+``benchmarks/recorded/``.
+
+**How close to the limit (1,000 x 10,000 x 4 alpha, the issue-31 aim: <= 0.45 s on two cores).**
+The pass over topics is S (S - 1) / 2 x c = 5.0e9 pair-topics, each seven double-precision
+operations in the vectorised inner loop (d = x - r, n = min(d, 0), p = d - n, two additions
+and two fused multiply-adds), 3.5e10 in all; every alpha and the mirror pair then cost O(S^2 A).
+Measured (CPU time, AMD EPYC Zen 4, 2 cores): 0.23 ns per pair-topic and core, i.e. about 0.6
+cycles at the 2.6 GHz nominal clock, about 12 double operations per cycle of the 16 that the
+four 256-bit floating-point pipes can start (512-bit instructions run as two halves on Zen 4).
+Four of the seven operations (two subtractions, two additions) run only on the two add pipes,
+and min on those or the multiply pipes: (4 or 5) / (2 x 4) = 0.5 to 0.625 cycles per pair-topic
+is the bound, and the kernel runs within 20 % of it. So the pass is compute-bound, not
+memory-bound: a tile's accumulator row (4 x 128 doubles) stays in
+L1 and its 64-topic chunk (64 KB) in L2, and the matrix is read S / 128 times. At that bound the
+pass takes 5e9 x 0.6 cycles / 2 cores / 2.6 GHz = 0.58 s on two idle cores (0.48 s at the
+0.5-cycle bound); the moments,
+refinement check and flags add about 0.05 s. The 0.45 s aim would need fewer than six
+operations per pair-topic. The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b as one
+BLAS matrix product, 1e10 flops, ~0.15 s here) is not used: the n and p sums are still needed per
+pair and topic (min(d, 0) has no product form), so it would save one FMA of seven, and its
+cancellation for nearly identical systems (exactly the pairs whose TRisk is large) would lose the
+digits that the refinement keeps; nor would it keep the mirror sums exact (two identical systems
+must get bit-identical rows, and ties in the ranks).
 """
 
 from __future__ import annotations
@@ -119,7 +143,7 @@ def test_table_numpy_sums(benchmark, matrix):
     benchmark.group = f"table-{name}"
     if m.n_systems <= 200:
         ours = _table(m)
-        u, t = numpy_sums(m.values, ALPHAS)
+        u, t = (np.moveaxis(a, 2, 0) for a in numpy_sums(m.values, ALPHAS))  # the table's [alpha, system, baseline]
         np.testing.assert_allclose(u, ours.urisk, rtol=1e-9, atol=1e-9)
         ok = np.isfinite(ours.trisk) & (ours.standard_error > 1e-9)
         np.testing.assert_allclose(t[ok], ours.trisk[ok], rtol=1e-6)
@@ -132,7 +156,7 @@ def test_table_numpy_typical(benchmark, matrix):
         pytest.skip("~18 minutes at 1,000 x 10,000: measured at 200 x 10,000 instead")
     benchmark.group = f"table-{name}"
     u, _ = numpy_typical(m.values, ALPHAS)
-    np.testing.assert_allclose(u, _table(m).urisk, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.moveaxis(u, 2, 0), _table(m).urisk, rtol=1e-9, atol=1e-9)
     benchmark.pedantic(numpy_typical, (m.values, ALPHAS), rounds=1 if m.n_systems > 100 else 5, iterations=1)
 
 

@@ -83,9 +83,11 @@ def test_did_you_mean_for_commands_options_and_measures(capsys):
         "fastrisk: error: unrecognized arguments: --alhpa 1; did you mean --alpha?")
     assert _error(capsys, "evaluate", RUNS, "--qrels", QRELS, "--measure", "nDGC@20") == (
         "fastrisk evaluate: error: unknown measure 'nDGC@20' (did you mean 'nDCG@20'): expected an ir_measures "
-        "name (P@k, R@k, AP, RR, Rprec, nDCG, ERR@k, RBP, Judged, with parameters such as P(rel=2)@10, "
-        "RBP(rel=1,p=0.8)@10, nDCG(dcg='exp-log2')@20) or a trec_eval name (map, P_10, ndcg_cut_20, recip_rank, "
-        "Rprec, recall_100)")
+        "name (P@k, R@k, AP, RR, Rprec, nDCG, ERR@k, RBP, Judged, Bpref, infAP, Success@k, SetP, SetR, SetF, SetAP, "
+        "IPrec@r, NumRet, NumRel, NumQ, with parameters such as P(rel=2)@10, RBP(rel=1,p=0.8)@10, "
+        "nDCG(dcg='exp-log2')@20, SetF(beta=0.5), AP(judged_only=True)) or a trec_eval name (map, P_10, "
+        "ndcg_cut_20, recip_rank, Rprec, recall_100, bpref, infAP, success_10, set_F, iprec_at_recall_0.50, "
+        "num_rel_ret)")
     with pytest.raises(InputError, match=r"unknown measure 'Judgd@10' \(did you mean 'Judged@10'\)"):
         fastrisk.measures.metrics.parse_measure("Judgd@10")
 

@@ -15,6 +15,7 @@ from fastrisk.sweep import (
     CheckpointWarning,
     Experiment,
     Grid,
+    load_grid,
     local_client,
     register_kind,
     sweep,
@@ -47,16 +48,18 @@ def _killing_grid(marker) -> Grid:
 
 
 @pytest.fixture(scope="module")
-def killing_kind():
+def sweep_kinds():
+    """This module's job kinds, pickled by value for Dask workers."""
     cloudpickle = pytest.importorskip("cloudpickle")
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     register_kind("kill_once_risk", _kill_once_risk, replace=True)
+    register_kind("compiling_risk", _compiling_risk, replace=True)
     yield
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 @pytest.mark.slow
-def test_a_sweep_survives_a_killed_dask_worker(killing_kind, tmp_path):
+def test_a_sweep_survives_a_killed_dask_worker(sweep_kinds, tmp_path):
     pytest.importorskip("distributed")
     marker = tmp_path / "killed"
     marker.touch()
@@ -226,3 +229,71 @@ def test_a_broadcast_is_retried_while_a_worker_dies_under_it(monkeypatch):
     with pytest.raises(ValueError):  # nor is any other error
         backends._Dask(client, worker_timeout=1).put("m", [0.5], "data")
     assert client.calls == 1
+
+
+# ---------------------------------------------------------------------- numba's threads on workers
+def _compiling_risk(matrix, **params):
+    """The ``risk`` job after a fresh compile (numba re-reads $NUMBA_NUM_THREADS on every
+    compile), as a first run on a cold cache does."""
+    import numba  # the job runs on a worker
+
+    from fastrisk.sweep.kinds import _risk_job
+
+    assert numba.njit(cache=False)(lambda x: x + 1)(1) == 2
+    return _risk_job(matrix, **params)
+
+
+def _launch_then_change_the_environment(threads: str) -> tuple:
+    """What a Dask nanny does when its worker imported numba before the nanny's ``env=``
+    was set: numba's pool is launched at one size, then $NUMBA_NUM_THREADS says another."""
+    import numba  # runs on a worker
+
+    numba.set_num_threads(1)  # launches the pool at numba.config.NUMBA_NUM_THREADS threads
+    launched = numba.config.NUMBA_NUM_THREADS
+    os.environ["NUMBA_NUM_THREADS"] = threads if threads != str(launched) else str(launched + 1)
+    return launched, os.environ["NUMBA_NUM_THREADS"]
+
+
+@pytest.mark.slow
+def test_a_dask_sweep_finishes_whatever_the_workers_numba_environment(sweep_kinds):
+    """Issue 29 item 3: on ``local:2`` on a cold cache, every ``zrisk`` job failed with "Cannot set
+    NUMBA_NUM_THREADS to a different value once the threads have been launched". Here each
+    worker of a real LocalCluster (2 processes) has launched numba's pool and then seen
+    $NUMBA_NUM_THREADS change; every job compiles; the results are the in-process ones."""
+    pytest.importorskip("distributed")
+    grid = Grid([Experiment("compiling_risk", "trec:web2012_err20", {"alpha": [0, 5]},
+                            {"baseline": ["mean", "max"]})], rng=2)
+    reference = sweep(grid, progress=False)
+    assert reference.n_failed == 0
+    with local_client(2, silence_logs=50) as client:
+        changed = client.run(_launch_then_change_the_environment, "1")
+        assert len(changed) == 2 and all(launched != int(now) for launched, now in changed.values())
+        result = sweep(grid, executor=client, progress=False, batch_seconds=0, max_batch=1)
+    assert result.n_failed == 0, result.errors().column("error").to_pylist()
+    assert identical(result.table, reference.table)
+
+
+@pytest.mark.slow
+def test_the_cli_sweep_on_a_local_cluster_finishes_on_a_cold_cache(tmp_path):
+    """The reproduction of issue 29 item 3, as a new user ran it: the ``fastrisk`` console
+    script (a spawned Dask worker imports it, and numba with it, before the nanny sets its
+    environment), a cold numba cache, ``--scheduler local:2``; then ``--resume`` of a finished
+    sweep computes nothing and the numbers equal an in-process run's."""
+    pytest.importorskip("distributed")
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "z.toml").write_text('[sweep]\nseed = 1\n[[experiment]]\nname = "zrisk-all"\nkind = "zrisk"\n'
+                                     'data = "trec:web2012_err20"\n[experiment.params]\nalpha = [0, 5]\n'
+                                     '[experiment.grid]\nconvention = ["classic", "minus"]\n')
+    script = tmp_path / "fastrisk-script"  # what pip's console script holds
+    script.write_text("import sys\nfrom fastrisk.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
+           "PYTHONPATH": os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)}
+    env.pop("NUMBA_NUM_THREADS", None)
+    proc = subprocess.run([sys.executable, str(script), "sweep", "z.toml", "--scheduler", "local:2", "--out",
+                           "z.parquet"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 jobs (root seed 1): 2 computed, 0 reused from the checkpoint, 0 failed" in proc.stderr
+    reference = sweep(load_grid(tmp_path / "z.toml"), progress=False)
+    assert identical(pq.read_table(tmp_path / "z.parquet"), reference.table)

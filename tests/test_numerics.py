@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from fastrisk import (
     t_test,
     zrisk,
 )
+from fastrisk._kernels.numerics import fma
 from fastrisk._runtime.numerics import negligible_se
 
 C = 40
@@ -174,3 +177,19 @@ def test_topic_risk_follows_the_same_rule():
     assert np.isnan(tr.tr[:, 0]).all()  # the baseline itself: 0 / 0
     assert np.isfinite(tr.tr[:, 3]).all()
     assert len(caught) == 1 and "plus, near" in str(caught[0].message)
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="plain Python has no fused multiply-add")
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e150, 1e150), st.floats(-1e150, 1e150), st.floats(-1e300, 1e300))
+def test_fma_rounds_once(a, b, c):
+    """The kernels' fused multiply-add is a * b + c computed exactly and rounded once."""
+
+    assert fma(a, b, c) == float(Fraction(a) * Fraction(b) + Fraction(c))
+
+
+def test_fma_differs_from_two_roundings_where_it_should():
+    x = 1.0 + 2.0 ** -30
+    if os.environ.get("NUMBA_DISABLE_JIT") != "1":
+        assert fma(x, x, -1.0) == 2.0 ** -29 + 2.0 ** -60  # x * x - 1 rounded twice loses the 2^-60
+    assert x * x - 1.0 == 2.0 ** -29

@@ -239,16 +239,14 @@ def test_few_values_sort_is_a_descending_sort(grades):
 
 def test_strided_drivers_give_the_same_scores_on_any_number_of_threads(synthetic):
     from fastrisk._kernels._jit import run_strided
-    from fastrisk._kernels.metrics import score_all, topic_norms
-    from fastrisk.data.runs import align
-    from fastrisk.measures.metrics import parse_measure, score_matrix_values
+    from fastrisk._kernels.metrics import score_all
+    from fastrisk.measures.metrics import judgments, parse_measure, score_matrix_values, topic_normalisers
 
     runs, qrels = synthetic
     measure = parse_measure("nDCG@10")
-    j = align(runs, qrels)
+    j, judged = judgments(runs, qrels, measure)
     code, p, rel, maxg, residual = measure.kernel_args()
-    norm = np.zeros(runs.n_topics)
-    topic_norms(j.ideal_offsets, j.ideal_grades, 10, code, rel, norm)
+    norm = topic_normalisers(j, judged, measure, 10)
     expected = score_matrix_values(runs, qrels, measure)  # one thread: a small job
     assert expected.any()
     for n in (2, 3):

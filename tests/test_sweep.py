@@ -8,6 +8,7 @@ import json
 import os
 from pathlib import Path
 
+import numba
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -167,13 +168,16 @@ def _worker_numba_threads(_):
 
 
 def test_process_pool_workers_run_numba_with_the_worker_environment():
-    """numba's settings in a pool worker are the worker environment's (one thread), not the ones
-    it read at import: with a mismatch, the first compile after a cached parallel kernel had
-    launched its threads failed ("Cannot set NUMBA_NUM_THREADS ...")."""
-    from fastrisk.sweep import process_pool
+    """numba's settings in a pool worker agree with the worker's environment: with a mismatch,
+    the first compile after a cached parallel kernel had launched its threads failed ("Cannot
+    set NUMBA_NUM_THREADS ..."). The worker environment sets no NUMBA_NUM_THREADS (batches
+    run on one thread through numba.set_num_threads)."""
+    from fastrisk.sweep import process_pool, worker_env
 
+    assert "NUMBA_NUM_THREADS" not in worker_env()
     with process_pool(1) as pool:
-        assert pool.submit(_worker_numba_threads, 0).result() == ("1", 1)
+        env, launched = pool.submit(_worker_numba_threads, 0).result()
+    assert launched == (int(env) if env else numba.config.NUMBA_DEFAULT_NUM_THREADS)
 
 
 def test_dask_local_cluster_gives_identical_results(client, reference):
@@ -320,6 +324,11 @@ def test_cli_sweep_writes_the_table_and_reports_failures(tmp_path, capsys):
     assert main(["sweep", str(bad), "--out", str(tmp_path / "b.parquet"), "--quiet"]) == 1
     err = capsys.readouterr().err
     assert "1 job(s) failed" in err and '"baseline": "nope"' in err and "unknown baseline 'nope'" in err
+    assert "rerun with --resume --retry-errors" in err
+    # issue 29: --resume with a failed job says how to compute it again
+    assert main(["sweep", str(bad), "--out", str(tmp_path / "b.parquet"), "--quiet", "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert "1 job(s) failed" in err and "rerun with --resume --retry-errors" in err
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
 
 
@@ -420,3 +429,11 @@ def test_progress_counts_the_unit_the_caller_weighs_jobs_by(monkeypatch):
     assert seen == {"total": 60, "unit": "trial", "initial": 0, "done": 60}
     sweep(grid, progress=True)
     assert seen == {"total": 3, "unit": "job", "initial": 0, "done": 3}
+
+
+def test_the_bundled_sweeps_cite_papers_not_a_file_the_repository_lacks():
+    """Issue 29 item 7: published.toml cited "SPEC §2", a file a clone does not have."""
+    for path in sorted((ROOT / "fastrisk" / "bench_data" / "sweeps").iterdir()):
+        if path.suffix in (".toml", ".md"):
+            assert "SPEC" not in path.read_text(encoding="utf-8"), path.name
+    assert "SIGIR 2014" in (ROOT / "fastrisk" / "bench_data" / "sweeps" / "published.toml").read_text(encoding="utf-8")

@@ -11,11 +11,17 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from reference import multibase as ref
 
-from fastrisk.core.tables import _all_pairs, baseline_table
+from fastrisk.core import tables as _tables
+from fastrisk.core.tables import baseline_table
 from fastrisk.core.urisk import risk
 from fastrisk.errors import InputError, ZeroVarianceWarning
 
 _matrix = ref.matrix_of
+
+
+def _all_pairs(V, alphas, **kw):
+    """URisk, SE and TRisk of the all-pairs kernels in the reference's layout [system, baseline, alpha]."""
+    return tuple(np.moveaxis(a, 0, 2) for a in _tables._all_pairs(np.asarray(V, dtype=float), alphas, **kw)[:3])
 
 
 @pytest.fixture(scope="module")
@@ -270,6 +276,50 @@ def test_small_tables_run_the_one_thread_twins_with_the_same_numbers():
 
     rng = np.random.default_rng(3)
     V = rng.random((9, 13))
+    V[4] = V[2] + 0.25  # a constant difference: the refined cells too
     alphas = np.array([0.0, 1.0, 5.0])
-    for a, b in zip(_all_pairs(V, alphas), _all_pairs(V, alphas, kernels=_Serial)):
+    for a, b in zip(_tables._all_pairs(V, alphas), _tables._all_pairs(V, alphas, kernels=_Serial)):
         np.testing.assert_array_equal(a, b)
+
+
+def _nearly_constant_pairs(seed=5, c=30):
+    """Systems that differ from one another by nearly constant shifts (|TRisk| in the millions:
+    the one-pass variance loses every digit there), plus two ordinary ones."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(c)
+    return np.vstack([base, base + 0.3 + 1e-9 * rng.standard_normal(c), base - 0.1 + 1e-7 * rng.random(c),
+                      base + 0.2, rng.random(c), rng.random(c)])
+
+
+@pytest.mark.parametrize("value", ["smooth", "cubed", "linear"])
+def test_every_pair_equals_risk_on_nearly_constant_pairs(value):
+    """baseline_table(value=v) and risk(value=v) compute the same numbers pair by pair where the
+    one-pass sums cancel: those cells are recomputed as risk computes them (issue #27), bit for
+    bit; elsewhere they agree to rounding."""
+    import numba
+
+    @numba.njit
+    def cubed(x):
+        return x * x * x
+
+    V = _nearly_constant_pairs()
+    m = _matrix(V)
+    kw = {"alpha": [0.0, 1.0, 5.0]} if value == "linear" else {"value": cubed if value == "cubed" else value}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        t = baseline_table(m, **kw)
+        refined = 0
+        for b, name in enumerate(m.systems):
+            r = risk(m, name, **kw)
+            for a in range(V.shape[0]):
+                if a == b:
+                    continue
+                for k in range(t.alpha.size):
+                    cell = (t.urisk[k, a, b], t.standard_error[k, a, b], t.trisk[k, a, b])
+                    ref_cell = (r.urisk[k, a], r.standard_error[k, a], r.trisk[k, a])
+                    if abs(ref_cell[2]) > 1e4 or ref_cell[1] == 0:  # nearly constant: refined, bit for bit
+                        assert cell == ref_cell, (a, b, k, cell, ref_cell)
+                        refined += 1
+                    else:
+                        np.testing.assert_allclose(cell, ref_cell, rtol=1e-9, atol=1e-15)
+    assert refined >= 12 * t.alpha.size  # the four shifted copies against one another, both ways

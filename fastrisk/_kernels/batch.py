@@ -20,7 +20,7 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange
 from fastrisk._kernels._random import next_u64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
-from fastrisk._kernels.risk import risk_at, risk_sums
+from fastrisk._kernels.risk import risk_at, risk_score, risk_sums
 from fastrisk._kernels.zrisk import cell_sums, georisk_cell, topic_factors
 
 _ONE = np.uint64(1)
@@ -113,6 +113,22 @@ def risk_batch(V, row, alphas):
                     sej[k, a, s] = 0.0
                     zero[k] = True
     return freward, frisk, urisk, se, sej, trisk, bad, zero
+
+
+@pjit
+def batch_scores(V, row, alphas):
+    """Per-topic risk-reward scores x = `risk_score`(d, 1 + alpha) (K, A * S, c) of every system
+    of every collection V (K, S, c) against the system in row ``row``, alpha-major."""
+    K, S, c = V.shape
+    A = alphas.shape[0]
+    X = np.empty((K, A * S, c))
+    for k in prange(K):
+        for a in range(A):
+            w = 1.0 + alphas[a]
+            for s in range(S):
+                for i in range(c):
+                    X[k, a * S + s, i] = risk_score(V[k, s, i] - V[k, row, i], w)
+    return X
 
 
 @njit

@@ -7,13 +7,47 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
+from llvmlite import ir
+from numba.extending import intrinsic
 
-from fastrisk._kernels._jit import njit
+from fastrisk._kernels._jit import helper, njit
 
 #: Relative variance floor (see `fastrisk._runtime.numerics`): a centred sum of squares at most
 #: ``VARIANCE_RTOL * c * sum x^2`` is rounding noise.
 VARIANCE_RTOL = 4.0 * 2.220446049250313e-16
+
+
+if numba.config.DISABLE_JIT:  # kernels run as plain Python (Python 3.11 has no math.fma)
+    def fma(a, b, c):
+        """a * b + c (the compiled version rounds once; here twice)."""
+        return a * b + c
+else:
+    @intrinsic
+    def _llvm_fma(typingctx, a, b, c):
+        """LLVM's ``llvm.fma.f64``: a * b + c rounded once (IEEE 754 fusedMultiplyAdd)."""
+        def codegen(context, builder, signature, args):
+            d = ir.DoubleType()
+            fn = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+            return builder.call(fn, args)
+
+        return numba.types.float64(numba.types.float64, numba.types.float64, numba.types.float64), codegen
+
+    @helper
+    def fma(a, b, c):
+        """a * b + c rounded once (IEEE 754 fusedMultiplyAdd; one instruction where the CPU has
+        FMA). Explicit, unlike fastmath's contraction: the kernel that calls it fixes where it
+        is used, so its numbers do not depend on the compiler's choices."""
+        return _llvm_fma(a, b, c)
+
+
+@helper
+def outside(v, lo, hi):
+    """True if ``v`` is not finite or a non-zero ``|v|`` lies outside [lo, hi] (`out_of_range`'s
+    test of one value)."""
+    a = abs(v)
+    return not a <= hi or (a < lo and a != 0.0)
 
 
 @njit
@@ -52,8 +86,7 @@ def floor_standardise(mean, se, other, c, rtol):
 def out_of_range(values, lo, hi):
     """True if a value is not finite or a non-zero magnitude lies outside [lo, hi]."""
     for i in range(values.shape[0]):
-        a = abs(values[i])
-        if not a <= hi or (a < lo and a != 0.0):
+        if outside(values[i], lo, hi):
             return True
     return False
 

@@ -5,8 +5,9 @@ Pool rows: topic ``t``'s depth-k pool candidates are its dense ids ``0 .. npool_
 ``(rows, words)`` uint64 array whose bit ``s`` says system ``s`` ranks the document in its
 top k. The pool of a system subset with bitmask ``mask`` is then ``member[row] & mask != 0``.
 
-``ideal_norm[t]`` is the normaliser (ideal DCG, or R) of topic ``t`` to use, or NaN to compute
-it from the positive judgments inside the pool being scored against.
+``ideal_norm[t, 0]`` is the normaliser (ideal DCG, or R) of topic ``t`` to use and
+``ideal_norm[t, 1]`` its judged non-relevant documents (bpref's N), or NaN to compute both from
+the judgments inside the pool being scored against.
 
 Every random procedure draws from `fastrisk._kernels._random` streams, one per task,
 so results do not depend on the number of threads.
@@ -18,7 +19,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import helper, njit, stopped
 from fastrisk._kernels._random import next_below, stream_state
-from fastrisk._kernels.metrics import in_pool, measure_value, needs_norm, ranked_grades, topic_norm
+from fastrisk._kernels.metrics import BPREF, in_pool, measure_value, needs_norm, ranked_grades, topic_norm
 
 _ONE = np.uint64(1)
 
@@ -82,6 +83,18 @@ def pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_
 
 
 @helper
+def pooled_nonrelevant(t, grades, doc_offsets, member, pool_offsets, mask, rel):
+    """Judged non-relevant documents (grade 0 .. ``rel`` - 1) inside the pool ``mask`` of topic
+    ``t``: bpref's N (m_bpref.c) when only that pool is judged."""
+    c = 0
+    for d in range(pool_offsets[t + 1] - pool_offsets[t]):
+        g = grades[doc_offsets[t] + d]
+        if 0 <= g < rel and in_pool(member, pool_offsets[t] + d, mask):
+            c += 1
+    return float(c)
+
+
+@helper
 def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets, pos_offsets,
                  pos_ids, ideal_norm, mask, mode, code, k, p, rel, maxg, residual, buf, tmp):
     """Score of system ``s`` on topic ``t`` when only the pool ``mask`` is judged."""
@@ -89,12 +102,16 @@ def score_pooled(s, t, docs, lengths, doc_offsets, grades, member, pool_offsets,
     ranked_grades(docs[s, t], lengths[s, t], grades, doc_offsets[t], True, member,
                   pool_offsets[t], npool, mask, mode, k, buf)
     idcg = 0.0
+    nonrel = 0.0
     if needs_norm(code):
-        idcg = ideal_norm[t]
+        idcg = ideal_norm[t, 0]
+        nonrel = ideal_norm[t, 1]
         if idcg != idcg:  # NaN: the normaliser of the judgments inside the pool
             idcg = pooled_ideal(t, grades, doc_offsets, member, pool_offsets, pos_offsets, pos_ids,
                                 mask, k, tmp, code, rel)
-    return measure_value(buf, k, code, p, rel, maxg, idcg, residual)
+            if code == BPREF:
+                nonrel = pooled_nonrelevant(t, grades, doc_offsets, member, pool_offsets, mask, rel)
+    return measure_value(buf, k, code, p, rel, maxg, idcg, nonrel, residual)
 
 
 @njit

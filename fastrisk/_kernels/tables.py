@@ -9,11 +9,17 @@ x = d + alpha * n, so
 with sum d = sum n + sum p and sum d^2 = sum n^2 + sum p^2. Only four sums per unordered pair
 need a pass over topics, once for all alphas, and only for the upper triangle a < b: for
 the swapped pair n' = -p and p' = -n exactly, so its sums are the same numbers (negated), and
-two identical systems get bit-identical rows. The pass is blocked: tiles of ``block`` x
-``block`` system pairs, topics in chunks of ``topic_block`` so the chunk of the (topics x
-systems) transposed matrix stays in cache; the innermost loop runs over contiguous baselines
-and vectorises without fastmath (no reduction is reassociated: every pair's sums are
-accumulated over topics in order).
+two identical systems get bit-identical rows.
+
+The pass is a GEMM-like S x S x c workload, blocked like one: tiles of ``block`` x ``block``
+system pairs, topics in chunks of ``topic_block``. Each tile copies its chunk of both systems'
+rows into small topic-major buffers (the transposition happens tile by tile, in cache: no
+transposed copy of the matrix), and the innermost loop runs over contiguous baselines and
+vectorises without fastmath. Per pair and topic it costs seven vector operations (d, n, p,
+two additions and two fused multiply-adds `fma` for the squares): the kernel is bound by
+the processor's floating-point throughput, not by memory (see ``benchmarks/bench_tables.py``).
+No reduction is reassociated: every pair's sums are accumulated over topics in an order fixed
+by the topic index alone.
 """
 
 from __future__ import annotations
@@ -24,51 +30,64 @@ import numpy as np
 
 from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
-from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
-
-EPS = 2.220446049250313e-16  # float64 machine epsilon
+from fastrisk._kernels.numerics import floored_t, fma, outside
+from fastrisk._kernels.risk import _row_moments, _value, risk_at, risk_sums  # _value: see with_value
 
 
 @helper
-def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
+def _chunk(V, s0, s1, i0, i1, out):
+    """``out[i - i0, s - s0] = V[s, i]``: rows s0..s1 of ``V`` over topics i0..i1, topic-major."""
+    for s in range(s0, s1):
+        for i in range(i0, i1):
+            out[i - i0, s - s0] = V[s, i]
+
+
+@helper
+def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
     """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
 
-    Topics are taken four at a time and added to the accumulators as ((t0 + t1) + (t2 + t3)),
-    which quarters the accumulator traffic. The grouping is fixed by the topic index alone,
-    so a pair and its mirror (where n and p swap roles, negated) give exactly negated sums.
-    On a diagonal tile (a0 == b0) only the pairs a < b are computed. ``stop[0]`` set
-    (Ctrl-C) ends the tile at the next block of topics.
+    Topics are taken four at a time: n and p are added to the accumulators as
+    ((t0 + t1) + (t2 + t3)), and the squares by a chain of fused multiply-adds
+    fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, acc)))). The grouping is fixed by the topic
+    index alone (``topic_block`` is a multiple of 4), so a pair and its mirror (where n and p
+    swap roles, negated) give exactly negated sums. On a diagonal tile (a0 == b0) only the
+    pairs a < b are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
     """
-    c = VT.shape[0]
+    c = V.shape[1]
     na = a1 - a0
     nb = b1 - b0
+    diagonal = a0 == b0
     acc_n = np.zeros((na, nb))
     acc_n2 = np.zeros((na, nb))
     acc_p = np.zeros((na, nb))
     acc_p2 = np.zeros((na, nb))
+    X = np.empty((topic_block, na))
+    R = X if diagonal else np.empty((topic_block, nb))
     for i0 in range(0, c, topic_block):
         if stopped(stop):
             break
         i1 = min(i0 + topic_block, c)
+        _chunk(V, a0, a1, i0, i1, X)
+        if not diagonal:
+            _chunk(V, b0, b1, i0, i1, R)
+        m_topics = i1 - i0
         for q in range(na):
-            a = a0 + q
-            j0 = q + 1 if a0 == b0 else 0
+            j0 = q + 1 if diagonal else 0
             m = nb - j0
             an = acc_n[q, j0:]
             an2 = acc_n2[q, j0:]
             ap = acc_p[q, j0:]
             ap2 = acc_p2[q, j0:]
-            bs = b0 + j0
-            i = i0
-            while i + 4 <= i1:
-                x0 = VT[i, a]
-                x1 = VT[i + 1, a]
-                x2 = VT[i + 2, a]
-                x3 = VT[i + 3, a]
-                r0 = VT[i, bs:b1]
-                r1 = VT[i + 1, bs:b1]
-                r2 = VT[i + 2, bs:b1]
-                r3 = VT[i + 3, bs:b1]
+            i = 0
+            while i + 4 <= m_topics:
+                x0 = X[i, q]
+                x1 = X[i + 1, q]
+                x2 = X[i + 2, q]
+                x3 = X[i + 3, q]
+                r0 = R[i, j0:]
+                r1 = R[i + 1, j0:]
+                r2 = R[i + 2, j0:]
+                r3 = R[i + 3, j0:]
                 for j in range(m):
                     d0 = x0 - r0[j]
                     d1 = x1 - r1[j]
@@ -83,21 +102,21 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
                     p2 = d2 - n2
                     p3 = d3 - n3
                     an[j] += (n0 + n1) + (n2 + n3)
-                    an2[j] += (n0 * n0 + n1 * n1) + (n2 * n2 + n3 * n3)
+                    an2[j] = fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, an2[j]))))
                     ap[j] += (p0 + p1) + (p2 + p3)
-                    ap2[j] += (p0 * p0 + p1 * p1) + (p2 * p2 + p3 * p3)
+                    ap2[j] = fma(p3, p3, fma(p2, p2, fma(p1, p1, fma(p0, p0, ap2[j]))))
                 i += 4
-            while i < i1:
-                x0 = VT[i, a]
-                r0 = VT[i, bs:b1]
+            while i < m_topics:
+                x0 = X[i, q]
+                r0 = R[i, j0:]
                 for j in range(m):
                     d0 = x0 - r0[j]
                     n0 = d0 if d0 < 0.0 else 0.0
                     p0 = d0 - n0
                     an[j] += n0
-                    an2[j] += n0 * n0
+                    an2[j] = fma(n0, n0, an2[j])
                     ap[j] += p0
-                    ap2[j] += p0 * p0
+                    ap2[j] = fma(p0, p0, ap2[j])
                 i += 1
     # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
     # message (string formatting), seconds of first-use compile for a check that cannot fail here
@@ -110,25 +129,37 @@ def _tile_sums(VT, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
 
 
 @pjit
-def pair_sums(VT, block, topic_block, stop):
-    """sum d, sum n, sum n^2, sum d^2 (S, S) for every ordered pair (system a, baseline b).
-
-    ``VT`` is the (c, S) transposed score matrix. Tiles on and above the diagonal are
-    computed in parallel; pairs below the diagonal are filled from their mirror. Once
-    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next
-    block of topics and the partial sums are returned, for the caller to discard.
+def pair_sums(V, block, topic_block, stop):
+    """sum n, sum n^2, sum p, sum p^2 (S, S) of every pair a < b (the upper triangle; the
+    rest is unspecified) of the (S, c) score matrix ``V``: the mirror pair (b, a) has
+    n' = -p, p' = -n (`table_moments` reads it so). The tiles on and above the diagonal are
+    computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread evenly through
+    the list, so that the equal shares of a static schedule cost about the same. Once
+    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next block
+    of topics and the partial sums are returned, for the caller to discard.
     """
-    S = VT.shape[1]
+    S = V.shape[0]
     nblocks = (S + block - 1) // block
     ntiles = nblocks * (nblocks + 1) // 2
     tiles_a = np.empty(ntiles, dtype=np.int64)
     tiles_b = np.empty(ntiles, dtype=np.int64)
     t = 0
+    d = 0
     for i in range(nblocks):
-        for j in range(i, nblocks):
+        for j in range(i + 1, nblocks):
+            while d < nblocks and (d * ntiles) // nblocks <= t:  # diagonal tile d at about d / nblocks of the list
+                tiles_a[t] = d
+                tiles_b[t] = d
+                t += 1
+                d += 1
             tiles_a[t] = i
             tiles_b[t] = j
             t += 1
+    while d < nblocks:
+        tiles_a[t] = d
+        tiles_b[t] = d
+        t += 1
+        d += 1
     sn = np.zeros((S, S))
     sn2 = np.zeros((S, S))
     sp = np.zeros((S, S))
@@ -136,67 +167,117 @@ def pair_sums(VT, block, topic_block, stop):
     for t in prange(ntiles):
         a0 = tiles_a[t] * block
         b0 = tiles_b[t] * block
-        _tile_sums(VT, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
-    sd = np.empty((S, S))
-    sd2 = np.empty((S, S))
-    for a in prange(S):
-        for b in range(S):
-            if a < b:
-                n, n2, p, p2 = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
-            elif a > b:  # the mirror pair: n' = -p, p' = -n
-                n, n2, p, p2 = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
-            else:
-                n, n2, p, p2 = 0.0, 0.0, 0.0, 0.0
-            sd[a, b] = n + p
-            sd2[a, b] = n2 + p2
-    # second pass: the lower triangle of sn/sn2 is overwritten only after every read above
-    for a in prange(S):
-        sn[a, a] = 0.0
-        sn2[a, a] = 0.0
-        for b in range(a):
-            sn[a, b] = -sp[b, a]
-            sn2[a, b] = sp2[b, a]
-    return sd, sn, sn2, sd2
+        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
+    return sn, sn2, sp, sp2
+
+
+@helper
+def sums_moments(sx, sx2, c, rtol):
+    """(URisk, SE, TRisk, zero) from the one-pass sums of x over ``c`` topics: URisk = sx / c,
+    SE = sqrt((sx2 - sx^2 / c) / (c - 1) / c), TRisk and the zero-variance rule by `floored_t`
+    (SE reported 0 where ``zero``)."""
+    ss = sx2 - sx * sx / c
+    u = sx / c
+    s = math.sqrt(ss / (c - 1) / c) if ss > 0.0 else 0.0
+    z, t = floored_t(u, s, float(c), rtol)
+    return u, 0.0 if z else s, t, z
+
+
+@helper
+def _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, zero):
+    """`sums_moments` of one row of cells (contiguous outputs); flags ``cancelled`` where sum x^2
+    > ``refine_ratio`` * sum (x - mean)^2 (the one-pass variance lost digits) and ORs the zero
+    SEs into ``zero``. Returns True if a URisk or SE is out of range."""
+    bad = False
+    for b in range(sx.shape[0]):
+        u, s, t, z = sums_moments(sx[b], sx2[b], c, rtol)
+        urisk[b] = u
+        se[b] = s
+        trisk[b] = t
+        cancelled[b] = refine_ratio * (sx2[b] - sx[b] * sx[b] / c) <= sx2[b] and sx2[b] > 0.0
+        zero[b] |= z
+        bad |= outside(u, lo, hi) or outside(s, lo, hi)
+    return bad
 
 
 @pjit
-def table_moments(sd, sn, sn2, sd2, alphas, c, refine_ratio):
-    """URisk, parametric SE and TRisk (S, B, A) from the pair sums, for every alpha, and
-    ``cancelled`` (S, B, A): the cells where sum x^2 > ``refine_ratio`` * sum (x - mean)^2,
-    whose one-pass variance lost digits (the caller recomputes them two-pass).
-
-    TRisk is URisk / SE; where SE = 0 it is NaN if URisk = 0 too (a system against itself),
-    else an infinity of URisk's sign (a constant difference over topics).
+def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
+    """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums of
+    `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of `floored_t`), in
+    the table's final layout; ``cancelled`` (same shape): the cells whose one-pass variance lost
+    digits (the caller recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some
+    alpha; ``ok``: every URisk and SE finite and, where non-zero, within [lo, hi] (else the
+    caller rescales). The diagonal is URisk 0, SE 0, TRisk NaN.
     """
-    S = sd.shape[0]
-    B = sd.shape[1]
+    S = sn.shape[0]
     A = alphas.shape[0]
-    urisk = np.empty((S, B, A))
-    se = np.empty((S, B, A))
-    trisk = np.empty((S, B, A))
-    cancelled = np.zeros((S, B, A), dtype=np.bool_)
+    urisk = np.empty((A, S, S))
+    se = np.empty((A, S, S))
+    trisk = np.empty((A, S, S))
+    cancelled = np.empty((A, S, S), dtype=np.bool_)
+    zero = np.zeros((S, S), dtype=np.bool_)
+    bad = 0  # rows with a result out of range (a prange reduction: no array to reduce after)
     for a in prange(S):
-        for b in range(B):
-            for k in range(A):
-                al = alphas[k]
-                sx = sd[a, b] + al * sn[a, b]
-                sx2 = sd2[a, b] + (2.0 * al + al * al) * sn2[a, b]
-                ss = sx2 - sx * sx / c
-                cancelled[a, b, k] = refine_ratio * ss <= sx2 and sx2 > 0.0
-                # below the rounding floor of the one-pass sums the variance is noise: call it 0
-                # (only |TRisk| beyond ~1 / (2 sqrt(eps)) = 3e7 is affected)
-                var = ss / (c - 1) if ss > 4.0 * c * EPS * sx2 else 0.0
-                u = sx / c
-                s = math.sqrt(var / c) if var > 0.0 else 0.0
-                urisk[a, b, k] = u
-                se[a, b, k] = s
-                if s > 0.0:
-                    trisk[a, b, k] = u / s
-                elif u == 0.0:
-                    trisk[a, b, k] = math.nan
-                else:
-                    trisk[a, b, k] = math.copysign(math.inf, u)
-    return urisk, se, trisk, cancelled
+        n = np.empty(S)
+        n2 = np.empty(S)
+        sd = np.empty(S)
+        sd2 = np.empty(S)
+        sx = np.empty(S)
+        sx2 = np.empty(S)
+        for b in range(S):
+            if a < b:
+                nb, n2b, pb, p2b = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
+            elif a > b:  # the mirror pair: n' = -p, p' = -n
+                nb, n2b, pb, p2b = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
+            else:
+                nb, n2b, pb, p2b = 0.0, 0.0, 0.0, 0.0
+            n[b] = nb
+            n2[b] = n2b
+            sd[b] = nb + pb
+            sd2[b] = n2b + p2b
+        row_bad = False
+        for k in range(A):
+            al = alphas[k]
+            w2 = 2.0 * al + al * al
+            for b in range(S):
+                sx[b] = sd[b] + al * n[b]
+                sx2[b] = sd2[b] + w2 * n2[b]
+            row_bad |= _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
+                            cancelled[k, a], zero[a])
+        bad += 1 if row_bad else 0
+    return urisk, se, trisk, cancelled, zero, bad == 0
+
+
+@pjit
+def value_table_moments(sx, sx2, c, rtol, refine_ratio, lo, hi):
+    """`table_moments` for the sums of `value_pair_sums` (every ordered pair; A = 1)."""
+    S = sx.shape[0]
+    urisk = np.empty((1, S, S))
+    se = np.empty((1, S, S))
+    trisk = np.empty((1, S, S))
+    cancelled = np.empty((1, S, S), dtype=np.bool_)
+    zero = np.zeros((S, S), dtype=np.bool_)
+    bad = 0
+    for a in prange(S):
+        bad += 1 if _row(sx[a], sx2[a], c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
+                         cancelled[0, a], zero[a]) else 0
+    return urisk, se, trisk, cancelled, zero, bad == 0
+
+
+@pjit
+def refine_linear(V, cells, alphas, rtol, urisk, se, trisk):
+    """URisk, SE and TRisk of the cells (k, a, b) in ``cells`` (n, 3) recomputed, in place, as
+    `fastrisk.risk` computes them: the centred sums of `risk_sums`, `risk_at` and `floored_t`
+    (the same numbers, bit for bit). For the cells whose one-pass sums cancelled."""
+    c = V.shape[1]
+    for j in prange(cells.shape[0]):
+        k, a, b = cells[j, 0], cells[j, 1], cells[j, 2]
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(V[a], V[b])
+        u, s, _ = risk_at(alphas[k], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+        z, t = floored_t(u, s, float(c), rtol)
+        urisk[k, a, b] = u
+        se[k, a, b] = 0.0 if z else s
+        trisk[k, a, b] = t
 
 
 @helper
@@ -289,9 +370,31 @@ def value_pair_sums(V, stop):
     return sx, sx2
 
 
+@pjit
+def refine_value(V, cells, rtol, urisk, se, trisk):
+    """`refine_linear` for the value function ``_value``: x = _value(d) over topics and its
+    moments by `fastrisk._kernels.risk._row_moments`, as `fastrisk.risk` with that value
+    function computes them (the same numbers, bit for bit)."""
+    c = V.shape[1]
+    for j in prange(cells.shape[0]):
+        a, b = cells[j, 1], cells[j, 2]
+        x = np.empty(c)
+        for i in range(c):
+            x[i] = _value(V[a, i] - V[b, i])
+        m = np.empty(3)
+        _row_moments(x, m[0:1], m[1:2], m[2:3], 0)
+        z, t = floored_t(m[0], m[1], float(c), rtol)
+        urisk[0, a, b] = m[0]
+        se[0, a, b] = 0.0 if z else m[1]
+        trisk[0, a, b] = t
+
+
 # One-thread twins (same bodies, compiled without ``parallel``): tables of a few dozen systems
 # use them, which compile several times faster than the parallel drivers on first use.
 pair_sums_serial = serial(pair_sums)
 table_moments_serial = serial(table_moments)
+value_table_moments_serial = serial(value_table_moments)
+refine_linear_serial = serial(refine_linear)
+refine_value_serial = serial(refine_value)
 baseline_ranks_serial = serial(baseline_ranks)
 value_pair_sums_serial = serial(value_pair_sums)

@@ -47,6 +47,8 @@ MAX_ALPHA = 1e12
 #: Data whose largest magnitude lies outside [2^-SAFE_EXPONENT, 2^SAFE_EXPONENT] is rescaled.
 SAFE_EXPONENT = 400
 _LO, _HI = 2.0 ** -SAFE_EXPONENT, 2.0 ** SAFE_EXPONENT
+#: The range [LO, HI] of magnitudes that needs no rescaling (kernels check their results against it).
+LO, HI = _LO, _HI
 
 
 def read_only(a: np.ndarray) -> np.ndarray:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 
 import numba
 import threadpoolctl
+from numba.core import config as numba_config
+from numba.np.ufunc import parallel as numba_parallel
 
 from fastrisk._runtime.validation import positive_int
 
@@ -65,6 +68,31 @@ def limit_threads(n: int | None, work: int | None = None):
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def settle_numba_threads() -> None:
+    """Make numba's thread settings and the environment agree, so that no compile can fail.
+
+    numba launches its thread pool once, at `numba.config.NUMBA_NUM_THREADS` threads, and
+    every compile re-reads ``$NUMBA_NUM_THREADS``; a value that changed after the launch makes
+    the compile raise "Cannot set NUMBA_NUM_THREADS to a different value once the threads have
+    been launched" (numba's ``config.reload_config``). A Dask nanny sets its ``env=`` in the
+    worker after the worker may have imported numba, and a user's worker may export anything,
+    so: before the pool is launched, the settings are re-read from the environment; after, the
+    launched size is written back to the environment. The number of threads a kernel uses is
+    then chosen with `numba.set_num_threads` (see `limit_threads`), the documented way to run
+    on fewer threads than were launched.
+    """
+    if not getattr(numba_parallel, "_is_initialized", True):  # numba's own flag; unknown: treat as launched
+        numba_config.reload_config()
+        return
+    text = os.environ.get("NUMBA_NUM_THREADS")
+    try:
+        wanted = int(text) if text else numba_config.NUMBA_DEFAULT_NUM_THREADS
+    except ValueError:
+        wanted = None
+    if wanted != numba_config.NUMBA_NUM_THREADS:
+        os.environ["NUMBA_NUM_THREADS"] = str(numba_config.NUMBA_NUM_THREADS)
 
 
 def run(kernel, twin, work: float, threads: int | None, *args):

@@ -21,6 +21,7 @@ import sys
 import warnings
 import zlib
 
+from fastrisk._runtime.extras import EXTRAS, install_hint
 from fastrisk._version import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError
@@ -181,5 +182,8 @@ def describe_error(exc: BaseException, files=()) -> str:
         return f"{where}: {_first_line(exc)}"
     if isinstance(exc, RecursionError):
         return f"{where}: nested too deeply to process ({_first_line(exc)})"
+    missing = (getattr(exc, "name", None) or "").partition(".")[0] if isinstance(exc, ModuleNotFoundError) else ""
+    if missing in EXTRAS:  # an optional dependency imported without `require`
+        return f"{missing} is not installed: {install_hint(missing)}"
     return (f"unexpected {type(exc).__name__}: {_first_line(exc)} (while processing {where}; this is a bug in "
             "fastrisk, please report it; FASTRISK_DEBUG=1 shows the traceback)")

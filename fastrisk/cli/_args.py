@@ -62,8 +62,9 @@ def add_matrix_arguments(parser) -> None:
 
 
 def add_baseline_arguments(parser, *, required: bool = True) -> None:
-    parser.add_argument("--baseline", required=required, metavar="NAME|FILE|mean|median|max",
-                        help="a system of the matrix, a per-topic file, or a virtual baseline")
+    parser.add_argument("--baseline", required=required, metavar="NAME|FILE|best|mean|median|max",
+                        help="a system of the matrix (case-insensitive when unambiguous), best (the system with "
+                             "the highest mean), a per-topic file, or a virtual baseline")
     parser.add_argument("--baseline-column", metavar="COL", help="column of a baseline file with several")
     parser.add_argument("--leave-out", action="store_true",
                         help="with --baseline mean|median|max: build it from the other systems only "

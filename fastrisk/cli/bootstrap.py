@@ -14,7 +14,20 @@ def _cmd_bootstrap(args) -> None:
                     confidence_level=args.confidence_level, alternative=args.alternative, test=args.test,
                     rng=args.seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
                     **kw, **_science(args), **alpha_kwargs(args))
+    if args.format == "table" and args.out is None:  # a reader of the text table sees what ci_low/ci_high are
+        print(caption(res))
     write_table(res.to_arrow(), args.format, args.out)
+
+
+#: The intervals' names as their authors give them.
+_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa", "studentized": "studentized (bootstrap-t)"}
+
+
+def caption(res) -> str:
+    """The line above the text table: the interval's method and level, the test, the replicates."""
+    return (f"# ci_low, ci_high: {res.confidence_level:.4g} {_METHODS.get(res.method, res.method)} bootstrap "
+            f"interval ({res.alternative}); pvalue: {res.test} test; {res.replicates:,} replicates, seed "
+            f"{res.seed}")
 
 
 def register(sub) -> None:

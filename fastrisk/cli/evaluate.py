@@ -12,8 +12,11 @@ from fastrisk.measures.metrics import evaluate
 
 MEASURE_HELP = (
     "measure, as ir_measures names it (repeatable; default nDCG@20 and ERR@20): trec_eval's P@k, R@k, "
-    "AP, AP@k, RR, RR@k, Rprec, nDCG, nDCG@k (linear gain); gdeval's nDCG(dcg='exp-log2')@k and ERR@k "
-    "(the TREC Web track's); RBP(rel=1,p=0.8)@k; Judged@k; rel= sets the relevance threshold, e.g. P(rel=2)@10")
+    "AP, AP@k, RR, RR@k, Rprec, nDCG, nDCG@k (linear gain), Bpref, infAP, Success@k, SetP, SetR, SetF, "
+    "SetAP, IPrec@r, NumRet, NumRel, NumQ; gdeval's nDCG(dcg='exp-log2')@k and ERR@k (the TREC Web "
+    "track's); RBP(rel=1,p=0.8)@k; Judged@k; rel= sets the relevance threshold, e.g. P(rel=2)@10; "
+    "judged_only=True drops unjudged documents first (trec_eval -J); trec_eval's names (map, P_10, bpref, "
+    "set_F, ...) are read too")
 
 
 def register(subparsers) -> None:

@@ -7,7 +7,7 @@ import sys
 from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
-from fastrisk.measures.pooling import pooling_experiment
+from fastrisk.measures.pooling import pooling_comparison
 
 
 def _ints(text: str, name: str) -> list[int]:
@@ -23,10 +23,15 @@ def register(subparsers) -> None:
         description="Resampling experiment: pool W random systems to --depth, score another one "
                     "unpooled, and report the mean absolute error of unadjusted, leave-one-out, "
                     "mixed and common-topic adjusted scores (the paper's Tables 1-4), or the "
-                    "distribution of the unpooled bias per pool width (Figure 1).")
+                    "distribution of the unpooled bias per pool width (Figure 1). Several --measure "
+                    "options score each measure on the same draws, e.g. AP beside bpref, infAP and "
+                    "condensed-list AP(judged_only=True), measures built for incomplete judgments.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (plain or .gz) or directories")
     p.add_argument("--qrels", required=True, help="TREC qrels file (the 'true' judgments)")
-    p.add_argument("--measure", default="RBP(rel=1,p=0.8)@10", help="measure (default RBP(rel=1,p=0.8)@10)")
+    p.add_argument("--measure", action="append", metavar="NAME",
+                   help="measure, as ir_measures names it (default RBP(rel=1,p=0.8)@10); repeat it to compare "
+                        "measures on the same draws, e.g. --measure AP --measure Bpref --measure infAP --measure "
+                        "'AP(judged_only=True)': the tables then have a measure column")
     p.add_argument("--depth", type=int, default=10, help="pool depth (default 10)")
     p.add_argument("--widths", help="pool widths (default: 2,4,10,20,40, those below the number of systems)")
     p.add_argument("--repeats", type=int, default=100, help="system samples per width, I (default 100)")
@@ -51,12 +56,15 @@ def register(subparsers) -> None:
 
 
 def run(args) -> None:
-    res = pooling_experiment(
-        args.runs, args.qrels, args.measure, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
+    measures = args.measure or ["RBP(rel=1,p=0.8)@10"]
+    res = pooling_comparison(
+        args.runs, args.qrels, measures, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
         topic_repeats=args.topic_repeats, mode=args.mode, pooled_unjudged=args.pooled_unjudged, ideal=args.ideal,
         rng=args.seed, threads=args.threads)
     if args.seed is None:
         print(f"fastrisk pool-bias: seed {res.seed}", file=sys.stderr)
     table = {"mae": res.mae_table, "mae-long": res.mae_long, "bias": res.bias_distribution}[args.report]()
+    if len(measures) == 1:
+        table = table.drop_columns(["measure"])
     write_table(table, args.format, args.out)

@@ -32,7 +32,8 @@ def _provenance(args) -> dict:
         out["baseline file"] = file_provenance(args.baseline)
     if args.baseline_column:
         out["baseline column"] = args.baseline_column
-    out["command"] = "fastrisk report " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else [])
+    argv = sys.argv[2:] if len(sys.argv) > 2 else []
+    out["command"] = "fastrisk report " + " ".join(Path(a).name if Path(a).is_absolute() else a for a in argv)
     return out
 
 

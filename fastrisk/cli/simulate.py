@@ -1,9 +1,11 @@
-"""``fastrisk simulate type1|power|type3|fit|grid``: error-rate studies of paired tests on
+"""``fastrisk simulate type1|power|type3|fit|grid|topics``: error-rate studies of paired tests on
 simulated collections with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019), run on the
-sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the paper's grid."""
+sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the paper's grid;
+``topics`` plans a topic-set size (`fastrisk.simulate.topics`)."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from fastrisk.cli._output import add_format_options, write_table
@@ -11,6 +13,9 @@ from fastrisk.errors import InputError
 
 #: Largest number of resamples (as the resampling commands).
 MAX_REPLICATES = 10**9
+#: The study's effect sizes (``R/common.R``), the default of power, type3 and grid.
+STUDY_DELTAS = "0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1"
+_STUDIES = ("type1", "power", "type3")
 
 
 def _floats(text: str, name: str) -> list[float]:
@@ -28,6 +33,8 @@ def _ints(text: str, name: str) -> list[int]:
 
 
 def _common(args) -> dict:
+    if args.replicates is None:
+        args.replicates = 1000
     if not 0 <= args.replicates <= MAX_REPLICATES:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
     return dict(trials=args.trials, replicates=args.replicates, rng=args.seed,
@@ -39,22 +46,27 @@ def _cmd_simulate(args) -> int:
     from fastrisk import simulate  # imported when the command runs: keeps `fastrisk --help` fast
     from fastrisk.cli.sweep import _executor  # imported when the command runs: keeps `fastrisk --help` fast
 
-    collections = args.collections.split(",") if args.collections else None
+    collections = list(args.collection) + (args.collections.split(",") if args.collections else [])
+    collections = collections or None
     executor, close = _executor(args)
     try:
         if args.study == "fit":
             return _fit(args, collections, executor)
         if args.study == "grid":
-            return _grid(args, executor)
+            return _grid(args, collections, executor)
+        if args.study == "topics":
+            return _topics(args, collections, executor)
         common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
                       resume=args.resume)
         if args.study == "type1":
             result = simulate.type1(args.measure, executor=executor, **common)
         else:
             fn = simulate.power if args.study == "power" else simulate.type3
-            result = fn(args.measure, delta=_floats(args.delta, "delta"), executor=executor, **common)
+            result = fn(args.measure, delta=_floats(args.delta or STUDY_DELTAS, "delta"), executor=executor,
+                        **common)
     finally:
         close()
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the study
     if args.tables:
         paths = result.write_tables(args.tables)
         print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
@@ -62,7 +74,6 @@ def _cmd_simulate(args) -> int:
         from fastrisk.viz.figures import plot_studies  # imported when the command runs: keeps `fastrisk --help` fast
 
         plot_studies([result], args.plot)
-    write_table(result.to_arrow(), args.format, args.out)
     return 0
 
 
@@ -72,65 +83,176 @@ def _fit(args, collections, executor) -> int:
     import pyarrow as pa
 
     from fastrisk.simulate import fits, studies  # imported when the command runs: keeps `fastrisk --help` fast
+    from fastrisk.simulate.measures import describe_support  # imported when the command runs: keeps --help fast
 
-    names = []
+    groups = []
     if collections is not None:
-        names = list(studies.resolve(args.measure, collections)[1])
+        groups.append(studies.load_collections(args.measure, collections))
     else:
-        keys = [args.measure] if args.measure else list(studies.MEASURES)
-        for m in keys:
-            names += list(studies.resolve(m)[1])
+        for m in [args.measure] if args.measure else list(studies.MEASURES):
+            groups.append(studies.load_collections(m))
     t0 = time.perf_counter()
-    got = fits.fit_collections(names, executor=executor, cache=args.cache, refit=args.refit, ties_seed=args.ties_seed)
+    got, names = {}, [n for _, items in groups for n in items]
+    for key, items in groups:
+        got.update(fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
+                                        ties_seed=args.ties_seed))
     took = time.perf_counter() - t0
-    rows = [{"collection": n, "measure": f.measure, "runs": f.n_runs, "duplicates": len(f.removed["duplicates"]),
-             "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas), "source": f.source} for n, f in got.items()]
+    rows = [{"collection": n, "measure": f.measure, "support": describe_support(f.measure), "runs": f.n_runs,
+             "duplicates": len(f.removed["duplicates"]), "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas),
+             "source": f.source} for n, f in got.items()]
     print(f"fitted models of {len(names)} collection(s) in {took:.1f} s", file=sys.stderr)
     write_table(pa.Table.from_pylist(rows), args.format, args.out)
     return 0
 
 
-def _grid(args, executor) -> int:
+def _topics(args, collections, executor) -> int:
+    from fastrisk.simulate.planning import topics  # imported when the command runs: keeps `fastrisk --help` fast
+
+    delta = _floats(args.delta or "0.05", "delta")
+    if len(delta) != 1:
+        raise InputError(f"simulate topics plans for one effect size: give one --delta, got {args.delta!r}")
+    if args.replicates is not None and not 0 <= args.replicates <= MAX_REPLICATES:
+        raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
+    result = topics(collections, measure=args.measure, test=args.test, alpha=args.alpha, delta=delta[0],
+                    power=args.power, tails=args.tails, trials=args.trials, replicates=args.replicates,
+                    rng=args.seed, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
+                    min_topics=args.min_topics, max_topics=args.max_topics, executor=executor,
+                    progress=not args.quiet, cache=args.cache, ties_seed=args.ties_seed)
+    print(result.summary(), file=sys.stderr)
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the curve
+    if args.plot:
+        result.plot(args.plot)
+    return 0
+
+
+def _grid(args, collections, executor) -> int:
     from fastrisk.simulate.grid import run_grid  # imported when the command runs: keeps `fastrisk --help` fast
 
     if not args.tables:
         raise InputError("simulate grid needs --tables DIR (where the tables and the long table go)")
     studies = [s.strip() for s in args.studies.split(",") if s.strip()]
     measures = [m.strip() for m in args.measures.split(",") if m.strip()] if args.measures else None
-    run_grid(studies, args.tables, measures=measures, topics=_ints(args.topic_sizes, "topic-sizes"),
-             delta=_floats(args.delta, "delta"), executor=executor, resume=args.resume, plot=args.plot,
-             **_common(args))
+    if collections is not None and args.measure:
+        measures = [args.measure]
+    run_grid(studies, args.tables, measures=measures, collections=collections,
+             topics=_ints(args.topic_sizes, "topic-sizes"), delta=_floats(args.delta or STUDY_DELTAS, "delta"),
+             executor=executor, resume=args.resume, plot=args.plot, plot_format=args.plot_format, **_common(args))
     return 0
 
 
+#: What each action does (the description of ``fastrisk simulate ACTION --help``).
+ACTIONS = {
+    "type1": "Type I error rates: per trial, two runs of one simulated system (H0 true), the battery at every "
+             "level.",
+    "power": "Power: per trial, a baseline and an experimental run whose means differ by --delta (H1 true), "
+             "the share of trials in which each test rejects.",
+    "type3": "Type III error rates: the share of H1 trials in which a test rejects in the wrong direction.",
+    "fit": "Fit and cache the models of collections (margins and copulas): the bundled ones of --measure, or "
+           "the collections given (bundled names or score-matrix files), or by default every bundled collection "
+           "of all five measures.",
+    "grid": "The paper's whole grid (--studies x --measures x --topic-sizes): one CSV per cell under --tables "
+            "and the long tables.",
+    "topics": "Topic-set-size planning: the smallest number of topics at which --test reaches --power against "
+              "an effect --delta, simulated on the collections' fitted models (doubling, then bisection).",
+}
+#: The actions each option applies to; an option not listed applies to every action.
+_ONLY = {
+    "--topics": _STUDIES, "--trials": _STUDIES + ("grid", "topics"),
+    "--replicates": _STUDIES + ("grid", "topics"), "--delta": ("power", "type3", "grid", "topics"),
+    "--trisk-alpha": _STUDIES + ("grid", "topics"), "--min-diff": _STUDIES + ("grid", "topics"),
+    "--seed": _STUDIES + ("grid", "topics"), "--refit": ("fit",),
+    "--tables": _STUDIES + ("grid",), "--plot": _STUDIES + ("grid", "topics"),
+    "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
+    "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
+    "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
+    "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
+    "--min-topics": ("topics",), "--max-topics": ("topics",),
+    "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
+    "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
+}
+#: ``--measure``'s help where it differs from the studies'.
+_MEASURE_HELP = {"fit": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
+                        "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix files "
+                        "that do not name theirs, their measure (any measure on [0, 1])"}
+
+
+class _ActionHelp(argparse.Action):
+    """``-h``: after an action (``simulate fit --help``) only that action's options, with its
+    own defaults; before one, every option."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        study = getattr(namespace, "study", None)
+        if study in ACTIONS:
+            parser.prog = f"{parser.prog} {study}"
+            parser.description = ACTIONS[study]
+            for action in parser._actions:
+                name = action.option_strings[-1] if action.option_strings else None
+                if name in _ONLY and study not in _ONLY[name]:
+                    action.help = argparse.SUPPRESS
+                elif name == "--measure" and study in _MEASURE_HELP:
+                    action.help = _MEASURE_HELP[study]
+                elif action.dest == "study":
+                    action.help = argparse.SUPPRESS
+        parser.print_help()
+        parser.exit()
+
+
 def register(sub) -> None:
-    p = sub.add_parser("simulate", help="type I / power / type III error rates of paired tests on simulated "
-                                        "collections (Urbano, Lima & Hanjalic 2019)",
+    p = sub.add_parser("simulate", add_help=False,
+                       help="type I / power / type III error rates of paired tests on simulated collections "
+                            "(Urbano, Lima & Hanjalic 2019); topic-set-size planning",
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
-                                   "per trial, a bundled collection, two of its runs and n topics simulated from "
+                                   "per trial, a collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
                                    "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
-                                   "models (cached); 'grid' runs the paper's grid and writes its tables.")
-    p.add_argument("study", choices=("type1", "power", "type3", "fit", "grid"))
+                                   "models (cached); 'grid' runs the paper's grid and writes its tables; 'topics' "
+                                   "finds the smallest number of topics whose simulated power reaches --power. "
+                                   "Collections: the bundled ones or your own score matrices, any measure on [0, 1].")
+    p.add_argument("-h", "--help", action=_ActionHelp, help="show this help (after an action: that action's)")
+    p.add_argument("study", choices=tuple(ACTIONS), help="; ".join(f"{k}: {v.split(':')[0].split('.')[0]}"
+                                                               for k, v in ACTIONS.items()))
+    p.add_argument("collection", nargs="*",
+                   help="collections: bundled matrices (e.g. web2012_err20) or score-matrix files (e.g. written "
+                        "by fastrisk evaluate --matrix-out); default: the study's four of --measure")
     p.add_argument("--measure", default=None,
-                   help="AP, nDCG@20, ERR@20, P@10 or RR (also ap, ndcg20, err20, p10, rr); default AP")
-    p.add_argument("--collections", help="comma-separated bundled matrices instead (e.g. web2012_err20)")
+                   help="the study's AP, nDCG@20, ERR@20, P@10 or RR (default AP; fit: every measure), or the "
+                        "measure of matrix files that do not name theirs (any measure on [0, 1], e.g. nDCG@10, "
+                        "P@5, RR@10)")
+    p.add_argument("--collections", help="comma-separated collections (as the positional ones)")
     p.add_argument("--topics", type=int, default=50, help="topics per simulated collection (default 50)")
     p.add_argument("--trials", type=int, default=10000, help="simulated pairs (default 10000)")
-    p.add_argument("--replicates", type=int, default=1000,
-                   help="bootstrap / permutation resamples per trial (default 1000, at most 1e9; 0 skips them)")
-    p.add_argument("--delta", default="0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09,0.1",
-                   help="effect sizes for power / type3 (default the study's 0.01..0.1)")
+    p.add_argument("--replicates", type=int, default=None,
+                   help="bootstrap / permutation resamples per trial (default 1000, at most 1e9; 0 skips them; "
+                        "topics: 1000 if --test needs them, else 0)")
+    p.add_argument("--delta", default=None,
+                   help="effect sizes for power / type3 (default the study's 0.01..0.1); topics: one (default 0.05)")
+    p.add_argument("--test", default="t",
+                   help="topics: the test planned for (t, wilcoxon, sign, bootstrap, permutation, trisk@A, zrisk, "
+                        "georisk; default t)")
+    p.add_argument("--alpha", type=float, default=0.05, help="topics: significance level (default 0.05)")
+    p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
+    p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
+                   help="topics: two-sided (default, as Sakai's topic set size design) or one-tailed (e > b)")
+    p.add_argument("--min-topics", type=int, default=2, help="topics: smallest size searched (default 2)")
+    p.add_argument("--max-topics", type=int, default=1000, help="topics: largest size searched (default 1000)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
     p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
-    p.add_argument("--seed", type=int, default=None, help="study seed (default: fresh entropy)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="study seed (default: fresh entropy); grid derives each cell's seed from it and prints "
+                        "it, so the same --seed gives a grid cell and type1 different numbers")
     p.add_argument("--cache", help="directory of the fitted models (default $FASTRISK_CACHE/simulate)")
     p.add_argument("--refit", action="store_true", help="fit: ignore the cache and fit again")
     p.add_argument("--ties-seed", type=int, default=0, metavar="N",
                    help="which draw of the copulas' random tie-breaking (pobs) the fits use (default 0)")
     p.add_argument("--tables", dest="tables", metavar="DIR",
                    help="also write the study's tables (one CSV per cell, the paper's layout) under DIR")
-    p.add_argument("--plot", metavar="FILE", help="draw the curves (SVG/PNG/PDF; grid: a directory)")
+    p.add_argument("--plot", metavar="FILE", help="draw the curves (SVG/PNG/PDF; grid: a directory; topics: power "
+                                                  "against topics with its Monte-Carlo band)")
+    p.add_argument("--plot-format", choices=("svg", "png", "pdf"), default="svg",
+                   help="grid: the figures' format in the --plot directory (default svg)")
     p.add_argument("--checkpoint", metavar="FILE.parquet", help="checkpoint the sweep there (resumable)")
     p.add_argument("--resume", action="store_true", help="resume from --checkpoint (grid: from its directory)")
     p.add_argument("--studies", default="type1", help="grid: type1,power,type3 (power and type3 share runs)")

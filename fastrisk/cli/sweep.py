@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from fastrisk._runtime.extras import require
 from fastrisk.errors import InputError
 from fastrisk.sweep import load_grid, local_client, process_pool, sweep
 from fastrisk.sweep.backends import VERBOSE_ENV
@@ -30,10 +31,7 @@ def _executor(args):
                              "(or local for one per core)")
         client = local_client(n)
         return client, client.close
-    try:
-        from distributed import Client  # optional (fastrisk[dask])
-    except ModuleNotFoundError:
-        raise InputError("--scheduler needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    Client = require("distributed", what="--scheduler").Client
     try:
         client = Client(args.scheduler, timeout="20s")
     except (OSError, TimeoutError) as exc:
@@ -65,6 +63,8 @@ def _cmd_sweep(args) -> int:
                   f"{row['error']}", file=sys.stderr)
         if errors.num_rows > 10:
             print(f"  ... and {errors.num_rows - 10} more (status == 'error' in {out})", file=sys.stderr)
+        print("fastrisk sweep: a failed job is kept as failed by --resume; to compute the failed jobs again, "
+              "fix their cause and rerun with --resume --retry-errors", file=sys.stderr)
     if not args.quiet or not result.complete:
         print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}): {result.n_computed} computed, "
               f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing"

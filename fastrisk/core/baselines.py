@@ -13,10 +13,16 @@ import numpy as np
 
 from fastrisk._runtime.numerics import read_only
 from fastrisk.data.io import read_matrix
-from fastrisk.data.matrix import ScoreMatrix, check_missing_policy, label
+from fastrisk.data.matrix import ScoreMatrix, check_missing_policy, did_you_mean, find_name, label
 from fastrisk.errors import InputError, TopicMismatchWarning
 
 VIRTUAL = ("mean", "median", "max")
+#: The baseline that is the system with the highest mean score (`best_system`).
+BEST = "best"
+WHAT_IS_A_BASELINE = ("a baseline is what every system is compared with, topic by topic: the name of a system "
+                      "of the matrix, 'best' (the system with the highest mean), 'mean', 'median' or 'max' "
+                      "(a virtual baseline over all systems), a file of per-topic scores, a mapping topic -> "
+                      "score, or one score per topic")
 
 
 @dataclass(frozen=True)
@@ -112,12 +118,19 @@ def _leave_one_out(values: np.ndarray, rows: np.ndarray, kind: str) -> np.ndarra
     return out
 
 
+def best_system(matrix: ScoreMatrix) -> int:
+    """Row of the system with the highest mean score (the first of equal means): the
+    ``"best"`` baseline, the state of the art among the systems compared."""
+    return int(np.argmax(matrix.values.mean(axis=1)))
+
+
 def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
                      column: str | None = None) -> tuple[ScoreMatrix, Baseline]:
     """Align ``baseline`` with ``matrix``; returns the (possibly topic-reduced) matrix and it.
 
     ``baseline`` may be: the name of a system of the matrix, or its row index (an int, as for
-    a bare array or a batch); ``"mean"``, ``"median"`` or
+    a bare array or a batch; a name that differs only in case from exactly one system's is
+    that system); ``"best"`` (the system with the highest mean); ``"mean"``, ``"median"`` or
     ``"max"`` (a virtual baseline over all systems; a system with that name wins); a
     `Baseline`; a mapping or pandas Series topic -> score; a one-row
     `ScoreMatrix`; a 1-D array in the matrix's topic order; or a path to a file (a
@@ -144,6 +157,8 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
         Aligned with the returned matrix's topics.
     """
     check_missing_policy(missing)
+    if baseline is None:
+        raise InputError(f"no baseline given: {WHAT_IS_A_BASELINE}")
     if isinstance(baseline, Baseline):
         if baseline.values.ndim != 2 or baseline.values.shape[1] != matrix.n_topics \
                 or baseline.values.shape[0] not in (1, matrix.n_systems):
@@ -168,12 +183,19 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
         return matrix, Baseline(baseline, np.ascontiguousarray(matrix.values[k:k + 1]), k)
     if isinstance(baseline, str) and baseline.lower() in VIRTUAL:
         return matrix, virtual_baseline(matrix, baseline)
+    if isinstance(baseline, str) and baseline.lower() == BEST:
+        k = best_system(matrix)
+        return matrix, Baseline(matrix.systems[k], np.ascontiguousarray(matrix.values[k:k + 1]), k)
     if isinstance(baseline, (str, Path)):
         path = Path(baseline)
         if not path.is_file():
+            k = find_name(matrix.systems, str(baseline)) if isinstance(baseline, str) else None
+            if k is not None:  # the one system whose name differs only in case
+                return matrix, Baseline(matrix.systems[k], np.ascontiguousarray(matrix.values[k:k + 1]), k)
             known = ", ".join(matrix.systems[:8]) + (", ..." if matrix.n_systems > 8 else "")
-            raise InputError(f"unknown baseline {str(baseline)!r}: not a system of the matrix ({known}), "
-                             f"not one of {', '.join(VIRTUAL)}, and not a file")
+            raise InputError(f"unknown baseline {str(baseline)!r}"
+                             f"{did_you_mean(baseline, matrix.systems, (*VIRTUAL, BEST))}: not a system of the matrix "
+                             f"({known}), not one of {', '.join(VIRTUAL)} or {BEST}, and not a file")
         return _align(matrix, *_read_baseline_file(path, column), missing)
     if isinstance(baseline, ScoreMatrix):
         if baseline.n_systems != 1 and column is None:

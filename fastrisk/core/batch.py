@@ -452,11 +452,8 @@ def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None
 
 # ====================================================================== resampling
 def _scores(V, row, a):
-    """Per-topic risk-reward scores (K, A * S, c) of a chunk."""
-    d = V - V[:, row:row + 1, :]
-    x = np.where(d[:, None] < 0, d[:, None] * (1.0 + a)[None, :, None, None], d[:, None])
-    K, A, S, c = x.shape
-    return np.ascontiguousarray(x.reshape(K, A * S, c))
+    """Per-topic risk-reward scores (K, A * S, c) of a chunk (`fastrisk._kernels.batch.batch_scores`)."""
+    return _k.batch_scores(V, row, np.ascontiguousarray(a, dtype=np.float64))
 
 
 def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
@@ -519,11 +516,8 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
 
 
 def _scores_mean(V, row, a):
-    d = V - V[:, row:row + 1, :]
-    gains = np.where(d > 0, d, 0.0).sum(axis=-1)
-    losses = np.where(d < 0, d, 0.0).sum(axis=-1)
-    c = V.shape[2]
-    return (gains[:, None, :] + (1.0 + a)[None, :, None] * losses[:, None, :]) / c
+    """URisk (K, A, S) as this module's `risk` and `fastrisk.risk` compute it (`fastrisk._kernels.risk.risk_sums`)."""
+    return _k.risk_batch(V, row, np.ascontiguousarray(a, dtype=np.float64))[2]
 
 
 def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,

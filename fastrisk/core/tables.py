@@ -46,7 +46,8 @@ TOPIC_BLOCK = 64
 RANK_BLOCK = 16
 #: The one-thread twins of the table kernels, under the parallel drivers' names.
 _Serial = types.SimpleNamespace(**{name: getattr(_k, name + "_serial") for name in
-                                   ("pair_sums", "table_moments", "baseline_ranks", "value_pair_sums")})
+                                   ("pair_sums", "table_moments", "value_table_moments", "refine_linear",
+                                    "refine_value", "baseline_ranks", "value_pair_sums")})
 
 
 @dataclass(frozen=True, repr=False)
@@ -237,17 +238,16 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         if baselines is None:
             names = matrix.systems
             if vf.is_linear:
-                urisk, se, trisk = _all_pairs(matrix.values, vf.alpha, kernels=k)
-                if _numerics.out_of_range(urisk, se):  # squares overflowed or underflowed: rescale exactly
+                urisk, se, trisk, zero, ok = _all_pairs(matrix.values, vf.alpha, kernels=k)
+                if not ok:  # squares overflowed or underflowed: rescale exactly
                     _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
+                    zero = (se == 0).any(axis=0)
             else:
-                with _interrupt.stoppable() as stop:
-                    sx, sx2 = vf.kernel(k.value_pair_sums)(matrix.values, stop)
-                zeros = np.zeros_like(sx)
-                urisk, se, trisk, _ = k.table_moments(sx, zeros, zeros, sx2, np.zeros(1), c, REFINE_RATIO)
-            _numerics.check_finite_fast(urisk, "URisk")
-            _numerics.check_finite_fast(se, "the standard error of URisk")
-            _warn_identical(matrix.systems, se)
+                urisk, se, trisk, zero, ok = _value_pairs(matrix.values, vf, kernels=k)
+            if not ok:
+                _numerics.check_finite_fast(urisk, "URisk")
+                _numerics.check_finite_fast(se, "the standard error of URisk")
+            _warn_identical(matrix.systems, zero)
         else:
             names, cols_u, cols_se, cols_t = [], [], [], []
             for b in baselines:
@@ -257,21 +257,15 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                 if r.systems != matrix.systems:
                     raise InputError(f"baseline {r.baseline!r} does not cover every topic of the matrix")
                 names.append(r.baseline)
-                cols_u.append(r.urisk.T)  # risk() is [alpha, system]; the kernels' layout [system, baseline, alpha]
-                cols_se.append(r.standard_error.T)
-                cols_t.append(r.trisk.T)
+                cols_u.append(r.urisk)  # risk() is [alpha, system]; the table [alpha, system, baseline]
+                cols_se.append(r.standard_error)
+                cols_t.append(r.trisk)
                 self_row = r.systems.index(r.baseline) if r.baseline in r.systems else None
                 _numerics.warn_zero_variance(_numerics.zero_rows((r.standard_error == 0).T, r.systems, self_row),
                                              where=f" against baseline {r.baseline!r}")
-            urisk = np.ascontiguousarray(np.stack(cols_u, axis=1))
-            se = np.stack(cols_se, axis=1)
-            trisk = np.stack(cols_t, axis=1)
-        # the kernels work in [system, baseline, alpha]; results are [alpha, system, baseline], each
-        # array reordered in turn so that only one of the S x S x A originals has a copy alive at a
-        # time, and before the ranks are allocated (on first use: the rank kernel reads and writes the final layout)
-        urisk = np.ascontiguousarray(np.moveaxis(urisk, 2, 0))
-        se = np.ascontiguousarray(np.moveaxis(se, 2, 0))
-        trisk = np.ascontiguousarray(np.moveaxis(trisk, 2, 0))
+            urisk = np.stack(cols_u, axis=2)
+            se = np.stack(cols_se, axis=2)
+            trisk = np.stack(cols_t, axis=2)
         skip = np.full(len(names), -1, dtype=np.int64)
         if exclude_self:
             for j, name in enumerate(names):
@@ -288,51 +282,59 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
 
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK,
                kernels=_k):
-    """URisk, SE and TRisk (S, S, A) of every system against every system (classic convention).
+    """URisk, SE and TRisk ``[alpha, system, baseline]`` of every system against every system
+    (classic convention), the (S, S) mask of pairs with a zero SE at some alpha, and whether
+    every result is in range (else the caller rescales).
 
     The one-pass sums give sum (x - mean)^2 = sum x^2 - (sum x)^2 / c, which cancels when the
     differences are nearly constant (|TRisk| large): its relative error is about eps * (sum
     x^2) / (sum (x - mean)^2). Cells where that ratio exceeds `REFINE_RATIO` (|TRisk|
-    beyond about 10 sqrt(c - 1)) are recomputed by the two-pass formula over their topics, so
-    every SE keeps at least 13 significant digits.
+    beyond about 10 sqrt(c - 1)) are recomputed as `fastrisk.risk` computes them (centred
+    sums, `fastrisk._kernels.tables.refine_linear`), so every SE keeps at least 13 significant
+    digits and equals `risk`'s there.
     """
-    VT = np.ascontiguousarray(values.T)
+    values = _numerics.read_only(np.ascontiguousarray(values, dtype=np.float64))
     with _interrupt.stoppable() as stop:
-        sd, sn, sn2, sd2 = kernels.pair_sums(VT, block, topic_block, stop)
-    del VT  # a copy of the matrix: freed before the S x S x A outputs are allocated (peak memory)
+        sums = kernels.pair_sums(values, block, topic_block, stop)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
-    urisk, se, trisk, cancelled = kernels.table_moments(sd, sn, sn2, sd2, alphas, c, REFINE_RATIO)
-    del sd, sn, sn2, sd2
-    _refine_cancelled(values, alphas, cancelled, urisk, se, trisk)
-    return urisk, se, trisk
+    urisk, se, trisk, cancelled, zero, ok = kernels.table_moments(*sums, alphas, c, _numerics.VARIANCE_RTOL,
+                                                                  REFINE_RATIO, _numerics.LO, _numerics.HI)
+    del sums
+    if _refine(kernels.refine_linear, cancelled, values, alphas, urisk, se, trisk):
+        zero = (se == 0).any(axis=0)
+    return urisk, se, trisk, zero, ok
+
+
+def _value_pairs(values: np.ndarray, vf, kernels=_k):
+    """`_all_pairs` for a value function: every ordered pair's one-pass sums, and the cells whose
+    variance cancelled recomputed as `fastrisk.risk` with that value function computes them
+    (`fastrisk._kernels.tables.refine_value`)."""
+    values = _numerics.read_only(np.ascontiguousarray(values, dtype=np.float64))
+    with _interrupt.stoppable() as stop:
+        sx, sx2 = vf.kernel(kernels.value_pair_sums)(values, stop)
+    c = values.shape[1]
+    urisk, se, trisk, cancelled, zero, ok = kernels.value_table_moments(
+        sx, sx2, c, _numerics.VARIANCE_RTOL, REFINE_RATIO, _numerics.LO, _numerics.HI)
+    if _refine(vf.kernel(kernels.refine_value), cancelled, values, None, urisk, se, trisk):
+        zero = (se == 0).any(axis=0)
+    return urisk, se, trisk, zero, ok
 
 
 #: One-pass sums are replaced by the two-pass variance where sum x^2 exceeds this many times
 #: sum (x - mean)^2 (two or more digits of the one-pass difference cancelled).
 REFINE_RATIO = 100.0
-#: Cells refined per vectorised batch (bounds the (cells x topics) scratch array).
-_REFINE_BATCH = 4096
 
 
-def _refine_cancelled(values, alphas, cancelled, urisk, se, trisk) -> None:
-    """Two-pass SE and TRisk, in place, for the off-diagonal cells whose one-pass sums cancel."""
-    c = values.shape[1]
-    if not cancelled.any():
-        return
-    for k, al in enumerate(alphas):
-        flagged = np.argwhere(cancelled[:, :, k])
-        flagged = flagged[flagged[:, 0] != flagged[:, 1]]
-        for lo in range(0, len(flagged), _REFINE_BATCH):
-            a, b = flagged[lo:lo + _REFINE_BATCH].T
-            d = values[a] - values[b]
-            x = d + al * np.minimum(d, 0.0)
-            u = x.mean(axis=1)
-            s = np.sqrt(((x - u[:, None]) ** 2).sum(axis=1) / (c - 1) / c)
-            s[np.ptp(x, axis=1) == 0] = 0.0  # exactly constant: no rounding residue of the mean
-            s, _, t, _ = _numerics.floor_standardise(urisk[a, b, k], s, c)  # the one variance floor
-            se[a, b, k] = s
-            trisk[a, b, k] = t
+def _refine(kernel, cancelled, values, alphas, urisk, se, trisk) -> bool:
+    """Recompute, in place, the off-diagonal cells flagged ``cancelled``; True if there were any."""
+    cells = np.argwhere(cancelled)
+    cells = np.ascontiguousarray(cells[cells[:, 1] != cells[:, 2]], dtype=np.int64)
+    if not len(cells):
+        return False
+    args = (values, cells) if alphas is None else (values, cells, alphas)
+    kernel(*args, _numerics.VARIANCE_RTOL, urisk, se, trisk)
+    return True
 
 
 def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
@@ -343,13 +345,14 @@ def _rescale_extreme_pairs(values, vf, urisk, se, trisk) -> None:
     row e (e against every baseline) is the same on negated scores (d = e - b)."""
     extreme = np.flatnonzero(_numerics.row_exponents(values, np.zeros((1, 1))))
     for e in extreme:
-        for sign, cells in ((1.0, (slice(None), e)), (-1.0, (e, slice(None)))):
-            _, _, u, s, _, t, _ = _moments(sign * values, sign * values[e:e + 1], vf)
-            urisk[cells], se[cells], trisk[cells] = u, s, t
+        for sign, cells in ((1.0, (slice(None), slice(None), e)), (-1.0, (slice(None), e, slice(None)))):
+            _, _, u, s, _, t, _ = _moments(sign * values, sign * values[e:e + 1], vf)  # [system, alpha]
+            urisk[cells], se[cells], trisk[cells] = u.T, s.T, t.T
 
 
-def _warn_identical(systems, se) -> None:
-    zero = np.argwhere((se == 0).any(axis=2))
+def _warn_identical(systems, zero) -> None:
+    """The one `ZeroVarianceWarning` of a table, naming the pairs (S, S mask ``zero``) once."""
+    zero = np.argwhere(zero)
     zero = zero[zero[:, 0] < zero[:, 1]]
     _numerics.warn_zero_variance([f"{systems[a]}/{systems[b]}" for a, b in zero], f"{len(zero)} pair(s) of systems",
                                  stacklevel=4)

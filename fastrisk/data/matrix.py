@@ -8,6 +8,7 @@ it, so kernels, Parquet and Arrow IPC all see the same bytes without copying.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import math
@@ -18,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk._runtime.extras import require
 from fastrisk.errors import InputError
 
 MISSING_POLICIES = ("raise", "drop", "zero")
@@ -208,12 +210,13 @@ class ScoreMatrix:
     __hash__ = None
 
     def system_index(self, name: str) -> int:
-        """Row of system ``name``; InputError naming the known systems if absent."""
-        try:
-            return self.systems.index(label(name))
-        except ValueError:
+        """Row of system ``name``, or of the one system whose name equals it but for case;
+        InputError naming the known systems (and the closest names) if absent."""
+        k = find_name(self.systems, name)
+        if k is None:
             known = ", ".join(self.systems[:10]) + (", ..." if self.n_systems > 10 else "")
-            raise InputError(f"unknown system {name!r}; the matrix has: {known}") from None
+            raise InputError(f"unknown system {name!r}{did_you_mean(name, self.systems)}; the matrix has: {known}")
+        return k
 
     def scores_of(self, name: str) -> np.ndarray:
         """Per-topic scores of one system (a read-only view)."""
@@ -230,7 +233,7 @@ class ScoreMatrix:
             if missing:
                 raise InputError(f"unknown topic(s) {', '.join(map(repr, missing[:10]))}")
             cols = [index[str(t)] for t in topics]
-        new_systems = self.systems if systems is None else [str(s) for s in systems]
+        new_systems = self.systems if systems is None else [self.systems[k] for k in rows]
         new_topics = self.topics if topics is None else [str(t) for t in topics]
         return ScoreMatrix(self._values[rows][:, cols], new_systems, new_topics, self.measure)
 
@@ -448,13 +451,32 @@ class ScoreMatrix:
 
     def to_pandas(self, layout: str = "wide"):
         """A pandas DataFrame: ``wide`` (topics as rows, one column per system) or ``long``."""
+        if layout != "wide" and layout != "long":
+            raise InputError(f"`layout` must be 'wide' or 'long', got {layout!r}")
+        pd = require("pandas", what="to_pandas()")
         if layout == "long":
             return self.to_long().to_pandas()
-        if layout != "wide":
-            raise InputError(f"`layout` must be 'wide' or 'long', got {layout!r}")
-        import pandas as pd  # optional dependency
 
         return pd.DataFrame(self._values.T, index=pd.Index(self.topics, name="topic"), columns=list(self.systems))
+
+
+def find_name(names: Sequence[str], name) -> int | None:
+    """Position of ``name`` in ``names``: exact (after `label`), else the one name equal to it
+    but for case; None if absent or ambiguous."""
+    key = label(name)
+    try:
+        return list(names).index(key)
+    except ValueError:
+        folded = [k for k, n in enumerate(names) if n.casefold() == key.casefold()]
+        return folded[0] if len(folded) == 1 else None
+
+
+def did_you_mean(name, names, extra: Sequence[str] = ()) -> str:
+    """`` (did you mean 'x'?)`` for the names of ``names`` (and ``extra``) closest to ``name``
+    (`difflib.get_close_matches`, case-insensitive), or ""."""
+    pool = {n.casefold(): n for n in (*extra, *names)}
+    close = difflib.get_close_matches(str(name).casefold(), list(pool), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(pool[c]) for c in close)}?)" if close else ""
 
 
 def long_columns(names, system: str = "system", topic: str = "topic", score: str = "score"):

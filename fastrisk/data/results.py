@@ -37,6 +37,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._runtime.extras import require
 from fastrisk.data.publication import layout_to_arrow, to_latex, to_markdown, wide_layout
 from fastrisk.errors import InputError
 
@@ -320,6 +321,7 @@ class Result:
 
     def to_pandas(self, dims: tuple[str, ...] | None = None):
         """The long form of `to_arrow` as a pandas DataFrame."""
+        require("pandas", what="to_pandas()")
         return self.to_arrow(dims).to_pandas()
 
     # ------------------------------------------------------------------ publication tables

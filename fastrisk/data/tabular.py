@@ -57,10 +57,20 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _is_rank(name: str) -> bool:
+    return name == "rank" or name.startswith("rank_") or name.endswith("_rank")
+
+
+def _rank_cell(value) -> str:
+    """A rank as it is: 2, or 2.5 for an averaged tie (never 2.0000)."""
+    return "" if value is None else ("nan" if math.isnan(value) else f"{value:g}")
+
+
 def _slices(table: pa.Table):
+    cell = [_rank_cell if _is_rank(f.name) and pa.types.is_floating(f.type) else _cell for f in table.schema]
     for lo in range(0, table.num_rows, TEXT_SLICE_ROWS):
         piece = table.slice(lo, TEXT_SLICE_ROWS)
-        yield [[_cell(v) for v in piece.column(n).to_pylist()] for n in table.column_names]
+        yield [[c(v) for v in piece.column(n).to_pylist()] for c, n in zip(cell, table.column_names)]
 
 
 def text_widths(table: pa.Table, widths=None) -> list[int]:
@@ -87,5 +97,6 @@ def text_chunks(table: pa.Table, widths, *, names: bool = True):
 
 
 def format_text(table: pa.Table) -> str:
-    """A fixed-width text table; floats to 4 decimals, numbers right-aligned."""
+    """A fixed-width text table; floats to 4 decimals (ranks as they are: 2, 2.5), numbers
+    right-aligned."""
     return "".join(text_chunks(table, text_widths(table)))

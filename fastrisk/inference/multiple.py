@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from fastrisk._kernels import resampling as _k
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.resources import check_memory
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
@@ -72,6 +73,7 @@ class AdjustedPValues(np.ndarray):
         return pa.table(cols)
 
     def to_pandas(self):
+        require("pandas", what="to_pandas()")
         return self.to_arrow().to_pandas()
 
     def _repr_html_(self) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 
 from fastrisk._runtime.aliases import AlphaLike, SeedLike
 from fastrisk._runtime.atomic import save_figure
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 from fastrisk._runtime.validation import positive_int
@@ -80,10 +81,7 @@ class LTRExperiment(Result):
     def plot(self, path=None):
         """Mean nDCG@10 and losses > 20 % against α for every kind (LambdaRank and the baseline as
         lines); saved to ``path`` if given. Returns the matplotlib Figure."""
-        try:
-            from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
-        except ImportError:  # pragma: no cover - depends on the environment
-            raise ImportError("the figure needs matplotlib: pip install 'fastrisk[plot]'") from None
+        Figure = require("matplotlib.figure", what="the figure").Figure
 
         fig = Figure(figsize=WIDE_FIGSIZE, layout="constrained")
         axes = fig.subplots(1, 2)
@@ -178,10 +176,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
     LTRExperiment
         nDCG@1, nDCG@10 and robustness (wins, losses, URisk against the baseline) per model.
     """
-    try:
-        import lightgbm as lgb  # optional (fastrisk[ltr])
-    except ImportError:  # pragma: no cover - the optional extra
-        raise InputError("the experiment needs LightGBM: pip install 'fastrisk[ltr]'") from None
+    lgb = require("lightgbm", what="the experiment")
     train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params,
                                                            threads)
     seed = resolve_seed(rng)

@@ -7,7 +7,9 @@ kernel code); the documentation's table of measures is built from it. Rankings a
 descending, ties by document id descending.
 
 R is the number of documents judged with grade >= ``rel`` (``rel=`` thresholds: default 1,
-e.g. ``P(rel=2)@10``); negative grades count as 0. A system that returned nothing for a
+e.g. ``P(rel=2)@10``); negative grades count as 0, except for bpref, infAP and the
+``judged_only`` measures, which read them as trec_eval does: pooled but unjudged (see
+`trec_qrels`). A system that returned nothing for a
 topic scores 0 there (trec_eval's ``-c``). Topics whose judgments hold no relevant document
 are left out with a `TopicMismatchWarning` (as gdeval does); ``no_relevant="keep"`` scores
 them (0 for every measure but Judged), as trec_eval does.
@@ -19,6 +21,7 @@ every risk measure runs on raw runs; ``to_arrow()`` is the long table).
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,17 +80,56 @@ def _check_err_grades(qrels: Qrels, measure: Measure) -> None:
                          f"above {measure.max_grade} on topics [{listing(bad, 10, repr)}]")
 
 
+#: Per Qrels object, the same judgments with every negative grade as -3 (see `trec_qrels`).
+_TREC_QRELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def trec_qrels(qrels: Qrels) -> Qrels:
+    """``qrels`` with a negative grade kept apart as -3, *pooled but unjudged*.
+
+    trec_eval's ``form_res_rels.c`` reads a qrels grade below 0 as "in pool, but unjudged (eg,
+    infAP uses a sample of pool)" and counts it neither relevant nor non-relevant: bpref and
+    infAP skip such a document, and ``-J`` (``judged_only``) removes it. The other measures
+    read it as grade 0, as ``Qrels.grades`` holds it.
+    """
+    hit = _TREC_QRELS.get(qrels)
+    if hit is None:
+        grades = np.where(qrels.raw_grades < 0, _km.POOL_UNJUDGED, qrels.grades).astype(np.int8)
+        hit = Qrels(qrels.topics, qrels.topic_offsets, qrels.docids, grades, qrels.raw_grades, qrels.source)
+        _TREC_QRELS[qrels] = hit
+    return hit
+
+
+def judgments(runs: RunSet, qrels: Qrels, measure: Measure):
+    """The aligned judgments ``measure`` is scored against (`trec_qrels`' for bpref, infAP and
+    ``judged_only``) and, per topic of ``runs``, the number of judgments with a grade >= 0."""
+    q = trec_qrels(qrels) if measure.trec_judgments else qrels
+    topic_of = np.repeat(np.arange(qrels.n_topics), np.diff(qrels.topic_offsets))
+    per_topic = np.bincount(topic_of[qrels.raw_grades >= 0], minlength=qrels.n_topics)
+    index = {t: i for i, t in enumerate(qrels.topics)}
+    judged = np.array([per_topic[index[name]] if name in index else 0 for name in runs.topics], np.int64)
+    return align(runs, q), judged
+
+
+def topic_normalisers(j, judged: np.ndarray, measure: Measure, k: int) -> np.ndarray:
+    """``(T, 2)``: per topic the measure's normaliser (ideal DCG or R) and bpref's N."""
+    code, _, rel, _, _ = measure.kernel_args()
+    norm = np.zeros((len(judged), 2), dtype=np.float64)
+    _km.topic_norms(j.ideal_offsets, j.ideal_grades, judged, k, code, rel, norm)
+    return norm
+
+
 def score_matrix_values(runs: RunSet, qrels: Qrels, measure: Measure, *, condensed: bool = False):
-    """(S, T) scores of every system on every topic of ``runs`` (no topic filtering)."""
+    """(S, T) scores of every system on every topic of ``runs`` (no topic filtering);
+    ``condensed`` (or a ``judged_only`` measure) removes unjudged documents first."""
     _check_err_grades(qrels, measure)
-    j = align(runs, qrels)
+    j, judged = judgments(runs, qrels, measure)
     k = measure.depth(runs.depth)
     code, p, rel, maxg, residual = measure.kernel_args()
-    norm = np.zeros(runs.n_topics, dtype=np.float64)
-    _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, norm)
+    norm = topic_normalisers(j, judged, measure, k)
     out = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
     run_strided(_km.score_all, thread_count(out.size * k), runs.docs, runs.lengths, runs.doc_offsets, j.grades,
-                norm, code, k, p, rel, maxg, residual, int(condensed), out)
+                norm, code, k, p, rel, maxg, residual, int(condensed or measure.judged_only), out)
     return out
 
 

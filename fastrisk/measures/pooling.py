@@ -9,6 +9,10 @@
   variance eqs. 3/7 and the accuracy condition eq. 6).
 * `pooling_experiment` (Algorithm 3 and the Figure 1 bias study): MAE tables for
   unadjusted, mixed, adjusted (common topics) and leave-one-out adjusted estimates.
+* `pooling_comparison`: the same experiment for several measures on the same draws, so the
+  measures built for incomplete judgments — bpref (Buckley & Voorhees, SIGIR 2004), infAP
+  (Yilmaz & Aslam, CIKM 2006), condensed lists (``judged_only=True``, Sakai, SIGIR 2007) —
+  sit in one bias and MAE table beside the adjusted scores of AP or RBP.
 
 Conventions. The *true* score of a run is its score against all the qrels (same mode);
 the *unpooled* score is its score against the pool of the sampled systems, which excludes
@@ -53,14 +57,22 @@ from fastrisk._runtime.threads import limit_threads, thread_count
 from fastrisk._runtime.validation import choice, positive_int
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.data.results import Result, array
-from fastrisk.data.runs import RunSet, align
+from fastrisk.data.runs import RunSet
 from fastrisk.errors import InputError
-from fastrisk.measures.metrics import Measure, _as_qrels, _as_runs, _check_err_grades, parse_measure
+from fastrisk.measures.metrics import (
+    Measure,
+    _as_qrels,
+    _as_runs,
+    _check_err_grades,
+    judgments,
+    parse_measure,
+    topic_normalisers,
+)
 
 __all__ = [
     "Pool", "build_pool", "score_against_pool", "leave_one_out", "LeaveOneOut",
     "loo_adjustment", "LooAdjustment", "common_topic_adjustment", "CommonTopicAdjustment",
-    "pooling_experiment", "PoolingExperiment",
+    "pooling_experiment", "PoolingExperiment", "pooling_comparison", "PoolingComparison",
 ]
 
 MODES = {"assumed": _km.MODE_ASSUMED, "condensed": _km.MODE_CONDENSED}
@@ -202,8 +214,10 @@ def _context(runs, qrels, measure, depth, mode, pooled_unjudged="unjudged", idea
     runs = _as_runs(runs)
     qrels = _as_qrels(qrels)
     measure = parse_measure(measure)
+    if measure.judged_only:  # a condensed-list measure (trec_eval -J) is scored condensed in any mode
+        mode_code = _km.MODE_CONDENSED
     pool = build_pool(runs, depth)
-    j = align(runs, qrels)
+    j, judged = judgments(runs, qrels, measure)
     topic_idx = np.flatnonzero(j.has_relevant).astype(np.int64)
     if topic_idx.size == 0:
         raise InputError("no topic of the runs has a positive judgment in the qrels")
@@ -221,13 +235,12 @@ def _context(runs, qrels, measure, depth, mode, pooled_unjudged="unjudged", idea
     _check_err_grades(qrels, measure)
     k = measure.depth(runs.depth)
     code, p, rel, maxg, residual = measure.kernel_args()
-    full_norm = np.zeros(runs.n_topics, dtype=np.float64)  # from every positive judgment of the topic
-    _km.topic_norms(j.ideal_offsets, j.ideal_grades, k, code, rel, full_norm)
+    full_norm = topic_normalisers(j, judged, measure, k)  # from every judgment of the topic
     grades = _pooled_as_judged(runs, pool, j.grades) if pooled_unjudged == "nonrelevant" else j.grades
     true = np.empty((runs.n_systems, runs.n_topics), dtype=np.float64)
     run_strided(_km.score_all, thread_count(true.size * k), runs.docs, runs.lengths, runs.doc_offsets, grades,
                 full_norm, code, k, p, rel, maxg, residual, mode_code, true)
-    ideal_norm = full_norm if ideal == "full" else np.full(runs.n_topics, np.nan)
+    ideal_norm = full_norm if ideal == "full" else np.full_like(full_norm, np.nan)
     return _Context(runs, pool, grades, pos_offsets, pos, ideal_norm, max_pos, topic_idx, measure, k,
                     mode_code, true)
 
@@ -639,7 +652,13 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     PoolingExperiment
         Errors per (width, repeat) and per number of common topics.
     """
-    ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
+    return _experiment(_context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal), widths, repeats,
+                       common_topics, topic_repeats, mode, pooled_unjudged, ideal, resolve_seed(rng), threads)
+
+
+def _experiment(ctx: _Context, widths, repeats, common_topics, topic_repeats, mode, pooled_unjudged, ideal, seed,
+                threads) -> PoolingExperiment:
+    """`pooling_experiment` of one measure's context with the resolved ``seed``."""
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:
         widths = [w for w in DEFAULT_WIDTHS if w < S] or [S - 1]
@@ -654,7 +673,6 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
         raise InputError(f"`common_topics` up to {max(common)} exceed the {N} judged topics")
     repeats = _count_iv(repeats, "repeats")
     topic_repeats = _count_iv(topic_repeats, "topic_repeats")
-    seed = resolve_seed(rng)
     W, C = len(widths), len(common)
     out_sys = np.full((W, repeats, 1 + max(widths)), -1, dtype=np.int64)
     out_true = np.empty((W, repeats))
@@ -677,3 +695,132 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
         systems=out_sys, true=out_true, unpooled=out_unp, loo_adjustment=out_loo, adjusted_abs=out_stats[..., 0],
         mixed_abs=out_stats[..., 1], adjusted_err=out_stats[..., 2], adjusted_sq=out_stats[..., 3],
         variance_estimate=out_stats[..., 4], accurate=out_cond)
+
+
+# ---------------------------------------------------------------------------------------
+# several measures on the same draws
+
+
+@dataclass(frozen=True, repr=False)
+class PoolingComparison(Result):
+    """Result of `pooling_comparison`: `PoolingExperiment`'s arrays with a leading ``measure``
+    axis, every measure scored on the same draws of pooled systems, unpooled run and common
+    topics. ``result["Bpref"]`` is one measure's `PoolingExperiment`; `mae_table`,
+    `mae_long` and `bias_distribution` are its tables stacked, with a ``measure`` column first.
+    """
+
+    _coords = {"measure": {"measure": "measures"}, "width": {"width": "widths"}, "n": {"n": "common_topics"}}
+    _derived = {"bias": ("measure", "width", "repeat")}
+    _table = ("measure", "width", "repeat", "n")
+
+    measures: tuple
+    widths: tuple
+    common_topics: tuple
+    repeats: int
+    topic_repeats: int
+    n_topics: int
+    depth: int
+    mode: str
+    pooled_unjudged: str
+    ideal: str
+    seed: int
+    system_names: tuple
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
+    true: np.ndarray = array("measure", "width", "repeat")
+    unpooled: np.ndarray = array("measure", "width", "repeat")
+    loo_adjustment: np.ndarray = array("measure", "width", "repeat")
+    adjusted_abs: np.ndarray = array("measure", "width", "repeat", "n")
+    mixed_abs: np.ndarray = array("measure", "width", "repeat", "n")
+    adjusted_err: np.ndarray = array("measure", "width", "repeat", "n")
+    adjusted_sq: np.ndarray = array("measure", "width", "repeat", "n")
+    variance_estimate: np.ndarray = array("measure", "width", "repeat", "n")
+    accurate: np.ndarray = array("measure", "width", "repeat", "n")
+
+    @property
+    def bias(self) -> np.ndarray:
+        """(measure, width, repeat) unpooled bias ``true - unpooled`` of the sampled run."""
+        return self.true - self.unpooled
+
+    def __getitem__(self, measure) -> PoolingExperiment:
+        name = measure if measure in self.measures else parse_measure(measure).name
+        if name not in self.measures:
+            raise InputError(f"measure {name!r} was not in the comparison; have {list(self.measures)}")
+        i = self.measures.index(name)
+        return PoolingExperiment(
+            widths=self.widths, common_topics=self.common_topics, repeats=self.repeats,
+            topic_repeats=self.topic_repeats, n_topics=self.n_topics, measure=name, depth=self.depth, mode=self.mode,
+            pooled_unjudged=self.pooled_unjudged, ideal=self.ideal, seed=self.seed, system_names=self.system_names,
+            systems=self.systems, true=self.true[i], unpooled=self.unpooled[i], loo_adjustment=self.loo_adjustment[i],
+            adjusted_abs=self.adjusted_abs[i], mixed_abs=self.mixed_abs[i], adjusted_err=self.adjusted_err[i],
+            adjusted_sq=self.adjusted_sq[i], variance_estimate=self.variance_estimate[i], accurate=self.accurate[i])
+
+    def _stacked(self, table: str) -> pa.Table:
+        parts = []
+        for name in self.measures:
+            t = getattr(self[name], table)()
+            parts.append(t.add_column(0, "measure", pa.array([name] * t.num_rows, pa.string())))
+        return pa.concat_tables(parts)
+
+    def mae_table(self) -> pa.Table:
+        """`PoolingExperiment.mae_table` of each measure: one row per (measure, width)."""
+        return self._stacked("mae_table")
+
+    def mae_long(self) -> pa.Table:
+        """`PoolingExperiment.mae_long` of each measure: ``measure, width, n, estimator, mae``."""
+        return self._stacked("mae_long")
+
+    def bias_distribution(self) -> pa.Table:
+        """`PoolingExperiment.bias_distribution` of each measure: one row per (measure, width)."""
+        return self._stacked("bias_distribution")
+
+
+#: The classic comparison: AP, its judged-only relatives, and the paper's RBP.
+COMPARISON_MEASURES = ("AP", "Bpref", "infAP", "AP(judged_only=True)", "RBP(rel=1,p=0.8)@10")
+
+
+def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, widths=None, repeats=100,
+                       common_topics=None, topic_repeats=200, mode="assumed", pooled_unjudged="unjudged",
+                       ideal="pool", rng=None, threads=None) -> PoolingComparison:
+    """`pooling_experiment` for each of ``measures`` on the same random draws.
+
+    Each measure's experiment runs with the same seed: its random stream per (width, repeat)
+    depends only on the seed and the task (`fastrisk._kernels._random`), so every measure
+    sees the same pooled systems, unpooled run and common topics, and the bias of bpref,
+    infAP or a condensed-list measure (Buckley & Voorhees, SIGIR 2004; Yilmaz & Aslam, CIKM
+    2006; Sakai, SIGIR 2007) compares draw by draw with AP's and with the adjusted estimates of
+    Webber & Park (SIGIR 2009).
+
+    Parameters
+    ----------
+    runs, qrels, depth, widths, repeats, common_topics, topic_repeats, mode, pooled_unjudged, ideal, rng, threads
+        As in `pooling_experiment`; a ``judged_only`` measure is scored condensed whatever ``mode``.
+    measures : sequence of str
+        Measure names (default: AP, Bpref, infAP, AP(judged_only=True) and RBP(rel=1,p=0.8)@10).
+
+    Returns
+    -------
+    PoolingComparison
+        The experiments' arrays with a leading ``measure`` axis, and their stacked tables.
+    """
+    if isinstance(measures, (str, Measure)):
+        measures = [measures]
+    try:
+        parsed = [parse_measure(m) for m in measures]
+    except TypeError:
+        raise InputError(f"`measures` must be a list of measure names, got {measures!r}") from None
+    names = [m.name for m in parsed]
+    if not names or len(set(names)) != len(names):
+        raise InputError(f"`measures` must name at least one measure, each once; got {names}")
+    seed = resolve_seed(rng)
+    runs, qrels = _as_runs(runs), _as_qrels(qrels)
+    exps = [_experiment(_context(runs, qrels, m, depth, mode, pooled_unjudged, ideal), widths, repeats, common_topics,
+                        topic_repeats, mode, pooled_unjudged, ideal, seed, threads) for m in parsed]
+    first = exps[0]
+    stack = {f: np.stack([getattr(e, f) for e in exps]) for f in (
+        "true", "unpooled", "loo_adjustment", "adjusted_abs", "mixed_abs", "adjusted_err", "adjusted_sq",
+        "variance_estimate", "accurate")}
+    return PoolingComparison(
+        measures=tuple(names), widths=first.widths, common_topics=first.common_topics, repeats=first.repeats,
+        topic_repeats=first.topic_repeats, n_topics=first.n_topics, depth=first.depth, mode=mode,
+        pooled_unjudged=pooled_unjudged, ideal=ideal, seed=seed, system_names=first.system_names,
+        systems=first.systems, **stack)

@@ -6,7 +6,10 @@
   Urbano, Lima & Hanjalic (SIGIR 2019): simIReff margins and copulas as VineCopula's
   `BiCopSelect` (every family, MLE, AIC), cached;
 - `type1`, `power`, `type3`, `grid`: their error-rate studies, with
-  the published protocol, on the sweep engine;
+  the published protocol, on the sweep engine, on the bundled collections or any score
+  matrix of any measure on [0, 1] (margins by the measure's support);
+- `topics`: topic-set-size planning, the smallest number of topics whose simulated power
+  reaches a target (`TopicsResult`);
 - `resample_topics`, `CollectionModel` (`fit_hurdle_margin`, `fit_exchangeable_copula`),
   `simulate_pairs`: new topic sets
   from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
@@ -23,10 +26,11 @@ from fastrisk.simulate.collections import (
 from fastrisk.simulate.copulas import fit_copula
 from fastrisk.simulate.fits import CollectionFit, fit_collections
 from fastrisk.simulate.margins import Margin, fit_hurdle_margin
+from fastrisk.simulate.planning import TopicsResult, topics
 from fastrisk.simulate.simireff import SimMargin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
 __all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Margin",
-           "SimMargin", "StudyResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
+           "SimMargin", "StudyResult", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
            "fit_hurdle_margin", "fit_margin", "power",
-           "resample_topics", "simulate_pairs", "type1", "type3"]
+           "resample_topics", "simulate_pairs", "topics", "type1", "type3"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from fastrisk._kernels import simulate as _k
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
 from fastrisk.errors import InputError
@@ -73,7 +74,7 @@ def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True
 
 
 def _family_set():
-    import pyvinecopulib as pv
+    pv = require("pyvinecopulib", what="a simulation")
 
     f = pv.BicopFamily
     return [f.indep, f.gaussian, f.student, f.clayton, f.gumbel, f.frank, f.joe]
@@ -105,7 +106,7 @@ def fit_exchangeable_copula(x, y, *, seed: int = 0):
     -------
     pyvinecopulib.Bicop
     """
-    import pyvinecopulib as pv
+    pv = require("pyvinecopulib", what="a simulation")
 
     ctl = pv.FitControlsBicop(family_set=_family_set(), parametric_method="itau", selection_criterion="aic")
     return pv.Bicop.from_data(pseudo_observations(np.asarray(x), np.asarray(y), seed), controls=ctl)

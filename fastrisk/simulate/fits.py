@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from fastrisk._runtime.atomic import write_text
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-from fastrisk.simulate.measures import canonical_measure, kept_runs
+from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -223,7 +224,7 @@ def prepare_h1(fits, deltas, *, executor=None) -> None:
         fit.h1[key] = _result(job, fit.name)
         fit._dirty = True
     for fit in {id(f): f for f, _, _ in jobs}.values():
-        fit.save()
+        cache_fit(fit)
 
 
 def _fit_pairs(values, pairs, base_seed) -> dict:
@@ -306,10 +307,11 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
 
     Parameters
     ----------
-    collections : sequence of str or dict
-        Bundled collections (names, e.g. ``"web2012_ap"``) or ``{name: ScoreMatrix}``.
+    collections : str, path-like, sequence of them, or dict
+        Bundled collections (names, e.g. ``"web2012_ap"``), score-matrix files (paths) or
+        ``{name: ScoreMatrix}``.
     measure : str, optional
-        The measure of the scores (default: from each name's suffix).
+        The measure of the scores (default: a file's own, or each name's suffix).
     executor : optional
         Where pairs are fitted, in chunks: any ``concurrent.futures`` executor or a Dask client
         (None: in-process).
@@ -328,27 +330,49 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
     dict
         Name -> the collection's fitted model (margins of its runs, copulas of its pairs).
     """
-    items = dict(collections) if isinstance(collections, dict) else {n: None for n in collections}
+    require("pyvinecopulib", what="a simulation")  # here, not in a job: one clear line when it is missing
+    if isinstance(collections, (str, Path)):
+        collections = [collections]
+    items = dict(collections) if isinstance(collections, dict) else {str(n): None for n in collections}
     if isinstance(ties_seed, bool) or not isinstance(ties_seed, numbers.Integral) or not 0 <= ties_seed < 2**32:
         raise InputError(f"`ties_seed` must be an integer in [0, 2**32), got {ties_seed!r}")
     out, todo = {}, {}
     cdir = cache_dir(cache) if cache is not False else None
     for name, mat in items.items():
-        meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
-        values = np.asarray((mat if mat is not None else trec_matrix(name)).values, dtype=np.float64)
+        if mat is None and Path(name).is_file():  # a score-matrix file, with its own measure
+            meas, mat = read_collection(name, measure)
+        else:
+            meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
+        mat = mat if mat is not None else trec_matrix(name)
+        values = np.asarray(getattr(mat, "values", mat), dtype=np.float64)
         if values.ndim != 2 or values.shape[0] < 3:
-            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems")
+            raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems, "
+                             f"it has {values.shape[0] if values.ndim == 2 else 'no'}")
         h = matrix_hash(values, meas, ties_seed)
         path = None if cdir is None else cdir / f"{cache_stem(name)}-{h[:16]}.json"
         got = None if (refit or path is None) else load_fit(path, h, values)
         if got is not None:
             out[name] = got
         else:
+            check_scores(values, meas, name=name, systems=getattr(mat, "systems", None),
+                         topics=getattr(mat, "topics", None))
             todo[name] = (meas, values, h, path)
     if not todo:
         return out
     submit = _submitter(executor)
     futures = {}
+
+    def finish(name, kept, removed, V, fm, fcs):
+        meas, values, h, path = todo[name]
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
+        copulas = {}
+        for f in fcs:
+            copulas.update(_result(f, name))
+        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
+        if path is not None and cache_fit(fit):
+            fit.source = f"fitted:{path}"
+        out[name] = fit
+
     for name, (meas, values, h, path) in todo.items():
         kept, removed = kept_runs(values)
         V = values[kept]
@@ -357,18 +381,23 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
         seed = ties_base_seed(values, meas, ties_seed)
         futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
                          [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
-    for name, (kept, removed, V, fm, fcs) in futures.items():
-        meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
-        copulas = {}
-        for f in fcs:
-            copulas.update(_result(f, name))
-        fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
-        if path is not None:
-            fit.save()
-            fit.source = f"fitted:{path}"
-        out[name] = fit
+        if executor is None:  # fitted already: cached now, so that Ctrl-C keeps every finished collection
+            finish(name, *futures.pop(name))
+    for name, entry in futures.items():
+        finish(name, *entry)
     return {n: out[n] for n in items}
+
+
+def cache_fit(fit) -> bool:
+    """``fit.save()``; a cache that cannot be written (read-only, full) is a warning naming the
+    file, never an error: the fit is in memory and the study goes on (as the runs cache)."""
+    try:
+        fit.save()
+    except OSError as exc:
+        warnings.warn(f"the fit of {fit.name!r} was not cached in {fit.path}: {exc.strerror or exc}; it is "
+                      "fitted again next time (give a writable --cache / cache=)", RuntimeWarning, stacklevel=3)
+        return False
+    return True
 
 
 class _Done:

@@ -38,6 +38,7 @@ import atexit
 import gc
 import json
 import numbers
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +56,8 @@ from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import fit_collections, load_fit, prepare_h1
-from fastrisk.simulate.measures import canonical_measure
+from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -79,32 +80,91 @@ _CODES = {"t": "t", "wilcoxon": "w", "sign": "s", "bootstrap": "b", "permutation
 
 
 def resolve(measure=None, collections=None) -> tuple[str, tuple]:
-    """(measure key, collection names) from a measure name (AP, nDCG@20, ERR@20, P@10, RR or
-    the study's ap, ndcg20, ...) and/or bundled collection names (or a mapping name ->
-    ScoreMatrix, whose measure is ``measure``); a collection of another measure than
-    ``measure`` is an error."""
+    """(measure key, collection names) of `collections` (see `load_collections`)."""
+    key, items = load_collections(measure, collections)
+    return key, tuple(items)
+
+
+def _bundled(name) -> bool:
+    text = str(name)
+    if not text or any(c in text for c in "/\\") or text.startswith("."):
+        return False
+    try:
+        path(f"trec-matrices/{text}.csv")
+    except InputError:
+        return False
+    return True
+
+
+def load_collections(measure=None, collections=None) -> tuple[str, dict]:
+    """(measure key, {name: ScoreMatrix, or None for a bundled matrix}) of ``collections``:
+    bundled matrix names (``adhoc8_ap``, ``web2012_err20``), paths to score matrices in any
+    format `fastrisk.read_matrix` reads (named by the path), or a mapping name -> ScoreMatrix;
+    None: the study's four bundled collections of ``measure`` (AP, nDCG@20, ERR@20, P@10, RR).
+    A file's measure is its own (the Parquet of ``fastrisk evaluate --matrix-out`` carries it)
+    or ``measure``; every collection must hold the same measure."""
     if collections is None:
         key = canonical_measure("ap" if measure is None else measure)
-        return key, MEASURES[key]
+        if key not in MEASURES:
+            raise InputError(f"no bundled collections of {key}: pass `collections` (score-matrix files, "
+                             f"e.g. written by fastrisk evaluate --matrix-out)")
+        return key, {n: None for n in MEASURES[key]}
+    if isinstance(collections, (str, Path)):
+        collections = [collections]
     if isinstance(collections, Mapping):
         if not collections:
             raise InputError("`collections` is empty")
-        if measure is None:
-            raise InputError("in-memory collections need `measure`")
-        return canonical_measure(measure), tuple(collections)
-    names = tuple(str(c).strip() for c in collections if str(c).strip())
-    if not names:
+        labels = {canonical_measure(m.measure) for m in collections.values() if getattr(m, "measure", None)}
+        if measure is None and len(labels) != 1:
+            raise InputError("in-memory collections need `measure`" if not labels else
+                             f"collections mix measures ({', '.join(sorted(labels))})")
+        key = canonical_measure(measure) if measure is not None else labels.pop()
+        if labels - {key}:
+            raise InputError(f"collections hold {', '.join(sorted(labels))}, not {measure!r}")
+        return key, {str(n): m for n, m in collections.items()}
+    items, kinds = {}, {}
+    for c in collections:
+        if isinstance(c, (str, Path)) and not str(c).strip():
+            continue
+        name = str(c).strip()
+        if _bundled(name):
+            items[name], kinds[name] = None, canonical_measure(name.partition("_")[2])
+        elif Path(name).exists():
+            kinds[name], items[name] = read_collection(name, measure)
+        else:
+            raise InputError(f"collection {name!r}: no bundled file 'trec-matrices/{name}.csv' and no such "
+                             f"file; a collection is a bundled matrix (adhoc5..8_ap/p10/rr, "
+                             f"web2010..2013_ndcg20/err20) or a score-matrix file")
+    if not items:
         raise InputError("`collections` is empty")
-    for n in names:
-        path(f"trec-matrices/{n}.csv")  # raises InputError naming an unknown matrix
-    kinds = {canonical_measure(n.partition("_")[2]) for n in names}
-    if len(kinds) > 1:
-        raise InputError(f"collections {', '.join(names)} mix measures ({', '.join(sorted(kinds))})")
-    key = kinds.pop()
+    names = ", ".join(items)
+    if len(set(kinds.values())) > 1:
+        raise InputError(f"collections {names} mix measures ({', '.join(sorted(set(kinds.values())))})")
+    key = next(iter(kinds.values()))
     if measure is not None and canonical_measure(measure) != key:
-        raise InputError(f"collections {', '.join(names)} hold {key}, not {measure!r}: give --measure {key} "
+        raise InputError(f"collections {names} hold {key}, not {measure!r}: give --measure {key} "
                          f"or other collections")
-    return key, names
+    return key, items
+
+
+#: The study's H1 pairs each baseline with its 10 nearest runs (``R/02-margins_transform.R``).
+H1_NEIGHBOURS = 10
+
+
+def check_runs(fits, mode: str) -> None:
+    """An `InputError` when a collection keeps too few runs for the protocol (type I: two
+    runs; H1: a baseline and a partner), a warning when H1 cannot give each baseline its 10
+    nearest runs (the study's ``R/02-margins_transform.R``): it then takes every other run."""
+    for f in fits:
+        dropped = len(f.removed["duplicates"]) + len(f.removed["bottom"])
+        if f.n_runs < 2:
+            raise InputError(f"collection {f.name!r} keeps {f.n_runs} run(s) of {f.n_runs + dropped} (duplicates "
+                             f"and the bottom 10 % are dropped); the study needs at least 2, and "
+                             f"{H1_NEIGHBOURS + 1} for its H1 pairs")
+        if mode != "type1" and f.n_runs < H1_NEIGHBOURS + 1:
+            warnings.warn(f"collection {f.name!r} keeps {f.n_runs} runs: the study pairs each H1 baseline with "
+                          f"its {H1_NEIGHBOURS} nearest runs, which needs {H1_NEIGHBOURS + 1}; each gets the "
+                          f"{f.n_runs - 1} others", UserWarning, stacklevel=4)
 
 
 #: Fits in this process by token (the cache file, or "memory:NAME:HASH" for uncached ones).
@@ -192,8 +252,10 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None) -> pa.Table:
-    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``)."""
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0) -> pa.Table:
+    """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
+    ``nested`` > 0: a trial's topics are the first ``topics`` of its ``nested``-topic draw, so
+    sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``."""
     fits = _fits(fits)
     coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
@@ -204,7 +266,8 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
     shape = (len(tests), 2, len(lv))
     hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
     if len(mine):
-        U = _k.trial_uniforms(topic_seed, mine.astype(np.int64), topics)
+        U = _k.trial_uniforms(topic_seed, mine.astype(np.int64), max(topics, nested))
+        U = np.ascontiguousarray(U[:, :, :topics]) if nested else U
         pairs = np.empty((len(mine), 2, topics))
         if mode == "type1":
             keys = a[mine] * 100_000 + b[mine]
@@ -294,7 +357,7 @@ class StudyResult(Result):
                     cols.append(f"{test.replace('@', '')}_{tail}")
                     idx.append((k, tail))
         stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
-        cell = f"{self.measure}_{self.topics}"
+        cell = f"{file_stem(self.measure)}_{self.topics}"
         alphas = np.asarray(self.alphas)
 
         def frame(rows, first, values):
@@ -307,15 +370,18 @@ class StudyResult(Result):
             return {f"{stem}/{stem}_{cell}": frame(alphas, "alpha", lambda k, t: self.rate[0, k, t])}
         out = {}
         for d, delta in enumerate(self.deltas):
-            out[f"{stem}_by_alpha/delta{delta:.2f}/{stem}_by_alpha_{cell}_delta{delta:.2f}"] = frame(
+            dl = _label(delta, 2)
+            out[f"{stem}_by_alpha/delta{dl}/{stem}_by_alpha_{cell}_delta{dl}"] = frame(
                 alphas, "alpha", lambda k, t, d=d: self.rate[d, k, t])
         for a, alpha in enumerate(alphas):
-            out[f"{stem}_by_delta/alpha{alpha:.3f}/{stem}_by_delta_{cell}_alpha{alpha:.3f}"] = frame(
+            al = _label(alpha, 3)
+            out[f"{stem}_by_delta/alpha{al}/{stem}_by_delta_{cell}_alpha{al}"] = frame(
                 np.asarray(self.deltas), "delta", lambda k, t, a=a: self.rate[:, k, t, a])
         return out
 
     def write_tables(self, directory) -> list[Path]:
-        """Write `tables` as CSV files under ``directory`` (the study's layout)."""
+        """Write `tables` as CSV files under ``directory`` (the study's layout), each atomically
+        (a failure leaves no partial file)."""
         paths = []
         for name, df in self.tables().items():
             p = Path(directory) / f"{name}.csv"
@@ -324,6 +390,14 @@ class StudyResult(Result):
                 df.to_csv(fh, index=False, float_format="%.6g")
             paths.append(p)
         return paths
+
+
+def _label(value: float, digits: int) -> str:
+    """``value`` in a table's name: with ``digits`` decimals as the study's layout has them
+    (``delta0.05``, ``alpha0.050``) when that is exact, else in full (``delta0.011``), so two
+    values never share a name."""
+    short = f"{value:.{digits}f}"
+    return short if float(short) == float(value) else repr(float(value))  # the shortest exact digits
 
 
 def _study_iv(topics, trials, replicates, deltas, protocol):
@@ -336,21 +410,26 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
     d = np.asarray(deltas, dtype=np.float64).reshape(-1)
     if not np.isfinite(d).all() or d.size == 0:
         raise InputError(f"`delta` must be finite numbers, got {d.tolist()}")
+    values, counts = np.unique(d, return_counts=True)
+    if (counts > 1).any():  # a repeated delta would pool its trials twice (n doubled, SE too small)
+        raise InputError(f"`delta` lists {', '.join(f'{v:g}' for v in values[counts > 1])} more than once: "
+                         "give each effect size once")
     return d
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0):
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
-    key, names = resolve(measure, collections)
-    fits = fit_collections(dict(collections) if isinstance(collections, Mapping) else list(names), key,
-                           executor=executor, cache=cache, ties_seed=ties_seed)
+    key, items = load_collections(measure, collections)
+    names = tuple(items)
+    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
+    check_runs(fit_list, mode)
     tokens = [_token(f) for f in fit_list]
     _LOADED.update(zip(tokens, fit_list))
-    data = {n: (collections[n] if isinstance(collections, Mapping) else f"trec:{n}") for n in names}
+    data = {n: (f"trec:{n}" if m is None else m) for n, m in items.items()}
     skipped = {}
     experiments = []
     if mode != "type1":
@@ -370,11 +449,12 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                             "topics": int(topics),
                             "replicates": int(replicates), "delta": float(delta),
                             "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
-                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas]},
+                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas],
+                            **({"nested": int(nested)} if nested else {})},
                     grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
-            f.save()  # the transformations, for the workers
+            cache_fit(f)  # the transformations, for the workers
     grid = Grid(experiments, rng=0)
     table = _finished(out, grid) if resume else None
     if table is None:
@@ -436,10 +516,12 @@ def _doc(fn):
 
     Parameters
     ----------
-    measure : str
-        AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr): the study's four
-        bundled collections of that measure, unless ``collections`` names bundled matrices (of
-        that measure).
+    measure : str, optional
+        AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr; default AP): the
+        study's four bundled collections of that measure, unless ``collections`` gives bundled
+        matrix names or score-matrix files (any format `fastrisk.read_matrix` reads; the Parquet
+        of ``fastrisk evaluate --matrix-out`` names its measure, otherwise ``measure`` does: any
+        measure on [0, 1], margins by its support, see `fastrisk.simulate.measures`).
     delta : sequence of float
         The effect sizes (`power`, `type3`; `type1` simulates delta = 0).
     topics : int
@@ -457,8 +539,8 @@ def _doc(fn):
         The sign test's tie threshold.
     alphas : sequence of float
         The significance levels at which rates are counted.
-    collections : sequence of str, optional
-        Bundled matrices to simulate from instead of the study's four.
+    collections : sequence of str or path-like, optional
+        Bundled matrix names or score-matrix files to simulate from instead of the study's four.
     executor : optional
         As `fastrisk.sweep.sweep` (None: in-process; a process pool; a Dask client); it also
         fits the models a study misses.
@@ -490,7 +572,7 @@ def _doc(fn):
 
 
 @_doc
-def type1(measure="ap", *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
+def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
           resume: bool = False, ties_seed: int = 0) -> StudyResult:
@@ -500,7 +582,7 @@ def type1(measure="ap", *, topics: int = 50, trials: int = 10000, replicates: in
 
 
 @_doc
-def power(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
+def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
@@ -511,7 +593,7 @@ def power(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
 
 
 @_doc
-def type3(measure="ap", *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
+def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:

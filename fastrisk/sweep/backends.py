@@ -14,7 +14,8 @@ import uuid
 import warnings
 from pathlib import Path
 
-from fastrisk._runtime.threads import blas_threads, limit_threads
+from fastrisk._runtime.extras import require
+from fastrisk._runtime.threads import blas_threads, limit_threads, settle_numba_threads
 from fastrisk._runtime.validation import non_negative_number, positive_int
 from fastrisk.errors import InputError, ResourceError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
@@ -27,6 +28,7 @@ _KERNEL_LOCK = threading.Lock()  # numba's workqueue layer must not be entered b
 def _run_jobs(kind: JobKind, data, jobs: list, threads: int | None) -> list:
     """One ``(table | None, error | None, warning | None, seconds)`` per job; a job's
     exception becomes its error message, never the batch's."""
+    settle_numba_threads()  # a worker's environment may have changed since numba launched its threads
     try:
         data = _materialise(data)
     except Exception as exc:  # noqa: BLE001 - a data source that cannot be loaded fails its jobs
@@ -58,18 +60,21 @@ def _run_batch(kind: JobKind, data, jobs: list, types: dict, threads: int | None
 
 
 def worker_env() -> dict:
-    """Environment for sweep workers: one numba thread and one BLAS thread per process.
+    """Environment for sweep workers: one BLAS/OpenMP thread per process.
 
     Pass it to a Dask cluster (``LocalCluster(env=worker_env())`` or the config
-    ``distributed.nanny.pre-spawn-environ``) or export it before ``dask worker``.
+    ``distributed.nanny.pre-spawn-environ``) or export it before ``dask worker``. It holds no
+    ``NUMBA_NUM_THREADS``: a Dask nanny sets ``env=`` after the worker may have launched numba's
+    threads, and numba refuses to compile once that variable changes. Each batch runs on one
+    numba thread through `numba.set_num_threads` instead, whatever the worker's settings
+    (`fastrisk._runtime.threads.settle_numba_threads`).
 
     Returns
     -------
     dict
         Variable name -> value.
     """
-    return {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", WORKER_ENV: "1"}
+    return {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", WORKER_ENV: "1"}
 
 
 #: Set in sweep workers (`worker_env`): their standard error is closed at exit, where
@@ -111,10 +116,7 @@ def local_client(n_workers: int | None = None, **kwargs):
     -------
     distributed.Client
     """
-    try:
-        from distributed import Client  # optional (fastrisk[dask])
-    except ModuleNotFoundError:
-        raise InputError("a Dask cluster needs dask.distributed: pip install 'fastrisk[dask]'") from None
+    Client = require("distributed", what="a Dask cluster").Client
     env = dict(worker_env())
     here = str(Path(__file__).resolve().parents[2])  # workers import this fastrisk
     env["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
@@ -126,13 +128,7 @@ def local_client(n_workers: int | None = None, **kwargs):
 
 def _init_worker(env: dict, parent: int | None = None) -> None:
     os.environ.update(env)
-    # numba read its settings when fastrisk was imported to unpickle this initializer, before
-    # `env` was set: re-read them now, before any kernel runs. Otherwise a kernel loaded from the
-    # cache launches threads at the old count and the next compile (which re-reads the
-    # environment) fails with "Cannot set NUMBA_NUM_THREADS ... once the threads have been launched".
-    from numba.core import config
-
-    config.reload_config()
+    settle_numba_threads()  # numba read its settings when fastrisk was imported, before `env` was set
     if not os.environ.get(VERBOSE_ENV):
         _quiet_at_exit()
     if parent is not None:

@@ -4,15 +4,12 @@ imported on the first figure (the optional extra ``fastrisk[plot]``)."""
 
 from __future__ import annotations
 
+from fastrisk._runtime.extras import require
 from fastrisk._runtime.style import COLUMN_FIGSIZE, FONT_SIZE, SMALL_FONT_SIZE
 
 
 def _pyplot():
-    try:
-        import matplotlib.pyplot as plt  # optional dependency (fastrisk[plot])
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("fastrisk.viz.plot needs matplotlib: pip install 'fastrisk[plot]'") from None
-    return plt
+    return require("matplotlib.pyplot", what="a figure")
 
 
 def new_axes(figsize=COLUMN_FIGSIZE, *, pyplot: bool = True):
@@ -22,10 +19,7 @@ def new_axes(figsize=COLUMN_FIGSIZE, *, pyplot: bool = True):
     if pyplot:
         fig, ax = _pyplot().subplots(figsize=figsize, layout="constrained")
     else:
-        try:
-            from matplotlib.figure import Figure  # optional dependency (fastrisk[plot])
-        except ImportError:  # pragma: no cover - depends on the environment
-            raise ImportError("fastrisk.viz.plot needs matplotlib: pip install 'fastrisk[plot]'") from None
+        Figure = require("matplotlib.figure", what="a figure").Figure
         fig = Figure(figsize=figsize, layout="constrained")
         ax = fig.add_subplot()
     ax._fastrisk_styled = True

@@ -21,6 +21,11 @@ from fastrisk.viz._axes import _axes, _finish
 TEST_STYLE = {"t": ("#e41a1c", "t-test"), "wilcoxon": ("#377eb8", "Wilcoxon"), "sign": ("#4daf4a", "Sign"),
               "permutation": ("#ff7f00", "Permutation"), "bootstrap": ("#984ea3", "Bootstrap")}
 _RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999")
+#: Inches of one panel of `plot_studies`, of the legend column beside them, and the raster
+#: resolution (a one-panel PNG is about 810 x 780 px, readable at column width).
+PANEL = (3.4, 2.6)
+LEGEND_WIDTH = 2.0
+DPI = 150
 MEASURE_NAMES = {"ap": "AP", "p10": "P@10", "rr": "RR", "ndcg20": "nDCG@20", "err20": "ERR@20"}
 
 
@@ -80,11 +85,12 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
         ax.set_xlabel("Effect size δ")
     if result.study == "type1" and x == "alpha":
         ax.set_yscale("log")
-        ax.plot(alphas, alphas, color="darkgrey", lw=0.8)
+        ax.plot(alphas, alphas, color="darkgrey", lw=0.8, label="nominal (rate = α)")
         if band:
             n = float(np.nanmax(result.n))
             half = 1.96 * np.sqrt(alphas * (1 - alphas) / max(n, 1))
-            ax.fill_between(alphas, np.maximum(alphas - half, alphas * 0.05), alphas + half, color="0.85", lw=0)
+            ax.fill_between(alphas, np.maximum(alphas - half, alphas * 0.05), alphas + half, color="0.85", lw=0,
+                            label=f"nominal ± 95% Monte-Carlo\n({n:,.0f} trials)")
         ax.set_ylabel("Type I error rate")
         ax.set_xlim(alphas[0], alphas[-1])
         ax.set_ylim(alphas[0] * 0.5, alphas[-1] * 2)
@@ -104,8 +110,8 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
     ax.set_title(f"{MEASURE_NAMES.get(result.measure, result.measure)} n={result.topics} "
                  f"tails={1 if tails == 'one-tailed' else 2}{what}", fontsize=8)
     ax.grid(True, which="major", ls=":", color="darkgrey", lw=0.5)
-    if legend:
-        ax.legend(fontsize=6, frameon=False)
+    if legend:  # beside the panel, never over the curves
+        ax.legend(fontsize=6, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return _finish(ax, created)
 
 
@@ -145,7 +151,7 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
     sizes = sorted({r.topics for r in results})
     views = [("alpha", None)] if study == "type1" else [("alpha", delta), ("delta", alpha)]
     rows = [(m, t, v) for m in measures for t in tails for v in views]
-    fig = Figure(figsize=(2.6 * len(sizes), 2.3 * len(rows)), layout="constrained")
+    fig = Figure(figsize=(PANEL[0] * len(sizes) + LEGEND_WIDTH, PANEL[1] * len(rows)), layout="constrained")
     axes = fig.subplots(len(rows), len(sizes), squeeze=False)
     for i, (m, t, (x, level)) in enumerate(rows):
         for j, n in enumerate(sizes):
@@ -155,8 +161,11 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
                 ax.set_visible(False)
                 continue
             kw = {"delta": level} if x == "alpha" else {"alpha": level}
-            simulation_rates(r, tails=t, x=x, tests=tests, ax=ax, legend=(i == 0 and j == 0), **kw)
+            simulation_rates(r, tails=t, x=x, tests=tests, ax=ax, legend=False, **kw)
+    shown = next(ax for ax in axes.flat if ax.get_visible())
+    handles, labels = shown.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right upper", fontsize=7, frameon=False)  # one, beside the panels
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path, dpi=110)
+    save_figure(fig, path, dpi=DPI)
     return fig

@@ -28,6 +28,7 @@ import scipy
 
 from fastrisk._runtime import atomic as _atomic
 from fastrisk._runtime.aliases import AlphaLike, BaselineLike, MatrixLike
+from fastrisk._runtime.extras import require
 from fastrisk._version import __version__
 from fastrisk.core.baselines import Baseline, resolve_baseline
 from fastrisk.core.tables import baseline_table
@@ -68,7 +69,9 @@ def file_provenance(path) -> dict:
     Returns
     -------
     dict
-        ``path``, ``bytes``, ``sha256``, ``modified``; for a directory also ``files``: one
+        ``path`` (the file's or directory's name only: a report shared with others does not
+        disclose where its inputs lived; the SHA-256 identifies them), ``bytes``, ``sha256``,
+        ``modified``; for a directory also ``files``: one
         ``{"name", "bytes", "sha256"}`` per file below it (sorted by relative name), ``bytes``
         their total, ``sha256`` the digest of the listing (one ``name\tsha256`` line per file)
         and ``modified`` the latest modification.
@@ -78,14 +81,14 @@ def file_provenance(path) -> dict:
         raise InputError(f"{p}: no such file or directory")
     if not p.is_dir():
         st = p.stat()
-        return {"path": str(p), "bytes": st.st_size, "sha256": _sha256(p), "modified": _modified(st)}
+        return {"path": p.name, "bytes": st.st_size, "sha256": _sha256(p), "modified": _modified(st)}
     files, latest = [], None
     for f in sorted((f for f in p.rglob("*") if f.is_file()), key=lambda f: f.relative_to(p).as_posix()):
         st = f.stat()
         files.append({"name": f.relative_to(p).as_posix(), "bytes": st.st_size, "sha256": _sha256(f)})
         latest = st if latest is None or st.st_mtime > latest.st_mtime else latest
     listing = "".join(f"{f['name']}\t{f['sha256']}\n" for f in files)
-    return {"path": str(p), "bytes": sum(f["bytes"] for f in files),
+    return {"path": p.resolve().name, "bytes": sum(f["bytes"] for f in files),
             "sha256": hashlib.sha256(listing.encode()).hexdigest(),
             "modified": _modified(latest or p.stat()), "files": files}
 
@@ -667,7 +670,8 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
     return sections, params, title
 
 
-def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: str | None = None,
+def write_report(path=None, matrix: MatrixLike = None, baseline: BaselineLike = None, *, out=None,
+                 format: str | None = None,
                  image_format: str = "svg", alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
                  value=None, convention: str = "classic", significance: float = 0.05, systems=None,
                  missing: str = "raise", threads: int | None = None, title: str | None = None,
@@ -681,12 +685,16 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
     Parameters
     ----------
     path : str or os.PathLike
-        The file to write (atomically).
+        The file to write (atomically). Or give it as ``out=``, after the matrix and the
+        baseline: ``write_report(matrix, baseline, out="report.html")``.
     matrix : MatrixLike
         Per-topic scores, systems × topics.
     baseline : BaselineLike
-        A system name, a file, a mapping topic -> score, a `Baseline` or
+        A system name, a file, a mapping topic -> score, a `Baseline`, ``"best"`` or
         ``"mean"`` / ``"median"`` / ``"max"``.
+    out : str or os.PathLike, optional
+        The file to write, as a keyword (then the first two arguments are the matrix and the
+        baseline).
     format : {"html", "pdf"}, optional
         One self-contained HTML page (default unless ``path`` ends in ``.pdf``), or a PDF: a
         parameter page, then each figure and each table on pages of their own.
@@ -715,6 +723,14 @@ def write_report(path, matrix: MatrixLike, baseline: BaselineLike, *, format: st
     pathlib.Path
         ``path``.
     """
+    if out is not None:
+        if baseline is not None:
+            raise InputError("write_report: give the file once, as the first argument or as out=")
+        path, matrix, baseline = out, path, matrix
+    if path is None or matrix is None or baseline is None:
+        raise InputError("write_report needs the file (out=), the matrix and the baseline: "
+                         "write_report(matrix, baseline, out='report.html')")
+    require("matplotlib", what="a report")
     format = _report_iv(image_format, format, path, significance, heatmap_alpha)
     sections, params, title = build_report(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                                            convention=convention, significance=significance, systems=systems,

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk._runtime.extras import require
 from fastrisk.data.runs import ipc
 from fastrisk.errors import InputError
 
@@ -204,6 +205,7 @@ class RunSet:
         })
 
     def to_pandas(self):
+        require("pandas", what="to_pandas()")
         return self.to_arrow().to_pandas()
 
 
@@ -343,6 +345,7 @@ class Qrels:
         })
 
     def to_pandas(self):
+        require("pandas", what="to_pandas()")
         return self.to_arrow().to_pandas()
 
 

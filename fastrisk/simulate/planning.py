@@ -1,0 +1,269 @@
+"""Topic-set-size planning on the fitted models of a collection: the smallest number of topics
+whose simulated power reaches a target (`topics`, `TopicsResult`).
+
+Sakai ("Topic set size design", Information Retrieval 19(3), 2016) derives the number of
+topics a paired t test needs for a given power from the noncentral t distribution, with the
+variance of the differences estimated from past data. Here the power at n topics is instead
+*simulated*, as `fastrisk.simulate.power` measures it (Urbano, Lima & Hanjalic, SIGIR 2019:
+pairs of runs drawn from the collection's fitted margins and copulas, the experimental run's
+margin transformed to mean mu_b + delta), so any test of the battery can be planned for, on
+any collection and measure, without assuming normal differences. On a Gaussian joint law the
+simulated curve of the t test is Sakai's noncentral-t power (tests/test_simulate_topics.py).
+
+Search: power at n = min_topics, 2 min_topics, 4 min_topics, ... (capped at max_topics)
+until it reaches the target, then bisection on the integers between the last size below and
+the first at or above it. Every size uses the same study seed and nested topic sets: trial t
+draws the same collection and pair of runs at every n, and its n topics are the first n of
+one draw of max_topics (as an experimenter adding topics keeps the ones judged), so the
+curve is smooth in n and the bisection sees a monotone curve up to Monte-Carlo error
+(common random numbers). The band is the 95 % Wilson score interval of each simulated
+proportion.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk._runtime.validation import choice, level, non_negative_int, open_unit, positive_int
+from fastrisk.data.results import Result, array
+from fastrisk.errors import InputError
+from fastrisk.simulate import studies as _s
+from fastrisk.simulate.battery import battery, battery_test_names
+
+#: Normal quantile of the 95 % Monte-Carlo band.
+Z95 = 1.959963984540054
+#: Resamples when the planned test needs them (the studies' default).
+REPLICATES = 1000
+
+
+@dataclass(frozen=True, repr=False)
+class TopicsResult(Result):
+    """Simulated power against the number of topics (``n``, ascending: every size the search
+    evaluated) and the answer ``topics``: the smallest n whose power reaches ``target`` (None
+    when even ``max_topics`` does not). Per n: ``power``, its Monte-Carlo ``se`` =
+    sqrt(p (1 - p) / trials), the 95 % Wilson band ``low``, ``high`` and ``trials`` (the
+    trials where the test is defined)."""
+
+    _coords: ClassVar[dict] = {"n": {"n": "n"}}
+    _constants: ClassVar[tuple] = ("measure", "test", "tails")
+
+    measure: str
+    test: str
+    tails: str
+    alpha: float
+    delta: float
+    target: float
+    topics: int | None
+    min_topics: int
+    max_topics: int
+    replicates: int
+    seed: int
+    collections: str
+    fits: str
+    skipped: str
+    n: tuple
+    power: np.ndarray = array("n")
+    se: np.ndarray = array("n")
+    low: np.ndarray = array("n")
+    high: np.ndarray = array("n")
+    trials: np.ndarray = array("n")
+
+    @property
+    def reached(self) -> bool:
+        return self.topics is not None
+
+    def summary(self) -> str:
+        """One line: the answer and the power there."""
+        head = f"{self.test} ({self.tails}, alpha {self.alpha:g}) at delta {self.delta:g} on {self.measure}"
+        if self.topics is None:
+            return (f"{head}: power {self.power[-1]:.3f} at {self.n[-1]} topics, below the target "
+                    f"{self.target:g} (raise max_topics)")
+        k = self.n.index(self.topics)
+        return (f"{head}: {self.topics} topics reach power {self.target:g} (simulated {self.power[k]:.3f} "
+                f"+- {self.se[k]:.3f})")
+
+    def plot(self, path=None, *, ax=None):
+        """Power against topics with its 95 % Monte-Carlo band, the target and the answer;
+        saved at ``path`` (SVG, PNG or PDF by its suffix) when given. Returns the Figure."""
+        from matplotlib.figure import Figure  # optional, slow to import
+
+        fig = None
+        if ax is None:
+            fig = Figure(figsize=(5.2, 3.4), layout="constrained")
+            ax = fig.subplots()
+        n = np.asarray(self.n, dtype=np.float64)
+        ax.fill_between(n, self.low, self.high, alpha=0.25, color="C0", linewidth=0,
+                        label="95 % Monte-Carlo band (Wilson)")
+        ax.plot(n, self.power, "o-", color="C0", markersize=3, label=f"simulated power, {self.test}")
+        ax.axhline(self.target, color="0.4", linestyle="--", linewidth=0.8, label=f"target {self.target:g}")
+        if self.topics is not None:
+            ax.axvline(self.topics, color="C3", linestyle=":", linewidth=1.0, label=f"{self.topics} topics")
+        ax.set_xlabel("topics")
+        ax.set_ylabel("power")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{self.measure}: {self.test} ({self.tails}), alpha = {self.alpha:g}, delta = {self.delta:g}",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        fig = fig or ax.figure
+        if path is not None:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fig.savefig(path, dpi=110)
+        return fig
+
+
+def wilson(p, n, z: float = Z95):
+    """Wilson score interval (low, high) of proportions ``p`` over ``n`` trials."""
+    p, n = np.asarray(p, dtype=np.float64), np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return np.clip(mid - half, 0, 1), np.clip(mid + half, 0, 1)
+
+
+def needs_resamples(test: str, trisk_alpha) -> bool:
+    """Whether the battery computes ``test`` only with resamples (its p-value is NaN with
+    ``replicates=0``): asked of the battery itself on one pair, so a new member needs nothing here."""
+    pair = np.array([[[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [0.15, 0.4, 0.25, 0.6, 0.9, 0.65]]])
+    res = battery(pair, replicates=0, trisk_alpha=trisk_alpha, protocol="urbano2019")
+    return bool(np.isnan(res.pvalue[0, res.tests.index(test)]).all())
+
+
+def _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics, max_topics):
+    names = battery_test_names(trisk_alpha)
+    if test not in names:
+        raise InputError(f"`test` must be a test of the battery ({', '.join(names)}; TRisk at other alphas "
+                         f"with `trisk_alpha`), got {test!r}")
+    choice(tails, "tails", _s.TAILS)
+    level(alpha, "alpha")
+    open_unit(power, "power", "a target power")
+    open_unit(delta, "delta", "an effect size")
+    positive_int(trials, "trials")
+    for name, v in (("min_topics", min_topics), ("max_topics", max_topics)):
+        if positive_int(v, name) < 2:
+            raise InputError(f"`{name}` must be at least 2 topics, got {v!r}")
+    if min_topics > max_topics:
+        raise InputError(f"`min_topics` ({min_topics}) exceeds `max_topics` ({max_topics})")
+    if replicates is None:
+        return REPLICATES if needs_resamples(test, trisk_alpha) else 0
+    if non_negative_int(replicates, "replicates") == 0 and needs_resamples(test, trisk_alpha):
+        raise InputError(f"`{test}` needs resamples: `replicates` must be positive")
+    return int(replicates)
+
+
+def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.05, delta: float = 0.05,
+           power: float = 0.8, tails: str = "two-sided", trials: int = 10000, replicates: int | None = None,
+           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, min_topics: int = 2,
+           max_topics: int = 1000, executor=None, chunk: int = _s.CHUNK, progress: bool | None = None,
+           cache=None, ties_seed: int = 0) -> TopicsResult:
+    """The smallest number of topics at which ``test`` reaches ``power`` at level ``alpha``
+    against an effect ``delta``, simulated on the fitted models of ``collections``.
+
+    Power at n topics is `fastrisk.simulate.power`'s (the protocol of Urbano, Lima & Hanjalic,
+    SIGIR 2019: H1 pairs whose experimental run's margin is transformed to mean mu_b + delta),
+    the share of ``trials`` in which the test rejects at ``alpha`` (``tails``: 'two-sided', as
+    in Sakai's topic set size design, or 'one-tailed', H1: e > b). The sizes searched and the
+    search are described in the module docstring; every size uses the same trials (seed
+    ``rng``).
+
+    Parameters
+    ----------
+    collections : str, path, sequence or mapping, optional
+        Bundled matrix names, score-matrix files (any format `fastrisk.read_matrix` reads; the
+        Parquet of ``fastrisk evaluate --matrix-out`` names its measure) or {name: ScoreMatrix}
+        (see `fastrisk.simulate.studies.load_collections`); None: the study's bundled
+        collections of ``measure`` (default AP).
+    measure : str, optional
+        The measure, when the collections do not name it (any measure on [0, 1]).
+    test : str
+        A test of the battery (`fastrisk.simulate.battery`): t, wilcoxon, sign, bootstrap,
+        permutation, trisk@A (A in ``trisk_alpha``), zrisk, georisk.
+    alpha, delta, power : float
+        Significance level, effect size (difference in mean score) and target power.
+    trials : int
+        Simulated pairs per size (Monte-Carlo SE <= 0.5 / sqrt(trials)).
+    replicates : int, optional
+        Resamples of the resampling tests (None: 1000 if ``test`` needs them, else 0).
+    tails : {"two-sided", "one-tailed"}
+        The alternative (one-tailed: H1 e > b).
+    rng : seed, optional
+        The study seed, common to every size.
+    trisk_alpha : sequence of float
+        The alphas of the battery's TRisk tests (``test="trisk@A"`` needs A among them).
+    min_diff : float
+        Sign test: a difference within this is a tie (the study's 0.01).
+    min_topics, max_topics : int
+        The range searched.
+    executor, chunk, cache, ties_seed
+        As `fastrisk.simulate.power`.
+    progress : bool, optional
+        Print each size's power to stderr as it is computed.
+
+    Returns
+    -------
+    TopicsResult
+        The curve (``n``, ``power``, ``se``, ``low``, ``high``, ``trials``) and the answer
+        ``topics`` (None when ``max_topics`` does not reach the target).
+    """
+    replicates = _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
+                            max_topics)
+    key, items = _s.load_collections(measure, collections)
+    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
+    seed = resolve_seed(rng)
+    points: dict[int, tuple] = {}
+    meta = {}
+
+    def at(n: int) -> float:
+        if n not in points:
+            with warnings.catch_warnings():
+                if points:  # a collection's warnings (too few runs for H1 neighbours) once, not at every size
+                    warnings.simplefilter("ignore", UserWarning)
+                r = _s._run(("power",), key, n, trials, replicates, [delta], seed, trisk_alpha, min_diff, [alpha],
+                            items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
+                            nested=int(max_topics), fitted=fitted)["power"]
+            k, t = r.tests.index(test), r.tails.index(tails)
+            rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
+            points[n] = (0.0 if math.isnan(rate) else rate, valid)
+            meta.update(fits=r.fits, skipped=r.skipped)
+            if progress:
+                print(f"topics: n = {n}: power {points[n][0]:.4f} ({valid} trials)", file=sys.stderr)
+        return points[n][0]
+
+    answer = _search(at, power, int(min_topics), int(max_topics))
+    sizes = tuple(sorted(points))
+    p = np.array([points[k][0] for k in sizes])
+    m = np.array([points[k][1] for k in sizes], dtype=np.int64)
+    low, high = wilson(p, m)
+    return TopicsResult(measure=key, test=test, tails=tails, alpha=float(alpha), delta=float(delta),
+                        target=float(power), topics=answer, min_topics=int(min_topics), max_topics=int(max_topics),
+                        replicates=int(replicates), seed=int(seed), collections=", ".join(items),
+                        fits=meta["fits"], skipped=meta["skipped"], n=sizes, power=p,
+                        se=np.sqrt(p * (1 - p) / np.maximum(m, 1)), low=low, high=high, trials=m)
+
+
+def _search(at, target: float, lo: int, hi: int) -> int | None:
+    """Smallest n in [lo, hi] with at(n) >= target on a non-decreasing curve: doubling from lo,
+    then bisection; None if at(hi) < target."""
+    below, n = None, lo
+    while at(n) < target:
+        if n >= hi:
+            return None
+        below, n = n, min(2 * n, hi)
+    if below is None:
+        return n
+    while n - below > 1:
+        mid = (below + n) // 2
+        if at(mid) >= target:
+            n = mid
+        else:
+            below = mid
+    return n

@@ -1,0 +1,136 @@
+"""Topic-set-size planning (`fastrisk.simulate.topics`, issue #28 part 3): on a Gaussian joint
+law the simulated power curve of the t test is the noncentral-t power of the paired t test
+(Sakai, "Topic set size design", Information Retrieval 19(3), 2016); the search; the band;
+the validation."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from fastrisk.errors import InputError
+from fastrisk.simulate import planning, simireff, studies, topics
+from fastrisk.simulate.fits import CollectionFit
+
+MU_B, SIGMA, RHO, DELTA = 0.45, 0.05, 0.5, 0.02
+SD_D = SIGMA * np.sqrt(2 * (1 - RHO))  # sd of d = e - b: 0.05, so an effect size of 0.4
+
+
+def nct_power(n, delta=DELTA, sd=SD_D, alpha=0.05):
+    """Power of the two-sided paired t test at n topics when d ~ N(delta, sd^2): P(|T| > t_c),
+    T noncentral t with n - 1 df and noncentrality delta sqrt(n) / sd (Sakai 2016, sec. 3)."""
+    n = np.asarray(n, dtype=np.float64)
+    tc = stats.t.ppf(1 - alpha / 2, n - 1)
+    nc = delta * np.sqrt(n) / sd
+    return stats.nct.sf(tc, n - 1, nc) + stats.nct.cdf(-tc, n - 1, nc)
+
+
+@pytest.fixture
+def gaussian(monkeypatch):
+    """A collection of two runs with the Gaussian joint law b ~ N(0.45, 0.05^2), e ~ N(0.47,
+    0.05^2), Gaussian copula rho = 0.5 (normal margins far from 0 and 1, so the truncation
+    to [0, 1] is below 1e-18), whose H1 pair at delta = 0.02 is (b, e) with the identity
+    transformation (Beta(1, 1))."""
+    x = np.linspace(0.3, 0.6, 20)
+    margins = [simireff._norm(x, params={"mu": MU_B, "sigma": SIGMA}),
+               simireff._norm(x, params={"mu": MU_B + DELTA, "sigma": SIGMA})]
+    assert abs(margins[1].mean - margins[0].mean - DELTA) < 1e-12
+    fit = CollectionFit("gauss", "ap", "gauss-law", np.arange(2), {"duplicates": [], "bottom": []}, margins,
+                        {"0,1": {"family": "gaussian", "rotation": 0, "parameters": [RHO]}}, np.vstack([x, x]),
+                        h1={f"{DELTA:.10g}": {"pairs": {"0": [[1, 1.0, 1.0]]}, "failed": 0}})
+    monkeypatch.setattr(studies, "fit_collections", lambda items, *a, **kw: {"gauss": fit})
+    return {"gauss": np.vstack([x, x, x])}
+
+
+def test_t_test_curve_is_the_noncentral_t_power(gaussian):
+    trials = 2500
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # two runs: fewer than H1's 10 neighbours
+        res = topics(gaussian, measure="AP", test="t", delta=DELTA, power=0.8, trials=trials, rng=11,
+                     max_topics=128)
+    ref = nct_power(res.n)
+    se = np.sqrt(ref * (1 - ref) / trials)
+    assert np.all(np.abs(res.power - ref) <= 4 * se + 1e-9), np.c_[res.n, res.power, ref]
+    assert np.all(res.trials == trials) and res.replicates == 0
+    # the answer is where the reference crosses 0.8, up to Monte-Carlo error
+    n = res.topics
+    slack = 4 * np.sqrt(0.8 * 0.2 / trials)
+    assert nct_power(n) >= 0.8 - slack and nct_power(n - 1) <= 0.8 + slack
+    exact = int(np.argmax(nct_power(np.arange(2, 200)) >= 0.8)) + 2
+    assert exact == 52 and abs(n - exact) <= 4  # Sakai's effect size 0.4 at alpha .05, power .8
+    # nested topic sets: every size uses the first n topics of the same draws: smooth curve
+    assert np.all(np.diff(res.power) >= -3 * se[1:])
+    assert res.power[0] < 0.1 and res.power[-1] > 0.8
+
+
+def test_one_tailed_curve_is_the_one_sided_noncentral_t_power(gaussian):
+    trials = 2000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = topics(gaussian, measure="AP", test="t", tails="one-tailed", delta=DELTA, power=0.9, trials=trials,
+                     rng=5, max_topics=128)
+    n = np.asarray(res.n, dtype=np.float64)
+    ref = stats.nct.sf(stats.t.ppf(0.95, n - 1), n - 1, DELTA * np.sqrt(n) / SD_D)
+    assert np.all(np.abs(res.power - ref) <= 4 * np.sqrt(ref * (1 - ref) / trials) + 1e-9)
+
+
+def test_search_finds_the_smallest_size():
+    calls = []
+
+    def curve(n):
+        calls.append(n)
+        return min(1.0, n / 100)
+
+    assert planning._search(curve, 0.8, 2, 1000) == 80
+    assert len(calls) == len(set(calls)) and max(calls) == 128
+    assert planning._search(lambda n: n / 100, 0.8, 2, 50) is None
+    assert planning._search(lambda n: 0.95, 0.8, 5, 50) == 5
+    assert planning._search(lambda n: n / 100, 0.8, 2, 80) == 80
+
+
+def test_wilson_band_is_scipys():
+    p, n = np.array([0.0, 0.05, 0.5, 0.81, 1.0]), np.array([200, 1000, 10, 4000, 50])
+    low, high = planning.wilson(p, n)
+    for k in range(len(p)):
+        ci = stats.binomtest(int(round(p[k] * n[k])), int(n[k])).proportion_ci(0.95, method="wilson")
+        assert low[k] == pytest.approx(ci.low, abs=1e-12) and high[k] == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_needs_resamples_is_asked_of_the_battery():
+    assert not planning.needs_resamples("t", (1.0,))
+    assert not planning.needs_resamples("trisk@1", (1.0,))
+    assert planning.needs_resamples("bootstrap", (1.0,)) and planning.needs_resamples("permutation", (1.0,))
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"test": "z"}, "`test` must be a test of the battery"),
+    ({"test": "trisk@2"}, "trisk_alpha"),
+    ({"tails": "less"}, "`tails`"),
+    ({"alpha": 1.5}, "`alpha`"),
+    ({"power": 1.0}, "`power`"),
+    ({"delta": 0.0}, "`delta`"),
+    ({"min_topics": 1}, "`min_topics`"),
+    ({"min_topics": 50, "max_topics": 20}, "exceeds"),
+    ({"trials": 0}, "`trials`"),
+    ({"test": "bootstrap", "replicates": 0}, "needs resamples"),
+])
+def test_bad_arguments_are_named(kw, match):
+    with pytest.raises(InputError, match=match):
+        topics("adhoc5_ap", **kw)
+
+
+def test_result_table_and_figure(gaussian, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = topics(gaussian, measure="AP", delta=DELTA, power=0.5, trials=300, rng=1, max_topics=64)
+    t = res.to_arrow()
+    assert t.column_names == ["n", "measure", "test", "tails", "power", "se", "low", "high", "trials"]
+    assert t.column("n").to_pylist() == list(res.n) and res.reached
+    assert "topics reach power 0.5" in res.summary()
+    fig = res.plot(tmp_path / "topics.png")
+    assert (tmp_path / "topics.png").stat().st_size > 1000
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "95 % Monte-Carlo band (Wilson)" in labels and f"{res.topics} topics" in labels
