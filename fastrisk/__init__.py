@@ -4,9 +4,10 @@
 >>> matrix, baseline = fastrisk.data.datasets.trec2012_web()
 >>> fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10]).to_pandas()  # doctest: +SKIP
 
-The public names load on first use (PEP 562 ``__getattr__``): ``import fastrisk`` itself
-imports neither numba nor scipy, so it is quick, and the command line (``fastrisk.__main__``)
-guards Ctrl-C before the heavy imports start. Type checkers and the documentation read the
+The public names load on first use (PEP 562 ``__getattr__``, all of them at once, as an
+eager import did): ``import fastrisk`` itself imports neither numba nor scipy, so it is
+quick, and the command line (``fastrisk.__main__``) guards Ctrl-C before the heavy imports
+start. Type checkers and the documentation read the
 same names from the ``TYPE_CHECKING`` imports below.
 """
 
@@ -62,25 +63,31 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
 }
 #: Public sub-modules bound as attributes: name -> module.
 _MODULES = {"batch": "fastrisk.core.batch", "datasets": "fastrisk.data.datasets"}
-_WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
+
+
+def _load() -> None:
+    """Import every public name at once (what ``import fastrisk`` did before it was lazy), so
+    that after the first use every sub-module path works as it always did
+    (``fastrisk.data.datasets``, ``fastrisk.core.urisk``)."""
+    for module, names in _PUBLIC.items():
+        loaded = importlib.import_module(module)
+        globals().update((n, getattr(loaded, n)) for n in names)
+    globals().update((n, importlib.import_module(m)) for n, m in _MODULES.items())
 
 
 def __getattr__(name: str):
-    """Load a public name (or a sub-package, ``fastrisk.sweep``) on first access."""
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name]), name)
-    elif name in _MODULES:
-        value = importlib.import_module(_MODULES[name])
-    else:
-        value = None
-        if not name.startswith("_"):
-            try:
-                value = importlib.import_module(f"{__name__}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.{name}":
-                    raise
-        if value is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Load the public names (and a sub-package, ``fastrisk.sweep``) on first access."""
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load()
+    if name in globals():
+        return globals()[name]
+    try:
+        value = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     globals()[name] = value
     return value
 

@@ -217,13 +217,22 @@ def test_import_fastrisk_replaces_no_excepthook_and_loads_nothing_heavy():
 def test_the_lazy_public_names_are_the_public_names():
     import fastrisk
 
-    lazy = set(fastrisk._WHERE) | set(fastrisk._MODULES)
+    lazy = {n for names in fastrisk._PUBLIC.values() for n in names} | set(fastrisk._MODULES)
     eager = {n for n in fastrisk.__all__ if n.endswith(("Error", "Warning"))}
     assert lazy | eager == set(fastrisk.__all__) and not lazy & eager
     for name in fastrisk.__all__:
         assert getattr(fastrisk, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         fastrisk.no_such_name  # noqa: B018
+
+
+def test_after_the_first_use_every_old_path_works():
+    """As the eager import did: one public name loads them all, so sub-module paths that the
+    old ``import fastrisk`` happened to import still resolve (``fastrisk.data.datasets``)."""
+    code = ("import fastrisk; fastrisk.risk; print(callable(fastrisk.data.datasets.trec_matrix), "
+            "callable(fastrisk.core.urisk.risk), callable(fastrisk.inference.multiple.tukey_hsd))")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "True"]
 
 
 @needs_sigint
