@@ -455,8 +455,11 @@ def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache
     (name, table), = a.tables().items()
     assert name == "type_1/type_1_err20_12"
     assert list(table.columns[:11]) == ["alpha", "t1", "w1", "s1", "b1", "p1", "t2", "w2", "s2", "b2", "p2"]
-    assert list(table.columns[11:]) == ["trisk1_1", "trisk5_1", "zrisk_1", "georisk_1", "trisk1_2", "trisk5_2",
-                                        "zrisk_2", "georisk_2"]
+    assert list(table.columns[11:]) == [  # the risk tests, each under its own null (issue #28)
+        "trisk1_1 [URisk_1 = 0]", "trisk5_1 [URisk_5 = 0]", "zrisk_1 [same margins]", "georisk_1 [same margins]",
+        "trisk_smooth_1 [URisk_s = 0]", "bootstrap_risk1_1 [URisk_1 = 0]", "bootstrap_risk5_1 [URisk_5 = 0]",
+        "trisk1_2 [URisk_1 = 0]", "trisk5_2 [URisk_5 = 0]", "zrisk_2 [same margins]", "georisk_2 [same margins]",
+        "trisk_smooth_2 [URisk_s = 0]", "bootstrap_risk1_2 [URisk_1 = 0]", "bootstrap_risk5_2 [URisk_5 = 0]"]
     np.testing.assert_allclose(table.alpha, ALPHAS)
     assert (np.diff(table[["t1", "w1", "s1", "b1", "p1"]].to_numpy(), axis=0) >= 0).all()
     long = a.to_pandas()
@@ -566,7 +569,8 @@ def test_the_progress_bar_counts_trials_not_jobs(tiny, cache, monkeypatch):
     monkeypatch.setattr(run, "Progress", Recorder)
     power("err20", collections=tiny, delta=[0.01, 0.02], topics=10, trials=70, replicates=0, rng=2, progress=True,
           cache=cache, chunk=30)
-    assert seen == {"total": 140, "unit": "trial", "done": 140}
+    # 70 trials x 2 deltas for the study's pairs and for each of the three risk nulls (URisk_1, URisk_5, smooth)
+    assert seen == {"total": 560, "unit": "trial", "done": 560}
 
 
 # ------------------------------------------------------------------ against simIReff in R

@@ -49,8 +49,7 @@ def test_a_collection_name_cannot_write_outside_the_cache(tmp_path, monkeypatch)
     assert got["../../escaped_ap"].name == "../../escaped_ap"
 
 
-@pytest.mark.parametrize("name", ["../../../../outside/evil_err20", "/etc/passwd", "web2012_err20/../web2012_err20",
-                                  "Web2012_err20"])
+@pytest.mark.parametrize("name", ["../../../../outside/evil_err20", "web2012_err20/../web2012_err20", "Web2012_err20"])
 def test_bundled_names_match_the_bundled_set_exactly(name, tmp_path, capsys):
     with pytest.raises(InputError, match="no bundled"):
         studies.resolve("ERR@20", [name])
@@ -58,6 +57,18 @@ def test_bundled_names_match_the_bundled_set_exactly(name, tmp_path, capsys):
         datasets.trec_matrix(name)
     code = main(["simulate", "fit", "--collections", name, "--measure", "ERR@20", "--cache", str(tmp_path / "c")])
     assert code != 0 and "no bundled" in capsys.readouterr().err
+
+
+def test_an_existing_file_is_read_as_a_matrix_never_as_a_bundled_name(tmp_path, capsys):
+    """A path is a collection of its own (issue #28: score-matrix files): read as a matrix, so a
+    file that is not one is refused naming it, and nothing is written for it."""
+    with pytest.raises(InputError, match="no bundled"):
+        datasets.trec_matrix("/etc/passwd")
+    with pytest.raises(InputError, match="/etc/passwd"):
+        studies.resolve("ERR@20", ["/etc/passwd"])
+    code = main(["simulate", "fit", "--collections", "/etc/passwd", "--measure", "ERR@20", "--cache", str(tmp_path / "c")])
+    assert code != 0 and "/etc/passwd" in capsys.readouterr().err
+    assert not any((tmp_path / "c").rglob("*")) if (tmp_path / "c").exists() else True
     assert not (tmp_path / "c").exists()
     assert "web2012_err20" in datasets.bundled_matrices()
 

@@ -27,12 +27,14 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
-from fastrisk._kernels.risk import risk_at, risk_sums
+from fastrisk._kernels.risk import _row_moments, risk_at, risk_sums, smooth_value
 
-#: Columns of the statistics array returned by `battery_batch`.
-MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS = range(10)
-N_STATS = 10
-#: Columns of the counts array (see `_battery_one`).
+#: Columns of the statistics array returned by `battery_batch` (TSMOOTH: TRisk with the smooth
+#: value function s(d) of Benham, Moffat & Culpepper 2019).
+MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS, TSMOOTH = range(11)
+N_STATS = 11
+#: Columns of the counts array (see `_battery_one`); the bootstrap tests of URisk_alpha add
+#: three columns per alpha after these (`battery_batch`'s ``boot_risk``).
 N_COUNTS = 14
 
 
@@ -306,8 +308,36 @@ def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
 
 
 @njit
+def _boot_counts(base, B, c, d, alpha, x, st, lo, hi, blk, counts, j):
+    """The shift-to-null bootstrap counts of the mean of x_i = d_i + alpha min(d_i, 0) into
+    ``counts[j:j + 3]`` ([>=, <=, |.|>=] of sum(x*) - sum(x) against sum(x), the tolerance of
+    `_battery_one`'s bootstrap of d), drawing the same resamples (`_boot_block`, stream ``base``)."""
+    total = 0.0
+    scale = 0.0
+    for i in range(c):
+        v = d[i] + alpha * min(d[i], 0.0)
+        x[i] = v
+        total += v
+        scale += abs(v)
+    tol = 1e-12 * scale
+    up = total - tol
+    down = total + tol
+    far = abs(total) - tol
+    n0 = n1 = n2 = 0
+    for b0 in range(0, B, R):
+        _boot_block(base, b0, c, x, st, lo, hi, blk)
+        n = min(R, B - b0)
+        for r in range(n):
+            u = blk[r] - total
+            n0 += u >= up
+            n1 += u <= down
+            n2 += abs(u) >= far
+    counts[j], counts[j + 1], counts[j + 2] = n0, n1, n2
+
+
+@njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_h, buf_q, buf_r, ws, xmean):
+                 buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, mom):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
     counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
@@ -318,6 +348,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     ``testCpp_permutation``: the flipped mean summed in topic order in double precision and
     compared with R's mean of d (``xmean``) with no tolerance, so on lattice-valued
     differences (P@10) a flip equal to the observed mean counts or not as rounding falls.
+
+    With ``boot_risk``, columns N_COUNTS + 3 a .. + 2 hold [>=, <=, |.|>=] of the shift-to-null
+    bootstrap of URisk at ``alphas_risk[a]``: the bootstrap above (same resampled topics, same
+    `_boot_block`) applied to x_i = d_i + alpha min(d_i, 0) instead of d_i, as
+    `fastrisk.bootstrap` (``test="shift"``) tests URisk_alpha = 0. ``mom``: 3 scratch floats.
     """
     c = x.shape[0]
     total = 0.0
@@ -368,6 +403,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         for a in range(alphas_risk.shape[0]):
             m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
             _, trisk[a] = floored_t(m, se, c, VARIANCE_RTOL)
+    # TRisk with the smooth value function: the moments of s(d_i) (the value kernels' `_row_moments`)
+    for i in range(c):
+        buf_v[i] = smooth_value(buf_d[i])
+    _row_moments(buf_v, mom[0:1], mom[1:2], mom[2:3], 0)
+    _, stats[TSMOOTH] = floored_t(mom[0], mom[1], c, VARIANCE_RTOL)
     Sm = 0.5 * N
     zobs, gobs = _zg(Sm + 0.5 * total, A2, N, W, c)
     stats[ZOBS] = zobs
@@ -417,6 +457,9 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             n9 += u >= up
             n10 += abs(u) >= far
     counts[0], counts[1], counts[2], counts[9], counts[10] = n0, n1, n2, n9, n10
+    if boot_risk:
+        for a in range(alphas_risk.shape[0]):
+            _boot_counts(base, B, c, buf_d, alphas_risk[a], buf_v, st, lo, hi, blk, counts, N_COUNTS + 3 * a)
     # sign flips: the statistic t = sum(s_i h_i), the study's flipped sum of d, and the
     # ZRisk/GeoRisk sums of the flipped pair
     n_perm = (1 << c) if exact else B
@@ -457,9 +500,10 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
 
 
 @pjit
-def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean, stop):
+def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean, boot_risk, stop):
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
     ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
+    ``boot_risk``: also the bootstrap tests of URisk at each of ``alphas_risk``.
 
     Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see `_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
@@ -471,7 +515,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
     A = alphas_risk.shape[0]
     stats = np.empty((K, N_STATS))
     trisk = np.empty((K, A))
-    counts = np.empty((K, N_COUNTS), np.int64)
+    counts = np.empty((K, N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
     n_chunks = (K + chunk - 1) // chunk
     raw = xmean.shape[0] > 0
     for q in prange(n_chunks):  # buffers once per chunk of collections, not per collection
@@ -483,12 +527,13 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         buf_q = np.empty(c)
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
         ws = workspace(c)
+        mom = np.empty(3)
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             if stopped(stop):
                 break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
-                         xmean[k] if raw else np.nan)
+                         xmean[k] if raw else np.nan, boot_risk, mom)
     return stats, trisk, counts
 
 

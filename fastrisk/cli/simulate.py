@@ -57,7 +57,7 @@ def _cmd_simulate(args) -> int:
         if args.study == "topics":
             return _topics(args, collections, executor)
         common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
-                      resume=args.resume)
+                      resume=args.resume, risk_nulls=not args.no_risk_nulls)
         if args.study == "type1":
             result = simulate.type1(args.measure, executor=executor, **common)
         else:
@@ -207,7 +207,9 @@ def register(sub) -> None:
                        description="Error-rate study with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019): "
                                    "per trial, a collection, two of its runs and n topics simulated from "
                                    "their fitted margins and copula; the battery (t, Wilcoxon, sign, bootstrap, "
-                                   "permutation, TRisk, ZRisk, GeoRisk) at every level. 'fit' builds the fitted "
+                                   "permutation, TRisk, ZRisk, GeoRisk; TRisk, TRisk with the smooth value function and the "
+                                   "bootstrap test of URisk each on pairs calibrated to its own null, every rate "
+                                   "naming its hypothesis) at every level. 'fit' builds the fitted "
                                    "models (cached); 'grid' runs the paper's grid and writes its tables; 'topics' "
                                    "finds the smallest number of topics whose simulated power reaches --power. "
                                    "Collections: the bundled ones or your own score matrices, any measure on [0, 1].")
@@ -239,6 +241,9 @@ def register(sub) -> None:
     p.add_argument("--min-topics", type=int, default=2, help="topics: smallest size searched (default 2)")
     p.add_argument("--max-topics", type=int, default=1000, help="topics: largest size searched (default 1000)")
     p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
+    p.add_argument("--no-risk-nulls", action="store_true",
+                   help="leave out the risk tests scored under their own null (TRisk and bootstrap URisk at "
+                        "alpha > 0, smooth TRisk): no calibration of their pairs")
     p.add_argument("--min-diff", type=float, default=0.01, help="sign test: |d| <= this is a tie (default 0.01)")
     p.add_argument("--seed", type=int, default=None,
                    help="study seed (default: fresh entropy); grid derives each cell's seed from it and prints "

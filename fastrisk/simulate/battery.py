@@ -21,7 +21,10 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
 - ``permutation``: sign-flip randomisation test of the mean, exact over 2^c patterns when
   2^c <= B (``scipy.stats.permutation_test(permutation_type="samples")``), otherwise
   (count + 1) / (B + 1); two-sided min(1, 2 min(p_less, p_greater)) (scipy's convention).
-- ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t.
+- ``trisk@A``: TRisk of y against baseline x at alpha = A (Dinçer et al. 2014), Student t. At
+  A = 0 it is the paired t test (URisk_0 is the mean difference, its standard error the t
+  test's): the battery reports the t test's own statistic and p-values there, so the two are
+  identical bit for bit (the risk core's TRisk_0 agrees with them to rounding).
 - ``protocol="urbano2019"``: the tests exactly as the study's ``R/ir_tests.R`` and
   ``R/test.cpp`` compute them: Wilcoxon as R's ``wilcox.test`` (exact only for n < 50
   non-zero untied differences, otherwise the normal approximation *with* continuity
@@ -33,6 +36,14 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
   such as P@10's a flip equal to the observed mean counts as rounding falls); every p-value rounded to 6 decimals (``.SIGNIF``). The
   'less' tail of the bootstrap and permutation tests is not computed there (NaN). The sign
   test's ``min_diff`` is the study's 0.01 when it is not given.
+- ``trisk_smooth``: TRisk with the smooth value function s(d) = 1.38426 d^3 - 0.51659 d^2 +
+  0.11578 d of Benham, Moffat & Culpepper (2019) (`fastrisk.core.values`, ``value="smooth"``):
+  t = mean(s(d)) / (sd(s(d)) / sqrt(c)), Student t with c - 1 df (their TRisk⁻ up to sign:
+  'greater' means y better), as `fastrisk.risk(..., value="smooth")`'s ``trisk``.
+- ``bootstrap_risk@A``: the shift-to-null bootstrap test of URisk_A = 0 that `fastrisk.bootstrap`
+  (``test="shift"``) computes: the battery's bootstrap (same resampled topics) of
+  x_i = d_i + A min(d_i, 0), p = (count + 1) / (B + 1), two-sided from |mean*| >= |mean| (with
+  either protocol: the study has no such test).
 - ``zrisk``, ``georisk``: sign-flip tests of ZRisk(y) - ZRisk(x) and GeoRisk(y) - GeoRisk(x)
   within the 2-system collection (Dinçer, Macdonald & Ounis 2016, alpha = 0), with the same
   sign patterns as ``permutation`` (topic totals are invariant under a flip, so both come
@@ -124,8 +135,10 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests,
 
 
 def battery_test_names(trisk_alpha) -> tuple:
-    """Names of the tests of a battery with TRisk at ``trisk_alpha``."""
-    return BASE_TESTS + tuple(f"trisk@{a:g}" for a in np.asarray(trisk_alpha, float).reshape(-1)) + ("zrisk", "georisk")
+    """Names of the tests of a battery with TRisk (and the bootstrap test of URisk) at ``trisk_alpha``."""
+    ar = np.asarray(trisk_alpha, float).reshape(-1)
+    return (BASE_TESTS + tuple(f"trisk@{a:g}" for a in ar) + ("zrisk", "georisk", "trisk_smooth")
+            + tuple(f"bootstrap_risk@{a:g}" for a in ar))
 
 
 def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float | None = None,
@@ -185,9 +198,11 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
                                                   bool(risk_tests),
                                                   max(1, min(256, 2**16 // (1 + B))),
                                                   r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0),
-                                                  stop)
+                                                  True, stop)
     tests = battery_test_names(ar)
     T = len(tests)
+    A = len(ar)
+    jz, jg, js = 5 + A, 6 + A, 7 + A  # zrisk, georisk, trisk_smooth; bootstrap_risk@a at 8 + A + a
     P = np.full((K, T, 3), np.nan)
     S = np.empty((K, T))
     df = c - 1
@@ -209,7 +224,7 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         P[:, 3, 2] = (counts[:, 0] + 1.0) / (B + 1.0)
         P[:, 3, 1] = (counts[:, 1] + 1.0) / (B + 1.0)
         P[:, 3, 0] = (counts[:, 2] + 1.0) / (B + 1.0)
-        for j, (ge, le) in ((4, (3, 4)), (T - 2, (5, 6)), (T - 1, (7, 8)))[:3 if risk_tests else 1]:
+        for j, (ge, le) in ((4, (3, 4)), (jz, (5, 6)), (jg, (7, 8)))[:3 if risk_tests else 1]:
             pg = (counts[:, ge] + adj) / (n + adj)
             pl = (counts[:, le] + adj) / (n + adj)
             P[:, j] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
@@ -217,10 +232,19 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
             nan = np.full(K, np.nan)
             P[:, 3] = np.stack([counts[:, 10] / B, nan, counts[:, 9] / B], axis=-1)
             P[:, 4] = np.stack([counts[:, 13] / B, nan, counts[:, 12] / B], axis=-1)
-    for a in range(len(ar)):
+    d = V[:, 1] - V[:, 0]
+    for a in range(A):
         S[:, 5 + a] = trisk[:, a]
         P[:, 5 + a] = _t_tails(trisk[:, a], df)
-    S[:, T - 2], S[:, T - 1] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
+        j, q = 8 + A + a, _k.N_COUNTS + 3 * a
+        S[:, j] = (d + ar[a] * np.minimum(d, 0.0)).mean(axis=1)  # the observed URisk_alpha
+        if B > 0:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
+            P[:, j] = (counts[:, [q + 2, q + 1, q]] + 1.0) / (B + 1.0)
+    zero = np.flatnonzero(ar == 0)  # TRisk at alpha = 0 is the paired t test: its own numbers, bit for bit
+    S[:, 5 + zero], P[:, 5 + zero] = S[:, [0]], P[:, [0]]
+    S[:, js] = stats[:, _k.TSMOOTH]
+    P[:, js] = _t_tails(stats[:, _k.TSMOOTH], df)
+    S[:, jz], S[:, jg] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
     n_rep = (2 ** c if exact else B)
     if urbano:
         P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals

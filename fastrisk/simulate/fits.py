@@ -25,6 +25,7 @@ from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
 from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
+from fastrisk.simulate.nulls import null_transforms
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -76,6 +77,7 @@ class CollectionFit:
     source: str = "fitted"  # or "cache:<path>"
     path: Path | None = None
     h1: dict = field(default_factory=dict, repr=False)
+    nulls: dict = field(default_factory=dict, repr=False)  # calibrated risk nulls (issue #28), by RiskNull.key
     ties_seed: int = 0
     _dirty: bool = field(default=False, repr=False)
     _bicops: dict = field(default_factory=dict, repr=False)
@@ -110,6 +112,23 @@ class CollectionFit:
             self._transforms[key] = (pairs, int(doc["failed"]))
         return self._transforms[key]
 
+    def null_pairs(self, null, target: float):
+        """Pairs for which the risk statistic ``null`` (a `fastrisk.simulate.nulls.RiskNull`)
+        has E[v(d)] = ``target`` under the fitted model (`fastrisk.simulate.nulls`), in
+        `h1_pairs`'s form: ({baseline: [(e, (a, b)), ...]}, pairs skipped). Calibrated here
+        unless `prepare_nulls` did it (kept under ``nulls`` in the cache file)."""
+        key = null.key(target)
+        cache_key = f"null:{key}"
+        if cache_key not in self._transforms:
+            if key not in self.nulls:
+                self.nulls.update(null_transforms(self.margins, self.copulas, self.values,
+                                                  [(null.family, null.alpha, float(target))]))
+                self._dirty = True
+            doc = self.nulls[key]
+            pairs = {int(b): [(int(r[0]), (float(r[1]), float(r[2]))) for r in lst] for b, lst in doc["pairs"].items()}
+            self._transforms[cache_key] = (pairs, int(doc["failed"]))
+        return self._transforms[cache_key]
+
     def save(self) -> None:
         """Write the fit (with the transformations computed so far) to its cache file."""
         if self.path is None:
@@ -126,7 +145,7 @@ class CollectionFit:
         doc = {"version": FIT_VERSION, "name": self.name, "measure": self.measure, "hash": self.hash,
                "ties_seed": self.ties_seed, "kept": self.kept.tolist(), "removed": self.removed,
                "margins": [{"family": m.family, "params": m.params, "df": m.df, "aic": m.aic} for m in self.margins],
-               "copulas": self.copulas, "h1": self.h1, "values": self.values.tolist()}
+               "copulas": self.copulas, "h1": self.h1, "nulls": self.nulls, "values": self.values.tolist()}
         doc["sha256"] = fit_checksum(doc)
         return doc
 
@@ -227,6 +246,22 @@ def prepare_h1(fits, deltas, *, executor=None) -> None:
         cache_fit(fit)
 
 
+def prepare_nulls(fits, nulls, targets, *, executor=None) -> None:
+    """Calibrate the risk nulls ``fits`` lack (`fastrisk.simulate.nulls`: each
+    `RiskNull` of ``nulls`` at each of ``targets``; one job per collection on ``executor``,
+    as `prepare_h1`), keep them in each fit and write its cache file."""
+    submit = _submitter(executor)
+    jobs = []
+    for fit in fits:
+        specs = [(n.family, n.alpha, float(t)) for n in nulls for t in targets if n.key(t) not in fit.nulls]
+        if specs:
+            jobs.append((fit, submit(null_transforms, fit.margins, fit.copulas, fit.values, specs)))
+    for fit, job in jobs:
+        fit.nulls.update(_result(job, fit.name))
+        fit._dirty = True
+        cache_fit(fit)
+
+
 def _fit_pairs(values, pairs, base_seed) -> dict:
     """Worker: copulas of the given (i, j) pairs of rows of ``values``."""
     with blas_threads(1):  # scipy's L-BFGS-B calls BLAS on 2-vectors: a thread pool costs ~2 ms a call
@@ -275,7 +310,7 @@ def load_fit(path, h: str | None = None, values=None) -> CollectionFit | None:
     except (InputError, ValueError, TypeError, ArithmeticError) as exc:
         return _damaged(path, f"a margin cannot be rebuilt ({type(exc).__name__}: {exc})")
     return CollectionFit(doc["name"], measure, doc["hash"], kept, doc["removed"], margins, doc["copulas"], V,
-                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}), ties_seed=int(doc.get("ties_seed", 0)))
+                         source=f"cache:{path}", path=path, h1=doc.get("h1", {}), nulls=doc.get("nulls", {}), ties_seed=int(doc.get("ties_seed", 0)))
 
 
 def _damaged(path, problem: str) -> None:

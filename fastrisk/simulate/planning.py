@@ -32,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.atomic import save_figure
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.validation import choice, level, non_negative_int, open_unit, positive_int
 from fastrisk.data.results import Result, array
@@ -117,7 +118,7 @@ class TopicsResult(Result):
         if path is not None:
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(path, dpi=110)
+            save_figure(fig, path, dpi=110)
         return fig
 
 
@@ -229,7 +230,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                     warnings.simplefilter("ignore", UserWarning)
                 r = _s._run(("power",), key, n, trials, replicates, [delta], seed, trisk_alpha, min_diff, [alpha],
                             items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
-                            nested=int(max_topics), fitted=fitted)["power"]
+                            nested=int(max_topics), fitted=fitted,
+                            risk_nulls=_s._null_of(test) is not None)["power"]  # a risk test: at its own delta (#28)
             k, t = r.tests.index(test), r.tails.index(tails)
             rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
             points[n] = (0.0 if math.isnan(rate) else rate, valid)

@@ -18,6 +18,12 @@ AIC) per pair, fitted once and cached. Per trial (the study's ``R/11-type_1.R`` 
   its own margin, e through its own margin transformed to mean mu_b + delta, columns of
   the copula swapped when it was fitted for (e, b).
 
+Each risk-sensitive test (TRisk and the bootstrap test of URisk at alpha > 0, TRisk with the
+smooth value function) is scored on pairs of its own null instead (`fastrisk.simulate.nulls`:
+the pairs drawn as the H1 pairs above, e's margin transformed so that E[d + alpha min(d, 0)],
+or E[s(d)], is 0 for type I and ``delta`` for power and type III), with its own trial streams;
+every rate names its hypothesis (`hypothesis`, the ``hypothesis`` column).
+
 Then the battery (`battery` with ``protocol="urbano2019"``:
 t, Wilcoxon, sign with ties |d| <= 0.01, bootstrap, permutation, as ``R/ir_tests.R``; plus
 TRisk at ``trisk_alpha``, ZRisk and GeoRisk) on d = e - b; one-tailed tests are for
@@ -56,8 +62,9 @@ from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1
+from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1, prepare_nulls
 from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
+from fastrisk.simulate.nulls import RiskNull
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -202,18 +209,27 @@ def _seeds(study_seed: int) -> tuple[int, int, int]:
     return int(s[0]), int(s[1]), int(s[2])
 
 
-def _weights_and_sizes(fits, mode, delta):
+def _weights_and_sizes(fits, mode, delta, null=None):
+    if null is not None:  # pairs under a risk test's own scale (fastrisk.simulate.nulls): as H1 pairs
+        h1 = [f.null_pairs(null, 0.0 if mode == "type1" else delta)[0] for f in fits]
+        return [len(h) for h in h1], [sorted(h.items()) for h in h1]
     if mode == "type1":
         return [f.n_runs for f in fits], None
     h1 = [f.h1_pairs(delta)[0] for f in fits]
     return [len(h) for h in h1], [sorted(h.items()) for h in h1]
 
 
-def _plan(fits, mode, delta, study_seed, trials):
-    """(collection, first/baseline position, second/experimental slot) of every trial."""
-    sizes, h1 = _weights_and_sizes(fits, mode, delta)
+def _plan(fits, mode, delta, study_seed, trials, null=None):
+    """(collection, first/baseline position, second/experimental slot) of every trial
+    (``null``: a `RiskNull` whose calibrated pairs are drawn, as the study draws H1 pairs)."""
+    sizes, h1 = _weights_and_sizes(fits, mode, delta, null)
+    if null is not None:
+        mode = "h1"
     w = np.asarray(sizes, dtype=np.float64)
     if w.sum() == 0:
+        if null is not None:
+            raise InputError(f"no pair of runs could be calibrated to {null.name} = {0.0 if mode == 'type1' else delta:g} "
+                             f"in any collection")
         raise InputError(f"no pair of runs reaches delta = {delta:g} in any collection")
     cum = np.cumsum(w / w.sum())
     cum[-1] = 1.0
@@ -252,18 +268,26 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0) -> pa.Table:
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0, null=None) -> pa.Table:
     """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
     ``nested`` > 0: a trial's topics are the first ``topics`` of its ``nested``-topic draw, so
-    sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``."""
+    sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``.
+    ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
+    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`)."""
     fits = _fits(fits)
-    coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials)
+    rn = None if null is None else RiskNull(null[0], float(null[1]))
+    if rn is not None:
+        trisk_alpha = [rn.alpha] if rn.family == "urisk" else []
+    coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials, rn)
+    if rn is not None:
+        mode = "h1"
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
     fit = fits[collection]
     _, topic_seed, resample_seed = _seeds(study_seed)
     tests = battery_test_names(trisk_alpha)
+    keep = [k for k, t in enumerate(tests) if t in _group_tests(trisk_alpha, rn)]
     lv = np.asarray(alphas, dtype=np.float64)
-    shape = (len(tests), 2, len(lv))
+    shape = (len(keep), 2, len(lv))
     hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
     if len(mine):
         U = _k.trial_uniforms(topic_seed, mine.astype(np.int64), max(topics, nested))
@@ -284,14 +308,17 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
                 bl, partners = base[a[t0]]
                 pairs[sel] = _simulate(fit, mode, int(bl), None, partners[slot[sel[0]]], U[sel])
         res = battery(pairs, replicates=replicates, rng=resample_seed, min_diff=min_diff, trisk_alpha=trisk_alpha,
-                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019")
-        P = res.pvalue[:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
+                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019", risk_tests=rn is None)
+        P = res.pvalue[:, keep][:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
         ok = ~np.isnan(P)
         rej = P[..., None] <= lv
-        neg = np.round((pairs[:, 1] - pairs[:, 0]).mean(axis=1), 6) < 0
+        d = pairs[:, 1] - pairs[:, 0]
+        # the wrong sign (type III): of the mean difference, or of the risk test's own statistic
+        neg = np.round((d if rn is None else rn.value(d)).mean(axis=1), 6) < 0
         hits = rej.sum(axis=0)
         valid = np.broadcast_to(ok.sum(axis=0)[..., None], shape).copy()
         wrong = (rej & neg[:, None, None, None]).sum(axis=0)
+    tests = [tests[k] for k in keep]
     T, L = len(tests), len(lv)
     return pa.table({
         "test": np.repeat(np.array(tests, dtype=object), 2 * L).astype(str),
@@ -300,6 +327,51 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
         "hits": hits.reshape(-1), "valid": valid.reshape(-1), "wrong": wrong.reshape(-1),
         "trials": np.full(T * 2 * L, len(mine), np.int64),
     })
+
+
+def _nulls(trisk_alpha) -> list:
+    """The risk nulls a study calibrates for a battery with TRisk at ``trisk_alpha``: URisk_a
+    for every a > 0 (trisk@a, bootstrap_risk@a) and the smooth value function (trisk_smooth).
+    At a = 0, URisk_0 = E[d] = 0 holds on the study's own pairs: trisk@0 and bootstrap_risk@0
+    run there, beside the t test."""
+    ar = [float(a) for a in np.atleast_1d(np.asarray(trisk_alpha, dtype=np.float64))]
+    return [RiskNull("urisk", a) for a in dict.fromkeys(ar) if a > 0] + [RiskNull("smooth")]
+
+
+def _null_of(test: str):
+    """The `RiskNull` of a battery test run under its own null, or None (the study's pairs)."""
+    if test == "trisk_smooth":
+        return RiskNull("smooth")
+    name, _, a = test.partition("@")
+    if name in ("trisk", "bootstrap_risk") and float(a) > 0:
+        return RiskNull("urisk", float(a))
+    return None
+
+
+def _group_tests(trisk_alpha, null) -> set:
+    """The tests a group of trials keeps: the study's pairs (``null`` None) keep the tests
+    whose null they satisfy; calibrated pairs keep the tests of that null."""
+    return {t for t in battery_test_names(trisk_alpha) if _null_of(t) == null}
+
+
+def hypothesis(test: str, study: str) -> str:
+    """The hypothesis a test's rate is measured under: on the study's pairs "same margins" (type
+    I: both runs through one margin, so E[d] = 0 and URisk_0 = 0) or "mean(e) = mean(b) + delta"
+    (power, type III: e's margin transformed, as the study's H1); a risk test under its own
+    null "URisk_1 = 0" (type I) or at its own effect "URisk_1 = delta" (power, type III)."""
+    null = _null_of(test)
+    if null is None:
+        return "same margins" if study == "type1" else "mean(e) = mean(b) + delta"
+    return f"{null.name} = {'0' if study == 'type1' else 'delta'}"
+
+
+def _group_seed(study_seed: int, null) -> int:
+    """The study seed of a group of trials: the study's own for its pairs (its numbers do not
+    change), an independent one per risk null."""
+    if null is None:
+        return int(study_seed)
+    seq = np.random.SeedSequence([int(study_seed), *null.key(0.0).encode()])
+    return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def _register():
@@ -314,10 +386,12 @@ _register()
 class StudyResult(Result):
     """Error rates of one study: ``rate``, ``n`` (trials the rate is over), ``se``
     ``[delta, test, tails, level]`` (tails: one-tailed (e > b), two-sided; level: the
-    significance levels ``alphas``). ``fits``: where the fitted models came from (JSON);
-    ``skipped``: per delta, the (baseline, experimental) pairs whose transformation failed."""
+    significance levels ``alphas``); ``hypotheses``: per test, the hypothesis its rate was
+    measured under (`hypothesis`; the long form's ``hypothesis`` column). ``fits``: where the
+    fitted models came from (JSON); ``skipped``: per delta (and per risk null and target),
+    the (baseline, experimental) pairs whose transformation or calibration failed."""
 
-    _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests"},
+    _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests", "hypothesis": "hypotheses"},
                                "tails": {"tails": "tails"}, "level": {"alpha": "alphas"}}
     _constants: ClassVar[tuple] = ("study", "measure", "topics")
 
@@ -332,6 +406,7 @@ class StudyResult(Result):
     tests: tuple
     tails: tuple
     alphas: tuple
+    hypotheses: tuple
     fits: str
     skipped: str
     rate: np.ndarray = array("delta", "test", "tails", "level")
@@ -342,7 +417,9 @@ class StudyResult(Result):
         """The study's tables (pandas), named as its output files: type I one per cell
         (rows alpha); power and type III by alpha (one per delta, rows alpha) and by delta
         (one per alpha, rows delta). Columns t1 w1 s1 b1 p1 t2 w2 s2 b2 p2 (type III: the
-        two-sided ones), then the risk tests (trisk1_1, ..., zrisk_2, georisk_2)."""
+        two-sided ones) -- measured under the study's hypotheses -- then the risk tests, each
+        header naming the hypothesis its rates were measured under (``zrisk_1 [same margins]``,
+        ``trisk1_1 [URisk_1 = 0]``, ``bootstrap_risk5_2 [URisk_5 = delta]``)."""
         import pandas as pd
 
         cols, idx = [], []
@@ -354,7 +431,7 @@ class StudyResult(Result):
         for tail in ((1, 2) if self.study != "type3" else (2,)):
             for k, test in enumerate(self.tests):
                 if test not in _CODES:
-                    cols.append(f"{test.replace('@', '')}_{tail}")
+                    cols.append(f"{test.replace('@', '')}_{tail} [{self.hypotheses[k]}]")
                     idx.append((k, tail))
         stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
         cell = f"{file_stem(self.measure)}_{self.topics}"
@@ -418,7 +495,8 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None):
+         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None,
+         risk_nulls=True):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     mode = modes[0]
     key, items = load_collections(measure, collections)
@@ -432,26 +510,40 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     data = {n: (f"trec:{n}" if m is None else m) for n, m in items.items()}
     skipped = {}
     experiments = []
+    if risk_nulls not in (True, False):
+        raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
+    risk_nulls = _nulls(trisk_alpha) if risk_nulls else []
     if mode != "type1":
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
-    for delta in deltas:
-        if mode != "type1":
-            skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
-        coll = _plan(fit_list, mode, delta, study_seed, trials)[0]
-        counts = np.bincount(coll, minlength=len(names))
-        for g, name in enumerate(names):
-            if counts[g]:
-                experiments.append(Experiment(
-                    "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}",
-                    params={"fits": tokens,
-                            "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": study_seed,
-                            "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
-                            "topics": int(topics),
-                            "replicates": int(replicates), "delta": float(delta),
-                            "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
-                            "min_diff": float(min_diff), "alphas": [float(v) for v in alphas],
-                            **({"nested": int(nested)} if nested else {})},
-                    grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
+    # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
+    prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
+    for null in [None, *risk_nulls]:
+        seed = _group_seed(study_seed, null)
+        for delta in deltas:
+            if null is not None:
+                target = 0.0 if mode == "type1" else float(delta)
+                skipped[f"{null.name} = {target:g}"] = sum(f.null_pairs(null, target)[1] for f in fit_list)
+                if not any(f.null_pairs(null, target)[0] for f in fit_list):
+                    continue  # no pair reaches this target: its tests' rates are NaN (n = 0), not an error
+            elif mode != "type1":
+                skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
+            coll = _plan(fit_list, mode, delta, seed, trials, null)[0]
+            counts = np.bincount(coll, minlength=len(names))
+            extra = {} if null is None else {"null": [null.family, null.alpha]}
+            tag = "" if null is None else f"-{null.key(0.0)}"
+            for g, name in enumerate(names):
+                if counts[g]:
+                    experiments.append(Experiment(
+                        "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}{tag}",
+                        params={"fits": tokens,
+                                "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": seed,
+                                "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
+                                "topics": int(topics),
+                                "replicates": int(replicates), "delta": float(delta),
+                                "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
+                                "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra,
+                                **({"nested": int(nested)} if nested else {})},
+                        grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
             cache_fit(f)  # the transformations, for the workers
@@ -471,7 +563,7 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
                        for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
-                          meta, json.dumps(skipped)) for m in modes}
+                          meta, json.dumps(skipped), risk_nulls) for m in modes}
 
 
 def _finished(out, grid):
@@ -488,8 +580,8 @@ def _finished(out, grid):
 
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
-               skipped) -> StudyResult:
-    tests = battery_test_names(trisk_alpha)
+               skipped, risk_nulls=()) -> StudyResult:
+    tests = tuple(t for t in battery_test_names(trisk_alpha) if _null_of(t) is None or _null_of(t) in risk_nulls)
     df = table.select(["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]).to_pandas()
     g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
     shape = (len(deltas), len(tests), 2, len(alphas))
@@ -507,7 +599,8 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
     se = np.sqrt(rate * (1 - rate) / np.maximum(n, 1))
     return StudyResult(study=mode, measure=measure, topics=int(topics), protocol="urbano2019", trials=int(trials),
                        replicates=int(replicates), seed=int(seed), deltas=tuple(float(d) for d in deltas),
-                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas), fits=fits_meta,
+                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas),
+                       hypotheses=tuple(hypothesis(t, mode) for t in tests), fits=fits_meta,
                        skipped=skipped, rate=rate, n=n, se=se)
 
 
@@ -561,6 +654,11 @@ def _doc(fn):
         Which draw of the copulas' random tie-breaking the fits use
         (`fastrisk.simulate.fits.ties_base_seed`; the paper's own draw cannot be repeated;
         other draws show how much a result depends on it).
+    risk_nulls : bool
+        Score TRisk and the bootstrap test of URisk at each alpha > 0 of ``trisk_alpha`` and
+        TRisk with the smooth value function on pairs calibrated to their own null
+        (`fastrisk.simulate.nulls`; calibrated once per collection, null and target, then
+        cached with the fits); False leaves those tests out (no calibration).
 
     Returns
     -------
@@ -575,31 +673,36 @@ def _doc(fn):
 def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
-          resume: bool = False, ties_seed: int = 0) -> StudyResult:
-    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4)."""
+          resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
+    """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
+    risk tests under their own null."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type1"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["type1"]
 
 
 @_doc
 def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
-    test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``)."""
+    test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
+    risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["power"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["power"]
 
 
 @_doc
 def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
-    two-sided test rejects while the observed mean difference has the wrong sign. The same
-    simulations as `power` for the same seed."""
+    two-sided test rejects while the observed mean difference (a risk test: its own observed
+    statistic) has the wrong sign. The same simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed)["type3"]
+                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
+                risk_nulls=risk_nulls)["type3"]
 

@@ -3,7 +3,10 @@
 diagonal; power and type III rate against alpha (log x) at one delta, or against delta at
 one alpha; one panel per measure and topic-set size, one line per test. We add the
 Monte-Carlo band of a nominal test (alpha +- 1.96 sqrt(alpha (1 - alpha) / n)) to the type I
-panels, and the risk tests (TRisk at each alpha_risk, ZRisk, GeoRisk) as dashed lines.
+panels, and the risk tests (TRisk at each alpha_risk, TRisk with the smooth value function,
+the bootstrap test of URisk, ZRisk, GeoRisk) as dotted lines. Every legend entry names the
+hypothesis its rate was measured under (``StudyResult.hypotheses``: "same margins" for the
+study's H0, "URisk_1 = 0" for TRisk at 1 under its own null, ...).
 Reachable from `fastrisk.viz.plot` (``plot.simulation_rates``, ``plot.plot_studies``).
 """
 
@@ -20,7 +23,8 @@ from fastrisk.viz._axes import _axes, _finish
 #: The study's colours (``.TEST_COLORS``) and names.
 TEST_STYLE = {"t": ("#e41a1c", "t-test"), "wilcoxon": ("#377eb8", "Wilcoxon"), "sign": ("#4daf4a", "Sign"),
               "permutation": ("#ff7f00", "Permutation"), "bootstrap": ("#984ea3", "Bootstrap")}
-_RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999")
+_RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999", "#1b9e77", "#d95f02", "#7570b3",
+                "#e7298a")
 #: Inches of one panel of `plot_studies`, of the legend column beside them, and the raster
 #: resolution (a one-panel PNG is about 810 x 780 px, readable at column width).
 PANEL = (3.4, 2.6)
@@ -29,11 +33,12 @@ DPI = 150
 MEASURE_NAMES = {"ap": "AP", "p10": "P@10", "rr": "RR", "ndcg20": "nDCG@20", "err20": "ERR@20"}
 
 
-def _style(test, k):
+def _style(test, k, hypothesis=None):
+    where = f" [{hypothesis}]" if hypothesis else ""
     if test in TEST_STYLE:
         c, name = TEST_STYLE[test]
-        return dict(color=c, label=name, lw=1.0, ls="--" if test == "permutation" else "-")
-    return dict(color=_RISK_COLORS[k % len(_RISK_COLORS)], label=test, lw=1.0, ls=":")
+        return dict(color=c, label=name + where, lw=1.0, ls="--" if test == "permutation" else "-")
+    return dict(color=_RISK_COLORS[k % len(_RISK_COLORS)], label=test + where, lw=1.0, ls=":")
 
 
 def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delta=None, alpha: float = 0.05,
@@ -102,7 +107,7 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
     for k, test in enumerate(result.tests):
         if tests is not None and test not in tests:
             continue
-        style = _style(test, risk)
+        style = _style(test, risk, getattr(result, "hypotheses", None) and result.hypotheses[k])
         risk += test not in TEST_STYLE
         ax.plot(xs, sel(k), **style)
     what = f" δ={deltas[0 if delta is None else int(np.argmin(np.abs(deltas - delta)))]:g}" \
