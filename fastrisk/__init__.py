@@ -3,46 +3,20 @@
 >>> import fastrisk
 >>> matrix, baseline = fastrisk.data.datasets.trec2012_web()
 >>> fastrisk.risk(matrix, baseline, alpha=[0, 1, 5, 10]).to_pandas()  # doctest: +SKIP
+
+The public names load on first use (PEP 562 ``__getattr__``, all of them at once, as an
+eager import did): ``import fastrisk`` itself imports neither numba nor scipy, so it is
+quick, and the command line (``fastrisk.__main__``) guards Ctrl-C before the heavy imports
+start. Type checkers and the documentation read the
+same names from the ``TYPE_CHECKING`` imports below.
 """
 
-import sys as _sys
+from __future__ import annotations
 
-if _sys.argv and (_sys.argv[0] == "-m" or _sys.argv[0].rsplit("/", 1)[-1] == "fastrisk"):  # the CLI starting
-    def _interrupted_while_starting(kind, value, tb, _previous=_sys.excepthook):
-        """Ctrl-C during the CLI's imports: its one line and status 130, not a traceback (once
-        running, ``fastrisk.cli.main`` handles it)."""
-        if issubclass(kind, KeyboardInterrupt):
-            import os
-
-            _sys.stderr.write("fastrisk: interrupted\n")
-            _sys.stderr.flush()
-            os._exit(130)
-        _previous(kind, value, tb)
-
-    _sys.excepthook = _interrupted_while_starting
+import importlib
 
 from fastrisk import _moved
 from fastrisk._version import __version__ as __version__
-from fastrisk.core import batch
-from fastrisk.core.baselines import Baseline, resolve_baseline, virtual_baseline
-from fastrisk.core.pca import PCAResult, pca
-from fastrisk.core.tables import BaselineTable, baseline_table
-from fastrisk.core.urisk import (
-    AdaptiveRiskResult,
-    RiskResult,
-    RiskScores,
-    TopicRiskResult,
-    adaptive_risk,
-    risk,
-    risk_scores,
-    topic_risk,
-)
-from fastrisk.core.values import ValueFunction, resolve_value
-from fastrisk.core.zrisk import ZRiskResult, zrisk
-from fastrisk.data import datasets
-from fastrisk.data.io import read_matrix, read_table, write_matrix
-from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.runs import Qrels, RunSet, read_qrels, read_runs
 from fastrisk.errors import (
     AlphaInvariantWarning,
     InputError,
@@ -51,48 +25,140 @@ from fastrisk.errors import (
     TopicMismatchWarning,
     ZeroVarianceWarning,
 )
-from fastrisk.inference.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd
-from fastrisk.inference.resampling import (
-    BootstrapResult,
-    ConfidenceInterval,
-    JackknifeResult,
-    PermutationResult,
-    QQData,
-    TTestResult,
-    bootstrap,
-    jackknife,
-    permutation_test,
-    t_test,
-)
-from fastrisk.measures.agreement import (
-    FriedmanResult,
-    KendallTauMatrix,
-    KendallTauResult,
-    PrefixAgreement,
-    RBOMatrix,
-    RBOResult,
-    format_ranking,
-    friedman,
-    kendall_tau,
-    kendall_tau_matrix,
-    parse_ranking,
-    prefix_agreement,
-    ranking_from_scores,
-    rbo,
-    rbo_many,
-    rbo_matrix,
-)
-from fastrisk.measures.metrics import Evaluation, Measure, evaluate, parse_measure
-from fastrisk.measures.pooling import (
-    PoolingExperiment,
-    build_pool,
-    common_topic_adjustment,
-    leave_one_out,
-    loo_adjustment,
-    pooling_experiment,
-    score_against_pool,
-)
-from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind
+
+#: ``typing.TYPE_CHECKING`` without importing typing (the start-up of the command line stays
+#: short): type checkers, import-linter and the docs read the ``if TYPE_CHECKING`` imports below.
+TYPE_CHECKING = False
+
+#: Module -> the public names it defines, imported on first access.
+_PUBLIC: dict[str, tuple[str, ...]] = {
+    "fastrisk.core.baselines": ("Baseline", "resolve_baseline", "virtual_baseline"),
+    "fastrisk.core.pca": ("PCAResult", "pca"),
+    "fastrisk.core.tables": ("BaselineTable", "baseline_table"),
+    "fastrisk.core.urisk": (
+        "AdaptiveRiskResult", "RiskResult", "RiskScores", "TopicRiskResult", "adaptive_risk", "risk",
+        "risk_scores", "topic_risk"
+    ),
+    "fastrisk.core.values": ("ValueFunction", "resolve_value"),
+    "fastrisk.core.zrisk": ("ZRiskResult", "zrisk"),
+    "fastrisk.data.io": ("read_matrix", "read_table", "write_matrix"),
+    "fastrisk.data.matrix": ("ScoreMatrix",),
+    "fastrisk.data.runs": ("Qrels", "RunSet", "read_qrels", "read_runs"),
+    "fastrisk.inference.multiple": ("TukeyHSDResult", "adjust_pvalues", "tukey_hsd"),
+    "fastrisk.inference.resampling": (
+        "BootstrapResult", "ConfidenceInterval", "JackknifeResult", "PermutationResult", "QQData",
+        "TTestResult", "bootstrap", "jackknife", "permutation_test", "t_test"
+    ),
+    "fastrisk.measures.agreement": (
+        "FriedmanResult", "KendallTauMatrix", "KendallTauResult", "PrefixAgreement", "RBOMatrix", "RBOResult",
+        "format_ranking", "friedman", "kendall_tau", "kendall_tau_matrix", "parse_ranking", "prefix_agreement",
+        "ranking_from_scores", "rbo", "rbo_many", "rbo_matrix"
+    ),
+    "fastrisk.measures.metrics": ("Evaluation", "Measure", "evaluate", "parse_measure"),
+    "fastrisk.measures.pooling": (
+        "PoolingExperiment", "build_pool", "common_topic_adjustment", "leave_one_out", "loo_adjustment",
+        "pooling_experiment", "score_against_pool"
+    ),
+    "fastrisk.sweep": ("Experiment", "Grid", "SweepResult", "register_kind"),
+}
+#: Public sub-modules bound as attributes: name -> module.
+_MODULES = {"batch": "fastrisk.core.batch", "datasets": "fastrisk.data.datasets"}
+
+
+def _load() -> None:
+    """Import every public name at once (what ``import fastrisk`` did before it was lazy), so
+    that after the first use every sub-module path works as it always did
+    (``fastrisk.data.datasets``, ``fastrisk.core.urisk``)."""
+    for module, names in _PUBLIC.items():
+        loaded = importlib.import_module(module)
+        globals().update((n, getattr(loaded, n)) for n in names)
+    globals().update((n, importlib.import_module(m)) for n, m in _MODULES.items())
+
+
+def __getattr__(name: str):
+    """Load the public names (and a sub-package, ``fastrisk.sweep``) on first access."""
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load()
+    if name in globals():
+        return globals()[name]
+    try:
+        value = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from fastrisk.core import batch  # static only
+    from fastrisk.core.baselines import Baseline, resolve_baseline, virtual_baseline  # static only
+    from fastrisk.core.pca import PCAResult, pca  # static only
+    from fastrisk.core.tables import BaselineTable, baseline_table  # static only
+    from fastrisk.core.urisk import (  # static only
+        AdaptiveRiskResult,
+        RiskResult,
+        RiskScores,
+        TopicRiskResult,
+        adaptive_risk,
+        risk,
+        risk_scores,
+        topic_risk,
+    )
+    from fastrisk.core.values import ValueFunction, resolve_value  # static only
+    from fastrisk.core.zrisk import ZRiskResult, zrisk  # static only
+    from fastrisk.data import datasets  # static only
+    from fastrisk.data.io import read_matrix, read_table, write_matrix  # static only
+    from fastrisk.data.matrix import ScoreMatrix  # static only
+    from fastrisk.data.runs import Qrels, RunSet, read_qrels, read_runs  # static only
+    from fastrisk.inference.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd  # static only
+    from fastrisk.inference.resampling import (  # static only
+        BootstrapResult,
+        ConfidenceInterval,
+        JackknifeResult,
+        PermutationResult,
+        QQData,
+        TTestResult,
+        bootstrap,
+        jackknife,
+        permutation_test,
+        t_test,
+    )
+    from fastrisk.measures.agreement import (  # static only
+        FriedmanResult,
+        KendallTauMatrix,
+        KendallTauResult,
+        PrefixAgreement,
+        RBOMatrix,
+        RBOResult,
+        format_ranking,
+        friedman,
+        kendall_tau,
+        kendall_tau_matrix,
+        parse_ranking,
+        prefix_agreement,
+        ranking_from_scores,
+        rbo,
+        rbo_many,
+        rbo_matrix,
+    )
+    from fastrisk.measures.metrics import Evaluation, Measure, evaluate, parse_measure  # static only
+    from fastrisk.measures.pooling import (  # static only
+        PoolingExperiment,
+        build_pool,
+        common_topic_adjustment,
+        leave_one_out,
+        loo_adjustment,
+        pooling_experiment,
+        score_against_pool,
+    )
+    from fastrisk.sweep import Experiment, Grid, SweepResult, register_kind  # static only
 
 _moved.install()
 

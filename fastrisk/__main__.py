@@ -1,9 +1,32 @@
+"""``python -m fastrisk`` and the ``fastrisk`` command (`run`, the console script's entry point).
+
+A Ctrl-C while the command line loads (its imports take a second or two: numba, scipy,
+pyarrow) ends it with one line, ``fastrisk: interrupted``, and status 130, as a Ctrl-C later
+does (`fastrisk.cli.main`). ``import fastrisk`` loads none of them (its public names load on
+first use), so the guard is in place before any heavy import starts, and no ``sys.excepthook``
+is replaced.
+"""
+
+import os
 import sys
 
-try:
-    from fastrisk.cli import main  # run as `python -m fastrisk` only
-except KeyboardInterrupt:  # Ctrl-C during the imports (a second or two): the CLI's status and message
-    print("fastrisk: interrupted", file=sys.stderr)
-    sys.exit(130)
 
-sys.exit(main())
+def run() -> int:
+    """Load the command line inside a Ctrl-C guard and run it.
+
+    Returns
+    -------
+    int
+        The exit status of `fastrisk.cli.main` (130 after a Ctrl-C while loading).
+    """
+    try:
+        from fastrisk.cli import main  # the CLI's imports take a second or two: inside the Ctrl-C guard
+    except KeyboardInterrupt:
+        sys.stderr.write("fastrisk: interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # not sys.exit: no exit handlers of half-imported libraries run
+    return main()
+
+
+if __name__ == "__main__":
+    sys.exit(run())

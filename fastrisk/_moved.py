@@ -7,8 +7,7 @@
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.util
+import importlib.machinery
 import sys
 
 #: old public path -> where the module lives now (ARCHITECTURE.md)
@@ -34,15 +33,17 @@ MOVED = {
 }
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old path of `MOVED` and loads it as the module it names now."""
+class _Alias:
+    """Finds an old path of `MOVED` and loads it as the module it names now (a meta path
+    finder and its loader, by protocol: ``importlib.abc`` would cost the command line's
+    start-up tens of milliseconds before its Ctrl-C guard, `fastrisk.__main__`)."""
 
     def find_spec(self, fullname, path=None, target=None):
         # a moved sub-package's own sub-modules (fastrisk.runs.text) resolve too
         head = next((old for old in MOVED if fullname == old or fullname.startswith(old + ".")), None)
         if head is None:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, self)
 
     def create_module(self, spec):
         head = next(old for old in MOVED if spec.name == old or spec.name.startswith(old + "."))

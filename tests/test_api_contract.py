@@ -1,11 +1,16 @@
 """The API contract, checked on every public name, so a new function cannot skip it: numpydoc
-``Parameters``/``Returns``, options keyword-only, results are :class:`~fastrisk.data.results.Result`
-objects (long form, notebook view) whose arrays declare their axes in the one order."""
+``Parameters``/``Returns`` for every public callable of every public sub-package (and
+``Attributes`` for every result class), options keyword-only, results are
+:class:`~fastrisk.data.results.Result` objects (long form, notebook view) whose arrays declare
+their axes in the one order."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -17,8 +22,28 @@ from fastrisk.errors import InputError
 
 PUBLIC = [(fastrisk, n) for n in fastrisk.__all__] + [(batch, n) for n in batch.__all__]
 FUNCTIONS = [(m, n) for m, n in PUBLIC if inspect.isfunction(getattr(m, n))]
-RESULTS = sorted({getattr(m, n) for m, n in PUBLIC if inspect.isclass(getattr(m, n))
-                  and issubclass(getattr(m, n), Result)}, key=lambda c: c.__name__)
+
+#: Every public sub-package (documented import path): its ``__all__``, or for a module without
+#: one the public names it defines itself.
+SUBPACKAGES = ("fastrisk", "fastrisk.core.batch", "fastrisk.simulate", "fastrisk.viz.plot", "fastrisk.viz.report",
+               "fastrisk.viz.figures", "fastrisk.ltr", "fastrisk.sweep", "fastrisk.data.datasets", "fastrisk.data.runs",
+               "fastrisk.inference.resampling", "fastrisk.inference.multiple", "fastrisk.measures.agreement",
+               "fastrisk.measures.metrics", "fastrisk.measures.pooling", "fastrisk.core.pca", "fastrisk.core.tables")
+
+
+def _public_names(module) -> list[str]:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items() if not n.startswith("_")
+                 and (inspect.isfunction(v) or inspect.isclass(v)) and v.__module__ == module.__name__]
+    return sorted(names)
+
+
+ALL_PUBLIC = sorted({(name, n) for name in SUBPACKAGES for n in _public_names(importlib.import_module(name))})
+ALL_FUNCTIONS = [(m, n) for m, n in ALL_PUBLIC if inspect.isfunction(getattr(importlib.import_module(m), n))]
+RESULTS = sorted({getattr(importlib.import_module(m), n) for m, n in ALL_PUBLIC
+                  if inspect.isclass(getattr(importlib.import_module(m), n))
+                  and issubclass(getattr(importlib.import_module(m), n), Result)}, key=lambda c: c.__name__)
 
 #: Positional parameters with a default that are data, not options (name -> why).
 POSITIONAL_DATA = {
@@ -44,18 +69,51 @@ NOT_RESULTS = {"read_matrix": "ScoreMatrix", "read_table": "an Arrow table", "re
 AXIS_ORDER = ("batch", "alpha", "system", "baseline", "topic", "replicate")
 
 
-@pytest.mark.parametrize("module, name", FUNCTIONS, ids=[f"{m.__name__}.{n}" for m, n in FUNCTIONS])
+@pytest.mark.parametrize("module, name", ALL_FUNCTIONS, ids=[f"{m}.{n}" for m, n in ALL_FUNCTIONS])
 def test_numpydoc_sections(module, name):
-    fn = getattr(module, name)
+    fn = getattr(importlib.import_module(module), name)
     doc = inspect.getdoc(fn) or ""
-    assert re.search(r"^Parameters\n-{5,}$", doc, re.M), f"{name}: no numpydoc Parameters section"
-    documented = set()
-    for line in re.findall(r"^(\S[^:\n]*?)(?: :.*)?$", doc.split("Parameters\n", 1)[1].split("\n\n", 1)[0], re.M):
-        documented |= {p.strip() for p in line.split(",")}
-    params = [p for p in inspect.signature(fn).parameters if p not in ("self", "kwargs")]
-    assert set(params) <= documented, f"{name}: undocumented {sorted(set(params) - documented)}"
+    params = [p.name for p in inspect.signature(fn).parameters.values()
+              if p.name not in ("self", "kwargs") and p.kind is not p.VAR_KEYWORD]
+    if params:
+        assert re.search(r"^Parameters\n-{5,}$", doc, re.M), f"{name}: no numpydoc Parameters section"
+        documented = set()
+        section = doc.split("Parameters\n", 1)[1].split("\n\n", 1)[0]
+        for line in re.findall(r"^(\S[^:\n]*?)(?: :.*)?$", section, re.M):
+            documented |= {p.strip().lstrip("*") for p in line.split(",")}
+        assert set(params) <= documented, f"{name}: undocumented {sorted(set(params) - documented)}"
     if inspect.signature(fn).return_annotation not in (None, "None"):
-        assert re.search(r"^Returns\n-{5,}$", doc, re.M), f"{name}: no numpydoc Returns section"
+        assert re.search(r"^(Returns|Yields)\n-{5,}$", doc, re.M), f"{name}: no numpydoc Returns section"
+
+
+@pytest.mark.parametrize("cls", RESULTS, ids=[c.__name__ for c in RESULTS])
+def test_result_classes_document_their_attributes(cls):
+    """Every public field and derived array is in the class's Attributes section (generated
+    from the declarations by `fastrisk.data.results`), each with what it holds."""
+    doc = inspect.getdoc(cls) or ""
+    assert re.search(r"^Attributes\n-{5,}$", doc, re.M), f"{cls.__name__}: no numpydoc Attributes section"
+    section = doc.split("Attributes\n", 1)[1]
+    listed = set(re.findall(r"^(\w+) :", section, re.M))
+    wanted = {f.name for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+    wanted |= {n for n in cls._derived if not n.startswith("_")}
+    assert wanted <= listed, f"{cls.__name__}: Attributes misses {sorted(wanted - listed)}"
+
+
+def test_every_result_name_has_one_meaning():
+    """``statistic`` is a test statistic (a result with it has a ``pvalue``, except the
+    jackknife's estimate); ZRisk results do not call ZRisk a statistic."""
+    for cls in RESULTS:
+        names = {f.name for f in dataclasses.fields(cls)} | set(cls._derived)
+        if "statistic" in names or isinstance(getattr(cls, "statistic", None), property):
+            if cls.__name__ in ("JackknifeResult",) or "zrisk" in names:
+                continue
+            assert "pvalue" in names, f"{cls.__name__}: a statistic without a p-value"
+    for res in (batch.zrisk(np.random.default_rng(0).random((2, 2, 4))), fastrisk.zrisk(fastrisk.ScoreMatrix(np.array([[1.0, 2, 3], [2.0, 1, 3]]), ("a", "b"), ("1", "2", "3")))):
+        with pytest.warns(DeprecationWarning, match="use `.zrisk`"):
+            assert res.statistic is res.zrisk
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the headline array is ZRisk, read without the alias
+        assert res.to_markdown() == res.to_markdown(value="zrisk")
 
 
 @pytest.mark.parametrize("module, name", FUNCTIONS, ids=[f"{m.__name__}.{n}" for m, n in FUNCTIONS])
@@ -72,9 +130,12 @@ def test_functions_return_results(module, name):
         return
     fn = getattr(module, name)
     ret = inspect.signature(fn).return_annotation
-    if isinstance(ret, str):  # postponed annotations: resolve the class by name where fn lives
-        ret = getattr(inspect.getmodule(fn), ret.strip("'\""), None)
-    assert inspect.isclass(ret) and issubclass(ret, Result), f"{name} returns {ret}, not a Result"
+    # postponed annotations: resolve each class of a union (a single result or a stack's batch
+    # result) by name where fn lives
+    kinds = [getattr(inspect.getmodule(fn), k.strip(" '\""), None) for k in ret.split("|")] \
+        if isinstance(ret, str) else [ret]
+    for kind in kinds:
+        assert inspect.isclass(kind) and issubclass(kind, Result), f"{name} returns {ret}, not a Result"
 
 
 @pytest.mark.parametrize("cls", RESULTS, ids=[c.__name__ for c in RESULTS])
@@ -100,3 +161,16 @@ def test_a_stack_is_capped_like_a_matrix():
             fn(X, replicates=10**9 + 1)
         with pytest.raises(InputError, match="at most 1,000,000,000"):
             fn(X[0], 0, replicates=10**9 + 1)
+
+
+def test_a_stack_refuses_the_options_it_does_not_take():
+    X = np.random.default_rng(2).random((2, 3, 8))
+    for fn, options in ((fastrisk.bootstrap, {"method": "percentile", "confidence_level": 0.9, "keep_replicates": True,
+                                              "chunk_size": 100, "progress": True}),
+                        (fastrisk.permutation_test, {"keep_replicates": True, "chunk_size": 100, "progress": True})):
+        for name, given in options.items():
+            with pytest.raises(InputError, match=f"takes no `{name}="):
+                fn(X, 0, replicates=50, **{name: given})
+    # the defaults are accepted (the stack computes no interval and streams nothing)
+    assert isinstance(fastrisk.bootstrap(X, 0, replicates=50, rng=1, confidence_level=0.95, keep_replicates=False),
+                      batch.BatchBootstrapResult)

@@ -200,3 +200,47 @@ def test_ctrl_c_at_random_moments_exits_130_without_a_crash(command, inputs, tmp
         assert status == 130, (after, status, err[-2000:])  # not -11 (core), -6 (abort) or 2 (SystemError)
         assert err.endswith("interrupted"), (after, err[-2000:])
         assert waited < 20, (after, waited)  # a liveness bound for a loaded CI machine, not a speed claim
+
+
+# ---------------------------------------------------------------------- the CLI's start-up
+def test_import_fastrisk_replaces_no_excepthook_and_loads_nothing_heavy():
+    """The Ctrl-C guard of the start-up is the CLI's entry point's (`fastrisk.__main__.run`),
+    not an import side effect: ``import fastrisk`` leaves ``sys.excepthook`` alone, even when
+    ``argv[0]`` is the command's, and imports neither numba nor scipy (its names load on use)."""
+    code = ("import sys; sys.argv[0] = '/usr/bin/fastrisk'; hook = sys.excepthook; import fastrisk; "
+            "print(sys.excepthook is hook, 'numba' in sys.modules, 'scipy' in sys.modules, "
+            "callable(fastrisk.risk), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "False", "True", "True"]
+
+
+def test_the_lazy_public_names_are_the_public_names():
+    import fastrisk
+
+    lazy = {n for names in fastrisk._PUBLIC.values() for n in names} | set(fastrisk._MODULES)
+    eager = {n for n in fastrisk.__all__ if n.endswith(("Error", "Warning"))}
+    assert lazy | eager == set(fastrisk.__all__) and not lazy & eager
+    for name in fastrisk.__all__:
+        assert getattr(fastrisk, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        fastrisk.no_such_name  # noqa: B018
+
+
+def test_after_the_first_use_every_old_path_works():
+    """As the eager import did: one public name loads them all, so sub-module paths that the
+    old ``import fastrisk`` happened to import still resolve (``fastrisk.data.datasets``)."""
+    code = ("import fastrisk; fastrisk.risk; print(callable(fastrisk.data.datasets.trec_matrix), "
+            "callable(fastrisk.core.urisk.risk), callable(fastrisk.inference.multiple.tukey_hsd))")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True", "True"]
+
+
+@needs_sigint
+def test_ctrl_c_while_the_cli_loads_prints_one_line_and_exits_130(tmp_path):
+    """A Ctrl-C 0.3 s in: the interpreter is up and the command line's imports (a second or
+    two) are running, inside `fastrisk.__main__.run`'s guard."""
+    from interrupting import interrupt
+
+    status, _, err = interrupt([sys.executable, "-m", "fastrisk", "risk", str(MATRIX), "--baseline", "run1"],
+                               cwd=tmp_path, env=ENV, after=0.3)
+    assert status == 130 and err == "fastrisk: interrupted", (status, err[-2000:])

@@ -66,3 +66,60 @@ def test_other_tables_and_metadata():
 def test_confidence_interval_unpacks():
     low, high = ConfidenceInterval(np.zeros(2), np.ones(2))
     assert high.sum() == 2
+
+
+@dataclass(frozen=True, repr=False)
+class Documented(Result):
+    """A result with its own docstring.
+
+    Long form: ``system``, ``urisk``, ``odd``.
+    """
+
+    _derived = {"half": ("system",)}
+
+    systems: tuple
+    seed: int
+    urisk: np.ndarray = array("system")
+    odd: np.ndarray = array("alpha", "system", default=None, doc="A meaning of its own.")
+
+    @property
+    def half(self):
+        return self.urisk / 2
+
+
+def test_attributes_section_is_built_from_the_declarations():
+    doc = Documented.__doc__
+    assert doc.startswith("A result with its own docstring.\n\nLong form:")  # the class's own text is kept
+    section = doc.split("Attributes\n----------\n", 1)[1]
+    names = [line.split(" :")[0] for line in section.splitlines() if line and not line.startswith(" ")]
+    assert names == ["systems", "seed", "urisk", "odd", "half"]  # fields in order, then derived arrays
+    assert "urisk : ndarray ``[system]``\n    URisk: the mean per-topic" in section  # the glossary's meaning
+    assert "odd : ndarray ``[alpha, system]``\n    A meaning of its own." in section  # doc= wins
+    assert "half : ndarray ``[system]``\n    Computed on access." in section
+    assert "Attributes" not in (Result.__doc__ or "")  # the base documents no fields
+
+    @dataclass(frozen=True, repr=False)
+    class Sub(Documented):
+        """A subclass: its parent's fields, then its own."""
+
+        extra: float = 0.0
+
+    assert Sub.__doc__.count("Attributes\n----------") == 1
+    assert Sub.__doc__.rstrip().endswith("half : ndarray ``[system]``\n    Computed on access.")
+    assert "\nextra : float\n" in Sub.__doc__
+
+
+def test_deprecated_alias_warns_and_reads_the_new_name():
+    from fastrisk.data.results import deprecated_alias
+
+    @dataclass(frozen=True, repr=False)
+    class Renamed(Result):
+        """Renamed."""
+
+        new: np.ndarray = array("system")
+        old = deprecated_alias("old", "new")
+
+    res = Renamed(new=np.arange(3.0))
+    with pytest.warns(DeprecationWarning, match=r"`Renamed.old` is deprecated since .*; use `.new`"):
+        assert res.old is res.new
+    assert "old" not in Renamed.array_dims() and "old" not in res.to_arrow().column_names

@@ -144,3 +144,26 @@ def test_transformed_moments_integrate_qeff_of_qbeta(a, b):
         assert e == pytest.approx(qq.mean(), abs=2e-6) and v == pytest.approx(qq.var(), abs=5e-6)
     if (a, b) == (1.0, 1.0):  # qbeta(p, 1, 1) = p: effContMean of the margin itself
         assert rks.transformed_moments(k.rdata(), 1.0, 1.0)[0] == pytest.approx(k.mean, rel=1e-12)
+
+
+def test_qbeta_is_scipys_betaincinv_to_1e14():
+    """R's qbeta in effTransform's integrands is a port (Cephes' incomplete beta, Halley steps
+    in a bracket), not scipy's private Cython symbol: it agrees with
+    ``scipy.special.betaincinv`` over the parameters effTransform searches (a, b >= 1) and
+    below them, in the tails too."""
+    from scipy import special
+
+    from fastrisk.simulate._r._kernels.rmath import ibeta, qbeta
+
+    ps = np.concatenate([[1e-12, 1e-9, 1e-6, 1e-4], np.linspace(0.001, 0.999, 167), [1 - 1e-4, 1 - 1e-6]])
+    for a in (0.1, 0.5, 1.0, 1.05, 1.7, 2.5, 5.0, 10.0, 30.0, 50.0):
+        for b in (0.3, 0.9, 1.0, 1.3, 2.0, 3.3, 7.5, 17.0, 50.0):
+            want = special.betaincinv(a, b, ps)
+            got = np.array([qbeta(p, a, b) for p in ps])
+            np.testing.assert_allclose(got, want, rtol=2e-14, atol=0, err_msg=f"a={a}, b={b}")
+            x = want[::20]  # and the incomplete beta itself, with its complement
+            i, ic = np.array([ibeta(a, b, v) for v in x]).T
+            np.testing.assert_allclose(i, special.betainc(a, b, x), rtol=2e-14, err_msg=f"a={a}, b={b}")
+            np.testing.assert_allclose(ic, special.betaincc(a, b, x), rtol=2e-14, err_msg=f"a={a}, b={b}")
+    assert qbeta(0.0, 2.0, 3.0) == 0.0 and qbeta(1.0, 2.0, 3.0) == 1.0 and qbeta(0.3, 1.0, 1.0) == 0.3
+    assert np.isnan(qbeta(1.5, 2.0, 3.0)) and np.isnan(qbeta(0.5, -1.0, 3.0))

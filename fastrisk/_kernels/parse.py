@@ -29,19 +29,6 @@ _CLASS[[10, 13]] = 2
 
 
 @helper
-def _is_space(c):
-    return c == 32 or c == 9 or c == 11 or c == 12 or (28 <= c <= 31)
-
-
-@helper
-def all_ascii(data):
-    for i in range(data.shape[0]):
-        if data[i] >= 128:
-            return False
-    return True
-
-
-@helper
 def count_lines(data):
     """Upper bound on the number of records: line breaks + 1."""
     n = 1

@@ -152,15 +152,6 @@ def jackknife_statistic(statistic, scores, out):
         out[k, i] = statistic(buf)
 
 
-@njit
-def mean_statistic(x):
-    """The arithmetic mean, as a jitted statistic (to compare the gather and matrix paths)."""
-    s = 0.0
-    for v in x:
-        s += v
-    return s / x.shape[0]
-
-
 # --------------------------------------------------------------------------- Tukey HSD
 
 

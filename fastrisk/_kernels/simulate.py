@@ -1,4 +1,4 @@
-"""Sampling kernels of the simulated collections: trial choices, uniforms, inverse CDFs.
+"""Sampling kernels of the simulated collections: uniforms, inverse CDFs.
 
 Trial ``t`` draws from its own counter-based stream ``(seed, t)``, so a trial's collection,
 runs and topic scores depend only on the study seed and ``t``: never on threads, on the
@@ -10,30 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange
-from fastrisk._kernels._random import next_below, next_double, stream_state
-
-
-@njit
-def trial_choices(seed, start, n, cum_weights, n_runs):
-    """Collection (by ``cum_weights``, the normalised cumulative weights) and two distinct
-    runs (uniform among the collection's ``n_runs``) of trials ``start .. start + n - 1``."""
-    coll = np.empty(n, np.int64)
-    run_a = np.empty(n, np.int64)
-    run_b = np.empty(n, np.int64)
-    for t in range(n):
-        state = stream_state(seed, start + t)
-        state, u = next_double(state)
-        g = np.searchsorted(cum_weights, u, side="right")
-        if g >= cum_weights.shape[0]:
-            g = cum_weights.shape[0] - 1
-        state, a = next_below(state, n_runs[g])
-        state, b = next_below(state, n_runs[g] - 1)
-        if b >= a:
-            b += 1
-        coll[t] = g
-        run_a[t] = a
-        run_b[t] = b
-    return coll, run_a, run_b
+from fastrisk._kernels._random import next_double, stream_state
 
 
 @pjit

@@ -38,7 +38,7 @@ from fastrisk._runtime.threads import limit_threads
 from fastrisk._runtime.validation import choice, non_negative_int, replicates
 from fastrisk.core.values import resolve_alphas
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, deprecated_alias
 from fastrisk.errors import InputError
 
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -86,7 +86,8 @@ def refuse_options(fn: str, **options) -> None:
     """Refuse, by name, an option of the single-collection ``fn`` that a stack does not take
     (``options``: name -> (given value, allowed values)); the stack path is `fastrisk.core.batch`."""
     for name, (given, allowed) in options.items():
-        if not any(given is a or (isinstance(a, str) and given == a) for a in allowed):
+        if not any(given is a or (isinstance(a, (str, float)) and not isinstance(given, bool) and given == a)
+                   for a in allowed):
             raise InputError(f"{fn}() of a stack of collections (fastrisk.core.batch) takes no `{name}={given!r}`; "
                              f"allowed: {', '.join(map(repr, allowed))}")
 
@@ -271,7 +272,10 @@ class BatchTTestResult(Result):
 @dataclass(frozen=True, repr=False)
 class BatchZRiskResult(Result):
     """ZRisk and GeoRisk ``[batch, alpha, system]`` within each collection; ``effectiveness``
-    ``[batch, system]`` is the mean score."""
+    ``[batch, system]`` is the mean score. ZRisk has no p-value: no ``statistic`` (a deprecated
+    alias of ``zrisk`` for one release)."""
+
+    _headline: ClassVar[str] = "zrisk"
 
     systems: tuple
     alpha: np.ndarray
@@ -281,15 +285,14 @@ class BatchZRiskResult(Result):
     georisk: np.ndarray = array("batch", "alpha", "system")
     effectiveness: np.ndarray = array("batch", "system")
 
-    @property
-    def statistic(self) -> np.ndarray:
-        return self.zrisk
+    statistic = deprecated_alias("statistic", "zrisk")
 
 
 @dataclass(frozen=True, repr=False)
 class BatchBootstrapResult(Result):
     """Bootstrap test of URisk = 0 per collection, alpha and system (replicates shifted to the
-    null, p = (count + 1) / (B + 1)); ``standard_error`` is the bootstrap SD of URisk."""
+    null, p = (count + 1) / (B + 1)); ``standard_error`` is the bootstrap SD of URisk. The
+    test statistic is URisk itself: ``statistic`` and ``urisk`` are the same array."""
 
     systems: tuple
     alpha: np.ndarray
@@ -299,14 +302,15 @@ class BatchBootstrapResult(Result):
     replicates: int
     seed: int
     statistic: np.ndarray = array("batch", "alpha", "system")
-    standard_error: np.ndarray = array("batch", "alpha", "system")
+    urisk: np.ndarray = array("batch", "alpha", "system")
+    standard_error: np.ndarray = array("batch", "alpha", "system", doc="Bootstrap standard deviation of URisk.")
     pvalue: np.ndarray = array("batch", "alpha", "system")
 
 
 @dataclass(frozen=True, repr=False)
 class BatchPermutationResult(Result):
-    """Sign-flip randomisation test per collection, alpha and system: ``statistic`` URisk,
-    ``pvalue`` (scipy's conventions: exact over 2^c patterns when 2^c <= replicates, else
+    """Sign-flip randomisation test per collection, alpha and system: ``statistic`` URisk (the
+    test statistic, also ``urisk``), ``pvalue`` (scipy's conventions: exact over 2^c patterns when 2^c <= replicates, else
     (count + 1) / (B + 1); two-sided = min(1, 2 min(p_less, p_greater)))."""
 
     systems: tuple
@@ -318,6 +322,7 @@ class BatchPermutationResult(Result):
     exact: bool
     seed: int | None
     statistic: np.ndarray = array("batch", "alpha", "system")
+    urisk: np.ndarray = array("batch", "alpha", "system")
     pvalue: np.ndarray = array("batch", "alpha", "system")
 
 
@@ -506,7 +511,7 @@ def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: 
     urisk = _scores_mean(V, row, a)
     shape = (K, A, S)
     return BatchBootstrapResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                                alternative=alternative, replicates=B, seed=seed, statistic=urisk,
+                                alternative=alternative, replicates=B, seed=seed, statistic=urisk, urisk=urisk,
                                 standard_error=moments[..., 1].reshape(shape), pvalue=p.reshape(shape))
 
 
@@ -560,7 +565,7 @@ def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_w
     p[:, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     return BatchPermutationResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
                                   alternative=alternative, replicates=n, exact=bool(exact), seed=seed,
-                                  statistic=_scores_mean(V, row, a),
+                                  statistic=(urisk := _scores_mean(V, row, a)), urisk=urisk,
                                   pvalue=np.broadcast_to(p[:, None, :], (K, len(a), S)).copy())
 
 

@@ -42,7 +42,7 @@ from fastrisk._runtime.tstat import CONVENTIONS
 from fastrisk.core import batch as _batch
 from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, deprecated_alias
 from fastrisk.errors import InputError
 
 
@@ -52,13 +52,16 @@ class ZRiskResult(Result):
 
     ``alpha`` and ``loss_weight`` are NaN for a non-linear value function (A = 1); ``given``
     says which of them the user gave. ``effectiveness`` ``[system]`` is mean_i X[i,k].
-    ``statistic`` is ZRisk.
+    ZRisk has no p-value, so it is no test statistic: the result has no ``statistic``
+    (``statistic`` is a deprecated alias of ``zrisk``, for one release); publication tables
+    show ``zrisk`` by default.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
     ``convention``, ``value``, ``zrisk``, ``georisk``, ``effectiveness``.
     """
 
     _constants = ("convention", "value")
+    _headline = "zrisk"
 
     systems: tuple
     alpha: np.ndarray
@@ -71,9 +74,7 @@ class ZRiskResult(Result):
     georisk: np.ndarray = array("alpha", "system")
     effectiveness: np.ndarray = array("system")
 
-    @property
-    def statistic(self) -> np.ndarray:
-        return self.zrisk
+    statistic = deprecated_alias("statistic", "zrisk")
 
     def row(self, system: str) -> dict:
         """ZRisk and GeoRisk of one system, arrays over alpha."""

@@ -20,7 +20,18 @@ MEASURES = {"err20": "ERR@20", "ndcg20": "nDCG@20", "ap": "AP", "p10": "P@10", "
 
 def path(name: str) -> Path:
     """Path of a bundled file, e.g. ``path("trec2012-web/baseline-indriCASP.csv")``: a name
-    inside the bundled data, never a path out of it (``..``, an absolute path, a link)."""
+    inside the bundled data, never a path out of it (``..``, an absolute path, a link).
+
+    Parameters
+    ----------
+    name : str
+        The file's path inside ``fastrisk/bench_data``.
+
+    Returns
+    -------
+    pathlib.Path
+        Where it is installed (`InputError` if there is no such file).
+    """
     root = Path(str(resources.files("fastrisk.bench_data")))
     p = root / name
     parts = Path(name).parts
@@ -31,7 +42,13 @@ def path(name: str) -> Path:
 
 
 def bundled_matrices() -> tuple:
-    """Names of the bundled per-topic matrices (``trec_matrix``'s names)."""
+    """Names of the bundled per-topic matrices (``trec_matrix``'s names).
+
+    Returns
+    -------
+    tuple of str
+        ``COLLECTION_MEASURE`` names, sorted.
+    """
     root = Path(str(resources.files("fastrisk.bench_data"))) / "trec-matrices"
     return tuple(sorted(p.stem for p in root.glob("*.csv")))
 
@@ -41,6 +58,16 @@ def trec_matrix(name: str) -> ScoreMatrix:
 
     Web-track topic ids are restored from the track (2012: 151-200); ad hoc topics are
     numbered by row. Run names are the anonymised ``run1``, ``run2``, ... of the source.
+
+    Parameters
+    ----------
+    name : str
+        ``COLLECTION_MEASURE``: a file of ``bench_data/trec-matrices`` without ``.csv``.
+
+    Returns
+    -------
+    ScoreMatrix
+        Systems x topics, its ``measure`` as ir_measures writes it.
     """
     if name not in bundled_matrices():
         raise InputError(f"no bundled matrix {name!r}: one of {', '.join(bundled_matrices())}")
@@ -56,12 +83,20 @@ def trec_matrix(name: str) -> ScoreMatrix:
 def trec2012_web(measure: str = "err20", *, rename: bool = True):
     """TREC 2012 Web track: the 48 runs' matrix and the official risk baseline indriCASP.
 
-    ``measure``: ``"ERR@20"`` or ``"nDCG@20"`` (``"err20"``/``"ndcg20"`` also accepted); the
-    matrix's ``measure`` is written as ir_measures writes it.
+    Parameters
+    ----------
+    measure : {"ERR@20", "nDCG@20", "err20", "ndcg20"}
+        The measure; the matrix's ``measure`` is written as ir_measures writes it.
+    rename : bool
+        Give the three runs of the published tables their real names (uogTrA44xi,
+        srchvrs12c09, qutwb) instead of the anonymised ``runN``.
 
-    Returns ``(matrix, baseline)`` where ``baseline`` maps topic id -> score of indriCASP
-    (the official gdeval output). With ``rename`` the three runs of the published tables get
-    their real names (uogTrA44xi, srchvrs12c09, qutwb).
+    Returns
+    -------
+    matrix : ScoreMatrix
+        The 48 runs x 50 topics (151-200).
+    baseline : dict
+        Topic id -> score of indriCASP (the official gdeval output).
     """
     measure = {"ERR@20": "err20", "nDCG@20": "ndcg20"}.get(measure, measure)
     if measure not in ("err20", "ndcg20"):

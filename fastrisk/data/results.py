@@ -14,14 +14,24 @@ the dims of the first largest array), one column per coordinate, one column per 
 dims are an ordered subset of the table dims (broadcast), the ``_constants`` parameters as
 constant columns and every scalar parameter in the schema metadata (key ``fastrisk``, JSON).
 Nothing else needs to be written by a result class.
+
+Every result class's docstring gets a numpydoc ``Attributes`` section built from the same
+declarations when the class is created (`_attributes_section`): one entry per public field and
+derived array, its type, its dims and its meaning — the text given to `array` (``doc=``), else
+the one meaning of the name in `GLOSSARY`. So a name means one thing in every result and the
+section cannot drift from the fields.
 """
 
 from __future__ import annotations
 
 import html
+import inspect
 import json
 import math
-from dataclasses import MISSING, dataclass, field, fields
+import re
+import textwrap
+import warnings
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -47,12 +57,139 @@ class ConfidenceInterval(NamedTuple):
     high: Any
 
 
-def array(*dims: str, column: str | None = None, default=MISSING):
-    """A dataclass field holding an array with dimensions ``dims`` (long-form column ``column``)."""
-    meta = {"dims": tuple(dims), "column": column}
+#: The one meaning of every name shared by results (the ``Attributes`` sections say it; a
+#: field's own ``array(doc=...)`` overrides it where a result needs more).
+GLOSSARY: dict[str, str] = {
+    "systems": "Names of the systems (the labels of the ``system`` dim).",
+    "baselines": "Name of the baseline of each column (the ``baseline`` column of the long form).",
+    "baseline": "Name of the baseline (a system, or a virtual baseline such as ``mean``).",
+    "topics": "Topic identifiers (the labels of the ``topic`` dim).",
+    "alpha": "Risk aversion α of each row (NaN for a non-linear value function).",
+    "loss_weight": "Weight of the losses, ``1 + alpha``.",
+    "given": "Which of ``alpha`` / ``loss_weight`` the caller gave.",
+    "value": "Name of the value function of the per-topic difference (None: the per-topic scores as given).",
+    "convention": "``classic`` (larger is better) or ``minus`` (Benham et al. 2019: larger is riskier, "
+                  "estimates negated).",
+    "statistic": "The test statistic whose p-value is ``pvalue`` (scipy's meaning).",
+    "pvalue": "p-value of the test of ``statistic``.",
+    "urisk": "URisk: the mean per-topic risk-reward score, ``mean(x)`` with ``x = d + alpha min(d, 0)`` "
+             "(Wang et al. 2012; the mean difference at alpha = 0).",
+    "trisk": "TRisk: ``urisk / SE`` (Dinçer et al. 2014), the paired t statistic.",
+    "zrisk": "ZRisk (Dinçer et al. 2016): standardised sum over topics of the system's deviations "
+             "from expectation, losses weighted by ``1 + alpha``. No test statistic: it has no p-value.",
+    "georisk": "GeoRisk (Dinçer et al. 2016): ``sqrt(effectiveness * Phi(ZRisk / c))``.",
+    "effectiveness": "Mean score of each system over the topics.",
+    "standard_error": "Standard error of the estimate.",
+    "se_jack": "Jackknife standard error of URisk (SE_J).",
+    "df": "Degrees of freedom of the t distribution (``c - 1``).",
+    "alternative": "The alternative hypothesis: ``two-sided``, ``less`` or ``greater``.",
+    "significance": "Significance level of ``at_risk`` / ``rewarding``.",
+    "critical_t": "Two-sided critical value of t at ``significance``.",
+    "at_risk": "Significantly worse than the baseline at ``significance`` (in either convention).",
+    "rewarding": "Significantly better than the baseline at ``significance`` (in either convention).",
+    "freward": "Fraction of topics on which the system beats the baseline.",
+    "frisk": "Fraction of topics on which the system loses to the baseline.",
+    "replicates": "Number of resampling replicates (``2^c`` for an exact enumeration).",
+    "seed": "The seed that reproduces the random numbers (None when nothing was random).",
+    "exact": "Whether every sign pattern was enumerated (an exact p-value).",
+    "bias": "Bias estimate of the statistic.",
+    "n_topics": "Number of topics c.",
+    "measure": "Name of the evaluation measure.",
+    "null_distribution": "The test statistic under the null, per replicate (None unless kept).",
+    "pseudo_values": "Jackknife pseudo-values ``c theta - (c - 1) theta_(i)``.",
+    "method": "The method used (see the function that made the result).",
+    "confidence_interval": "``(low, high)`` confidence limits (a named tuple of arrays, as scipy's).",
+    "confidence_level": "Coverage of ``confidence_interval``.",
+    "test": "The bootstrap test: ``shift`` (replicates shifted to the null) or ``t`` (also studentised).",
+}
+
+
+def array(*dims: str, column: str | None = None, default=MISSING, doc: str | None = None):
+    """A dataclass field holding an array with dimensions ``dims`` (long-form column ``column``).
+
+    Parameters
+    ----------
+    *dims : str
+        The array's dimensions, in the one axis order (``"alpha", "system"``).
+    column : str, optional
+        Its long-form column (default: the field's name).
+    default : optional
+        Default value (default: none, the field is required).
+    doc : str, optional
+        What the array holds, for the ``Attributes`` section (default: its `GLOSSARY` entry).
+
+    Returns
+    -------
+    dataclasses.Field
+    """
+    meta = {"dims": tuple(dims), "column": column, "doc": doc}
     if default is MISSING:
         return field(metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def _own_fields(cls) -> dict[str, tuple[Any, dict]]:
+    """Public fields of ``cls`` at class creation (before `dataclass` runs): those of its
+    dataclass bases, then its own annotations; name -> (annotation, field metadata)."""
+    out: dict[str, tuple[Any, dict]] = {}
+    for base in reversed(cls.__mro__[1:]):
+        if "__dataclass_fields__" in base.__dict__:
+            out.update((f.name, (f.type, f.metadata)) for f in fields(base))
+    for name, ann in cls.__dict__.get("__annotations__", {}).items():
+        if "ClassVar" in str(ann):
+            continue
+        value = cls.__dict__.get(name)
+        out[name] = (ann, value.metadata if isinstance(value, Field) else {})
+    return {k: v for k, v in out.items() if not k.startswith("_")}
+
+
+def _type_name(ann) -> str:
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    return text.replace("np.ndarray", "ndarray")
+
+
+def _attributes_section(cls) -> str:
+    """The numpydoc ``Attributes`` section of a result class, from its declarations."""
+    lines = ["Attributes", "----------"]
+    derived = getattr(cls, "_derived", {})
+    entries = [(name, _type_name(ann), meta.get("dims"), meta.get("doc")) for name, (ann, meta) in
+               _own_fields(cls).items()]
+    entries += [(name, "ndarray", dims, None) for name, dims in derived.items() if not name.startswith("_")]
+    for name, kind, dims, doc in entries:
+        shape = f" ``[{', '.join(dims)}]``" if dims else ""
+        lines.append(f"{name} : {kind}{shape}")
+        text = doc or GLOSSARY.get(name) or ("Computed on access." if name in derived else "")
+        if text:
+            lines.append(textwrap.fill(text, 92, initial_indent="    ", subsequent_indent="    "))
+    return "\n".join(lines)
+
+
+def deprecated_alias(old: str, new: str, since: str = "0.6"):
+    """A read-only property ``old`` that returns the attribute ``new`` with a `DeprecationWarning`
+    (kept for one release after a field is renamed).
+
+    Parameters
+    ----------
+    old : str
+        The former name.
+    new : str
+        The attribute it now reads.
+    since : str
+        The release that renamed it.
+
+    Returns
+    -------
+    property
+    """
+
+    def get(self):
+        warnings.warn(f"`{type(self).__name__}.{old}` is deprecated since {since}; use `.{new}`"
+                      f"{' (ZRisk has no p-value: it is no test statistic)' if new == 'zrisk' else ''}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+
+    get.__doc__ = f"Deprecated alias of ``{new}``."
+    return property(get)
 
 
 def _scalar(value) -> bool:
@@ -80,6 +217,14 @@ class Result:
     _table: ClassVar[tuple[str, ...] | None] = None
     #: parameters repeated as constant columns of the long form.
     _constants: ClassVar[tuple[str, ...]] = ()
+    #: the array of the publication tables when none is named (`to_wide`).
+    _headline: ClassVar[str] = "statistic"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        doc = cls.__dict__.get("__doc__")
+        if doc and not cls.__name__.startswith("_") and not re.search(r"^\s*Attributes\n\s*-{5,}", doc, re.M):
+            cls.__doc__ = inspect.cleandoc(doc) + "\n\n" + _attributes_section(cls)
 
     # ------------------------------------------------------------------ declarations
     @classmethod
@@ -180,15 +325,16 @@ class Result:
         return self.to_arrow(dims).to_pandas()
 
     # ------------------------------------------------------------------ publication tables
-    def to_wide(self, value: str = "statistic", *, at: dict | None = None, sort: str | None = "descending",
+    def to_wide(self, value: str | None = None, *, at: dict | None = None, sort: str | None = "descending",
                 sort_by=None) -> pa.Table:
         """Wide layout: one row per system (column ``system``), one column per α (``alpha=5``)
         or per label of the value's other dim, rows sorted by their mean ``value``.
 
         Parameters
         ----------
-        value : str
-            The array to tabulate (default ``statistic``: TRisk, ZRisk, the resampled estimate).
+        value : str, optional
+            The array to tabulate (default: the result's headline array, ``statistic``, or
+            ``zrisk`` for ZRisk results).
         at : dict, optional
             One label per extra dim, e.g. ``{"alpha": 5}`` for the system × baseline table of
             `fastrisk.baseline_table`.
@@ -203,9 +349,9 @@ class Result:
         pyarrow.Table
         """
 
-        return layout_to_arrow(wide_layout(self, value, at=at, significance=False, sort=sort, sort_by=sort_by))
+        return layout_to_arrow(wide_layout(self, value or self._headline, at=at, significance=False, sort=sort, sort_by=sort_by))
 
-    def to_markdown(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+    def to_markdown(self, value: str | None = None, *, digits: int = 4, significance=None, at: dict | None = None,
                     sort: str | None = "descending", sort_by=None, caption: str | None = None) -> str:
         """The wide layout of `to_wide` as a Markdown table with significance markers.
 
@@ -230,10 +376,10 @@ class Result:
         """
 
         _digits_iv(digits)
-        return to_markdown(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+        return to_markdown(wide_layout(self, value or self._headline, at=at, significance=significance, sort=sort, sort_by=sort_by),
                            digits=digits, caption=caption)
 
-    def to_latex(self, value: str = "statistic", *, digits: int = 4, significance=None, at: dict | None = None,
+    def to_latex(self, value: str | None = None, *, digits: int = 4, significance=None, at: dict | None = None,
                  sort: str | None = "descending", sort_by=None, caption: str | None = None,
                  label: str | None = None, environment: bool = True) -> str:
         """The wide layout of `to_wide` as a LaTeX (booktabs) table with significance markers.
@@ -258,7 +404,7 @@ class Result:
         """
 
         _digits_iv(digits)
-        return to_latex(wide_layout(self, value, at=at, significance=significance, sort=sort, sort_by=sort_by),
+        return to_latex(wide_layout(self, value or self._headline, at=at, significance=significance, sort=sort, sort_by=sort_by),
                         digits=digits, caption=caption, label=label, environment=environment)
 
     # ------------------------------------------------------------------ display

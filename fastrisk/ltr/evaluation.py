@@ -42,13 +42,41 @@ def _check_feature(data: LetorData, feature) -> int:
 
 
 def baseline_scores(data: LetorData, feature: int) -> np.ndarray:
-    """The scores of the baseline ranking by one feature (a LETOR feature id, 1-based, e.g. BM25)."""
+    """The scores of the baseline ranking by one feature.
+
+    Parameters
+    ----------
+    data : LetorData
+        The queries and their documents' features.
+    feature : int
+        A LETOR feature id (1-based, e.g. BM25's).
+
+    Returns
+    -------
+    ndarray
+        One score per document of ``data``.
+    """
     data = _check_data(data)
     return data.features[:, _check_feature(data, feature) - 1].copy()
 
 
 def best_feature(data: LetorData, measure: str = "nDCG@10", *, label_gain=None) -> int:
-    """The feature id whose ranking has the best mean ``measure`` on ``data`` (ties: lowest id)."""
+    """The feature id whose ranking has the best mean ``measure`` on ``data`` (ties: lowest id).
+
+    Parameters
+    ----------
+    data : LetorData
+        The queries and their documents' features and labels.
+    measure : str
+        ``nDCG@k`` (as `ranking_matrix`).
+    label_gain : sequence of float, optional
+        Gain of each grade (default LightGBM's, ``2^grade - 1``).
+
+    Returns
+    -------
+    int
+        The feature id (1-based).
+    """
     data = _check_data(data)
     k = parse_ndcg(measure)
     gains = check_gains(label_gain, data.labels)
@@ -61,10 +89,27 @@ def ranking_matrix(data: LetorData, systems: Mapping, *, measure: str = "nDCG@10
                    threads: int | None = None) -> ScoreMatrix:
     """Per-query ``measure`` of the rankings by each system's document scores (systems x queries).
 
-    ``systems`` maps a name to one score per document of ``data`` (a model's predictions, a
-    baseline feature). Rankings sort scores descending, ties in document order; a query
-    without any relevant document scores 1 (LightGBM's convention). Every fastrisk risk
-    measure and test applies to the result.
+    Rankings sort scores descending, ties in document order; a query without any relevant
+    document scores 1 (LightGBM's convention). Every fastrisk risk measure and test applies
+    to the result.
+
+    Parameters
+    ----------
+    data : LetorData
+        The queries and their documents' labels.
+    systems : mapping
+        Name -> one score per document of ``data`` (a model's predictions, a baseline feature).
+    measure : str
+        ``nDCG@k``.
+    label_gain : sequence of float, optional
+        Gain of each grade (default LightGBM's, ``2^grade - 1``).
+    threads : int, optional
+        Numba threads (default: all cores).
+
+    Returns
+    -------
+    ScoreMatrix
+        Systems x queries.
     """
     data = _check_data(data)
     k = parse_ndcg(measure)
@@ -106,7 +151,21 @@ class RobustnessResult(Result):
 
 
 def robustness(matrix: ScoreMatrix, baseline: str, *, systems=None) -> RobustnessResult:
-    """Risk/reward, loss/win and losses > 20 % of ``systems`` (default: all others) vs ``baseline``."""
+    """Risk/reward, loss/win and losses > 20 % of ``systems`` against ``baseline``.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Per-query scores (e.g. `ranking_matrix`'s).
+    baseline : str
+        The baseline system.
+    systems : sequence of str, optional
+        The systems compared (default: all others).
+
+    Returns
+    -------
+    RobustnessResult
+    """
 
     matrix = as_matrix(matrix)
     if baseline not in matrix.systems:

@@ -67,9 +67,26 @@ class LetorData:
 
 
 def letor_data(features, labels, group, *, qids=None, source: str | None = None) -> LetorData:
-    """Validated `LetorData` from arrays: ``group`` is the query sizes (LightGBM's).
+    """Validated `LetorData` from arrays.
 
     Labels must be integer grades >= 0, features finite, every query non-empty.
+
+    Parameters
+    ----------
+    features : array_like, shape (n_documents, n_features)
+        The documents' features, query after query.
+    labels : array_like of int, shape (n_documents,)
+        Relevance grades.
+    group : array_like of int
+        The query sizes (LightGBM's ``group``).
+    qids : sequence, optional
+        Query ids (default ``"0", "1", ...``).
+    source : str, optional
+        Where the data come from (shown in results).
+
+    Returns
+    -------
+    LetorData
     """
     where = f" in {source}" if source else ""
     X = np.array(features, dtype=np.float64, order="C", copy=True)
@@ -180,12 +197,23 @@ def _check_labels(path, labels) -> None:
 def read_letor(path, *, query=None, n_features: int | None = None, max_features: int = MAX_FEATURES) -> LetorData:
     """Read an svmlight/LETOR file, grouping documents by ``qid:`` or by a ``.query`` file.
 
-    ``query``: path of LightGBM's group file (one query size per line). If omitted, the
-    ``qid:`` fields group the documents; if there are none, ``<path>.query`` is used when it
-    exists. A query's documents must be contiguous. ``n_features`` fixes the width (so that
-    train and test files agree); by default it is the largest feature id present. Feature ids
-    above ``max_features`` (default `MAX_FEATURES`) are refused, naming the line; a
-    feature id twice on one line is an error.
+    A query's documents must be contiguous; a feature id twice on one line is an error.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The svmlight file.
+    query : str or path-like, optional
+        LightGBM's group file (one query size per line). If omitted, the ``qid:`` fields group
+        the documents; if there are none, ``<path>.query`` is used when it exists.
+    n_features : int, optional
+        The width (so that train and test files agree); default the largest feature id present.
+    max_features : int
+        Feature ids above it are refused, naming the line (default `MAX_FEATURES`).
+
+    Returns
+    -------
+    LetorData
     """
     path = Path(path)
     if not path.is_file():
@@ -226,7 +254,17 @@ def read_letor(path, *, query=None, n_features: int | None = None, max_features:
 
 
 def write_letor(data: LetorData, path, *, query_file: bool = False) -> None:
-    """Write ``data`` in svmlight format with ``qid:`` (and a ``.query`` file if asked)."""
+    """Write ``data`` in svmlight format with ``qid:`` (and a ``.query`` file if asked).
+
+    Parameters
+    ----------
+    data : LetorData
+        What is written.
+    path : str or path-like
+        The svmlight file.
+    query_file : bool
+        Also write LightGBM's group file ``<path>.query``.
+    """
     path = Path(path)
     qid_of = np.repeat(np.arange(data.n_queries), data.group)
     with atomic_open(path, "w") as fh:
@@ -249,7 +287,12 @@ def _bundled(name: str) -> Path:
 
 
 def lightgbm_example() -> tuple[LetorData, LetorData]:
-    """LightGBM's lambdarank example data (MIT): 201 training and 50 test queries, 300 features."""
+    """LightGBM's lambdarank example data (MIT): 201 training and 50 test queries, 300 features.
+
+    Returns
+    -------
+    train, test : LetorData
+    """
     train = read_letor(_bundled("letor-lightgbm/rank.train"), query=_bundled("letor-lightgbm/rank.train.query"),
                        n_features=300)
     test = read_letor(_bundled("letor-lightgbm/rank.test"), query=_bundled("letor-lightgbm/rank.test.query"),

@@ -97,7 +97,27 @@ def _inverse(x: np.ndarray) -> np.ndarray:
 
 
 def query_ndcg(scores, labels, boundaries, ks, gains, threads=None) -> np.ndarray:
-    """nDCG@k (nq, len(ks)) of the ranking by ``scores`` (stable; 1 for queries without gain)."""
+    """nDCG@k of the ranking by ``scores`` (stable; 1 for queries without gain).
+
+    Parameters
+    ----------
+    scores : array_like of float
+        One score per document.
+    labels : ndarray of int
+        Relevance grades.
+    boundaries : ndarray of int
+        Query boundaries (n_queries + 1 offsets).
+    ks : sequence of int
+        The cut-offs k.
+    gains : ndarray of float
+        Gain of each grade.
+    threads : int, optional
+        Numba threads (default: all cores).
+
+    Returns
+    -------
+    ndarray, shape (n_queries, len(ks))
+    """
     ks = np.asarray(ks, dtype=np.int64)
     inv = np.stack([_inverse(_k.ideal_dcg(labels, boundaries, gains, int(k))) for k in ks], axis=1)
     with limit_threads(threads, labels.size * 8):

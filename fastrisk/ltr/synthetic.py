@@ -29,8 +29,28 @@ def synthetic_letor(n_queries: int = 10_000, docs_per_query: int = 120, n_featur
                     n_informative: int = 20, noise: float = 1.0, rng=None) -> LetorData:
     """A synthetic LETOR set (default: MSLR-WEB10K's shape, 10,000 x 120 x 136).
 
-    The same ``rng`` always gives the same data. ``docs_per_query`` may also be a
-    ``(low, high)`` pair: each query then has a uniform random size in [low, high].
+    Grades come from a latent score (informative features, a query effect and noise) cut at
+    MSLR-WEB10K's grade proportions; feature 1 is a noisy copy of the latent score (a
+    BM25-like baseline).
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries.
+    docs_per_query : int or (int, int)
+        Documents per query, or ``(low, high)``: a uniform random size in [low, high] each.
+    n_features : int
+        Features per document.
+    n_informative : int
+        Features that carry the latent score (weights ``1 / sqrt(j)``).
+    noise : float
+        SD of the latent score's noise.
+    rng : int, SeedSequence or Generator, optional
+        Seed; the same ``rng`` always gives the same data.
+
+    Returns
+    -------
+    LetorData
     """
     n_queries = _positive(n_queries, "n_queries")
     n_features = _positive(n_features, "n_features")

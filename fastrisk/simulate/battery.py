@@ -144,14 +144,42 @@ def battery_test_names(trisk_alpha) -> tuple:
 def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float | None = None,
             trisk_alpha=(1.0, 5.0), correction: bool | None = None, risk_tests: bool = True, start: int = 0,
             threads: int | None = None, protocol: str = "standard") -> BatteryResult:
-    """Run the whole battery on K pairs of runs ``data`` ((K, 2, c) array, or a sequence of
-    2-system ScoreMatrix); d = row 1 - row 0. See the module docstring for every test.
+    """Run the whole battery on K pairs of runs ``data``; d = row 1 - row 0. See the module
+    docstring for every test.
 
-    ``replicates`` B for the bootstrap and the randomisation tests (0 skips them: NaN);
-    ``risk_tests=False`` skips the ZRisk/GeoRisk flip tests (NaN p-values; about a third of
-    the cost of the resampling);
-    pair k draws from the streams (seed, start + k, b) (``start`` may also give one key per
-    pair), so chunks of a stack give the same p-values as the whole, with any thread count.
+    Pair k draws from the streams (seed, start + k, b), so chunks of a stack give the same
+    p-values as the whole, with any thread count.
+
+    Parameters
+    ----------
+    data : (K, 2, c) array_like or sequence of ScoreMatrix
+        K pairs of runs over c topics (2-system matrices).
+    replicates : int
+        B for the bootstrap and the randomisation tests (0 skips them: NaN).
+    rng : int, SeedSequence or Generator, optional
+        Seed of the resampling streams.
+    min_diff : float, optional
+        The sign test's tie threshold (default 0, or the study's 0.01 with
+        ``protocol="urbano2019"``).
+    trisk_alpha : sequence of float
+        The alphas of the TRisk tests.
+    correction : bool, optional
+        Wilcoxon's continuity correction in the normal approximation (default: False, or R's
+        True with ``protocol="urbano2019"``).
+    risk_tests : bool
+        Run the ZRisk/GeoRisk flip tests (False: NaN p-values; about a third of the cost of the
+        resampling).
+    start : int or array_like of int
+        Stream of the first pair, or one stream key per pair.
+    threads : int, optional
+        Numba threads (default: all cores).
+    protocol : {"standard", "urbano2019"}
+        The tests as scipy computes them, or exactly as the study's R code does.
+
+    Returns
+    -------
+    BatteryResult
+        ``statistic`` ``[batch, test]`` and ``pvalue`` ``[batch, test, tails]``.
     """
     if protocol not in PROTOCOLS:
         raise InputError(f"`protocol` must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")

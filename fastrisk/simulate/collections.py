@@ -39,8 +39,26 @@ def _positive(x, name):
 
 
 def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True, rng: SeedLike = None) -> np.ndarray:
-    """K = ``samples`` new collections (K, S, n_topics) of the systems of ``matrix`` over topics
-    drawn from its topics, with replacement (bootstrap) or without (``replace=False``)."""
+    """K = ``samples`` new collections of the systems of ``matrix`` over topics drawn from its
+    topics, with replacement (bootstrap) or without.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix or array_like
+        Systems x topics.
+    n_topics : int
+        Topics of each new collection.
+    samples : int
+        Number K of collections.
+    replace : bool
+        Draw with replacement (False: subsets, ``n_topics`` at most the matrix's).
+    rng : int, SeedSequence or Generator, optional
+        Seed.
+
+    Returns
+    -------
+    ndarray, shape (K, S, n_topics)
+    """
     matrix = as_matrix(matrix)
     n = _positive(n_topics, "n_topics")
     K = _positive(samples, "samples")
@@ -75,7 +93,19 @@ def pseudo_observations(x, y, seed: int) -> np.ndarray:
 
 
 def fit_exchangeable_copula(x, y, *, seed: int = 0):
-    """A ``pyvinecopulib.Bicop`` fitted to the pair (x, y) (family by AIC, itau)."""
+    """A ``pyvinecopulib.Bicop`` fitted to the pair (x, y) (family by AIC, itau).
+
+    Parameters
+    ----------
+    x, y : array_like
+        The two runs' scores over the same topics.
+    seed : int
+        Seed of the random tie-breaking of the pseudo-observations.
+
+    Returns
+    -------
+    pyvinecopulib.Bicop
+    """
     pv = require("pyvinecopulib", what="a simulation")
 
     ctl = pv.FitControlsBicop(family_set=_family_set(), parametric_method="itau", selection_criterion="aic")
@@ -143,8 +173,33 @@ class CollectionModel:
 
 def simulate_pairs(matrix, a: int, b: int, n_topics: int, samples: int, *, delta: float = 0.0, rng: SeedLike = None,
                    start: int = 0, model: CollectionModel | None = None) -> np.ndarray:
-    """K = ``samples`` simulated pairs (K, 2, n_topics) of runs ``a`` and ``b`` of ``matrix``
-    (see `CollectionModel`); sample k uses the stream (seed, start + k)."""
+    """K = ``samples`` simulated pairs of runs ``a`` and ``b`` of ``matrix`` (see
+    `CollectionModel`); sample k uses the stream (seed, start + k).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix or array_like
+        The collection (systems x topics) the model is fitted to.
+    a, b : int
+        Rows of the two runs.
+    n_topics : int
+        Topics of each simulated pair.
+    samples : int
+        Number K of pairs.
+    delta : float
+        The effect: run ``b``'s margin is run ``a``'s tilted to mean mu_a + delta (H1 when
+        not 0; see `CollectionModel.simulate_pair`).
+    rng : int, SeedSequence or Generator, optional
+        Seed.
+    start : int
+        Stream of the first sample (chunks give the numbers of the whole).
+    model : CollectionModel, optional
+        A model of ``matrix`` fitted already (default: fitted here).
+
+    Returns
+    -------
+    ndarray, shape (K, 2, n_topics)
+    """
     model = model or CollectionModel(matrix)
     S = model.n_systems
     for name, v in (("a", a), ("b", b)):

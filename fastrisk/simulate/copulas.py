@@ -281,8 +281,21 @@ def select_copula(u) -> dict:
 
 
 def fit_copula(x, y, *, seed: int = 0) -> dict:
-    """The copula of runs (x, y) as a dict {family, rotation, parameters (pyvinecopulib's),
-    vinecopula (the family code), loglik, aic}: `select_copula` on `pobs`."""
+    """The copula of runs (x, y): `select_copula` on `pobs`.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The two runs' scores over the same topics.
+    seed : int
+        Seed of the random tie-breaking of the pseudo-observations.
+
+    Returns
+    -------
+    dict
+        ``family``, ``rotation``, ``parameters`` (pyvinecopulib's), ``vinecopula`` (the family
+        code), ``loglik``, ``aic``.
+    """
     return select_copula(pobs(np.asarray(x), np.asarray(y), seed))
 
 

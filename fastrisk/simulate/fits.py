@@ -337,11 +337,34 @@ def _chunks(pairs, n):
 
 def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
                     progress=None, ties_seed: int = 0) -> dict:
-    """Fitted models of bundled collections (names), score-matrix files (paths; measure their own or
-    ``measure``) or ``{name: ScoreMatrix}``: loaded from the
-    cache when its hash and version match, otherwise fitted (pairs in chunks on ``executor``,
-    any ``concurrent.futures`` executor or a Dask client; None: in-process) and stored.
-    ``ties_seed``: which draw of the copulas' random tie-breaking (`ties_base_seed`)."""
+    """Fitted models of collections: loaded from the cache when its hash and version match,
+    otherwise fitted and stored.
+
+    Parameters
+    ----------
+    collections : str, path-like, sequence of them, or dict
+        Bundled collections (names, e.g. ``"web2012_ap"``), score-matrix files (paths) or
+        ``{name: ScoreMatrix}``.
+    measure : str, optional
+        The measure of the scores (default: a file's own, or each name's suffix).
+    executor : optional
+        Where pairs are fitted, in chunks: any ``concurrent.futures`` executor or a Dask client
+        (None: in-process).
+    cache : str, path-like or False, optional
+        The directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
+        ``~/.cache/fastrisk/simulate``; False: no cache).
+    refit : bool
+        Fit again even when the cache has the models.
+    progress : bool, optional
+        A progress bar on standard error (default: on a terminal).
+    ties_seed : int
+        Which draw of the copulas' random tie-breaking (`ties_base_seed`).
+
+    Returns
+    -------
+    dict
+        Name -> the collection's fitted model (margins of its runs, copulas of its pairs).
+    """
     require("pyvinecopulib", what="a simulation")  # here, not in a job: one clear line when it is missing
     if isinstance(collections, (str, Path)):
         collections = [collections]

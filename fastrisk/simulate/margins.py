@@ -175,9 +175,19 @@ def _discrete_kind(x):
 
 
 def fit_hurdle_margin(scores, *, kind: str = "auto") -> Margin:
-    """Fit every candidate margin to ``scores`` (one system over topics, in [0, 1]) and
-    return the one with the lowest AIC. ``kind``: ``"auto"`` (continuous unless the scores
-    are all j / k or reciprocal ranks), ``"continuous"`` or ``"discrete"``."""
+    """Fit every candidate margin to ``scores`` and return the one with the lowest AIC.
+
+    Parameters
+    ----------
+    scores : array_like
+        One system's scores over topics, in [0, 1].
+    kind : {"auto", "continuous", "discrete"}
+        ``"auto"``: continuous unless the scores are all j / k or reciprocal ranks.
+
+    Returns
+    -------
+    Margin
+    """
     x = np.asarray(scores, dtype=np.float64).reshape(-1)
     if x.size < 3:
         raise InputError(f"a margin needs at least 3 scores, got {x.size}")

@@ -405,7 +405,19 @@ def _candidates(measure):
 
 
 def fit_margin(scores, measure: str) -> SimMargin:
-    """simIReff's effContFitAndSelect / effDiscFitAndSelect (AIC) for one run's scores."""
+    """simIReff's effContFitAndSelect / effDiscFitAndSelect (AIC) for one run's scores.
+
+    Parameters
+    ----------
+    scores : array_like
+        One run's scores over topics, in [0, 1].
+    measure : str
+        Its measure (which family of margins: continuous or discrete).
+
+    Returns
+    -------
+    SimMargin
+    """
     x = np.asarray(scores, dtype=np.float64).reshape(-1)
     if x.size < 3 or not np.isfinite(x).all() or (x < 0).any() or (x > 1).any():
         raise InputError("a margin needs at least 3 finite scores in [0, 1]")

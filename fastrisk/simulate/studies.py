@@ -606,22 +606,65 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
 
 def _doc(fn):
     fn.__doc__ += """
-    ``measure``: AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr; default AP):
-    the study's four bundled collections of that measure, unless ``collections`` gives
-    bundled matrix names or score-matrix files (any format `fastrisk.read_matrix` reads; the
-    Parquet of ``fastrisk evaluate --matrix-out`` names its measure, otherwise ``measure``
-    does: any measure on [0, 1], margins by its support, see `fastrisk.simulate.measures`).
-    ``executor``: as `fastrisk.sweep.sweep` (None: in-process; a
-    process pool; a Dask client); it also fits the models a study misses. ``cache``: the
-    directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
-    ``~/.cache/fastrisk/simulate``). ``ties_seed``: which draw of the copulas' random
-    tie-breaking the fits use (`fastrisk.simulate.fits.ties_base_seed`; the paper's own draw
-    cannot be repeated; other draws show how much a result depends on it). ``out``/``resume``: checkpoint the sweep to a Parquet
-    file and resume it. ``risk_nulls``: score TRisk and the bootstrap test of URisk at each
-    alpha > 0 of ``trisk_alpha`` and TRisk with the smooth value function on pairs calibrated to
-    their own null (`fastrisk.simulate.nulls`; calibrated once per collection, null and target,
-    then cached with the fits); False leaves those tests out (no calibration). Returns a
-    `StudyResult` (``to_arrow()``, ``tables()``).
+
+    Parameters
+    ----------
+    measure : str, optional
+        AP, nDCG@20, ERR@20, P@10 or RR (or ap, ndcg20, err20, p10, rr; default AP): the
+        study's four bundled collections of that measure, unless ``collections`` gives bundled
+        matrix names or score-matrix files (any format `fastrisk.read_matrix` reads; the Parquet
+        of ``fastrisk evaluate --matrix-out`` names its measure, otherwise ``measure`` does: any
+        measure on [0, 1], margins by its support, see `fastrisk.simulate.measures`).
+    delta : sequence of float
+        The effect sizes (`power`, `type3`; `type1` simulates delta = 0).
+    topics : int
+        Topics of every simulated collection.
+    trials : int
+        Simulated pairs of runs per effect size.
+    replicates : int
+        Replicates of the bootstrap and permutation tests (see `battery`).
+    rng : int, SeedSequence or Generator, optional
+        The study's seed: trial t draws from streams keyed by (seed, t), whatever the chunking,
+        the executor and the thread count.
+    trisk_alpha : sequence of float
+        The alphas of the battery's TRisk tests.
+    min_diff : float
+        The sign test's tie threshold.
+    alphas : sequence of float
+        The significance levels at which rates are counted.
+    collections : sequence of str or path-like, optional
+        Bundled matrix names or score-matrix files to simulate from instead of the study's four.
+    executor : optional
+        As `fastrisk.sweep.sweep` (None: in-process; a process pool; a Dask client); it also
+        fits the models a study misses.
+    chunk : int
+        Trials per sweep job.
+    progress : bool, optional
+        A progress bar on standard error (default: on a terminal).
+    cache : str or path-like, optional
+        The directory of the fitted models (default ``$FASTRISK_CACHE/simulate`` or
+        ``~/.cache/fastrisk/simulate``).
+    protocol : {"urbano2019"}
+        The published protocol (the only one).
+    out : str or path-like, optional
+        A Parquet file the sweep is checkpointed to.
+    resume : bool
+        Resume the sweep checkpointed at ``out``.
+    ties_seed : int
+        Which draw of the copulas' random tie-breaking the fits use
+        (`fastrisk.simulate.fits.ties_base_seed`; the paper's own draw cannot be repeated;
+        other draws show how much a result depends on it).
+    risk_nulls : bool
+        Score TRisk and the bootstrap test of URisk at each alpha > 0 of ``trisk_alpha`` and
+        TRisk with the smooth value function on pairs calibrated to their own null
+        (`fastrisk.simulate.nulls`; calibrated once per collection, null and target, then
+        cached with the fits); False leaves those tests out (no calibration).
+
+    Returns
+    -------
+    StudyResult
+        Rates ``[delta, test, tails, level]`` with their counts and standard errors
+        (``to_arrow()``, ``tables()``).
     """
     return fn
 

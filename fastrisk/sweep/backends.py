@@ -68,6 +68,11 @@ def worker_env() -> dict:
     threads, and numba refuses to compile once that variable changes. Each batch runs on one
     numba thread through `numba.set_num_threads` instead, whatever the worker's settings
     (`fastrisk._runtime.threads.settle_numba_threads`).
+
+    Returns
+    -------
+    dict
+        Variable name -> value.
     """
     return {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", WORKER_ENV: "1"}
 
@@ -98,8 +103,19 @@ if os.environ.get(WORKER_ENV) and not os.environ.get(VERBOSE_ENV):  # imported i
 
 def local_client(n_workers: int | None = None, **kwargs):
     """A ``dask.distributed.Client`` on a new ``LocalCluster`` of one-thread worker processes
-    with `worker_env` (closing the client closes the cluster). Keyword arguments go to
-    the cluster."""
+    with `worker_env` (closing the client closes the cluster).
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Worker processes (default: Dask's, one per core).
+    **kwargs
+        Further ``LocalCluster`` options (they override fastrisk's).
+
+    Returns
+    -------
+    distributed.Client
+    """
     Client = require("distributed", what="a Dask cluster").Client
     env = dict(worker_env())
     here = str(Path(__file__).resolve().parents[2])  # workers import this fastrisk
@@ -134,7 +150,17 @@ def _exit_with_parent(parent: int, every: float = 0.5) -> None:
 def process_pool(workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool for sweeps: ``spawn``ed workers (no forked numba threads), each with
     `worker_env` set before fastrisk is imported there; a worker exits within half a
-    second of its parent's death (a kill -9 of the sweep leaves no worker behind)."""
+    second of its parent's death (a kill -9 of the sweep leaves no worker behind).
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default: one per core).
+
+    Returns
+    -------
+    concurrent.futures.ProcessPoolExecutor
+    """
     if workers is not None:
         positive_int(workers, "workers")
     ctx = multiprocessing.get_context("spawn")

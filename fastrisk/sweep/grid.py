@@ -210,7 +210,17 @@ class Grid:
 
 
 def load_grid(grid) -> Grid:
-    """A `Grid` from a Grid, a TOML path or a mapping."""
+    """A `Grid` from a Grid, a TOML path or a mapping.
+
+    Parameters
+    ----------
+    grid : Grid, str, path-like or mapping
+        A grid, a TOML file (see ``bench_data/sweeps/``) or the equivalent mapping.
+
+    Returns
+    -------
+    Grid
+    """
     if isinstance(grid, Grid):
         return grid
     if isinstance(grid, (str, Path)):

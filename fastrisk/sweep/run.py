@@ -133,26 +133,51 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
           progress_unit: tuple | None = None) -> SweepResult:
     """Run every job of ``grid`` and gather the results into one Arrow table.
 
-    ``grid``: a `Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent
-    mapping. ``executor``: None (in-process, numba's parallel kernels), any
-    ``concurrent.futures.Executor`` (see `process_pool`), or a ``dask.distributed``
-    ``Client`` / ``client.get_executor()``. ``out``: a Parquet file; finished batches are
-    checkpointed next to it (``OUT.parts/``) at most every ``checkpoint_seconds``, and the
-    full table is written there at the end. ``resume``: reuse the checkpoint and compute only
-    the jobs missing from it (with ``retry_errors`` also the jobs that failed). A job that
-    raises is recorded with ``status="error"``; the sweep goes on. A batch lost with its
-    worker (the worker died, its data was lost) is resubmitted up to ``retries`` times, then
-    recorded as missing (``n_missing``; a resume computes it). A checkpoint part that fails
-    its checksum is reported (`CheckpointWarning`) and its jobs are recomputed. On a
-    Dask cluster without any worker (none started, or all lost) for ``worker_timeout``
-    seconds (default 60, or $FASTRISK_WORKER_TIMEOUT) the sweep stops with a
-    `ResourceError`, its finished batches checkpointed for a resume.
-    ``progress_unit``: ``(unit, weight)`` to count the progress bar in ``unit`` rather than
-    jobs, ``weight(job)`` being a job's count of them (e.g. the trials of a simulation job).
+    A job that raises is recorded with ``status="error"``; the sweep goes on. A batch lost
+    with its worker (the worker died, its data was lost) is resubmitted up to ``retries``
+    times, then recorded as missing (``n_missing``; a resume computes it). A checkpoint part
+    that fails its checksum is reported (`CheckpointWarning`) and its jobs are recomputed.
 
-    The table has the columns `JOB_COLUMNS` (``seed``: the job's seed, spawned from
-    the grid's root seed and the job's position), ``param_<name>`` per parameter, then the
-    procedure's own columns (prefixed ``result_`` where a name clashes).
+    The table has the columns `JOB_COLUMNS` (``seed``: the job's seed, spawned from the grid's
+    root seed and the job's position), ``param_<name>`` per parameter, then the procedure's
+    own columns (prefixed ``result_`` where a name clashes).
+
+    Parameters
+    ----------
+    grid : Grid, str, path-like or mapping
+        A `Grid`, a TOML file (see ``bench_data/sweeps/``) or the equivalent mapping.
+    executor : optional
+        None (in-process, numba's parallel kernels), any ``concurrent.futures.Executor`` (see
+        `process_pool`), or a ``dask.distributed`` ``Client`` / ``client.get_executor()``.
+    out : str or path-like, optional
+        A Parquet file: finished batches are checkpointed next to it (``OUT.parts/``) and the
+        full table is written there at the end.
+    resume : bool
+        Reuse the checkpoint and compute only the jobs missing from it.
+    retry_errors : bool
+        With ``resume``, also recompute the jobs that failed.
+    progress : bool, optional
+        A progress bar on standard error (default: on a terminal).
+    batch_seconds : float
+        Target run time of one batch of jobs sent to a worker.
+    max_batch : int
+        Most jobs in one batch.
+    checkpoint_seconds : float
+        Least time between two checkpoints.
+    retries : int
+        Resubmissions of a batch lost with its worker.
+    worker_timeout : float, optional
+        On a Dask cluster without any worker for this long (default 60 s, or
+        $FASTRISK_WORKER_TIMEOUT) the sweep stops with a `ResourceError`, its finished batches
+        checkpointed for a resume.
+    progress_unit : tuple, optional
+        ``(unit, weight)``: count the progress bar in ``unit`` rather than jobs,
+        ``weight(job)`` being a job's count of them (e.g. the trials of a simulation job).
+
+    Returns
+    -------
+    SweepResult
+        The table and the counts of computed, reused, failed and missing jobs.
     """
     grid = load_grid(grid)
     out = None if out is None else Path(out)

@@ -43,8 +43,34 @@ def _style(test, k, hypothesis=None):
 
 def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delta=None, alpha: float = 0.05,
                      tests=None, ax=None, legend: bool = True, band: bool = True):
-    """One panel: rate per test against ``x`` ('alpha' or 'delta') of a
-    `StudyResult` (type I / power / type III)."""
+    """One panel: rate per test against ``x`` of a `StudyResult` (type I / power / type III).
+
+    Parameters
+    ----------
+    result : StudyResult
+        A simulation study's result.
+    tails : {"two-sided", "one-tailed"}
+        Which tests' rates are drawn.
+    x : {"alpha", "delta"}
+        The horizontal axis: significance level or effect size.
+    delta : float, optional
+        The effect size of a by-alpha panel (default: the result's first).
+    alpha : float
+        The significance level of a by-delta panel.
+    tests : sequence of str, optional
+        The tests drawn (default: all).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    legend : bool
+        Draw a legend.
+    band : bool
+        Shade the Monte-Carlo band of a nominal test, ``alpha ± 1.96 sqrt(alpha (1 - alpha) / n)``,
+        on type I panels.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     if tails not in result.tails:
         raise InputError(f"`tails` must be one of {', '.join(result.tails)}, got {tails!r}")
     if x not in ("alpha", "delta"):
@@ -98,7 +124,27 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
                  alpha: float = 0.05):
     """Every panel of a list of StudyResults (one row per measure and tail, one column per
     topic-set size; power and type III: by alpha at ``delta`` and by delta at ``alpha``)
-    into one figure saved at ``path`` (SVG, PNG or PDF by its suffix). Returns the Figure."""
+    in one figure saved at ``path``.
+
+    Parameters
+    ----------
+    results : sequence of StudyResult
+        The studies drawn.
+    path : str or path-like
+        Where the figure is saved (SVG, PNG or PDF by its suffix).
+    tails : sequence of {"one-tailed", "two-sided"}
+        The tails, one row each.
+    tests : sequence of str, optional
+        The tests drawn (default: all).
+    delta : float
+        Effect size of the by-alpha panels.
+    alpha : float
+        Significance level of the by-delta panels.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from matplotlib.figure import Figure
 
     results = list(results)

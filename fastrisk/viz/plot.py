@@ -44,7 +44,18 @@ def _legend_outside(ax, **kwargs):
 
 def system_styles(systems: Sequence[str]) -> dict:
     """``{system: {"color", "marker", "linestyle"}}`` in the order given: Okabe-Ito colours, then
-    the same colours with other line styles (so 32 systems stay distinguishable)."""
+    the same colours with other line styles (so 32 systems stay distinguishable).
+
+    Parameters
+    ----------
+    systems : sequence of str
+        The systems, in the order their styles are handed out.
+
+    Returns
+    -------
+    dict
+        System -> matplotlib keyword arguments (``color``, ``marker``, ``linestyle``).
+    """
     out = {}
     for k, name in enumerate(systems):
         out[str(name)] = {"color": OKABE_ITO[k % len(OKABE_ITO)], "marker": MARKERS[k % len(MARKERS)],
@@ -146,9 +157,27 @@ def _zero_line(ax, *, horizontal: bool = True):
 def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colors=None, legend: bool = True):
     """TRisk (or URisk) of chosen systems against α, with the ±t critical lines.
 
-    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 1. ``result`` is a `fastrisk.RiskResult`
-    (compute it on a fine α grid for smooth curves, e.g. ``alpha=np.linspace(0, 10, 41)``);
-    ``systems`` (default: all) fixes which systems are drawn and their order and colours.
+    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 1.
+
+    Parameters
+    ----------
+    result : RiskResult
+        `fastrisk.risk`'s result (compute it on a fine α grid for smooth curves, e.g.
+        ``alpha=np.linspace(0, 10, 41)``).
+    systems : sequence of str, optional
+        Which systems are drawn, their order and colours (default: all).
+    statistic : {"trisk", "urisk"}
+        The array drawn.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    colors : dict or sequence, optional
+        Colours of the systems (default: `system_styles`).
+    legend : bool
+        Draw a legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     if statistic not in ("trisk", "urisk"):
         raise InputError(f"`statistic` must be 'trisk' or 'urisk', got {statistic!r}")
@@ -181,10 +210,27 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
     """Per-topic TR_i (or TJ_i) bars of one system at several α, the ±t lines and the
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
-    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2. ``result`` is a
-    `fastrisk.TopicRiskResult`; ``statistic`` is ``"tr"``, ``"tj"`` or ``"both"`` (TR_i
-    bars with TJ_i as black ticks on them, to show that the two agree). ``sort`` orders topics
-    by the score at the first α. ``alpha``: the α values to draw (default: all).
+    Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 2.
+
+    Parameters
+    ----------
+    result : TopicRiskResult
+        `fastrisk.topic_risk`'s result.
+    system : str
+        The system drawn.
+    alpha : float or sequence of float, optional
+        The α values drawn (default: all of the result's).
+    statistic : {"tr", "tj", "both"}
+        TR_i bars, TJ_i bars, or TR_i bars with TJ_i as black ticks on them (to show that the
+        two agree).
+    sort : bool
+        Order the topics by the score at the first α.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new wide figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     if statistic not in ("tr", "tj", "both"):
         raise InputError(f"`statistic` must be 'tr', 'tj' or 'both', got {statistic!r}")
@@ -263,11 +309,32 @@ def urisk_distribution(result, systems=None, *, alpha=None, kind: str = "box", s
                        colors=None, legend: bool = True):
     """Per-topic risk-reward scores x_i (URisk's summands) of systems against the baseline.
 
-    Dinçer, Ounis & Macdonald (ECIR 2014), Figs. 3-4. ``result`` has ``x`` of shape (A, S, c)
-    (`fastrisk.TopicRiskResult` or `fastrisk.RiskScores`). ``kind="box"``: one
-    box per system (quartiles, whiskers at 1.5 IQR, URisk = mean as a diamond), sorted by URisk
-    when ``sort``; ``kind="sorted"``: each system's x_i sorted in decreasing order against the
-    topic rank, so wins, ties and losses read off as the areas above and below zero.
+    Dinçer, Ounis & Macdonald (ECIR 2014), Figs. 3-4.
+
+    Parameters
+    ----------
+    result : TopicRiskResult or RiskScores
+        A result with ``x`` of shape (A, S, c).
+    systems : sequence of str, optional
+        The systems drawn and their order (default: all).
+    alpha : float, optional
+        The α drawn (default: the result's first).
+    kind : {"box", "sorted"}
+        ``"box"``: one box per system (quartiles, whiskers at 1.5 IQR, URisk = mean as a
+        diamond); ``"sorted"``: each system's x_i sorted in decreasing order against the topic
+        rank, so wins, ties and losses read off as the areas above and below zero.
+    sort : bool
+        Order the boxes by URisk.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    colors : dict or sequence, optional
+        Colours of the systems (default: `system_styles`).
+    legend : bool
+        Draw a legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     if kind not in ("box", "sorted"):
         raise InputError(f"`kind` must be 'box' or 'sorted', got {kind!r}")
@@ -353,12 +420,27 @@ def _qq_items(results, system):
 
 def qq(results, system=None, *, points: int = 400, ax=None, legend: bool = True):
     """Q-Q plot of standardised bootstrap replicates of one system against the standard normal,
-    for several value functions (Benham, Moffat & Culpepper 2019, Fig. 3).
+    for several value functions (Benham, Moffat & Culpepper 2019, Fig. 3). Points on the
+    diagonal mean the replicates are normal.
 
-    ``results``: one bootstrap result (every α it holds is drawn), a list of them, or a mapping
-    ``{label: result}`` (e.g. ``{"linear": b1, "smooth": b2}``); results need their replicates
-    (``keep_replicates=True``) or may be Q-Q data already. ``points`` plotting positions per
-    curve. Points on the diagonal mean the replicates are normal.
+    Parameters
+    ----------
+    results : BootstrapResult, QQData, list or dict of them
+        One bootstrap result (every α it holds is drawn), a list of them, or a mapping
+        ``{label: result}`` (e.g. ``{"linear": b1, "smooth": b2}``); bootstrap results need
+        their replicates (``keep_replicates=True``).
+    system : str, optional
+        The system drawn (default: the first).
+    points : int
+        Plotting positions per curve.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    legend : bool
+        Draw a legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     items = _qq_items(results, system)
     ax, created = _axes(ax, (3.0, 3.0))
@@ -399,7 +481,21 @@ def qq(results, system=None, *, points: int = 400, ax=None, legend: bool = True)
 def rbo_prefix(result, *, ax=None, label_a: str = "a", label_b: str = "b"):
     """RBO of two orderings over growing prefix depths: bars up to the lower bound (RBO_min),
     the residual band above them up to RBO_max, and the extrapolated RBO_ext as a line
-    (Benham, Moffat & Culpepper 2019, Fig. 4). ``result`` is a `PrefixAgreement`."""
+    (Benham, Moffat & Culpepper 2019, Fig. 4).
+
+    Parameters
+    ----------
+    result : PrefixAgreement
+        `fastrisk.prefix_agreement`'s result.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    label_a, label_b : str
+        Names of the two orderings, for the axis label.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     depth = np.asarray(result.depth)
     ax, created = _axes(ax, COLUMN_FIGSIZE)
     low, res = np.asarray(result.min), np.asarray(result.res)
@@ -428,10 +524,31 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     """Heat map of URisk or TRisk of every system (rows) against every baseline (columns) at one
     α, significant cells (|TRisk| > t(significance/2, df)) marked with a dot.
 
-    ``table`` is a `BaselineTable`. ``systems`` restricts and orders rows and, when the
-    baselines are the systems, columns; ``order="mean"`` sorts them by mean URisk over baselines.
     The colour map (PuOr) is diverging and colour-blind safe; the diagonal (a system against
     itself) is grey.
+
+    Parameters
+    ----------
+    table : BaselineTable
+        `fastrisk.baseline_table`'s result.
+    alpha : float, optional
+        The α drawn (default: the table's first).
+    statistic : {"trisk", "urisk"}
+        The array drawn.
+    significance : float
+        Level of the significance dots.
+    systems : sequence of str, optional
+        Restricts and orders the rows and, when the baselines are the systems, the columns.
+    order : {"given", "mean"}
+        ``"mean"`` sorts rows and columns by mean URisk over the baselines.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    colorbar : bool
+        Draw a colour bar.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     from scipy import stats  # scipy.stats: ~0.3 s to import, needed here only
 
@@ -491,7 +608,19 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
 def pooling_bias(result, *, ax=None):
     """Bias of unpooled runs (true − unpooled mean score) per pool width: the quartile range as
     a bar, the median as a tick, the mean as a diamond, min-max whiskers (Webber & Park 2009,
-    Fig. 1). ``result`` is a `PoolingExperiment`."""
+    Fig. 1).
+
+    Parameters
+    ----------
+    result : PoolingExperiment
+        `fastrisk.pooling_experiment`'s result.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     bias = np.asarray(result.bias)  # (W, repeats)
     widths = list(result.widths)
     ax, created = _axes(ax, COLUMN_FIGSIZE)
@@ -523,10 +652,26 @@ _ESTIMATOR_STYLE = {"adjusted": ("-", "o"), "mixed": ("--", "s"), "unadjusted": 
 
 def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=None):
     """Mean absolute error of a run's estimated mean score against the number of common
-    (fully judged) topics n, one colour per pool width and one line style per estimator
-    (``adjusted``: Algorithm 2, ``mixed``: n true + N − n unadjusted scores); the estimators
-    that do not use common topics (``unadjusted``, ``leave-one-out``) are horizontal lines.
-    ``result`` is a `PoolingExperiment`."""
+    (fully judged) topics n, one colour per pool width and one line style per estimator; the
+    estimators that do not use common topics (``unadjusted``, ``leave-one-out``) are
+    horizontal lines.
+
+    Parameters
+    ----------
+    result : PoolingExperiment
+        `fastrisk.pooling_experiment`'s result.
+    estimators : sequence of {"adjusted", "mixed", "unadjusted", "leave-one-out"}
+        ``adjusted``: Algorithm 2 (Webber & Park 2009); ``mixed``: n true + N − n unadjusted
+        scores.
+    widths : sequence of int, optional
+        The pool widths drawn (default: all).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
     known = tuple(_ESTIMATOR_STYLE)
     if isinstance(estimators, str):
         estimators = (estimators,)
@@ -575,10 +720,28 @@ def pooling_mae(result, *, estimators=("adjusted", "mixed"), widths=None, ax=Non
 def pca_map(result, *, components=(1, 2), highlight=None, ax=None, colors=None, legend: bool = True):
     """PCA map of systems (Dinçer, Ounis & Macdonald, ECIR 2014, Figs. 1-2).
 
-    Every system is a grey point on components ``components`` (1-based); the ``highlight``ed
-    systems get their styles and a legend entry, and the projected extra points (virtual
-    baselines MEAN, MEDIAN, MAX, ...) are black stars with their names. Axis labels give each
-    component's share of the variance.
+    Every system is a grey point; the highlighted systems get their styles and a legend entry,
+    and the projected extra points (virtual baselines MEAN, MEDIAN, MAX, ...) are black stars
+    with their names. Axis labels give each component's share of the variance.
+
+    Parameters
+    ----------
+    result : PCAResult
+        `fastrisk.pca`'s result.
+    components : tuple of int
+        The two components drawn (1-based).
+    highlight : sequence of str, optional
+        Systems drawn in colour with a legend entry.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (default: a new figure).
+    colors : dict or sequence, optional
+        Colours of the highlighted systems (default: `system_styles`).
+    legend : bool
+        Draw a legend.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
     """
     first, second = components
     m = result.scores.shape[1]

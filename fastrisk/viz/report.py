@@ -94,8 +94,18 @@ def file_provenance(path) -> dict:
 
 
 def measure_definition(name) -> str | None:
-    """A one-sentence definition of measure ``name`` (an ir_measures name such as ``ERR@20``),
-    or None when fastrisk does not know it."""
+    """A one-sentence definition of a measure.
+
+    Parameters
+    ----------
+    name : str
+        An ir_measures name such as ``ERR@20``.
+
+    Returns
+    -------
+    str or None
+        None when fastrisk does not know the measure.
+    """
     if not name:
         return None
     try:
@@ -168,13 +178,41 @@ def _fmt(v, digits: int = 4) -> str:
 
 
 def pvalue_text(p, digits: int = 4) -> str:
-    """A p-value as the report prints it: ``< 0.0001`` below the precision, ``–`` for NaN."""
+    """A p-value as the report prints it: ``< 0.0001`` below the precision, ``–`` for NaN.
+
+    Parameters
+    ----------
+    p : float
+        The p-value.
+    digits : int
+        Decimals printed.
+
+    Returns
+    -------
+    str
+    """
 
     return format_pvalue(p, digits)
 
 
 def html_table(headers, rows, *, classes=None, numeric=None) -> str:
-    """An HTML table; ``classes[i][j]`` an optional CSS class per cell, numbers right-aligned."""
+    """An HTML table, numbers right-aligned.
+
+    Parameters
+    ----------
+    headers : sequence of str
+        The column headings.
+    rows : sequence of sequence
+        The cells, row by row (escaped).
+    classes : sequence of sequence of str, optional
+        ``classes[i][j]``: a CSS class of cell (i, j), or None.
+    numeric : sequence of bool, optional
+        Which columns are numbers (right-aligned).
+
+    Returns
+    -------
+    str
+    """
     esc = html.escape
     numeric = numeric or [False] * len(headers)
     out = ["<table><thead><tr>"]
@@ -464,7 +502,24 @@ def _params(matrix, res, base_name, provenance, significance) -> list[tuple[str,
 
 
 def render_html(sections, params, *, title: str, image_format: str = "svg") -> str:
-    """The report page from built sections and (name, HTML value) parameter pairs."""
+    """The report page from built sections and (name, HTML value) parameter pairs.
+
+    Parameters
+    ----------
+    sections : list of Section
+        `build_report`'s sections.
+    params : list of (str, str)
+        `build_report`'s header rows.
+    title : str
+        The page title.
+    image_format : {"svg", "png"}
+        How figures are embedded.
+
+    Returns
+    -------
+    str
+        A self-contained HTML page.
+    """
     esc = html.escape
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -587,7 +642,12 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
                  loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
                  significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
                  title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None):
-    """The report's content without writing it; see `write_report` for the parameters.
+    """The report's content without writing it.
+
+    Parameters
+    ----------
+    matrix, baseline, alpha, loss_weight, value, convention, significance, systems, missing, threads, title, provenance, heatmap_alpha
+        As in `write_report`.
 
     Returns
     -------

@@ -211,8 +211,28 @@ class RunSet:
 
 def encode_rankings(docs: np.ndarray, lengths: np.ndarray, topics=None):
     """Re-encode ``(S, T, D)`` rankings of arbitrary non-negative ids into dense per-topic ids
-    ordered by best rank. Returns ``(dense docs, doc_offsets, best_rank, ranked)`` where
-    ``ranked[t][new_id]`` is the original id."""
+    ordered by best rank.
+
+    Parameters
+    ----------
+    docs : ndarray of int, shape (S, T, D)
+        Document ids of each system's ranking of each topic (padding past ``lengths`` ignored).
+    lengths : ndarray of int, shape (S, T)
+        Length of each ranking.
+    topics : sequence, optional
+        Topic labels, for the error naming a topic with a negative id.
+
+    Returns
+    -------
+    docs : ndarray of int32, shape (S, T, D)
+        The dense ids (-1 past each ranking's end).
+    doc_offsets : ndarray of int64, shape (T + 1,)
+        Where each topic's dense ids start in the flat per-document arrays.
+    best_rank : ndarray
+        The best rank of each dense id, topic after topic.
+    ranked : list of ndarray
+        ``ranked[t][new_id]`` is the original id.
+    """
     S, T, D = docs.shape
     out = np.full((S, T, D), -1, dtype=np.int32)
     offsets = np.zeros(T + 1, dtype=np.int64)
@@ -350,7 +370,21 @@ class Judged:
 
 
 def align(runs: RunSet, qrels: Qrels) -> Judged:
-    """Map qrels onto ``runs``' per-topic document ids (cached per qrels object)."""
+    """Map qrels onto ``runs``' per-topic document ids (cached per qrels object).
+
+    Parameters
+    ----------
+    runs : RunSet
+        The runs whose documents are judged.
+    qrels : Qrels
+        The relevance judgements.
+
+    Returns
+    -------
+    Judged
+        The grade of every ranked document (-1: unjudged), the ideal grades and which topics
+        have a relevant document.
+    """
     key = ("align", id(qrels))
     hit = runs._cache.get(key)
     if hit is not None and hit[0] is qrels:

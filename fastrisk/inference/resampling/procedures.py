@@ -18,6 +18,7 @@ from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads, parallel
 from fastrisk._runtime.tstat import COMPILED_DF, CONVENTIONS, t_pvalue
 from fastrisk.core import batch as _batch
+from fastrisk.core.batch import BatchBootstrapResult, BatchPermutationResult, BatchTTestResult
 from fastrisk.core.urisk import _HI, _LO, _linear_table, _risk_iv
 from fastrisk.data.matrix import ScoreMatrix, as_matrix, is_frame
 from fastrisk.data.results import ConfidenceInterval, array
@@ -149,7 +150,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
               statistic=None, replicates: int = 10000, method: str = "bca", confidence_level: float = 0.95,
               alternative: str = "two-sided", test: str = "shift", rng=None, keep_replicates: bool | None = None,
               missing: str = "raise", chunk_size: int | None = None, threads: int | None = None,
-              progress: bool | None = None) -> BootstrapResult:
+              progress: bool | None = None) -> BootstrapResult | BatchBootstrapResult:
     """Bootstrap over topics of every system against ``baseline`` (or every pair) at once.
 
     ``data`` is a `ScoreMatrix` (with ``baseline`` and ``alpha`` /
@@ -218,13 +219,22 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Returns
     -------
-    BootstrapResult
-        Arrays ``[alpha, system]`` (replicates ``[alpha, system, replicate]``).
+    BootstrapResult or BatchBootstrapResult
+        Arrays ``[alpha, system]`` (replicates ``[alpha, system, replicate]``). Given a stack
+        of collections (a 3-D array or a sequence of ScoreMatrix, see `fastrisk.core.batch`):
+        a `BatchBootstrapResult` ``[batch, alpha, system]`` (the shift test and the standard
+        error, no interval); the stack takes none of ``value``, ``pairs``, ``convention``,
+        ``exclude_self``, ``missing``, ``statistic``, ``test``, ``method``,
+        ``confidence_level``, ``keep_replicates``, ``chunk_size``, ``progress`` other than their
+        defaults (`InputError` naming the option).
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
-                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)),
-                              statistic=(statistic, (None,)), test=(test, ("shift",)))
+        _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)),
+                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
+                              missing=(missing, ("raise",)), statistic=(statistic, (None,)), test=(test, ("shift",)),
+                              method=(method, ("bca",)), confidence_level=(confidence_level, (0.95,)),
+                              keep_replicates=(keep_replicates, (None, False)), chunk_size=(chunk_size, (None,)),
+                              progress=(progress, (None, False)))
         return _batch.bootstrap(data, 0 if baseline is None else baseline, alpha=alpha, loss_weight=loss_weight,
                                 replicates=replicates, alternative=alternative, rng=rng, threads=threads)
     _choice(convention, "convention", CONVENTIONS)
@@ -310,7 +320,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     dist = None
     if reps is not None:
         dist = reps.reshape(A, K, B)
-    res = BootstrapResult(statistic=theta.reshape(shape), standard_error=se.reshape(shape),
+    # the test statistic: theta for the shift test, the studentised theta / SE for test="t"
+    statistic = t_obs if test == "t" else theta
+    res = BootstrapResult(statistic=statistic.reshape(shape), urisk=theta.reshape(shape) if stat is None else None,
+                           standard_error=se.reshape(shape),
                            confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
                            pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
                            method=method, confidence_level=float(confidence_level), alternative=alternative,
@@ -323,7 +336,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
                      convention: str = "classic", exclude_self: bool = False,
                      replicates: int = 10000, alternative: str = "two-sided", rng=None,
                      keep_replicates: bool | None = None, missing: str = "raise", chunk_size: int | None = None,
-                     threads: int | None = None, progress: bool | None = None) -> PermutationResult:
+                     threads: int | None = None,
+                     progress: bool | None = None) -> PermutationResult | BatchPermutationResult:
     """Paired randomisation test over topics: swap system and baseline on random topics.
 
     Under the null each topic's pair is exchangeable, so the per-topic score is v(d) or
@@ -350,12 +364,17 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
 
     Returns
     -------
-    PermutationResult
-        Arrays ``[alpha, system]``.
+    PermutationResult or BatchPermutationResult
+        Arrays ``[alpha, system]``. Given a stack of collections: a `BatchPermutationResult`
+        ``[batch, alpha, system]``; the stack takes none of ``value``, ``pairs``,
+        ``convention``, ``exclude_self``, ``missing``, ``keep_replicates``, ``chunk_size``,
+        ``progress`` other than their defaults (`InputError` naming the option).
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
-                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)))
+        _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),
+                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
+                              missing=(missing, ("raise",)), keep_replicates=(keep_replicates, (None, False)),
+                              chunk_size=(chunk_size, (None,)), progress=(progress, (None, False)))
         return _batch.permutation_test(data, 0 if baseline is None else baseline, alpha=alpha,
                                        loss_weight=loss_weight, replicates=replicates, alternative=alternative,
                                        rng=rng, threads=threads)
@@ -404,7 +423,7 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     if reps is not None:
         reps += centre.mean(axis=1)[:, None]
         dist = reps.reshape(A, K, n)
-    res = PermutationResult(statistic=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
+    res = PermutationResult(statistic=theta.reshape(A, K), urisk=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
                              alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
     return _in_convention(res, convention, given_alternative)
 
@@ -452,7 +471,8 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     se = np.sqrt((c - 1) / c * ((loo - dot[:, None]) ** 2).sum(axis=1))
     bias = (c - 1) * (dot - theta)
     pseudo = c * theta[:, None] - (c - 1) * loo
-    res = JackknifeResult(statistic=theta.reshape(A, K), standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
+    res = JackknifeResult(statistic=theta.reshape(A, K), urisk=theta.reshape(A, K) if stat is None else None,
+                           standard_error=se.reshape(A, K), bias=bias.reshape(A, K),
                            leave_one_out=loo.reshape(A, K, c), pseudo_values=pseudo.reshape(A, K, c),
                            topics=sc.topics, **sc.labels())
     return _in_convention(res, convention)
@@ -469,7 +489,6 @@ class TTestResult(_Labelled):
     ``baseline``, ``statistic``, ``urisk``, ``pvalue``.
     """
 
-    urisk: np.ndarray = array("alpha", "system", default=None)
     pvalue: np.ndarray = array("alpha", "system", default=None)
     df: int = 0
     alternative: str = "two-sided"
@@ -527,7 +546,7 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
            convention: str = "classic", exclude_self: bool = False,
-           alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
+           alternative: str = "two-sided", missing: str = "raise") -> TTestResult | BatchTTestResult:
     """Paired t test of every column (as `bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
     With a baseline this is TRisk (Dinçer et al. 2014); at alpha = 0 it equals
@@ -543,12 +562,16 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
 
     Returns
     -------
-    TTestResult
-        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[alpha, system]``.
+    TTestResult or BatchTTestResult
+        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[alpha, system]``. Given a stack of
+        collections: a `BatchTTestResult` ``[batch, alpha, system]``; the stack takes none of
+        ``value``, ``pairs``, ``convention``, ``exclude_self``, ``missing`` other than their
+        defaults (`InputError` naming the option).
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)), convention=(convention, ("classic",)),
-                               exclude_self=(exclude_self, (False,)), missing=(missing, ("raise",)))
+        _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),
+                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
+                              missing=(missing, ("raise",)))
         given = {} if alpha is None else {"alpha": alpha}
         return _batch.t_test(data, 0 if baseline is None else baseline, loss_weight=loss_weight,
                              alternative=alternative, **given)

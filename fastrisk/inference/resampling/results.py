@@ -31,14 +31,19 @@ class QQData(Result):
 
 @dataclass(frozen=True, repr=False)
 class _Labelled(Result):
-    """What every result of the many-columns procedures shares: the estimate ``[alpha, system]``
-    and the labels of its columns (system and baseline, or the two systems of a pair) and rows
+    """What every result of the many-columns procedures shares: ``statistic`` and ``urisk``
+    ``[alpha, system]`` and the labels of its columns (system and baseline, or the two systems of a pair) and rows
     (alpha / loss weight, value function). Long forms have one row per (alpha, column).
 
     ``convention="minus"`` (Benham, Moffat & Culpepper 2019: larger is riskier) reports the
     negated estimate -theta: statistics, biases, replicates and t negated, intervals mirrored
     (-high, -low), and the test run with the alternative swapped, so that ``alternative``
-    refers to the reported (negated) statistic and p-values keep their meaning."""
+    refers to the reported (negated) statistic and p-values keep their meaning.
+
+    ``statistic`` is always the test statistic of the result's ``pvalue`` (scipy's meaning;
+    for `JackknifeResult`, which tests nothing, the jackknifed statistic's value), ``urisk``
+    the mean per-topic score (URisk against a baseline; None when a user ``statistic`` was
+    resampled instead of the mean)."""
 
     _coords = {"system": {"system": "systems", "baseline": "baselines"}}
     _table = ("alpha", "system")
@@ -49,6 +54,7 @@ class _Labelled(Result):
     loss_weight: np.ndarray | None
     value: str | None
     statistic: np.ndarray = array("alpha", "system")
+    urisk: np.ndarray | None = array("alpha", "system", default=None)
     convention: str = "classic"
 
 
@@ -57,24 +63,30 @@ class BootstrapResult(_Labelled):
     """Bootstrap over topics of every column (system vs baseline, or pair) and alpha.
 
     Arrays ``[alpha, system]``: A alphas (1 for value functions and plain arrays), K systems
-    or pairs. ``statistic`` is the estimate on the original topics, ``bias`` mean(replicates)
-    minus it, ``pvalue`` the paired bootstrap test of "statistic = 0" (replicates shifted to
-    the null; ``test="t"`` studentises them as Sakai 2006 / Urbano et al. 2019),
-    ``confidence_interval`` a ``(low, high)`` named tuple. ``bootstrap_distribution``
-    ``[alpha, system, replicate]`` is kept when asked for (or small enough), else None.
+    or pairs. The estimate theta is the resampled statistic on the original topics: ``urisk``
+    for the default statistic (the mean), the user's ``statistic`` otherwise. ``pvalue`` is
+    the paired bootstrap test of theta = 0 (replicates shifted to the null), and
+    ``statistic`` its test statistic: theta itself for ``test="shift"``, the studentised
+    ``theta / SE`` (``SE = s / sqrt(c)``; 0 where s = 0) for ``test="t"`` (Sakai 2006;
+    Urbano, Lima & Hanjalic 2019). ``bias`` is mean(replicates) minus theta,
+    ``standard_error`` the replicates' SD, ``confidence_interval`` a ``(low, high)`` named
+    tuple around theta. ``bootstrap_distribution`` ``[alpha, system, replicate]`` (replicates
+    of theta) is kept when asked for (or small enough), else None.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``statistic``, ``standard_error``, ``pvalue``, ``bias``, ``ci_low``,
-    ``ci_high``.
+    ``baseline``, ``statistic``, ``urisk``, ``standard_error``, ``pvalue``, ``bias``,
+    ``ci_low``, ``ci_high``.
     """
 
     _derived = {"ci_low": ("alpha", "system"), "ci_high": ("alpha", "system")}
 
-    standard_error: np.ndarray = array("alpha", "system", default=None)
+    standard_error: np.ndarray = array("alpha", "system", default=None,
+                                       doc="Bootstrap standard error of theta (the replicates' SD).")
     confidence_interval: ConfidenceInterval | None = None
     pvalue: np.ndarray = array("alpha", "system", default=None)
-    bias: np.ndarray = array("alpha", "system", default=None)
-    bootstrap_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None)
+    bias: np.ndarray = array("alpha", "system", default=None, doc="mean(replicates) - theta.")
+    bootstrap_distribution: np.ndarray | None = array("alpha", "system", "replicate", default=None,
+                                                      doc="Replicates of theta (None unless kept).")
     method: str = "percentile"
     confidence_level: float = 0.95
     alternative: str = "two-sided"
@@ -124,8 +136,11 @@ class PermutationResult(_Labelled):
     about 0, the same for every alpha (see `permutation_test`); the baseline's own column
     has p-value NaN.
 
+    The test statistic is the mean per-topic score (URisk against a baseline): ``statistic``
+    and ``urisk`` are the same array, and ``null_distribution`` holds its sign-flip replicates.
+
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``statistic``, ``pvalue``.
+    ``baseline``, ``statistic``, ``urisk``, ``pvalue``.
     """
 
     pvalue: np.ndarray = array("alpha", "system", default=None)
@@ -143,12 +158,16 @@ class JackknifeResult(_Labelled):
     """Leave-one-topic-out jackknife (Efron 1982; Dinçer et al. 2014): ``standard_error`` and
     ``bias`` ``[alpha, system]``; ``leave_one_out`` and ``pseudo_values`` ``[alpha, system, topic]``.
 
+    It tests nothing: ``statistic`` is the value of the jackknifed statistic on all topics
+    (the mean by default, then also ``urisk``), as scipy's ``statistic`` argument.
+
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
-    ``baseline``, ``statistic``, ``standard_error``, ``bias``.
+    ``baseline``, ``statistic``, ``urisk``, ``standard_error``, ``bias``.
     """
 
     topics: tuple = ()
-    standard_error: np.ndarray = array("alpha", "system", default=None)
-    bias: np.ndarray = array("alpha", "system", default=None)
-    leave_one_out: np.ndarray = array("alpha", "system", "topic", default=None)
+    standard_error: np.ndarray = array("alpha", "system", default=None, doc="Jackknife standard error SE_J.")
+    bias: np.ndarray = array("alpha", "system", default=None, doc="Jackknife bias ``(c - 1)(theta_(.) - theta)``.")
+    leave_one_out: np.ndarray = array("alpha", "system", "topic", default=None,
+                                      doc="``theta_(i)``: the statistic without topic i.")
     pseudo_values: np.ndarray = array("alpha", "system", "topic", default=None)

@@ -301,8 +301,9 @@ def transformed_moments(data: np.ndarray, a: float, b: float) -> tuple[float, fl
     """simIReff's ``effTransform_inner(eff, a, b)`` mean and variance: ``effContMean(qfun)``
     and ``effContVar(qfun, E)``, qfun(p) = qeff(qbeta(p, a, b)), by R's ``integrate`` (abs.tol
     1e-6, 500 subdivisions; ValueError where it stops, as R's does, which stops effTransform).
-    ``data``: `KsMargin.rdata` or `rdata` (a, b written into it). qbeta is scipy's
-    ``betaincinv`` (R's ``qbeta`` to ~1e-15)."""
+    ``data``: `KsMargin.rdata` or `rdata` (a, b written into it). qbeta is
+    `fastrisk.simulate._r._kernels.rmath.qbeta` (scipy's ``betaincinv``, itself R's ``qbeta``
+    to ~1e-15, to ~1e-14)."""
     data[2], data[3] = a, b
     f = LowLevelCallable(_k.transformed_quantile().ctypes, ctypes.c_void_p(data.ctypes.data),
                          "double (int, double *, void *)")

@@ -17,16 +17,14 @@ only the radix-2 and radix-4 passes and the permutation for square factors are n
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 
 import numpy as np
 from numba import carray, cfunc, types
-from numba.extending import get_cython_function_address
 
 from fastrisk._kernels._jit import helper, njit
-from fastrisk.simulate._r._kernels.rmath import qtruncnorm
+from fastrisk.simulate._r._kernels.rmath import qbeta, qtruncnorm
 
 _PI_4 = 0.785398163397448309615660845820  # M_PI_4
 
@@ -357,15 +355,13 @@ def qkde_trunc(u, f0, f1, pts, cum):
 @functools.cache
 def transformed_quantile():
     """The C callback qfun(p)^power for scipy's quad (a LowLevelCallable, data in ``user``),
-    compiled on first use: it calls scipy's ``betaincinv`` (for R's ``qbeta``) through a ctypes
-    pointer, which numba does not cache."""
-    betaincinv = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double, ctypes.c_double, ctypes.c_double)(
-        get_cython_function_address("scipy.special.cython_special", "__pyx_fuse_0betaincinv"))
+    compiled on first use. R's ``qbeta`` is `fastrisk.simulate._r._kernels.rmath.qbeta` (scipy's
+    ``betaincinv`` to ~1e-14, a port: no private scipy symbol)."""
 
     @cfunc(types.float64(types.intc, types.CPointer(types.float64), types.CPointer(types.float64)))
     def f(n, xx, user):
         data = carray(user, (int(user[0]),))
-        v = betaincinv(data[2], data[3], xx[0])
+        v = qbeta(xx[0], data[2], data[3])
         kind = int(data[1])
         if kind == 0:
             m = int(data[7])
@@ -373,7 +369,7 @@ def transformed_quantile():
         elif kind == 1:
             q = qtruncnorm(v, 0.0, 1.0, data[5], data[6])
         else:
-            q = betaincinv(data[5], data[6], v)
+            q = qbeta(v, data[5], data[6])
         return q if data[4] == 1.0 else q * q
 
     return f
