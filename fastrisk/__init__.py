@@ -56,8 +56,8 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     ),
     "fastrisk.measures.metrics": ("Evaluation", "Measure", "evaluate", "parse_measure"),
     "fastrisk.measures.pooling": (
-        "PoolingExperiment", "build_pool", "common_topic_adjustment", "leave_one_out", "loo_adjustment",
-        "pooling_experiment", "score_against_pool"
+        "PoolingComparison", "PoolingExperiment", "build_pool", "common_topic_adjustment", "leave_one_out",
+        "loo_adjustment", "pooling_comparison", "pooling_experiment", "score_against_pool"
     ),
     "fastrisk.sweep": ("Experiment", "Grid", "SweepResult", "register_kind"),
 }
@@ -150,11 +150,13 @@ if TYPE_CHECKING:
     )
     from fastrisk.measures.metrics import Evaluation, Measure, evaluate, parse_measure  # static only
     from fastrisk.measures.pooling import (  # static only
+        PoolingComparison,
         PoolingExperiment,
         build_pool,
         common_topic_adjustment,
         leave_one_out,
         loo_adjustment,
+        pooling_comparison,
         pooling_experiment,
         score_against_pool,
     )
@@ -184,6 +186,7 @@ __all__ = [
     "Measure",
     "PCAResult",
     "PermutationResult",
+    "PoolingComparison",
     "PoolingExperiment",
     "PrefixAgreement",
     "QQData",
@@ -220,6 +223,7 @@ __all__ = [
     "parse_ranking",
     "pca",
     "permutation_test",
+    "pooling_comparison",
     "pooling_experiment",
     "prefix_agreement",
     "ranking_from_scores",
