@@ -119,6 +119,7 @@ def test_a_statistic_failing_inside_a_kernel_is_an_input_error_naming_it(scores,
         run(scores)
 
 
+@pytest.mark.slow  # compiles a user statistic's generic path: ~13 s
 def test_a_statistic_that_works_gives_the_same_numbers_whatever_the_chunks(scores, monkeypatch):
     import numba
 

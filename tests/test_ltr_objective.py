@@ -114,6 +114,7 @@ def test_degenerate_queries_have_zero_gradients():
     np.testing.assert_array_equal(m, [1.0, 1.0, 1.0])
 
 
+@pytest.mark.slow  # compiles the objective at two thread counts: ~11 s
 def test_threads_do_not_change_numbers():
     d = synthetic_letor(300, (1, 40), 2, rng=5)
     scores = np.random.default_rng(1).normal(size=d.n_documents)

@@ -266,6 +266,7 @@ def test_same_seed_same_numbers_any_chunking_threads_or_keep(small):
                               bootstrap(rows, replicates=200, rng=2, keep_replicates=True).bootstrap_distribution)
 
 
+@pytest.mark.slow  # compiles the generic path at two thread counts: ~13 s
 def test_generic_path_is_deterministic_across_threads(small):
     def med(x):
         return np.median(x)

@@ -495,8 +495,9 @@ def test_cli_measure_names_and_bad_combinations(capsys):
 
 @pytest.mark.slow
 def test_the_power_study_never_fails_on_a_bundled_collection():
+    # one collection of each measure (all 20 took five minutes of CI): each kind of margin
     for names in fastrisk.simulate.MEASURES.values():
-        for name in names:
+        for name in names[:1]:
             V = fastrisk.data.datasets.trec_matrix(name).values
             kept, removed = measures.kept_runs(V)
             measure = name.partition("_")[2]
@@ -529,7 +530,7 @@ def test_study_tables_are_identical_across_executors(tmp_path):
     from fastrisk.sweep import process_pool
 
     kw = dict(collections=["web2013_err20"], topics=20, trials=200, replicates=100, rng=5, progress=False,
-              cache=tmp_path)
+              cache=tmp_path, risk_nulls=False)  # the calibrations share prepare_h1's executor path
     here = type1("err20", **kw)
     with process_pool(2) as pool:
         there = type1("err20", executor=pool, chunk=50, **kw)
