@@ -64,3 +64,20 @@ def install() -> None:
             sys.modules[old] = sys.modules[new]
             if parent in sys.modules:
                 setattr(sys.modules[parent], leaf, sys.modules[new])
+
+
+def lazy_submodules(package: str):
+    """A module ``__getattr__`` for ``package``: ``fastrisk.data.datasets`` resolves after any
+    ``import fastrisk...`` (the sub-module is imported on first access), as it did when
+    ``import fastrisk`` loaded everything eagerly."""
+
+    def __getattr__(name: str):
+        if not name.startswith("_"):
+            try:
+                return importlib.import_module(f"{package}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{package}.{name}":
+                    raise
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -85,3 +85,16 @@ def test_the_old_public_paths_load_the_moved_modules():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_a_sub_module_resolves_as_an_attribute_whatever_was_imported_first():
+    """``import fastrisk.data.matrix`` before ``fastrisk.data.datasets`` (a benchmark did): the
+    lazily loaded package still resolves its documented sub-module paths (fresh interpreter)."""
+    import sys
+
+    code = ("import fastrisk.data.matrix, fastrisk\n"
+            "assert callable(fastrisk.data.datasets.trec2012_web)\n"
+            "assert fastrisk.core.tables.baseline_table is fastrisk.baseline_table\n"
+            "try:\n    fastrisk.data.nothing\nexcept AttributeError:\n    print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
