@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import memory_budget_ok
+from conftest import memory_budget_ok, side_by_side
 from scipy import special, stats
 
 import fastrisk
@@ -258,3 +258,50 @@ def test_fit_one_collection(benchmark, tmp_path):
     fit = benchmark.pedantic(fit_collections, args=(SMALL,), kwargs={"cache": tmp_path, "refit": True}, rounds=1,
                              iterations=1)[SMALL[0]]
     benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(fit.copulas) * 1e3
+
+
+def _scipy_calls(monkeypatch):
+    """The copula selection through scipy's public calls: the code before issue #31 (bit for
+    bit the same models, ``tests/test_simulate_fit_numerics.py``)."""
+    import types
+
+    from scipy import optimize
+
+    from fastrisk.simulate import copulas
+
+    def brent(f, lo, hi, xatol, maxiter=500):
+        res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
+        return float(res.x), float(res.fun)
+
+    monkeypatch.setattr(copulas, "_brent", brent)
+    monkeypatch.setattr(copulas, "_SETULB_DIRECT", False)
+    monkeypatch.setattr(copulas, "kendall_tau", lambda u: float(stats.kendalltau(u[:, 0], u[:, 1]).statistic))
+    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf))
+
+
+def test_fit_pairs_side_by_side(benchmark):
+    """40 copula selections (``BiCopSelect`` by AIC) of web2013_err20's pairs, in-process, against
+    the same selections through scipy's ``minimize_scalar`` / ``minimize`` / ``kendalltau`` /
+    ``norm.ppf`` (the pre-#31 code): what the Python-side changes buy. The rest of a pair's
+    ~12 ms is pyvinecopulib's C++ (the t copula's MLE alone ~3.5 ms), which the fitted models
+    depend on. The whole bundled set: ``fastrisk simulate fit --processes 2`` (docs/simulation.md)."""
+    from fastrisk.data.datasets import trec_matrix
+    from fastrisk.simulate import fits
+    from fastrisk.simulate.measures import kept_runs
+
+    v = np.asarray(trec_matrix(SMALL[0]).values, dtype=np.float64)
+    kept, _ = kept_runs(v)
+    V, seed = v[kept], fits.ties_base_seed(v, "err20")
+    pairs = [(i, j) for i in range(len(kept)) for j in range(i + 1, len(kept))][::11][:40]
+    benchmark.group = "simulate-fit-40-pairs"
+
+    def before():
+        with pytest.MonkeyPatch.context() as mp:
+            _scipy_calls(mp)
+            return fits._fit_pairs(V, pairs, seed)
+
+    assert before() == fits._fit_pairs(V, pairs, seed)
+    ratios = side_by_side(benchmark, lambda: fits._fit_pairs(V, pairs, seed), {"scipy_calls": before}, blocks=7,
+                          block_seconds=0.5)
+    benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(pairs) * 1e3
+    assert ratios["scipy_calls"] > 0
