@@ -571,8 +571,10 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
             tag = "" if null is None else f"-{null.key(0.0)}"
             for g, name in enumerate(names):
                 if counts[g]:
+                    # an in-memory collection is labelled by its name (else by id(): no resume in another process)
+                    source = data[name] if isinstance(data[name], str) else {name: data[name]}
                     experiments.append(Experiment(
-                        "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}{tag}",
+                        "simulate_errors", source, name=f"{mode}-{name}-{delta:g}{tag}",
                         params={"fits": tokens,
                                 "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": seed,
                                 "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
