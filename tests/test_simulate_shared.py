@@ -55,6 +55,7 @@ def test_shared_study_numbers_do_not_depend_on_the_chunking(web12):
     np.testing.assert_array_equal(a.rate, b.rate)
     np.testing.assert_array_equal(a.rate, again.rate)
     np.testing.assert_array_equal(a.se, again.se)
+    assert np.isfinite(a.se[0, a.tests.index("bootstrap")]).all()  # 6 jobs of 100 trials: a between-job SE
     ind = _type1(web12, chunk=100)
     for k, t in enumerate(a.tests):
         if t in ("t", "wilcoxon", "sign"):  # the same pairs: the tests that do not resample agree exactly
@@ -71,23 +72,35 @@ def test_chunks_hold_whole_blocks_of_shared_resamples(web12):
         _type1(web12, shared_resamples=-1)
 
 
+def _cluster_se(h, v, g):
+    """The stratified cluster SE of sum(h) / sum(v), written out (Cochran 1977, 6.4 and 6.11)."""
+    r = h.sum() / v.sum()
+    e = h - r * v
+    total = 0.0
+    for s in np.unique(g):
+        es = e[g == s]
+        total += len(es) / (len(es) - 1) * np.sum((es - es.mean()) ** 2)
+    return np.sqrt(total) / v.sum()
+
+
 def test_between_job_se_is_the_ratio_estimators_cluster_se():
     rng = np.random.default_rng(0)
     rows = []
-    for delta in (0.0, 0.1):
-        for j in range(7):
+    for delta in (0.0, 0.1, 0.2):
+        for j in range(9):
             v = int(rng.integers(50, 100))
-            rows.append(dict(param_delta=delta, test="t", tails="two-sided", alpha=0.05,
-                             hits=int(rng.integers(0, v)), valid=v, wrong=0, trials=v))
+            g = j % 3 if delta < 0.2 else min(j, 1)  # delta 0.2: collection 0 has a single job
+            rows.append(dict(param_delta=delta, param_collection=g, test="t", tails="two-sided", alpha=0.05,
+                             hits=int(rng.integers(0, v // (1 + g))), valid=v, wrong=0, trials=v))
     df = pd.DataFrame(rows)
-    idx = [(d, "t", "two-sided", 0.05) for d in (0.0, 0.1)]
+    idx = [(d, "t", "two-sided", 0.05) for d in (0.0, 0.1, 0.2)]
     se = studies._between_job_se(df, idx, "type1")
-    for i, delta in enumerate((0.0, 0.1)):
-        h = df.hits[df.param_delta == delta].to_numpy(float)
-        v = df.valid[df.param_delta == delta].to_numpy(float)
-        r = h.sum() / v.sum()
-        want = np.sqrt(len(h) / (len(h) - 1) * np.sum((h - r * v) ** 2)) / v.sum()
-        assert se[i] == pytest.approx(want, rel=1e-12)
+    for i, delta in enumerate((0.0, 0.1, 0.2)):
+        cell = df[df.param_delta == delta]
+        h, v, g = (cell[c].to_numpy(float) for c in ("hits", "valid", "param_collection"))
+        want = _cluster_se(h, v, g if delta < 0.2 else np.zeros_like(g))  # a lone job: one stratum
+        assert se[i] == pytest.approx(want, rel=1e-10)
+    assert se[2] > 0 and np.isfinite(se).all()
     one = studies._between_job_se(df.iloc[:1], idx[:1], "type1")
     assert np.isnan(one).all()  # one job: no between-job variance
 

@@ -664,25 +664,34 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
 
 
 def _between_job_se(df, idx, mode) -> np.ndarray:
-    """Standard errors of the ratio rates sum(h_j) / sum(v_j) over the jobs j of each cell of
-    ``idx`` (h: hits or wrong, v: valid or trials), with the jobs as independent clusters (the
-    trials of a job share resamples): SE^2 = J / (J - 1) sum_j (h_j - r v_j)^2 / (sum_j v_j)^2,
-    the linearised (delta-method) variance of a ratio estimator over J clusters (Cochran 1977,
-    sec. 6.4); NaN with fewer than two jobs."""
+    """Standard errors of the ratio rates r = sum(h_j) / sum(v_j) over the jobs j of each cell of
+    ``idx`` (h: hits or wrong, v: valid or trials), the jobs being independent clusters (the
+    trials of a job share resamples): the linearised variance of a ratio estimator over
+    clusters (Cochran 1977, sec. 6.4, stratified as in sec. 6.11) with e_j = h_j - r v_j,
+    SE^2 = sum_g J_g / (J_g - 1) sum_{j in g} (e_j - mean_g e)^2 / (sum_j v_j)^2, strata g the
+    collections (``param_collection``: their rates differ, the number of a collection's trials
+    is nearly fixed). If a stratum has a single job, one stratum of all jobs (larger: it counts
+    the collections' differences as noise). NaN with fewer than two jobs."""
     num, den = ("wrong", "trials") if mode == "type3" else ("hits", "valid")
     keys = ["param_delta", "test", "tails", "alpha"]
-    g = df.groupby(keys)
-    tot = g[[num, den]].transform("sum")
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = tot[num] / tot[den]
-        resid = (df[num] - r * df[den]) ** 2
-    frame = df[keys].assign(resid=resid, one=1.0)
-    agg = frame.groupby(keys)[["resid", "one"]].sum().join(g[[den]].sum())
-    agg = agg.reindex(idx)
-    J, v = agg["one"].to_numpy(), agg[den].to_numpy()
+        tot = df.groupby(keys)[[num, den]].transform("sum")
+        e = (df[num] - tot[num] / tot[den] * df[den]).astype(np.float64)
+    frame = df[keys].assign(e=e, e2=e * e, one=1.0, g=df["param_collection"] if "param_collection" in df else 0)
+
+    def ss(f):  # sum of J / (J - 1) sum (e - mean e)^2 over the strata of a cell, and the smallest J
+        n = f["one"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return n / (n - 1) * (f["e2"] - f["e"] ** 2 / n), n
+    strat, n = ss(frame.groupby([*keys, "g"])[["e", "e2", "one"]].sum())
+    strat = strat.groupby(level=keys).sum().reindex(idx)
+    small = n.groupby(level=keys).min().reindex(idx)
+    pooled, J = ss(frame.groupby(keys)[["e", "e2", "one"]].sum().reindex(idx))
+    var = np.where(small.to_numpy() >= 2, strat.to_numpy(), pooled.to_numpy())
+    v = df.groupby(keys)[den].sum().reindex(idx).to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.sqrt(J / (J - 1) * agg["resid"].to_numpy()) / v
-    return np.where((J >= 2) & (v > 0), se, np.nan)
+        se = np.sqrt(np.maximum(var, 0.0)) / v
+    return np.where((J.to_numpy() >= 2) & (v > 0), se, np.nan)
 
 
 def _doc(fn):
