@@ -232,12 +232,14 @@ def shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot
     if perm:
         n_perm = (1 << c) if exact else B
         base = stream_state(seed, np.uint64(2 * key + 1))
-        # product rows: d then q of each pair, so a tile holds TILE // 2 pairs
-        P = np.empty((2 * K, c))
+        # product rows: d (then q, for ZRisk / GeoRisk) of each pair; a tile holds TILE // m pairs
+        m = 2 if zg else 1
+        P = np.empty((m * K, c))
         for k in range(K):
-            P[2 * k] = D[k]
-            P[2 * k + 1] = Q[k]
-        half = TILE // 2
+            P[m * k] = D[k]
+            if zg:
+                P[m * k + 1] = Q[k]
+        half = TILE // m
         n_tiles = (K + half - 1) // half
         buf = np.empty((n_tiles, TILE, NB))
         acc = np.zeros((K, 9), np.int64)
@@ -250,10 +252,10 @@ def shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot
             for t in prange(n_tiles):
                 k0 = t * half
                 k1 = min(K, k0 + half)
-                _product(P, 2 * k0, 2 * k1, F, n, buf[t])
+                _product(P, m * k0, m * k1, F, n, buf[t])
                 for k in range(k0, k1):
-                    ax = buf[t, 2 * (k - k0)]
-                    aq = buf[t, 2 * (k - k0) + 1]
+                    ax = buf[t, m * (k - k0)]
+                    aq = buf[t, m * (k - k0) + m - 1]  # q's sums (with zg)
                     hobs = 0.5 * total[k]
                     up = hobs - tol[k]
                     down = hobs + tol[k]

@@ -142,9 +142,26 @@ def paper_counts(paper_size, trials, h1_trials, replicates) -> tuple[int, int, i
     return t1, h1, b
 
 
+#: One core's seconds to draw one trial's scores (copula h-inverse and margins, per battery call;
+#: not probed: it needs the fits): measured on the study's AP collections at 50 topics, 0.95 ms
+#: of CPU per trial of four battery calls (docs/simulation.md, "The study at its own size").
+SIMULATE_SECONDS = 0.24e-3
 #: Replicates of the cost probe (`trial_cost`): the cost of a trial is linear in B past a few
 #: thousand, so the probe is short and scaled.
 PROBE_REPLICATES = 4096
+
+
+def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True) -> dict:
+    """The battery's tests a study keeps, by group of trials: ``"main"`` (the study's pairs: t,
+    Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk), ``"urisk@A"`` per alpha > 0 (TRisk
+    and the bootstrap test of URisk_A on pairs of its own null) and ``"smooth"`` (smooth TRisk)."""
+    groups = {"main": [t for t in battery_test_names(trisk_alpha) if _s._null_of(t) is None]}
+    if risk_nulls:
+        for a in dict.fromkeys(float(a) for a in np.atleast_1d(trisk_alpha)):
+            if a > 0:
+                groups[f"urisk@{a:g}"] = [f"trisk@{a:g}", f"bootstrap_risk@{a:g}"]
+        groups["smooth"] = ["trisk_smooth"]
+    return groups
 
 
 def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.0, 5.0), pairs: int = 256,
@@ -157,13 +174,7 @@ def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.
     (copula and margins: a few microseconds a topic) is not included."""
     V = np.random.default_rng(seed).random((pairs, 2, topics))
     B = min(replicates, PROBE_REPLICATES)
-    names = battery_test_names(trisk_alpha)
-    groups = {"main": [t for t in names if _s._null_of(t) is None]}
-    for a in () if not risk_nulls else dict.fromkeys(float(a) for a in np.atleast_1d(trisk_alpha)):
-        if a > 0:
-            groups[f"urisk@{a:g}"] = [f"trisk@{a:g}", f"bootstrap_risk@{a:g}"]
-    if risk_nulls:
-        groups["smooth"] = ["trisk_smooth"]
+    groups = trial_tests(trisk_alpha, risk_nulls)
     out = {}
     for g, tests in groups.items():
         kw = dict(replicates=B, rng=seed, tests=tests, threads=1, protocol="urbano2019",
@@ -180,16 +191,16 @@ def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.
 
 def estimate_grid(studies, measures: int, topics, deltas: int, trials: int, h1_trials: int, replicates: int,
                   trisk_alpha=(1.0, 5.0), shared: int = 0, workers: int | None = None, risk_nulls: bool = True) -> dict:
-    """The grid's cost from `trial_cost` probes (one per topic-set size): trials, battery calls
-    (a trial of each risk null beside each of the study's trials), one core's seconds and wall
-    seconds on ``workers`` cores (default: numba's thread count), assuming the jobs share the cores
+    """The grid's cost from `trial_cost` probes (one per topic-set size) plus `SIMULATE_SECONDS`
+    a battery call: trials, battery calls (a trial of each risk null beside each of the study's
+    trials), one core's seconds and wall seconds on ``workers`` cores (default: numba's thread count), assuming the jobs share the cores
     perfectly (a sweep of independent jobs; measured on 1 and 2 local workers in docs/simulation.md)."""
     workers = int(workers or numba.get_num_threads())
     per_cell = (trials if "type1" in studies else 0) + (h1_trials * deltas if {"power", "type3"} & set(studies) else 0)
     cpu = calls = 0.0
     for n in topics:
         cost = trial_cost(int(n), replicates, shared=shared, trisk_alpha=trisk_alpha, risk_nulls=risk_nulls)
-        cpu += measures * per_cell * sum(cost.values())
+        cpu += measures * per_cell * (sum(cost.values()) + len(cost) * SIMULATE_SECONDS)
         calls += measures * per_cell * len(cost)
     probe = f"{min(replicates, PROBE_REPLICATES):,}-replicate probes on one thread, sizes {', '.join(map(str, topics))}"
     return {"trials": int(measures * per_cell * len(topics)), "battery_calls": int(calls), "cpu_seconds": cpu,
