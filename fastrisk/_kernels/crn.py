@@ -24,14 +24,25 @@ from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.battery import N_COUNTS, _zg, _zg_counts, pair_prep
 
-#: Resamples per block: a block's draws (c x NB) and a tile's sums stay in cache.
-NB = 512
-#: Rows (pairs or their transforms) per tile of the product: one parallel work unit.
-TILE = 8
+#: Resamples per block: a block's draws (c x NB) and a tile's sums (TILE x NB) stay in cache.
+NB = 256
+#: Rows (pairs or their transforms) per tile of the product: a work unit draws its blocks once
+#: for TILE rows (c / 2 draws a resample against c multiply-adds a row).
+TILE = 32
+#: Parallel work units aimed at (tiles x ranges of blocks): one parallel region per call, so a
+#: busy machine's descheduled thread delays it once, not at every block.
+UNITS = 32
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _S32 = np.uint64(32)
 _ONE = np.uint64(1)
+
+
+@njit
+def stream_base(seed, key, tag):
+    """The base stream of key ``key`` for the bootstrap (``tag`` 0) or the sign flips (1), as
+    `fastrisk._kernels.battery._battery_one` derives it for pair key ``key``."""
+    return stream_state(np.uint64(seed), np.uint64(2 * key + tag))
 
 
 @njit
@@ -69,19 +80,28 @@ def sign_block(base, b0, n, c, exact, F):
             F[i, r] = 1.0 if (word >> np.uint64(i & 63)) & _ONE else -1.0
 
 
-@njit
+@pjit
 def count_sums(base, B, c):
-    """sum_b C_b over the B resamples of stream ``base`` (`count_block`'s draws)."""
-    C = np.empty((c, NB))
+    """sum_b C_b over the B resamples of stream ``base`` (`count_block`'s draws), in ranges of
+    blocks summed after (integer-valued: exact in any order)."""
+    blocks = (B + NB - 1) // NB
+    split = _units(1, blocks)
+    part = np.zeros((split, c))
+    for s in prange(split):
+        C = np.empty((c, NB))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
+            b0 = blk * NB
+            n = min(NB, B - b0)
+            count_block(base, b0, n, c, C)
+            for i in range(c):
+                t = 0.0
+                for r in range(n):
+                    t += C[i, r]
+                part[s, i] += t
     out = np.zeros(c)
-    for b0 in range(0, B, NB):
-        n = min(NB, B - b0)
-        count_block(base, b0, n, c, C)
+    for s in range(split):
         for i in range(c):
-            s = 0.0
-            for r in range(n):
-                s += C[i, r]
-            out[i] += s
+            out[i] += part[s, i]
     return out
 
 
@@ -143,26 +163,19 @@ def _tally_boot(s, n, total, tol, rbar, acc):
 
 
 @pjit
-def shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot, perm, boot_risk, stop):
-    """The counts array of `fastrisk._kernels.battery.battery_batch` (K, N_COUNTS [+ 3 A]) for the
-    K pairs V (K, 2, c), every pair drawing the resamples and flips of stream key ``key``.
-
-    ``boot``: the bootstrap of d (columns 0-2, 9-10); ``perm``: the sign flips (3, 4, 11-13, and
-    5-8 with ``zg``); ``boot_risk``: the bootstrap of x = d + alpha min(d, 0) at each of
-    ``alphas_risk`` (N_COUNTS + 3 a ..). Columns not asked for stay 0. ``xmean``: R's mean of
-    each d for perm' (empty: not counted). Once ``stop[0]`` is set the blocks left are skipped.
-    """
+def prepare(V, min_diff, xmean):
+    """Per pair of V (K, 2, c) (`fastrisk._kernels.battery.pair_prep`): d (K, c), q (K, c),
+    sum d (K,), the tolerance 1e-12 sum |d| (K,) and (K, 8) [S_m, A_m, N, W, ZRisk and GeoRisk
+    differences observed, their tolerance, ``xmean`` (NaN when empty)]."""
     K = V.shape[0]
     c = V.shape[2]
-    A = alphas_risk.shape[0]
-    counts = np.zeros((K, N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
     raw = xmean.shape[0] > 0
     D = np.empty((K, c))
     Hb = np.empty((K, c))
     Q = np.empty((K, c))
     total = np.empty(K)
     tol = np.empty(K)
-    sc = np.empty((K, 8))  # Sm, Am, N, W, zobs, gobs, tol_zg, xmean
+    sc = np.empty((K, 8))
     for k in prange(K):
         t, s, N, W, Am, A2, _, _ = pair_prep(V[k, 0], V[k, 1], min_diff, D[k], Hb[k], Q[k])
         total[k] = t
@@ -171,124 +184,159 @@ def shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot
         sc[k, 0], sc[k, 1], sc[k, 2], sc[k, 3] = 0.5 * N, Am, N, W
         sc[k, 4], sc[k, 5], sc[k, 6] = zobs, gobs, 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
         sc[k, 7] = xmean[k] if raw else np.nan
-    if B == 0:
-        return counts
-    # the bootstrap rows: d of each pair (boot), then x = d + alpha min(d, 0) per alpha (boot_risk)
+    return D, Q, total, tol, sc
+
+
+@njit
+def boot_rows(D, total, tol, alphas_risk, boot, boot_risk):
+    """The rows the bootstrap resamples: d of each pair (with ``boot``), then x = d + alpha
+    min(d, 0) of each pair and alpha (``boot_risk``); returns the rows, their sums, their
+    tolerances 1e-12 sum |x| and the first counts column of each (0, or N_COUNTS + 3 a)."""
+    K, c = D.shape
+    A = alphas_risk.shape[0]
     nd = K if boot else 0
-    nx = K * A if boot_risk else 0
-    rows = nd + nx
-    if rows:
-        base = stream_state(seed, np.uint64(2 * key))
-        X = np.empty((rows, c))
-        xt = np.empty(rows)
-        xtol = np.empty(rows)
-        rbar = np.full(rows, np.nan)
-        dest = np.empty(rows, np.int64)  # first counts column of the row
-        for k in range(nd):
-            X[k] = D[k]
-            xt[k] = total[k]
-            xtol[k] = tol[k]
-            dest[k] = 0
-        for q in range(nx):
-            k, a = q // A, q % A
-            s = 0.0
-            sa = 0.0
-            for i in range(c):
-                v = D[k, i] + alphas_risk[a] * min(D[k, i], 0.0)
-                X[nd + q, i] = v
-                s += v
-                sa += abs(v)
-            xt[nd + q] = s
-            xtol[nd + q] = 1e-12 * sa
-            dest[nd + q] = N_COUNTS + 3 * a
-        if boot:  # boot': the replicates' own mean, mean_b(C_b) . d - sum(d)
-            cs = count_sums(base, B, c)
-            for k in range(nd):
-                s = 0.0
-                for i in range(c):
-                    s += cs[i] * D[k, i]
-                rbar[k] = s / B - total[k]
-        n_tiles = (rows + TILE - 1) // TILE
-        buf = np.empty((n_tiles, TILE, NB))
-        acc = np.zeros((rows, 5), np.int64)
+    rows = nd + (K * A if boot_risk else 0)
+    X = np.empty((rows, c))
+    xt = np.empty(rows)
+    xtol = np.empty(rows)
+    dest = np.zeros(rows, np.int64)
+    for k in range(nd):
+        X[k] = D[k]
+        xt[k] = total[k]
+        xtol[k] = tol[k]
+    for q in range(rows - nd):
+        k, a = q // A, q % A
+        s = 0.0
+        sa = 0.0
+        for i in range(c):
+            v = D[k, i] + alphas_risk[a] * min(D[k, i], 0.0)
+            X[nd + q, i] = v
+            s += v
+            sa += abs(v)
+        xt[nd + q] = s
+        xtol[nd + q] = 1e-12 * sa
+        dest[nd + q] = N_COUNTS + 3 * a
+    return X, xt, xtol, dest
+
+
+@njit
+def centres(cs, D, total, B):
+    """boot''s centre of each pair: mean_b(C_b) . d - sum(d) = (sum_b C_b) . d / B - sum(d), the
+    replicates' own mean (``cs`` = `count_sums`), summed in topic order."""
+    K, c = D.shape
+    out = np.empty(K)
+    for k in range(K):
+        s = 0.0
+        for i in range(c):
+            s += cs[i] * D[k, i]
+        out[k] = s / B - total[k]
+    return out
+
+
+@njit
+def _units(tiles, blocks):
+    """Splits of each tile's blocks: the blocks of a tile are cut into this many ranges so that
+    there are about `UNITS` parallel work units (a function of the sizes only: counts are integer
+    sums, so any split gives the same numbers)."""
+    return max(1, min(blocks, (UNITS + tiles - 1) // tiles))
+
+
+@pjit
+def boot_units(X, xt, xtol, rbar, base, B, c, stop):
+    """Bootstrap counts (rows, 5) of `_tally_boot` for every row of ``X``: work units of `TILE`
+    rows x a range of blocks of `NB` resamples, each drawing its blocks (`count_block`) and
+    multiplying them by its rows (`_product`); the units' integer counts are summed after."""
+    rows = X.shape[0]
+    tiles = (rows + TILE - 1) // TILE
+    blocks = (B + NB - 1) // NB
+    split = _units(tiles, blocks)
+    part = np.zeros((tiles * split, TILE, 5), np.int64)
+    for u in prange(tiles * split):
+        t, s = u // split, u % split
+        j0 = t * TILE
+        j1 = min(rows, j0 + TILE)
         C = np.empty((c, NB))
-        for b0 in range(0, B, NB):
+        buf = np.empty((TILE, NB))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
             if stopped(stop):
                 break
+            b0 = blk * NB
             n = min(NB, B - b0)
             count_block(base, b0, n, c, C)
-            for t in prange(n_tiles):
-                j0 = t * TILE
-                j1 = min(rows, j0 + TILE)
-                _product(X, j0, j1, C, n, buf[t])
-                for j in range(j0, j1):
-                    _tally_boot(buf[t, j - j0], n, xt[j], xtol[j], rbar[j], acc[j])
-        for j in range(rows):
-            k = j if j < nd else (j - nd) // A
-            c0 = dest[j]
-            counts[k, c0], counts[k, c0 + 1], counts[k, c0 + 2] = acc[j, 0], acc[j, 1], acc[j, 2]
-            if j < nd:
-                counts[k, 9], counts[k, 10] = acc[j, 3], acc[j, 4]
-    if perm:
-        n_perm = (1 << c) if exact else B
-        base = stream_state(seed, np.uint64(2 * key + 1))
-        # product rows: d (then q, for ZRisk / GeoRisk) of each pair; a tile holds TILE // m pairs
-        m = 2 if zg else 1
-        P = np.empty((m * K, c))
-        for k in range(K):
-            P[m * k] = D[k]
-            if zg:
-                P[m * k + 1] = Q[k]
-        half = TILE // m
-        n_tiles = (K + half - 1) // half
-        buf = np.empty((n_tiles, TILE, NB))
-        acc = np.zeros((K, 9), np.int64)
+            _product(X, j0, j1, C, n, buf)
+            for j in range(j0, j1):
+                _tally_boot(buf[j - j0], n, xt[j], xtol[j], rbar[j], part[u, j - j0])
+    acc = np.zeros((rows, 5), np.int64)
+    for u in range(tiles * split):
+        t = u // split
+        for j in range(t * TILE, min(rows, t * TILE + TILE)):
+            for q in range(5):
+                acc[j, q] += part[u, j - t * TILE, q]
+    return acc
+
+
+@pjit
+def flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop):
+    """Sign-flip counts (K, 9): [perm >=, <=, |.|>=, perm' >=, |.|>=, zrisk >=, <=, geo >=, <=] of
+    every pair, rows of ``P`` d (and q with ``zg``, m = 2), in units as `boot_units`."""
+    K = P.shape[0] // m
+    per = TILE // m
+    tiles = (K + per - 1) // per
+    blocks = (n_perm + NB - 1) // NB
+    split = _units(tiles, blocks)
+    part = np.zeros((tiles * split, per, 9), np.int64)
+    for u in prange(tiles * split):
+        t, s = u // split, u % split
+        k0 = t * per
+        k1 = min(K, k0 + per)
         F = np.empty((c, NB))
-        for b0 in range(0, n_perm, NB):
+        buf = np.empty((TILE, NB))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
             if stopped(stop):
                 break
+            b0 = blk * NB
             n = min(NB, n_perm - b0)
             sign_block(base, b0, n, c, exact, F)
-            for t in prange(n_tiles):
-                k0 = t * half
-                k1 = min(K, k0 + half)
-                _product(P, m * k0, m * k1, F, n, buf[t])
-                for k in range(k0, k1):
-                    ax = buf[t, m * (k - k0)]
-                    aq = buf[t, m * (k - k0) + m - 1]  # q's sums (with zg)
-                    hobs = 0.5 * total[k]
-                    up = hobs - tol[k]
-                    down = hobs + tol[k]
-                    far = abs(hobs) - tol[k]
-                    xm = sc[k, 7]
-                    n3 = n4 = n11 = n12 = n13 = 0
+            _product(P, m * k0, m * k1, F, n, buf)
+            for k in range(k0, k1):
+                ax = buf[m * (k - k0)]
+                aq = buf[m * (k - k0) + m - 1]  # q's sums (with zg)
+                acc = part[u, k - k0]
+                hobs = 0.5 * total[k]
+                up = hobs - tol[k]
+                down = hobs + tol[k]
+                far = abs(hobs) - tol[k]
+                xm = sc[k, 7]
+                n3 = n4 = n11 = n12 = n13 = 0
+                for r in range(n):
+                    ax[r] *= 0.5  # = sum s_i h_i exactly (h = d / 2)
+                    h = ax[r]
+                    n3 += h >= up
+                    n4 += h <= down
+                    n11 += abs(h) >= far
+                if xm == xm:
+                    xf = abs(xm)
                     for r in range(n):
-                        ax[r] *= 0.5  # = sum s_i h_i exactly (h = d / 2)
-                        h = ax[r]
-                        n3 += h >= up
-                        n4 += h <= down
-                        n11 += abs(h) >= far
-                    if xm == xm:
-                        xf = abs(xm)
-                        for r in range(n):
-                            xb = 2.0 * ax[r] / c
-                            n12 += xb >= xm
-                            n13 += abs(xb) >= xf
-                    acc[k, 0] += n3
-                    acc[k, 1] += n4
-                    acc[k, 2] += n11
-                    acc[k, 3] += n12
-                    acc[k, 4] += n13
-                    if zg:
-                        tz = sc[k, 6]
-                        z5, z6, z7, z8 = _zg_counts(ax, aq, n, sc[k, 0], sc[k, 1], sc[k, 2], sc[k, 3], c,
-                                                    sc[k, 4] - tz, sc[k, 4] + tz, sc[k, 5] - tz, sc[k, 5] + tz)
-                        acc[k, 5] += z5
-                        acc[k, 6] += z6
-                        acc[k, 7] += z7
-                        acc[k, 8] += z8
-        for k in range(K):
-            counts[k, 3], counts[k, 4], counts[k, 11], counts[k, 12], counts[k, 13] = (
-                acc[k, 0], acc[k, 1], acc[k, 2], acc[k, 3], acc[k, 4])
-            counts[k, 5], counts[k, 6], counts[k, 7], counts[k, 8] = acc[k, 5], acc[k, 6], acc[k, 7], acc[k, 8]
-    return counts
+                        xb = 2.0 * ax[r] / c
+                        n12 += xb >= xm
+                        n13 += abs(xb) >= xf
+                acc[0] += n3
+                acc[1] += n4
+                acc[2] += n11
+                acc[3] += n12
+                acc[4] += n13
+                if zg:
+                    tz = sc[k, 6]
+                    z5, z6, z7, z8 = _zg_counts(ax, aq, n, sc[k, 0], sc[k, 1], sc[k, 2], sc[k, 3], c,
+                                                sc[k, 4] - tz, sc[k, 4] + tz, sc[k, 5] - tz, sc[k, 5] + tz)
+                    acc[5] += z5
+                    acc[6] += z6
+                    acc[7] += z7
+                    acc[8] += z8
+    out = np.zeros((K, 9), np.int64)
+    for u in range(tiles * split):
+        t = u // split
+        for k in range(t * per, min(K, t * per + per)):
+            for q in range(9):
+                out[k, q] += part[u, k - t * per, q]
+    return out

@@ -224,8 +224,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
                                                   max(1, min(256, 2**16 // (1 + B))), xmean, boot_risk, stop,
                                                   boot, perm or zg)
         if shared_resamples:
-            counts = _crn.shared_counts(V, s0, int(start), B, exact, md, ar, zg, xmean, boot, perm or zg,
-                                        boot_risk, stop)
+            counts = _shared_counts(V, s0, int(start), B, exact, md, ar, zg, xmean, boot, perm or zg, boot_risk,
+                                    stop)
     tests = names
     T = len(tests)
     A = len(ar)
@@ -280,6 +280,43 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals
     return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
+
+
+def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot, perm, boot_risk, stop):
+    """The counts array of `fastrisk._kernels.battery.battery_batch` (K, N_COUNTS [+ 3 A]) for the
+    K pairs V, every pair drawing the resamples and flips of stream key ``key``
+    (`fastrisk._kernels.crn`). ``boot``: the bootstrap of d (columns 0-2, 9-10); ``perm``: the
+    sign flips (3, 4, 11-13, and 5-8 with ``zg``); ``boot_risk``: the bootstrap of URisk at each
+    alpha (N_COUNTS + 3 a ..). Columns not asked for stay 0."""
+    K, A = V.shape[0], alphas_risk.shape[0]
+    c = V.shape[2]
+    counts = np.zeros((K, _k.N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
+    if B == 0:
+        return counts
+    D, Q, total, tol, sc = _crn.prepare(V, min_diff, xmean)
+    X, xt, xtol, dest = _crn.boot_rows(D, total, tol, alphas_risk, boot, boot_risk)
+    if len(X):
+        base = np.uint64(_crn.stream_base(seed, key, 0))
+        rbar = np.full(len(X), np.nan)
+        if boot:
+            rbar[:K] = _crn.centres(_crn.count_sums(base, B, c), D, total, B)
+        acc = _crn.boot_units(X, xt, xtol, rbar, base, B, c, stop)
+        j = np.arange(len(X))
+        k = np.where(j < K, j, (j - K) // max(A, 1)) if boot else j // max(A, 1)
+        for q in range(3):
+            counts[k, dest + q] = acc[:, q]
+        if boot:
+            counts[:K, 9], counts[:K, 10] = acc[:K, 3], acc[:K, 4]
+    if perm:
+        base = np.uint64(_crn.stream_base(seed, key, 1))
+        m = 2 if zg else 1  # product rows: d (then q, for ZRisk / GeoRisk) of each pair
+        P = np.empty((m * K, c))
+        P[::m] = D
+        if zg:
+            P[1::m] = Q
+        acc = _crn.flip_units(P, m, total, tol, sc, base, (1 << c) if exact else B, exact, zg, c, stop)
+        counts[:, [3, 4, 11, 12, 13, 5, 6, 7, 8]] = acc
+    return counts
 
 
 def _resampled(test: str) -> bool:
