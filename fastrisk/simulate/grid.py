@@ -169,8 +169,8 @@ def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.
     """Seconds of one core per trial of the battery as the study runs it, by group of trials:
     ``"main"`` (the study's pairs: bootstrap, permutation, ZRisk and GeoRisk resampled), one
     ``"urisk@A"`` per alpha > 0 (the bootstrap test of URisk_A), ``"smooth"`` (no resampling).
-    Measured on ``pairs`` uniform pairs at ``min(replicates, PROBE_REPLICATES)`` replicates on
-    one thread and scaled linearly to ``replicates``; the simulation of the scores themselves
+    Measured (CPU time) on ``pairs`` uniform pairs at ``min(replicates, PROBE_REPLICATES)``
+    replicates on one thread and scaled linearly to ``replicates``; the simulation of the scores themselves
     (copula and margins: a few microseconds a topic) is not included."""
     V = np.random.default_rng(seed).random((pairs, 2, topics))
     B = min(replicates, PROBE_REPLICATES)
@@ -183,9 +183,9 @@ def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.
         if shared:
             kw.update(start=0, shared_resamples=True)
         battery(V[:8], **kw)  # compiled and warm
-        t = time.perf_counter()
+        t = time.process_time()  # CPU seconds: one thread, so one core's work, whatever the load
         battery(V, **kw)
-        out[g] = (time.perf_counter() - t) / pairs * (replicates / B if B else 1.0)
+        out[g] = (time.process_time() - t) / pairs * (replicates / B if B else 1.0)
     return out
 
 
