@@ -22,7 +22,7 @@ import numpy as np
 
 from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import mix64, stream_state
-from fastrisk._kernels.battery import N_COUNTS, _zg, _zg_counts, pair_prep
+from fastrisk._kernels.battery import _GOLDEN, _LOW32, _ONE, _S32, N_COUNTS, _zg, _zg_counts, pair_prep
 
 #: Resamples per block: a block's draws (c x NB) and a tile's sums (TILE x NB) stay in cache.
 NB = 256
@@ -32,10 +32,6 @@ TILE = 32
 #: Parallel work units aimed at (tiles x ranges of blocks): one parallel region per call, so a
 #: busy machine's descheduled thread delays it once, not at every block.
 UNITS = 32
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_LOW32 = np.uint64(0xFFFFFFFF)
-_S32 = np.uint64(32)
-_ONE = np.uint64(1)
 
 
 @njit
@@ -241,6 +237,19 @@ def _units(tiles, blocks):
     return max(1, min(blocks, (UNITS + tiles - 1) // tiles))
 
 
+@njit
+def _sum_units(part, rows, per, split):
+    """The counts (rows, q) of the work units' ``part`` (units, per, q): unit u holds rows
+    (u // split) per .. + per - 1 over one range of blocks (integer sums: exact in any order)."""
+    acc = np.zeros((rows, part.shape[2]), np.int64)
+    for u in range(part.shape[0]):
+        r0 = (u // split) * per
+        for j in range(r0, min(rows, r0 + per)):
+            for q in range(part.shape[2]):
+                acc[j, q] += part[u, j - r0, q]
+    return acc
+
+
 @pjit
 def boot_units(X, xt, xtol, rbar, base, B, c, stop):
     """Bootstrap counts (rows, 5) of `_tally_boot` for every row of ``X``: work units of `TILE`
@@ -266,13 +275,7 @@ def boot_units(X, xt, xtol, rbar, base, B, c, stop):
             _product(X, j0, j1, C, n, buf)
             for j in range(j0, j1):
                 _tally_boot(buf[j - j0], n, xt[j], xtol[j], rbar[j], part[u, j - j0])
-    acc = np.zeros((rows, 5), np.int64)
-    for u in range(tiles * split):
-        t = u // split
-        for j in range(t * TILE, min(rows, t * TILE + TILE)):
-            for q in range(5):
-                acc[j, q] += part[u, j - t * TILE, q]
-    return acc
+    return _sum_units(part, rows, TILE, split)
 
 
 @pjit
@@ -333,10 +336,4 @@ def flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop):
                     acc[6] += z6
                     acc[7] += z7
                     acc[8] += z8
-    out = np.zeros((K, 9), np.int64)
-    for u in range(tiles * split):
-        t = u // split
-        for k in range(t * per, min(K, t * per + per)):
-            for q in range(9):
-                out[k, q] += part[u, k - t * per, q]
-    return out
+    return _sum_units(part, K, per, split)
