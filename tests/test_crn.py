@@ -26,7 +26,7 @@ def _pairs(K, c, seed):
 @pytest.mark.parametrize(("c", "B"), [(7, 70), (40, 600), (65, 70)])
 def test_every_pair_counts_the_shared_draws_as_the_plain_reference(c, B):
     """Each pair's counts are those of the plain references run on the draws of the one key
-    (B past a block of NB = 512 resamples; c odd, and past a 64-bit word of signs)."""
+    (B past a block of `block_size` resamples; c odd, and past a 64-bit word of signs)."""
     V = _pairs(3, c, 40 + c)
     std = battery(V, replicates=B, rng=9, start=KEY, shared_resamples=True)
     urb = battery(V, replicates=B, rng=9, start=KEY, shared_resamples=True, protocol="urbano2019")
@@ -50,8 +50,8 @@ def test_every_pair_counts_the_shared_draws_as_the_plain_reference(c, B):
 
 def test_count_and_sign_blocks_are_the_reference_draws():
     c, n = 9, 70
-    C = np.empty((c, crn.NB))
-    F = np.empty((c, crn.NB))
+    C = np.empty((c, crn.block_size(c)))
+    F = np.empty((c, crn.block_size(c)))
     base_b = ref.stream_state(3, 2 * KEY)
     base_f = ref.stream_state(3, 2 * KEY + 1)
     crn.count_block(np.uint64(base_b), 10, n, c, C)

@@ -5,7 +5,7 @@ keyed by k). Here every pair of a batch uses the draws of one stream key: resamp
 count vector C_b (C_bi = times topic i is drawn), flip b a sign vector F_b, drawn exactly as
 the one-pair kernel draws them for that key (`_boot_block`'s two topics per 64 bits,
 `_flip_words`'s bits). Each pair's resampled sums are then the rows of two matrix products,
-sum(d*) = C_b . d and sum(s d) = F_b . d, computed in blocks of `NB` resamples (draws made
+sum(d*) = C_b . d and sum(s d) = F_b . d, computed in blocks of `block_size` (c) resamples (draws made
 once per block, then a product over every pair of the batch: the work per replicate drops
 from drawing c topics to c multiply-adds shared by nothing but cache lines).
 
@@ -24,8 +24,16 @@ from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.battery import _GOLDEN, _LOW32, _ONE, _S32, N_COUNTS, _zg, _zg_counts, pair_prep
 
-#: Resamples per block: a block's draws (c x NB) and a tile's sums (TILE x NB) stay in cache.
-NB = 256
+#: Bytes of a block's draws and a tile's sums ((c + TILE) x nb doubles), kept in a core's L2
+#: cache: nb = `block_size` (c) resamples a block. The blocking decides no number (integer counts;
+#: each replicate's sum runs over the topics in order whatever its block).
+BLOCK_BYTES = 13 << 14
+
+
+@njit
+def block_size(c):
+    """Resamples per block for c topics: BLOCK_BYTES / (8 (c + TILE)), a multiple of 64 in [64, 512]."""
+    return max(64, min(512, (BLOCK_BYTES // (8 * (c + TILE))) // 64 * 64))
 #: Rows (pairs or their transforms) per tile of the product: a work unit draws its blocks once
 #: for TILE rows (c / 2 draws a resample against c multiply-adds a row).
 TILE = 32
@@ -80,14 +88,15 @@ def sign_block(base, b0, n, c, exact, F):
 def count_sums(base, B, c):
     """sum_b C_b over the B resamples of stream ``base`` (`count_block`'s draws), in ranges of
     blocks summed after (integer-valued: exact in any order)."""
-    blocks = (B + NB - 1) // NB
+    nb = block_size(c)
+    blocks = (B + nb - 1) // nb
     split = _units(1, blocks)
     part = np.zeros((split, c))
     for s in prange(split):
-        C = np.empty((c, NB))
+        C = np.empty((c, nb))
         for blk in range(s * blocks // split, (s + 1) * blocks // split):
-            b0 = blk * NB
-            n = min(NB, B - b0)
+            b0 = blk * nb
+            n = min(nb, B - b0)
             count_block(base, b0, n, c, C)
             for i in range(c):
                 t = 0.0
@@ -253,24 +262,25 @@ def _sum_units(part, rows, per, split):
 @pjit
 def boot_units(X, xt, xtol, rbar, base, B, c, stop):
     """Bootstrap counts (rows, 5) of `_tally_boot` for every row of ``X``: work units of `TILE`
-    rows x a range of blocks of `NB` resamples, each drawing its blocks (`count_block`) and
+    rows x a range of blocks of `block_size` (c) resamples, each drawing its blocks (`count_block`) and
     multiplying them by its rows (`_product`); the units' integer counts are summed after."""
     rows = X.shape[0]
     tiles = (rows + TILE - 1) // TILE
-    blocks = (B + NB - 1) // NB
+    nb = block_size(c)
+    blocks = (B + nb - 1) // nb
     split = _units(tiles, blocks)
     part = np.zeros((tiles * split, TILE, 5), np.int64)
     for u in prange(tiles * split):
         t, s = u // split, u % split
         j0 = t * TILE
         j1 = min(rows, j0 + TILE)
-        C = np.empty((c, NB))
-        buf = np.empty((TILE, NB))
+        C = np.empty((c, nb))
+        buf = np.empty((TILE, nb))
         for blk in range(s * blocks // split, (s + 1) * blocks // split):
             if stopped(stop):
                 break
-            b0 = blk * NB
-            n = min(NB, B - b0)
+            b0 = blk * nb
+            n = min(nb, B - b0)
             count_block(base, b0, n, c, C)
             _product(X, j0, j1, C, n, buf)
             for j in range(j0, j1):
@@ -285,20 +295,21 @@ def flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop):
     K = P.shape[0] // m
     per = TILE // m
     tiles = (K + per - 1) // per
-    blocks = (n_perm + NB - 1) // NB
+    nb = block_size(c)
+    blocks = (n_perm + nb - 1) // nb
     split = _units(tiles, blocks)
     part = np.zeros((tiles * split, per, 9), np.int64)
     for u in prange(tiles * split):
         t, s = u // split, u % split
         k0 = t * per
         k1 = min(K, k0 + per)
-        F = np.empty((c, NB))
-        buf = np.empty((TILE, NB))
+        F = np.empty((c, nb))
+        buf = np.empty((TILE, nb))
         for blk in range(s * blocks // split, (s + 1) * blocks // split):
             if stopped(stop):
                 break
-            b0 = blk * NB
-            n = min(NB, n_perm - b0)
+            b0 = blk * nb
+            n = min(nb, n_perm - b0)
             sign_block(base, b0, n, c, exact, F)
             _product(P, m * k0, m * k1, F, n, buf)
             for k in range(k0, k1):
