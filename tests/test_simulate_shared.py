@@ -165,3 +165,20 @@ def test_a_killed_grid_resumes_to_the_tables_of_an_uninterrupted_run(web12, tmp_
     assert resumed.returncode == 0, resumed.stderr
     for csv in sorted(full.rglob("*.csv")):
         pd.testing.assert_frame_equal(pd.read_csv(csv), pd.read_csv(cut / csv.relative_to(full)))
+
+
+def test_cli_shared_resamples_and_paper_size_options(web12, tmp_path, capsys):
+    file, cache = web12
+    out = tmp_path / "t1.csv"
+    args = ["simulate", "type1", str(file), "--topics", "12", "--trials", "600", "--replicates", "300", "--seed",
+            "3", "--cache", str(cache), "--no-risk-nulls", "--quiet", "--format", "csv", "--out", str(out)]
+    assert main(args + ["--shared-resamples", "300"]) == 2  # 1,000 trials a job: not whole blocks of 300
+    assert "multiple of 300" in capsys.readouterr().err
+    assert main(args + ["--shared-resamples"]) in (0, None)  # blocks of 1,000 trials: one job
+    got = pd.read_csv(out)
+    want = _type1(web12, shared_resamples=True, alphas=studies.ALPHAS).to_pandas()
+    boot = (got.test == "bootstrap") & (got.tails == "two-sided")
+    np.testing.assert_allclose(np.sort(got.rate[boot]), np.sort(want.rate[(want.test == "bootstrap")
+                                                                            & (want.tails == "two-sided")]))
+    assert main(args + ["--paper-size"]) == 2
+    assert "--paper-size is an option of simulate grid" in capsys.readouterr().err
