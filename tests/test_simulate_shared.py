@@ -65,6 +65,22 @@ def test_shared_study_numbers_do_not_depend_on_the_chunking(web12):
     assert not np.array_equal(a.rate[:, k], other.rate[:, k])
 
 
+def test_a_shared_study_reports_the_between_job_se_stratified_by_collection(web12, tmp_path):
+    file, cache = web12
+    m = trec_matrix("web2012_ndcg20")
+    other = tmp_path / "web12b.parquet"
+    write_matrix(ScoreMatrix(m.values[1::4][:10], m.systems[1::4][:10], m.topics, m.measure), other)
+    ck = tmp_path / "ck.parquet"
+    res = _type1(web12, collections=[str(file), str(other)], shared_resamples=100, chunk=100, out=ck)
+    jobs = pd.read_parquet(ck)
+    for test in ("bootstrap", "t"):
+        for j, alpha in enumerate((0.05, 0.1)):
+            cell = jobs[(jobs.test == test) & (jobs.tails == "two-sided") & np.isclose(jobs.alpha, alpha)]
+            h, v, g = (cell[c].to_numpy(float) for c in ("hits", "valid", "param_collection"))
+            assert len(np.unique(g)) == 2 and res.se[0, res.tests.index(test), 1, j] == pytest.approx(
+                _cluster_se(h, v, g), rel=1e-9)
+
+
 def test_chunks_hold_whole_blocks_of_shared_resamples(web12):
     with pytest.raises(InputError, match="`chunk`.*multiple of 100"):
         _type1(web12, shared_resamples=100, chunk=150)

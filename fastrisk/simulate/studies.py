@@ -637,7 +637,8 @@ def _finished(out, grid):
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
                skipped, risk_nulls=(), clustered=False) -> StudyResult:
     tests = tuple(t for t in battery_test_names(trisk_alpha) if _null_of(t) is None or _null_of(t) in risk_nulls)
-    df = table.select(["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]).to_pandas()
+    cols = ["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]
+    df = table.select(cols + (["param_collection"] if clustered else [])).to_pandas()
     g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
     shape = (len(deltas), len(tests), 2, len(alphas))
     idx = [(float(d), t, tl, float(a)) for d in deltas for t in tests for tl in TAILS for a in alphas]
