@@ -43,24 +43,138 @@ def _chunk(V, s0, s1, i0, i1, out):
 
 
 @helper
-def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
-    """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
+def _one_row(X, R, q, lo, hi, m_topics, s_abs, s_sgn, s_sq):
+    """Add to ``s_*[lo:hi]`` the sums over the chunk's topics of system ``X[:, q]`` against the
+    baselines ``R[:, lo:hi]``: d = x - r, then |d|, d|d| and d^2 (see `_tile_sums`)."""
+    m = hi - lo
+    aa = s_abs[lo:hi]
+    ag = s_sgn[lo:hi]
+    a2 = s_sq[lo:hi]
+    i = 0
+    while i + 4 <= m_topics:
+        x0 = X[i, q]
+        x1 = X[i + 1, q]
+        x2 = X[i + 2, q]
+        x3 = X[i + 3, q]
+        r0 = R[i, lo:hi]
+        r1 = R[i + 1, lo:hi]
+        r2 = R[i + 2, lo:hi]
+        r3 = R[i + 3, lo:hi]
+        for j in range(m):  # 5 vector operations a pair-topic: -, abs (a bit mask), +, 2 fma
+            d0 = x0 - r0[j]
+            d1 = x1 - r1[j]
+            d2 = x2 - r2[j]
+            d3 = x3 - r3[j]
+            e0 = abs(d0)
+            e1 = abs(d1)
+            e2 = abs(d2)
+            e3 = abs(d3)
+            aa[j] += (e0 + e1) + (e2 + e3)
+            ag[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, ag[j]))))
+            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
+        i += 4
+    while i < m_topics:
+        x0 = X[i, q]
+        r0 = R[i, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            e0 = abs(d0)
+            aa[j] += e0
+            ag[j] = fma(d0, e0, ag[j])
+            a2[j] = fma(d0, d0, a2[j])
+        i += 1
 
-    Topics are taken four at a time: n and p are added to the accumulators as
-    ((t0 + t1) + (t2 + t3)), and the squares by a chain of fused multiply-adds
-    fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, acc)))). The grouping is fixed by the topic
-    index alone (``topic_block`` is a multiple of 4), so a pair and its mirror (where n and p
-    swap roles, negated) give exactly negated sums. On a diagonal tile (a0 == b0) only the
-    pairs a < b are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
+
+@helper
+def _two_rows(X, R, q, lo, hi, m_topics, s_abs, s_sgn, s_sq):
+    """`_one_row` for systems ``q`` and ``q + 1`` at once (each baseline value loaded once for
+    both; the same operations in the same order, so the same numbers)."""
+    m = hi - lo
+    aa = s_abs[q, lo:hi]
+    ag = s_sgn[q, lo:hi]
+    a2 = s_sq[q, lo:hi]
+    ba = s_abs[q + 1, lo:hi]
+    bg = s_sgn[q + 1, lo:hi]
+    b2 = s_sq[q + 1, lo:hi]
+    i = 0
+    while i + 4 <= m_topics:
+        x0 = X[i, q]
+        x1 = X[i + 1, q]
+        x2 = X[i + 2, q]
+        x3 = X[i + 3, q]
+        y0 = X[i, q + 1]
+        y1 = X[i + 1, q + 1]
+        y2 = X[i + 2, q + 1]
+        y3 = X[i + 3, q + 1]
+        r0 = R[i, lo:hi]
+        r1 = R[i + 1, lo:hi]
+        r2 = R[i + 2, lo:hi]
+        r3 = R[i + 3, lo:hi]
+        for j in range(m):
+            s0 = r0[j]
+            s1 = r1[j]
+            s2 = r2[j]
+            s3 = r3[j]
+            d0 = x0 - s0
+            d1 = x1 - s1
+            d2 = x2 - s2
+            d3 = x3 - s3
+            e0 = abs(d0)
+            e1 = abs(d1)
+            e2 = abs(d2)
+            e3 = abs(d3)
+            aa[j] += (e0 + e1) + (e2 + e3)
+            ag[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, ag[j]))))
+            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
+            f0 = y0 - s0
+            f1 = y1 - s1
+            f2 = y2 - s2
+            f3 = y3 - s3
+            g0 = abs(f0)
+            g1 = abs(f1)
+            g2 = abs(f2)
+            g3 = abs(f3)
+            ba[j] += (g0 + g1) + (g2 + g3)
+            bg[j] = fma(f3, g3, fma(f2, g2, fma(f1, g1, fma(f0, g0, bg[j]))))
+            b2[j] = fma(f3, f3, fma(f2, f2, fma(f1, f1, fma(f0, f0, b2[j]))))
+        i += 4
+    while i < m_topics:
+        x0 = X[i, q]
+        y0 = X[i, q + 1]
+        r0 = R[i, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            e0 = abs(d0)
+            aa[j] += e0
+            ag[j] = fma(d0, e0, ag[j])
+            a2[j] = fma(d0, d0, a2[j])
+            f0 = y0 - r0[j]
+            g0 = abs(f0)
+            ba[j] += g0
+            bg[j] = fma(f0, g0, bg[j])
+            b2[j] = fma(f0, f0, b2[j])
+        i += 1
+
+
+@helper
+def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
+    """Sums of |d|, d|d| and d^2 (d = V[a] - V[b]) of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
+
+    Topics are taken four at a time: |d| is added to its accumulator as ((t0 + t1) + (t2 + t3)),
+    and the products by a chain of fused multiply-adds
+    fma(d3, |d3|, fma(d2, |d2|, fma(d1, |d1|, fma(d0, |d0|, acc)))) (and so for d^2). The grouping
+    is fixed by the topic index alone (``topic_block`` is a multiple of 4), and the mirror pair
+    has d' = -d exactly, so its sums are exactly the same (|d|, d^2) or negated (d|d|) numbers.
+    Systems go two at a time (`_two_rows`). On a diagonal tile (a0 == b0) only the pairs a < b
+    are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
     """
     c = V.shape[1]
     na = a1 - a0
     nb = b1 - b0
     diagonal = a0 == b0
-    acc_n = np.zeros((na, nb))
-    acc_n2 = np.zeros((na, nb))
-    acc_p = np.zeros((na, nb))
-    acc_p2 = np.zeros((na, nb))
+    acc_abs = np.zeros((na, nb))
+    acc_sgn = np.zeros((na, nb))
+    acc_sq = np.zeros((na, nb))
     X = np.empty((topic_block, na))
     R = X if diagonal else np.empty((topic_block, nb))
     for i0 in range(0, c, topic_block):
@@ -71,74 +185,36 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
         if not diagonal:
             _chunk(V, b0, b1, i0, i1, R)
         m_topics = i1 - i0
-        for q in range(na):
-            j0 = q + 1 if diagonal else 0
-            m = nb - j0
-            an = acc_n[q, j0:]
-            an2 = acc_n2[q, j0:]
-            ap = acc_p[q, j0:]
-            ap2 = acc_p2[q, j0:]
-            i = 0
-            while i + 4 <= m_topics:
-                x0 = X[i, q]
-                x1 = X[i + 1, q]
-                x2 = X[i + 2, q]
-                x3 = X[i + 3, q]
-                r0 = R[i, j0:]
-                r1 = R[i + 1, j0:]
-                r2 = R[i + 2, j0:]
-                r3 = R[i + 3, j0:]
-                for j in range(m):
-                    d0 = x0 - r0[j]
-                    d1 = x1 - r1[j]
-                    d2 = x2 - r2[j]
-                    d3 = x3 - r3[j]
-                    n0 = d0 if d0 < 0.0 else 0.0
-                    n1 = d1 if d1 < 0.0 else 0.0
-                    n2 = d2 if d2 < 0.0 else 0.0
-                    n3 = d3 if d3 < 0.0 else 0.0
-                    p0 = d0 - n0
-                    p1 = d1 - n1
-                    p2 = d2 - n2
-                    p3 = d3 - n3
-                    an[j] += (n0 + n1) + (n2 + n3)
-                    an2[j] = fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, an2[j]))))
-                    ap[j] += (p0 + p1) + (p2 + p3)
-                    ap2[j] = fma(p3, p3, fma(p2, p2, fma(p1, p1, fma(p0, p0, ap2[j]))))
-                i += 4
-            while i < m_topics:
-                x0 = X[i, q]
-                r0 = R[i, j0:]
-                for j in range(m):
-                    d0 = x0 - r0[j]
-                    n0 = d0 if d0 < 0.0 else 0.0
-                    p0 = d0 - n0
-                    an[j] += n0
-                    an2[j] = fma(n0, n0, an2[j])
-                    ap[j] += p0
-                    ap2[j] = fma(p0, p0, ap2[j])
-                i += 1
+        for q in range(0, na, 2):
+            if q + 1 < na:
+                lo = q + 2 if diagonal else 0
+                _two_rows(X, R, q, lo, nb, m_topics, acc_abs, acc_sgn, acc_sq)
+                if diagonal:  # the pair (q, q + 1)
+                    _one_row(X, R, q, q + 1, q + 2, m_topics, acc_abs[q], acc_sgn[q], acc_sq[q])
+            else:
+                lo = q + 1 if diagonal else 0
+                _one_row(X, R, q, lo, nb, m_topics, acc_abs[q], acc_sgn[q], acc_sq[q])
     # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
     # message (string formatting), seconds of first-use compile for a check that cannot fail here
     for q in range(na):
         for j in range(nb):
-            sn[a0 + q, b0 + j] = acc_n[q, j]
-            sn2[a0 + q, b0 + j] = acc_n2[q, j]
-            sp[a0 + q, b0 + j] = acc_p[q, j]
-            sp2[a0 + q, b0 + j] = acc_p2[q, j]
+            s_abs[a0 + q, b0 + j] = acc_abs[q, j]
+            s_sgn[a0 + q, b0 + j] = acc_sgn[q, j]
+            s_sq[a0 + q, b0 + j] = acc_sq[q, j]
 
 
 @pjit
 def pair_sums(V, block, topic_block, stop):
-    """sum n, sum n^2, sum p, sum p^2 (S, S) of every pair a < b (the upper triangle; the
-    rest is unspecified) of the (S, c) score matrix ``V``: the mirror pair (b, a) has
-    n' = -p, p' = -n (`table_moments` reads it so). The tiles on and above the diagonal are
-    computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread evenly through
-    the list, so that the equal shares of a static schedule cost about the same. Once
-    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next block
-    of topics and the partial sums are returned, for the caller to discard.
+    """sum |d|, sum d|d|, sum d^2 (S, S) of every pair a < b (the upper triangle; the rest is
+    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), and every row's sum (S,),
+    each over topics in a fixed order: the mirror pair (b, a) has the same sums of |d| and
+    d^2 and the negated sum of d|d| (`table_moments` reads it so). The tiles on and above the
+    diagonal are computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread
+    evenly through the list, so that the equal shares of a static schedule cost about the same.
+    Once ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next
+    block of topics and the partial sums are returned, for the caller to discard.
     """
-    S = V.shape[0]
+    S, c = V.shape
     nblocks = (S + block - 1) // block
     ntiles = nblocks * (nblocks + 1) // 2
     tiles_a = np.empty(ntiles, dtype=np.int64)
@@ -160,15 +236,20 @@ def pair_sums(V, block, topic_block, stop):
         tiles_b[t] = d
         t += 1
         d += 1
-    sn = np.zeros((S, S))
-    sn2 = np.zeros((S, S))
-    sp = np.zeros((S, S))
-    sp2 = np.zeros((S, S))
+    s_abs = np.zeros((S, S))
+    s_sgn = np.zeros((S, S))
+    s_sq = np.zeros((S, S))
     for t in prange(ntiles):
         a0 = tiles_a[t] * block
         b0 = tiles_b[t] * block
-        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
-    return sn, sn2, sp, sp2
+        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, s_abs, s_sgn, s_sq, stop)
+    row = np.empty(S)
+    for a in prange(S):
+        acc = 0.0
+        for i in range(c):
+            acc += V[a, i]
+        row[a] = acc
+    return s_abs, s_sgn, s_sq, row
 
 
 @helper
@@ -201,15 +282,18 @@ def _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, ze
 
 
 @pjit
-def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
-    """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums of
-    `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of `floored_t`), in
-    the table's final layout; ``cancelled`` (same shape): the cells whose one-pass variance lost
-    digits (the caller recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some
-    alpha; ``ok``: every URisk and SE finite and, where non-zero, within [lo, hi] (else the
-    caller rescales). The diagonal is URisk 0, SE 0, TRisk NaN.
+def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi):
+    """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums and row
+    sums of `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of
+    `floored_t`), in the table's final layout. Per pair: sum d = row[a] - row[b],
+    sum n = (sum d - sum |d|) / 2 and sum n^2 = (sum d^2 - sum d|d|) / 2 (n = min(d, 0)), then
+    sum x = sum d + alpha sum n and sum x^2 = sum d^2 + (2 alpha + alpha^2) sum n^2.
+    ``cancelled`` (same shape): the cells whose one-pass variance lost digits (the caller
+    recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some alpha; ``ok``: every
+    URisk and SE finite and, where non-zero, within [lo, hi] (else the caller rescales). The
+    diagonal is URisk 0, SE 0, TRisk NaN.
     """
-    S = sn.shape[0]
+    S = s_abs.shape[0]
     A = alphas.shape[0]
     urisk = np.empty((A, S, S))
     se = np.empty((A, S, S))
@@ -226,15 +310,16 @@ def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
         sx2 = np.empty(S)
         for b in range(S):
             if a < b:
-                nb, n2b, pb, p2b = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
-            elif a > b:  # the mirror pair: n' = -p, p' = -n
-                nb, n2b, pb, p2b = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
+                ab, sg, sq = s_abs[a, b], s_sgn[a, b], s_sq[a, b]
+            elif a > b:  # the mirror pair: d' = -d
+                ab, sg, sq = s_abs[b, a], -s_sgn[b, a], s_sq[b, a]
             else:
-                nb, n2b, pb, p2b = 0.0, 0.0, 0.0, 0.0
-            n[b] = nb
-            n2[b] = n2b
-            sd[b] = nb + pb
-            sd2[b] = n2b + p2b
+                ab, sg, sq = 0.0, 0.0, 0.0
+            d = row[a] - row[b]
+            n[b] = 0.5 * (d - ab)
+            n2[b] = 0.5 * (sq - sg)
+            sd[b] = d
+            sd2[b] = sq
         row_bad = False
         for k in range(A):
             al = alphas[k]

@@ -40,7 +40,7 @@ from fastrisk.measures.agreement import _check_p, _check_ties, friedman, kendall
 
 TIES = ("average", "ordinal")
 #: Tile sizes of the all-pairs pass: systems per tile side, topics per cache chunk.
-BLOCK = 128
+BLOCK = 256
 TOPIC_BLOCK = 64
 #: Baselines ranked together (one contiguous gather of the table's rows).
 RANK_BLOCK = 16
