@@ -170,6 +170,17 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
 
 
 def _compile(func):
-    """A numba dispatcher for ``func``, checked to map a float to a float."""
-    return compile_checked(func, 0.5, what="value function", argument="a float argument",
-                           hint="; write it with numba-supported operations on a float")
+    """A numba dispatcher for ``func``, checked to map a float to a float; compiled once per
+    function object and remembered on it (a fresh dispatcher per call compiled every value
+    kernel's twin again: about a second a call), and the checked dispatcher is its own."""
+    checked = getattr(func, "_fastrisk_checked", None)
+    if checked is not None:
+        return checked
+    checked = compile_checked(func, 0.5, what="value function", argument="a float argument",
+                              hint="; write it with numba-supported operations on a float")
+    for target in (func, checked):
+        try:
+            target._fastrisk_checked = checked
+        except AttributeError:  # a callable without a __dict__: checked on every call
+            pass
+    return checked
