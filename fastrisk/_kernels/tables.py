@@ -1,25 +1,25 @@
 """All-baseline table kernels (Dinçer, Ounis & Macdonald, ECIR 2014): URisk/TRisk of every system against every other.
 
-With d = r - b, n = min(d, 0) and p = max(d, 0), the risk-reward score at alpha is
-x = d + alpha * n, so
+With d = r - b, n = min(d, 0) and the risk-reward score x = d + alpha * n at alpha,
 
     sum x   = sum d   + alpha * sum n
     sum x^2 = sum d^2 + (2 alpha + alpha^2) * sum n^2      (since d * n = n^2)
 
-with sum d = sum n + sum p and sum d^2 = sum n^2 + sum p^2. Only four sums per unordered pair
-need a pass over topics, once for all alphas, and only for the upper triangle a < b: for
-the swapped pair n' = -p and p' = -n exactly, so its sums are the same numbers (negated), and
-two identical systems get bit-identical rows.
+and n = (d - |d|) / 2, n^2 = (d^2 - d|d|) / 2, so per unordered pair the pass over topics
+needs three sums, of |d|, d|d| and d^2, once for all alphas; sum d = sum r - sum b comes from
+the row sums. Only the upper triangle a < b is computed: the swapped pair has d' = -d exactly,
+so its sums are the same numbers (|d|, d^2) or exactly negated (d|d|), and two identical systems
+get bit-identical rows (whichever side of the diagonal their sums come from).
 
 The pass is a GEMM-like S x S x c workload, blocked like one: tiles of ``block`` x ``block``
 system pairs, topics in chunks of ``topic_block``. Each tile copies its chunk of both systems'
 rows into small topic-major buffers (the transposition happens tile by tile, in cache: no
-transposed copy of the matrix), and the innermost loop runs over contiguous baselines and
-vectorises without fastmath. Per pair and topic it costs seven vector operations (d, n, p,
-two additions and two fused multiply-adds `fma` for the squares): the kernel is bound by
-the processor's floating-point throughput, not by memory (see ``benchmarks/bench_tables.py``).
-No reduction is reassociated: every pair's sums are accumulated over topics in an order fixed
-by the topic index alone.
+transposed copy of the matrix), and the innermost loop runs over contiguous baselines, two
+systems at a time (each baseline value loaded once for both), and vectorises without fastmath.
+Per pair and topic it costs five vector operations (d = x - r, |d| as a bit mask, one addition
+and two fused multiply-adds `fma`): the kernel is bound by the processor's floating-point
+throughput, not by memory (see ``benchmarks/bench_tables.py``). No reduction is reassociated:
+every pair's sums are accumulated over topics in an order fixed by the topic index alone.
 """
 
 from __future__ import annotations
