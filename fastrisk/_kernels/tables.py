@@ -43,116 +43,69 @@ def _chunk(V, s0, s1, i0, i1, out):
 
 
 @helper
-def _one_row(X, R, q, lo, hi, m_topics, s_abs, s_sgn, s_sq):
-    """Add to ``s_*[lo:hi]`` the sums over the chunk's topics of system ``X[:, q]`` against the
-    baselines ``R[:, lo:hi]``: d = x - r, then |d|, d|d| and d^2 (see `_tile_sums`)."""
-    m = hi - lo
-    aa = s_abs[lo:hi]
-    ag = s_sgn[lo:hi]
-    a2 = s_sq[lo:hi]
-    i = 0
-    while i + 4 <= m_topics:
-        x0 = X[i, q]
-        x1 = X[i + 1, q]
-        x2 = X[i + 2, q]
-        x3 = X[i + 3, q]
-        r0 = R[i, lo:hi]
-        r1 = R[i + 1, lo:hi]
-        r2 = R[i + 2, lo:hi]
-        r3 = R[i + 3, lo:hi]
-        for j in range(m):  # 5 vector operations a pair-topic: -, abs (a bit mask), +, 2 fma
-            d0 = x0 - r0[j]
-            d1 = x1 - r1[j]
-            d2 = x2 - r2[j]
-            d3 = x3 - r3[j]
-            e0 = abs(d0)
-            e1 = abs(d1)
-            e2 = abs(d2)
-            e3 = abs(d3)
-            aa[j] += (e0 + e1) + (e2 + e3)
-            ag[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, ag[j]))))
-            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
-        i += 4
-    while i < m_topics:
-        x0 = X[i, q]
-        r0 = R[i, lo:hi]
-        for j in range(m):
-            d0 = x0 - r0[j]
-            e0 = abs(d0)
-            aa[j] += e0
-            ag[j] = fma(d0, e0, ag[j])
-            a2[j] = fma(d0, d0, a2[j])
-        i += 1
+def _quad(x0, x1, x2, x3, r0, r1, r2, r3, s_abs, s_sgn, s_sq):
+    """The sums of one pair over four topics added to its accumulators: d = x - r, then
+    s_abs + ((|d0| + |d1|) + (|d2| + |d3|)), and fma chains for d|d| and d^2 (see `_tile_sums`):
+    five vector operations a pair-topic once the loop over baselines is vectorised."""
+    d0 = x0 - r0
+    d1 = x1 - r1
+    d2 = x2 - r2
+    d3 = x3 - r3
+    e0 = abs(d0)
+    e1 = abs(d1)
+    e2 = abs(d2)
+    e3 = abs(d3)
+    return (s_abs + ((e0 + e1) + (e2 + e3)),
+            fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, s_sgn)))),
+            fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, s_sq)))))
 
 
 @helper
-def _two_rows(X, R, q, lo, hi, m_topics, s_abs, s_sgn, s_sq):
-    """`_one_row` for systems ``q`` and ``q + 1`` at once (each baseline value loaded once for
-    both; the same operations in the same order, so the same numbers)."""
+def _one(x0, r0, s_abs, s_sgn, s_sq):
+    """`_quad` for one topic (the chunk's last ones)."""
+    d0 = x0 - r0
+    e0 = abs(d0)
+    return s_abs + e0, fma(d0, e0, s_sgn), fma(d0, d0, s_sq)
+
+
+@helper
+def _rows(X, R, q, two, lo, hi, m_topics, s_abs, s_sgn, s_sq):
+    """Add to the accumulator rows ``s_*[q, lo:hi]`` (and ``s_*[q + 1, lo:hi]`` if ``two``) the
+    sums over the chunk's topics of system ``X[:, q]`` (and ``X[:, q + 1]``) against the
+    baselines ``R[:, lo:hi]``. Two systems at once load each baseline value once for both,
+    with the same operations in the same order: the same numbers."""
     m = hi - lo
+    p = q + 1 if two else q
     aa = s_abs[q, lo:hi]
     ag = s_sgn[q, lo:hi]
     a2 = s_sq[q, lo:hi]
-    ba = s_abs[q + 1, lo:hi]
-    bg = s_sgn[q + 1, lo:hi]
-    b2 = s_sq[q + 1, lo:hi]
+    ba = s_abs[p, lo:hi]
+    bg = s_sgn[p, lo:hi]
+    b2 = s_sq[p, lo:hi]
     i = 0
     while i + 4 <= m_topics:
-        x0 = X[i, q]
-        x1 = X[i + 1, q]
-        x2 = X[i + 2, q]
-        x3 = X[i + 3, q]
-        y0 = X[i, q + 1]
-        y1 = X[i + 1, q + 1]
-        y2 = X[i + 2, q + 1]
-        y3 = X[i + 3, q + 1]
+        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
+        y0, y1, y2, y3 = X[i, p], X[i + 1, p], X[i + 2, p], X[i + 3, p]
         r0 = R[i, lo:hi]
         r1 = R[i + 1, lo:hi]
         r2 = R[i + 2, lo:hi]
         r3 = R[i + 3, lo:hi]
-        for j in range(m):
-            s0 = r0[j]
-            s1 = r1[j]
-            s2 = r2[j]
-            s3 = r3[j]
-            d0 = x0 - s0
-            d1 = x1 - s1
-            d2 = x2 - s2
-            d3 = x3 - s3
-            e0 = abs(d0)
-            e1 = abs(d1)
-            e2 = abs(d2)
-            e3 = abs(d3)
-            aa[j] += (e0 + e1) + (e2 + e3)
-            ag[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, ag[j]))))
-            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
-            f0 = y0 - s0
-            f1 = y1 - s1
-            f2 = y2 - s2
-            f3 = y3 - s3
-            g0 = abs(f0)
-            g1 = abs(f1)
-            g2 = abs(f2)
-            g3 = abs(f3)
-            ba[j] += (g0 + g1) + (g2 + g3)
-            bg[j] = fma(f3, g3, fma(f2, g2, fma(f1, g1, fma(f0, g0, bg[j]))))
-            b2[j] = fma(f3, f3, fma(f2, f2, fma(f1, f1, fma(f0, f0, b2[j]))))
+        if two:
+            for j in range(m):
+                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
+                ba[j], bg[j], b2[j] = _quad(y0, y1, y2, y3, r0[j], r1[j], r2[j], r3[j], ba[j], bg[j], b2[j])
+        else:
+            for j in range(m):
+                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
         i += 4
     while i < m_topics:
         x0 = X[i, q]
-        y0 = X[i, q + 1]
+        y0 = X[i, p]
         r0 = R[i, lo:hi]
         for j in range(m):
-            d0 = x0 - r0[j]
-            e0 = abs(d0)
-            aa[j] += e0
-            ag[j] = fma(d0, e0, ag[j])
-            a2[j] = fma(d0, d0, a2[j])
-            f0 = y0 - r0[j]
-            g0 = abs(f0)
-            ba[j] += g0
-            bg[j] = fma(f0, g0, bg[j])
-            b2[j] = fma(f0, f0, b2[j])
+            aa[j], ag[j], a2[j] = _one(x0, r0[j], aa[j], ag[j], a2[j])
+            if two:
+                ba[j], bg[j], b2[j] = _one(y0, r0[j], ba[j], bg[j], b2[j])
         i += 1
 
 
@@ -165,7 +118,7 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
     fma(d3, |d3|, fma(d2, |d2|, fma(d1, |d1|, fma(d0, |d0|, acc)))) (and so for d^2). The grouping
     is fixed by the topic index alone (``topic_block`` is a multiple of 4), and the mirror pair
     has d' = -d exactly, so its sums are exactly the same (|d|, d^2) or negated (d|d|) numbers.
-    Systems go two at a time (`_two_rows`). On a diagonal tile (a0 == b0) only the pairs a < b
+    Systems go two at a time (`_rows`). On a diagonal tile (a0 == b0) only the pairs a < b
     are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
     """
     c = V.shape[1]
@@ -186,14 +139,10 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
             _chunk(V, b0, b1, i0, i1, R)
         m_topics = i1 - i0
         for q in range(0, na, 2):
-            if q + 1 < na:
-                lo = q + 2 if diagonal else 0
-                _two_rows(X, R, q, lo, nb, m_topics, acc_abs, acc_sgn, acc_sq)
-                if diagonal:  # the pair (q, q + 1)
-                    _one_row(X, R, q, q + 1, q + 2, m_topics, acc_abs[q], acc_sgn[q], acc_sq[q])
-            else:
-                lo = q + 1 if diagonal else 0
-                _one_row(X, R, q, lo, nb, m_topics, acc_abs[q], acc_sgn[q], acc_sq[q])
+            two = q + 1 < na
+            if two and diagonal:  # the pair (q, q + 1), then both rows from q + 2 on
+                _rows(X, R, q, False, q + 1, q + 2, m_topics, acc_abs, acc_sgn, acc_sq)
+            _rows(X, R, q, two, (q + 2 if two else q + 1) if diagonal else 0, nb, m_topics, acc_abs, acc_sgn, acc_sq)
     # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
     # message (string formatting), seconds of first-use compile for a check that cannot fail here
     for q in range(na):
