@@ -29,7 +29,8 @@ and eight baselines; keeping them in registers needs a SIMD micro-kernel numba c
 without fastmath) and to the per-row loop set-up. Memory is not the limit: a tile's rows of
 accumulators stay in L1 and its 64-topic chunk in L2; the matrix is read S / 256 times.
 Whole table, one thread: 0.78 CPU-s (pass 0.69, moments of every alpha 0.07, the rest 0.02;
-before: 1.17), so about 0.40 s on two idle cores, and 0.21 s for the pass at the bound.
+before: 1.17); on two threads 0.87 CPU-s in all, so about 0.44 s on two idle cores (the aim,
+with no margin), and 0.21 s for the pass at the bound.
 The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b) is not used: the pass needs d for
 |d| and d|d| anyway, the product form cancels for nearly identical systems (the pairs whose
 TRisk is large), and a BLAS product gives no guarantee that two identical rows get identical
