@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from reference.risk import smooth_ref, topic_risk_ref, urisk_ref
-from scipy import stats
+from scipy import special, stats
 
 import fastrisk
 from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
@@ -344,7 +344,6 @@ def test_t_tails_match_scipy_stdtr(df):
     scipy.special.stdtr to 1e-12 relative wherever scipy's tail is a normal number; at df 1
     and 2 against the closed forms (Cauchy: atan(1/|t|)/pi; df 2: 1/(r (r + |t|)), r =
     sqrt(2 + t^2)), where scipy's Boost value for small |t| is itself off by up to ~1e-9."""
-    from scipy import special
 
     from fastrisk._runtime.tstat import t_tails
 
@@ -372,11 +371,18 @@ def test_t_pvalue_is_scipy_for_any_block(t, df, alternative):
     """Any length (several blocks of the kernel), any df the kernel serves, every alternative."""
     from fastrisk._runtime.tstat import t_pvalue
 
-    want = stats.t(df).sf(t) if alternative == "greater" else stats.t(df).cdf(t) if alternative == "less" else \
-        2 * stats.t(df).sf(np.abs(t))
-    # scipy's stdtr is accurate to ~1e-10 absolute where the p-value nears 0.5 or 1 (t(1).sf(1e-10)
-    # is 0.5 exactly; the true value is 0.5 - atan(1e-10) / pi): relative error in the tails, absolute there
-    np.testing.assert_allclose(t_pvalue(t, df, alternative), want, rtol=1e-11, atol=1e-10)
+    # The reference: P(|T| > |t|) by the regularised incomplete beta function, from the side that
+    # keeps its argument exact (x = t^2 / (df + t^2) below 1/2, else its complement). scipy's
+    # stdtr is only ~1e-10 absolute near p = 1 (t(1).sf(1e-6) misses by 3.5e-11), which
+    # made this test fail on a correct p-value.
+    t2 = t * t
+    two = np.where(t2 < df, special.betaincc(0.5, df / 2, t2 / (df + t2)), special.betainc(df / 2, 0.5, df / (df + t2)))
+    if alternative == "two-sided":
+        want = two
+    else:
+        toward = t > 0 if alternative == "greater" else t < 0  # t on the alternative's side: the smaller tail
+        want = np.where(toward, 0.5 * two, 1.0 - 0.5 * two)
+    np.testing.assert_allclose(t_pvalue(t, df, alternative), want, rtol=1e-11, atol=1e-13)
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
@@ -392,3 +398,42 @@ def test_t_test_small_path_equals_the_table_path(trec, alternative, monkeypatch)
     for name in ("statistic", "urisk", "pvalue"):
         np.testing.assert_array_equal(getattr(small, name), getattr(big, name))
     assert small.alternative == big.alternative == alternative
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 80), st.integers(2, 23), st.booleans(), st.integers(0, 2**32 - 1))
+def test_block_risk_sums_are_the_one_system_sums_bit_for_bit(S, c, per_system, seed):
+    """`risk_sums_rows` (blocks of systems, topic-major, vectorised) computes `risk_sums`'s seven
+    sums with the same operations in the same order: the same numbers bit for bit, for a shared
+    baseline row or one row per system, across block boundaries (S > ROWS)."""
+    from fastrisk._kernels import risk as k
+
+    rng = np.random.default_rng(seed)
+    R = rng.random((S, c)) * rng.choice([1e-3, 1.0, 1e3])
+    R[rng.random(S) < 0.2] = 0.5  # ties with the baseline, constant rows
+    B = rng.random((S if per_system else 1, c))
+    sums = np.empty((7, S))
+    k.all_risk_sums(R, B, sums)
+    for s in range(S):
+        expect = k.risk_sums(R[s], B[s] if per_system else B[0])
+        np.testing.assert_array_equal(sums[:, s], np.array(expect))
+
+
+def test_resolved_alphas_are_cached_by_value_and_cannot_go_stale():
+    """A loop of small calls validates its alphas once (`resolve_value` keeps the resolved
+    linear value function by the alphas' bytes): the same object back, read-only arrays, and a
+    changed array is a different key, never the stale result."""
+    from fastrisk.core.values import resolve_value
+
+    a = np.array([0.0, 2.0])
+    first = resolve_value(alpha=a)
+    assert resolve_value(alpha=a) is first and not first.alpha.flags.writeable
+    np.testing.assert_array_equal(first.loss_weight, [1.0, 3.0])
+    a[1] = 4.0
+    np.testing.assert_array_equal(resolve_value(alpha=a).alpha, [0.0, 4.0])
+    assert resolve_value(loss_weight=(1.0, 3.0)).given == "loss_weight"
+    assert resolve_value().given == "none" and resolve_value(alpha=(0.0, 1.0, 5.0, 10.0)).given == "alpha"
+    with pytest.raises(InputError, match="must be >= 0"):
+        resolve_value(alpha=np.array([-1.0]))
+    with pytest.raises(InputError, match="must be >= 0"):  # an error is never cached as a success
+        resolve_value(alpha=np.array([-1.0]))

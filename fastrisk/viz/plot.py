@@ -187,7 +187,6 @@ def trisk_alpha(result, systems=None, *, show: str = "trisk", ax=None, colors=No
         Colours of the systems (default: `system_styles`).
     legend : bool
         Draw a legend.
-
     statistic : str, optional
         Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
@@ -243,7 +242,6 @@ def topic_risk_bars(result, system: str, *, alpha=None, show: str = "tr", sort: 
         Order the topics by the score at the first α.
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new wide figure).
-
     statistic : str, optional
         Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
@@ -563,7 +561,6 @@ def baseline_heatmap(table, *, alpha=None, show: str = "trisk", significance: fl
         Where to draw (default: a new figure).
     colorbar : bool
         Draw a colour bar.
-
     statistic : str, optional
         Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
