@@ -129,7 +129,8 @@ def _toy(monkeypatch, runs=5):
 @pytest.mark.parametrize("executor", [None, "threads"])
 def test_the_progress_bar_counts_pairs_and_collections(executor, monkeypatch, capsys):
     m = _toy(monkeypatch)
-    monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain line (first and last counts): what it prints is checked
+    for mod in ("tqdm", "tqdm.auto"):  # the plain line (first and last counts): what it prints is checked
+        monkeypatch.setitem(sys.modules, mod, None)
     pool = cf.ThreadPoolExecutor(2) if executor else None
     try:
         fits.fit_collections({"a_ap": m, "b_ap": m}, "AP", cache=False, progress=True, executor=pool)
