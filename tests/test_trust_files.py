@@ -97,6 +97,22 @@ def test_scaled_doc_offsets_with_the_old_checksum_are_refused(saved):
         read_runs(d / "set.arrow")
 
 
+def test_unreadable_string_buffers_are_a_damaged_file(saved, monkeypatch):
+    """A byte set inside a string column's offsets (found by the fuzz test below) made NumPy
+    refuse the buffer while the checksum was computed: a bare ValueError, now an InputError
+    naming the file."""
+    from fastrisk.data.runs import ipc
+
+    d, _ = saved
+
+    def unreadable(*args):
+        raise ValueError("buffer size must be a multiple of element size")
+
+    monkeypatch.setattr(ipc, "_digest", unreadable)
+    with pytest.raises(InputError, match=r"set\.arrow: damaged saved fastrisk .*string columns cannot be read"):
+        read_runs(d / "set.arrow")
+
+
 def test_edited_saved_qrels_are_refused(saved):
     d, _ = saved
     table = pa.ipc.open_file(str(d / "q.arrow")).read_all()

@@ -139,7 +139,11 @@ def _open(path, kind: bytes):
 def _check_sum(path, kind: bytes, md: dict, meta: dict, numeric: list, strings: list) -> None:
     if meta["version"] < 2:
         return  # written before checksums: the bounds checks still apply
-    if _digest(md[_META], numeric, strings).encode() != md[_SUM]:
+    try:
+        digest = _digest(md[_META], numeric, strings)
+    except (ValueError, IndexError, pa.ArrowException) as exc:  # e.g. a string column's offsets buffer cut
+        raise _bad(path, kind, f"its string columns cannot be read: {exc}") from None
+    if digest.encode() != md[_SUM]:
         raise _bad(path, kind, "its SHA-256 does not match its content: the file was changed after it was saved")
 
 
