@@ -245,6 +245,18 @@ def test_damaged_fit_is_refitted_with_a_warning_naming_the_file(tmp_path, damage
     assert len(warned) == 1 and str(p) in str(warned[0].message) and "refitted" in str(warned[0].message)
 
 
+@pytest.mark.parametrize("family", [[], {}, ["gaussian"]])
+def test_a_copula_family_that_is_not_a_name_is_refitted(tmp_path, family):
+    """Found by the fuzz test below: a list as a copula's family (checksum re-signed) raised
+    TypeError (unhashable) inside the schema check instead of refitting with a warning."""
+    doc = _fit_doc()
+    doc["copulas"]["0,1"]["family"] = family
+    doc["sha256"] = fits.fit_checksum(doc)
+    got, warned, p = _load(tmp_path, doc)
+    assert got is None and len(warned) == 1 and str(p) in str(warned[0].message)
+    assert "copula 0,1: not a known family" in str(warned[0].message)
+
+
 @FUZZ
 @given(data=st.data())
 def test_fuzz_fit_json(tmp_path, data):

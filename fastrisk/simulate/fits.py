@@ -206,7 +206,7 @@ def _validate_fit_doc(doc) -> str | None:
     if set(doc["copulas"]) != {f"{i},{j}" for i in range(S) for j in range(i + 1, S)}:
         return "the copulas are not one per pair of runs kept"
     for key, c in doc["copulas"].items():
-        if not isinstance(c, dict) or c.get("family") not in _COPULA_PARAMETERS \
+        if not isinstance(c, dict) or not isinstance(c.get("family"), str) or c["family"] not in _COPULA_PARAMETERS \
                 or c.get("rotation") not in (0, 90, 180, 270) or not isinstance(c.get("parameters"), list) \
                 or len(c["parameters"]) != _COPULA_PARAMETERS[c["family"]] or not all(_finite(v) for v in c["parameters"]):
             return f"copula {key}: not a known family, a rotation and its finite parameters"
