@@ -15,26 +15,26 @@ Run: ``pytest benchmarks/bench_tables.py --benchmark-columns=min,mean,rounds``, 
 ``benchmarks/recorded/``.
 
 **How close to the limit (1,000 x 10,000 x 4 alpha, the issue-31 aim: <= 0.45 s on two cores).**
-The pass over topics is S (S - 1) / 2 x c = 5.0e9 pair-topics, each seven double-precision
-operations in the vectorised inner loop (d = x - r, n = min(d, 0), p = d - n, two additions
-and two fused multiply-adds), 3.5e10 in all; every alpha and the mirror pair then cost O(S^2 A).
-Measured (CPU time, AMD EPYC Zen 4, 2 cores): 0.23 ns per pair-topic and core, i.e. about 0.6
-cycles at the 2.6 GHz nominal clock, about 12 double operations per cycle of the 16 that the
-four 256-bit floating-point pipes can start (512-bit instructions run as two halves on Zen 4).
-Four of the seven operations (two subtractions, two additions) run only on the two add pipes,
-and min on those or the multiply pipes: (4 or 5) / (2 x 4) = 0.5 to 0.625 cycles per pair-topic
-is the bound, and the kernel runs within 20 % of it. So the pass is compute-bound, not
-memory-bound: a tile's accumulator row (4 x 128 doubles) stays in
-L1 and its 64-topic chunk (64 KB) in L2, and the matrix is read S / 128 times. At that bound the
-pass takes 5e9 x 0.6 cycles / 2 cores / 2.6 GHz = 0.58 s on two idle cores (0.48 s at the
-0.5-cycle bound); the moments,
-refinement check and flags add about 0.05 s. The 0.45 s aim would need fewer than six
-operations per pair-topic. The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b as one
-BLAS matrix product, 1e10 flops, ~0.15 s here) is not used: the n and p sums are still needed per
-pair and topic (min(d, 0) has no product form), so it would save one FMA of seven, and its
-cancellation for nearly identical systems (exactly the pairs whose TRisk is large) would lose the
-digits that the refinement keeps; nor would it keep the mirror sums exact (two identical systems
-must get bit-identical rows, and ties in the ranks).
+The pass over topics is S (S - 1) / 2 x c = 5.0e9 pair-topics; every alpha and the mirror pair
+then cost O(S^2 A). Per pair-topic the kernel does five double-precision vector operations:
+d = x - r, |d| (a bit mask), one addition (sum |d|) and two fused multiply-adds (sum d|d|,
+sum d^2); sum d comes from the row sums and sum n, sum n^2 from n = (d - |d|) / 2 (the previous
+kernel summed n, n^2, p, p^2: seven operations, four of them on the two add pipes).
+Bound: Zen 4 runs 512-bit instructions as two 256-bit halves on four pipes (two add, two
+multiply/FMA; the mask on any): 10 half-slots per 8 pair-topics / 4 pipes = 0.31 cycles per
+pair-topic. Measured (CPU time, one thread, AMD EPYC Zen 4 at about 3.65 GHz, from a
+dependent multiply-add chain): 0.138 ns = 0.50 cycles per pair-topic, 62 % of that bound
+(0.223 ns before). The rest goes to the accumulators' loads and stores (three per four topics
+and eight baselines; keeping them in registers needs a SIMD micro-kernel numba cannot express
+without fastmath) and to the per-row loop set-up. Memory is not the limit: a tile's rows of
+accumulators stay in L1 and its 64-topic chunk in L2; the matrix is read S / 256 times.
+Whole table, one thread: 0.78 CPU-s (pass 0.69, moments of every alpha 0.07, the rest 0.02;
+before: 1.17); on two threads 0.87 CPU-s in all, so about 0.44 s on two idle cores (the aim,
+with no margin), and 0.21 s for the pass at the bound.
+The tempting GEMM (sum d^2 = sum a^2 + sum b^2 - 2 sum a b) is not used: the pass needs d for
+|d| and d|d| anyway, the product form cancels for nearly identical systems (the pairs whose
+TRisk is large), and a BLAS product gives no guarantee that two identical rows get identical
+bits (tied ranks) nor that the numbers do not depend on BLAS threads.
 """
 
 from __future__ import annotations

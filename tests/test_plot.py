@@ -110,7 +110,7 @@ def test_trisk_alpha_structure(trisk_result):
 def test_trisk_alpha_urisk_loss_weight_and_minus(data):
     m, base = data
     res = risk(m, base, loss_weight=[1, 2, 6], convention="minus")
-    ax = plot.trisk_alpha(res, ["qutwb"], statistic="urisk", ax=_axes())
+    ax = plot.trisk_alpha(res, ["qutwb"], show="urisk", ax=_axes())
     (line,) = [ln for ln in ax.get_lines() if ln.get_gid() == "system:qutwb"]
     np.testing.assert_allclose(line.get_xdata(), [1, 2, 6])
     np.testing.assert_allclose(line.get_ydata(), res.urisk[:, res.systems.index("qutwb")])
@@ -129,8 +129,11 @@ def test_trisk_alpha_creates_its_own_column_width_figure(trisk_result):
 def test_trisk_alpha_errors(trisk_result, data):
     with pytest.raises(InputError, match="unknown system 'nope'"):
         plot.trisk_alpha(trisk_result, ["nope"], ax=_axes())
-    with pytest.raises(InputError, match="`statistic` must be 'trisk' or 'urisk'"):
-        plot.trisk_alpha(trisk_result, statistic="x", ax=_axes())
+    with pytest.raises(InputError, match="`show` must be one of 'trisk', 'urisk', got 'x'"):
+        plot.trisk_alpha(trisk_result, show="x", ax=_axes())
+    with pytest.warns(DeprecationWarning, match="use `show=`"):  # the old name still works, with a warning
+        ax = plot.trisk_alpha(trisk_result, statistic="urisk", ax=_axes())
+    assert ax.get_ylabel().startswith("URisk")
     m, base = data
     smooth = risk(m, base, value="smooth")
     with pytest.raises(InputError, match="smooth"):
@@ -141,7 +144,7 @@ def test_trisk_alpha_errors(trisk_result, data):
 def test_topic_risk_bars_structure(topic_result):
     res = topic_result
     k = res.systems.index("uogTrA44xi")
-    ax = plot.topic_risk_bars(res, "uogTrA44xi", statistic="both", ax=_axes())
+    ax = plot.topic_risk_bars(res, "uogTrA44xi", show="both", ax=_axes())
     c = len(res.topics)
     bars = [p for p in ax.patches if (p.get_gid() or "").startswith("bar:")]
     assert len(bars) == len(ALPHAS) * c
@@ -171,7 +174,7 @@ def test_topic_risk_bars_structure(topic_result):
 def test_topic_risk_bars_tj_subset_and_sort(topic_result):
     res = topic_result
     k = res.systems.index("qutwb")
-    ax = plot.topic_risk_bars(res, "qutwb", alpha=[10], statistic="tj", sort=True, ax=_axes())
+    ax = plot.topic_risk_bars(res, "qutwb", alpha=[10], show="tj", sort=True, ax=_axes())
     bars = [p for p in ax.patches if p.get_gid() == "bar:0"]
     h = np.array([p.get_height() for p in bars])
     np.testing.assert_allclose(h, np.sort(res.tj[2, k])[::-1])
@@ -182,8 +185,8 @@ def test_topic_risk_bars_tj_subset_and_sort(topic_result):
 def test_topic_risk_bars_errors(topic_result):
     with pytest.raises(InputError, match="alpha=3 was not computed"):
         plot.topic_risk_bars(topic_result, "qutwb", alpha=[3], ax=_axes())
-    with pytest.raises(InputError, match="`statistic` must be 'tr', 'tj' or 'both'"):
-        plot.topic_risk_bars(topic_result, "qutwb", statistic="z", ax=_axes())
+    with pytest.raises(InputError, match="`show` must be one of 'tr', 'tj', 'both', got 'z'"):
+        plot.topic_risk_bars(topic_result, "qutwb", show="z", ax=_axes())
     with pytest.raises(InputError, match="unknown system"):
         plot.topic_risk_bars(topic_result, "zzz", ax=_axes())
 
@@ -278,6 +281,8 @@ def test_baseline_heatmap_marks_significant_cells(data):
     ordered = plot.baseline_heatmap(table, alpha=0, order="mean", colorbar=False, ax=_axes())
     first = ordered.get_yticklabels()[0].get_text()
     assert first == sub.systems[int(np.argmax(np.nanmean(table.urisk[0], axis=1)))]
+    shown = plot.baseline_heatmap(table, alpha=5, show="urisk", colorbar=False, ax=_axes())
+    np.testing.assert_allclose(_by_gid(shown, "heatmap")[0].get_array().filled(np.nan), table.urisk[1])
     _render(ax)
 
 
@@ -364,7 +369,7 @@ def test_legends_sit_outside_the_data_area(data, trisk_result, topic_result):
     boot = bootstrap(m.select(systems=NAMED), base, alpha=[1, 5], replicates=200, rng=1, keep_replicates=True)
     axes = [
         plot.trisk_alpha(trisk_result, NAMED + ["run1", "run2", "run3"], ax=plot.new_axes(pyplot=False)),
-        plot.topic_risk_bars(topic_result, NAMED[0], statistic="both", ax=plot.new_axes((7.2, 3), pyplot=False)),
+        plot.topic_risk_bars(topic_result, NAMED[0], show="both", ax=plot.new_axes((7.2, 3), pyplot=False)),
         plot.urisk_distribution(topic_result, kind="box", ax=plot.new_axes((7.2, 3), pyplot=False)),
         plot.urisk_distribution(topic_result, NAMED, kind="sorted", ax=plot.new_axes(pyplot=False)),
         plot.qq(boot, NAMED[0], points=50, ax=plot.new_axes((3, 3), pyplot=False)),

@@ -1,7 +1,7 @@
 """The one result model: declared dims -> long form, parameters -> metadata."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pytest
@@ -123,3 +123,26 @@ def test_deprecated_alias_warns_and_reads_the_new_name():
     with pytest.warns(DeprecationWarning, match=r"`Renamed.old` is deprecated since .*; use `.new`"):
         assert res.old is res.new
     assert "old" not in Renamed.array_dims() and "old" not in res.to_arrow().column_names
+
+
+def test_trusted_construction_equals_the_constructor():
+    """`Result._trusted` (kernel results, no per-field frozen assignment) builds the same object
+    as the dataclass constructor: every field, the defaults of those omitted, the cached
+    properties; a missing or unknown field goes to the constructor, which refuses it."""
+    import fastrisk
+    from fastrisk.core.urisk import RiskResult
+
+    m, b = fastrisk.data.datasets.trec2012_web()
+    r = fastrisk.risk(m, b, alpha=[0.0, 5.0])
+    values = {f.name: getattr(r, f.name) for f in fields(r)}
+    fast, slow = RiskResult._trusted(**values), RiskResult(**values)
+    assert type(fast) is RiskResult and fast.__dict__.keys() == slow.__dict__.keys()
+    assert all(fast.__dict__[k] is slow.__dict__[k] for k in slow.__dict__)
+    np.testing.assert_array_equal(fast.pvalue, slow.pvalue)
+    del values["trisk"]
+    with pytest.raises(TypeError, match="trisk"):
+        RiskResult._trusted(**values)
+    with pytest.raises(TypeError, match="nonsense"):
+        RiskResult._trusted(**values, trisk=r.trisk, nonsense=1)
+    t = fastrisk.t_test(m, b, alpha=[1.0])  # a result with defaults (convention, alternative)
+    assert t.convention == "classic" and t.alternative == "two-sided"

@@ -392,3 +392,42 @@ def test_t_test_small_path_equals_the_table_path(trec, alternative, monkeypatch)
     for name in ("statistic", "urisk", "pvalue"):
         np.testing.assert_array_equal(getattr(small, name), getattr(big, name))
     assert small.alternative == big.alternative == alternative
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 80), st.integers(2, 23), st.booleans(), st.integers(0, 2**32 - 1))
+def test_block_risk_sums_are_the_one_system_sums_bit_for_bit(S, c, per_system, seed):
+    """`risk_sums_rows` (blocks of systems, topic-major, vectorised) computes `risk_sums`'s seven
+    sums with the same operations in the same order: the same numbers bit for bit, for a shared
+    baseline row or one row per system, across block boundaries (S > ROWS)."""
+    from fastrisk._kernels import risk as k
+
+    rng = np.random.default_rng(seed)
+    R = rng.random((S, c)) * rng.choice([1e-3, 1.0, 1e3])
+    R[rng.random(S) < 0.2] = 0.5  # ties with the baseline, constant rows
+    B = rng.random((S if per_system else 1, c))
+    sums = np.empty((7, S))
+    k.all_risk_sums(R, B, sums)
+    for s in range(S):
+        expect = k.risk_sums(R[s], B[s] if per_system else B[0])
+        np.testing.assert_array_equal(sums[:, s], np.array(expect))
+
+
+def test_resolved_alphas_are_cached_by_value_and_cannot_go_stale():
+    """A loop of small calls validates its alphas once (`resolve_value` keeps the resolved
+    linear value function by the alphas' bytes): the same object back, read-only arrays, and a
+    changed array is a different key, never the stale result."""
+    from fastrisk.core.values import resolve_value
+
+    a = np.array([0.0, 2.0])
+    first = resolve_value(alpha=a)
+    assert resolve_value(alpha=a) is first and not first.alpha.flags.writeable
+    np.testing.assert_array_equal(first.loss_weight, [1.0, 3.0])
+    a[1] = 4.0
+    np.testing.assert_array_equal(resolve_value(alpha=a).alpha, [0.0, 4.0])
+    assert resolve_value(loss_weight=(1.0, 3.0)).given == "loss_weight"
+    assert resolve_value().given == "none" and resolve_value(alpha=(0.0, 1.0, 5.0, 10.0)).given == "alpha"
+    with pytest.raises(InputError, match="must be >= 0"):
+        resolve_value(alpha=np.array([-1.0]))
+    with pytest.raises(InputError, match="must be >= 0"):  # an error is never cached as a success
+        resolve_value(alpha=np.array([-1.0]))

@@ -323,3 +323,30 @@ def test_every_pair_equals_risk_on_nearly_constant_pairs(value):
                     else:
                         np.testing.assert_allclose(cell, ref_cell, rtol=1e-9, atol=1e-15)
     assert refined >= 12 * t.alpha.size  # the four shifted copies against one another, both ways
+
+
+def _linear_2(d):
+    """The linear value function at alpha = 2, written out: d + 2 min(d, 0)."""
+    return d + 2.0 * min(d, 0.0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(2, 12)),
+                  elements=st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]) | st.floats(0, 1)))
+def test_the_three_ways_to_the_urisk_moments_agree(V):
+    """Issue #27: the moments of the linear family come from `risk_sums`/`risk_at` (risk with
+    alpha), from `_row_moments` (risk with any value function) and from the table's one-pass
+    pair sums (refined by the first where they cancel): on any matrix, risk(alpha=2) equals
+    risk(value=d + 2 min(d, 0)) to 1e-12, and the table equals both."""
+    m = _matrix(V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ZeroVarianceWarning)
+        table = baseline_table(m, alpha=[2.0])
+        by_value = baseline_table(m, value=_linear_2)
+        for b, name in enumerate(m.systems):
+            linear = risk(m, name, alpha=[2.0])
+            valued = risk(m, name, value=_linear_2)
+            for got in (valued.urisk, table.urisk[:, :, b], by_value.urisk[:, :, b]):
+                np.testing.assert_allclose(got, linear.urisk, rtol=1e-12, atol=1e-14)
+            for got in (valued.standard_error, table.standard_error[:, :, b], by_value.standard_error[:, :, b]):
+                np.testing.assert_allclose(got, linear.standard_error, rtol=1e-12, atol=1e-14)

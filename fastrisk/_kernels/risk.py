@@ -103,6 +103,68 @@ def risk_sums(r, b):
     return gains, losses, s_ee, s_ef, s_ff, s_e, s_f
 
 
+#: Systems whose `risk_sums_rows` a kernel computes at once (a topic-major block in L1).
+ROWS = 64
+
+
+@helper
+def risk_sums_rows(R, B, k0, k1, out):
+    """`risk_sums` of the systems ``k0 .. k1 - 1`` (rows of ``R``, against ``B[0]`` or their own
+    row of ``B``) into ``out[0:7, 0:k1 - k0]``: the same operations in the same order for each
+    system, so the same numbers bit for bit, but with the systems innermost (the differences
+    copied topic-major first), so that the loops run over contiguous systems and vectorise
+    without reassociating any sum; one system at a time, the accumulation chains leave the
+    floating-point units mostly idle."""
+    c = R.shape[1]
+    n = k1 - k0
+    D = np.empty((c, n))
+    for k in range(n):
+        b = B[k0 + k] if B.shape[0] > 1 else B[0]
+        for i in range(c):
+            D[i, k] = R[k0 + k, i] - b[i]
+    gains = np.zeros(n)  # local, contiguous accumulators (``out`` may be a strided view)
+    losses = np.zeros(n)
+    s_ee = np.zeros(n)
+    s_ef = np.zeros(n)
+    s_ff = np.zeros(n)
+    s_e = np.zeros(n)
+    s_f = np.zeros(n)
+    # few arrays per loop (LLVM vectorises a loop only if it can check at run time that the
+    # arrays it writes do not overlap the others, and gives up beyond a few pairs), no row views
+    # (each costs a reference-count update)
+    for i in range(c):
+        for k in range(n):
+            gains[k] += max(D[i, k], 0.0)
+            losses[k] += min(D[i, k], 0.0)
+    mean_d = np.empty(n)
+    mean_n = np.empty(n)
+    for k in range(n):
+        mean_d[k] = (gains[k] + losses[k]) / c
+        mean_n[k] = losses[k] / c
+    e = np.empty(n)
+    f = np.empty(n)
+    for i in range(c):
+        for k in range(n):
+            e[k] = D[i, k] - mean_d[k]
+            f[k] = min(D[i, k], 0.0) - mean_n[k]
+        for k in range(n):
+            s_ee[k] += e[k] * e[k]
+            s_e[k] += e[k]
+        for k in range(n):
+            s_ff[k] += f[k] * f[k]
+            s_f[k] += f[k]
+        for k in range(n):
+            s_ef[k] += e[k] * f[k]
+    for k in range(n):
+        out[0, k] = gains[k]
+        out[1, k] = losses[k]
+        out[2, k] = s_ee[k]
+        out[3, k] = s_ef[k]
+        out[4, k] = s_ff[k]
+        out[5, k] = s_e[k]
+        out[6, k] = s_f[k]
+
+
 @helper
 def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     """(URisk, SE_x, SE_J) at ``alpha`` from the sums of `risk_sums`."""
@@ -111,6 +173,31 @@ def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
     shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
     return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@helper
+def risk_at_rows(alpha, c, sums, urisk, se, sej):
+    """`risk_at` of every system at once, from the sums (7, S) of `risk_sums_rows`: the same
+    expressions, in loops over the systems (vectorised)."""
+    S = sums.shape[1]
+    inv = 1.0 / (c - 1)
+    w = 1.0 + alpha
+    for k in range(S):
+        urisk[k] = (sums[0, k] + w * sums[1, k]) / c
+    for k in range(S):
+        ss = max(sums[2, k] + 2.0 * alpha * sums[3, k] + alpha * alpha * sums[4, k], 0.0)
+        se[k] = math.sqrt(ss * inv / c)
+        shift = -(sums[5, k] + alpha * sums[6, k]) * inv / c
+        sej[k] = math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@helper
+def all_risk_sums(R, B, sums):
+    """`risk_sums` of every row of ``R`` into ``sums`` (7, S), blocks of `ROWS` systems (one
+    thread; the parallel drivers write this loop with ``prange``)."""
+    S = R.shape[0]
+    for k0 in range(0, S, ROWS):
+        risk_sums_rows(R, B, k0, min(k0 + ROWS, S), sums[:, k0:])
 
 
 @helper
@@ -159,27 +246,33 @@ def linear_risk_table(R, B, alphas, rtol, lo, hi, crit, sign):
     """
     S, c = R.shape
     A = alphas.shape[0]
+    sums = np.empty((7, S))
+    for t in prange((S + ROWS - 1) // ROWS):  # `all_risk_sums`, in parallel
+        risk_sums_rows(R, B, t * ROWS, min(t * ROWS + ROWS, S), sums[:, t * ROWS:])
     per_system = np.empty((3, S))
-    rows = np.empty((3, S, A))
-    for k in prange(S):
-        b = B[k] if B.shape[0] > 1 else B[0]
-        per_system[0, k], per_system[1, k] = _linear_row(R[k], b, alphas, rows[0, k], rows[1, k], rows[2, k])
+    for k in range(S):
+        per_system[0, k] = sums[0, k] / c
+        per_system[1, k] = -sums[1, k] / c
         per_system[2, k] = per_system[0, k] - per_system[1, k]
     stats = np.empty((4, A, S))
     flags = np.empty((2, A, S), dtype=np.bool_)
     zero = np.zeros(S, dtype=np.bool_)
     se_rmse = np.zeros(A)
+    sej = np.empty(S)
     ok = True
-    for k in range(S):
-        for a in range(A):
-            m = rows[0, k, a]
-            s = rows[1, k, a]
+    for a in range(A):
+        u_a = stats[0, a]
+        s_a = stats[1, a]
+        risk_at_rows(alphas[a], c, sums, u_a, s_a, sej)
+        for k in range(S):
+            m = u_a[k]
+            s = s_a[k]
             am = abs(m)
             As = abs(s)
             if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
                 ok = False
             z, t = floored_t(m, s, float(c), rtol)
-            sj = 0.0 if z else rows[2, k, a]
+            sj = 0.0 if z else sej[k]
             s = 0.0 if z else s
             zero[k] |= z
             stats[0, a, k] = sign * m
@@ -334,18 +427,21 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
     bad = np.zeros(S, dtype=np.bool_)
     inv = 1.0 / (c - 1)
     root_c = math.sqrt(c)
+    sums = np.empty((7, S))
+    for t in prange((S + ROWS - 1) // ROWS):  # `all_risk_sums`, in parallel
+        risk_sums_rows(R, B, t * ROWS, min(t * ROWS + ROWS, S), sums[:, t * ROWS:])
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
-        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(R[k], b)  # two passes for every alpha
-        for a in range(A):
-            x = arrays[0, a, k]
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = (sums[0, k], sums[1, k], sums[2, k], sums[3, k], sums[4, k],
+                                                     sums[5, k], sums[6, k])
+        for a in range(A):  # no row views: each would cost two reference-count updates
             w = 1.0 + alphas[a]
-            out_of_range = False
+            out_of_range = 0  # an integer count: a sum LLVM may vectorise (a boolean OR it did not)
             for i in range(c):
                 v = risk_score(R[k, i] - b[i], w)
-                x[i] = v
+                arrays[0, a, k, i] = v
                 mag = abs(v)
-                out_of_range |= (not mag <= hi) | ((mag < lo) & (mag != 0.0))  # NaN is out of range
+                out_of_range += 1 if (not mag <= hi) | ((mag < lo) & (mag != 0.0)) else 0  # NaN is out of range
             if out_of_range:
                 bad[k] = True
             theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
@@ -355,41 +451,37 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
             bias[a, k] = sign * (c - 1) * shift
             z = floored_t(theta, se, float(c), rtol)[0]
             zero[a, k] = z
-            tr = arrays[1, a, k]
-            tj = arrays[2, a, k]
-            influence = arrays[3, a, k]
-            pseudo = arrays[4, a, k]
             rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
             rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
             ct = c * theta
             c1 = c - 1.0
             for i in range(c):  # simple loops, one output each (vectorisable); the rare cases are
-                loo = (ct - x[i]) * inv  # patched below
-                influence[i] = sign * (c1 * (theta - loo))
+                loo = (ct - arrays[0, a, k, i]) * inv  # patched below
+                arrays[3, a, k, i] = sign * (c1 * (theta - loo))
             for i in range(c):
-                loo = (ct - x[i]) * inv
-                pseudo[i] = sign * (ct - c1 * loo)
+                loo = (ct - arrays[0, a, k, i]) * inv
+                arrays[4, a, k, i] = sign * (ct - c1 * loo)
             for i in range(c):
-                tj[i] = influence[i] * rjsd  # sign * (inf_i / jsd)
+                arrays[2, a, k, i] = arrays[3, a, k, i] * rjsd  # sign * (inf_i / jsd)
             for i in range(c):
-                t = x[i] * rsd
-                tr[i] = sign * t
+                t = arrays[0, a, k, i] * rsd
+                arrays[1, a, k, i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
             for i in range(c):
-                x[i] *= sign
+                arrays[0, a, k, i] *= sign
             if z or not jsd > 0.0:
                 for i in range(c):
                     if z:  # constant scores up to rounding: TR = x / 0, the influences are 0 / 0
-                        v = sign * x[i]  # classic x
+                        v = sign * arrays[0, a, k, i]  # classic x
                         t = math.nan if v == 0.0 else math.copysign(math.inf, v)
-                        tr[i] = sign * t
-                        tj[i] = math.nan
+                        arrays[1, a, k, i] = sign * t
+                        arrays[2, a, k, i] = math.nan
                         flags[0, a, k, i] = t < -crit
                         flags[1, a, k, i] = t > crit
                     else:
-                        inf_i = sign * influence[i]
-                        tj[i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+                        inf_i = sign * arrays[3, a, k, i]
+                        arrays[2, a, k, i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
     return not bad.any(), arrays, flags, bias, zero, zero.sum()
 
 
@@ -411,9 +503,11 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     stats = np.empty((3, A, S))
     zero = np.zeros(S, dtype=np.bool_)
     ok = True
+    sums = np.empty((7, S))
+    all_risk_sums(R, B, sums)
     for k in range(S):
-        b = B[k] if B.shape[0] > 1 else B[0]
-        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(R[k], b)
+        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = (sums[0, k], sums[1, k], sums[2, k], sums[3, k], sums[4, k],
+                                                     sums[5, k], sums[6, k])
         for a in range(A):
             m, s, _ = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
             am = abs(m)

@@ -1,25 +1,25 @@
 """All-baseline table kernels (Dinçer, Ounis & Macdonald, ECIR 2014): URisk/TRisk of every system against every other.
 
-With d = r - b, n = min(d, 0) and p = max(d, 0), the risk-reward score at alpha is
-x = d + alpha * n, so
+With d = r - b, n = min(d, 0) and the risk-reward score x = d + alpha * n at alpha,
 
     sum x   = sum d   + alpha * sum n
     sum x^2 = sum d^2 + (2 alpha + alpha^2) * sum n^2      (since d * n = n^2)
 
-with sum d = sum n + sum p and sum d^2 = sum n^2 + sum p^2. Only four sums per unordered pair
-need a pass over topics, once for all alphas, and only for the upper triangle a < b: for
-the swapped pair n' = -p and p' = -n exactly, so its sums are the same numbers (negated), and
-two identical systems get bit-identical rows.
+and n = (d - |d|) / 2, n^2 = (d^2 - d|d|) / 2, so per unordered pair the pass over topics
+needs three sums, of |d|, d|d| and d^2, once for all alphas; sum d = sum r - sum b comes from
+the row sums. Only the upper triangle a < b is computed: the swapped pair has d' = -d exactly,
+so its sums are the same numbers (|d|, d^2) or exactly negated (d|d|), and two identical systems
+get bit-identical rows (whichever side of the diagonal their sums come from).
 
 The pass is a GEMM-like S x S x c workload, blocked like one: tiles of ``block`` x ``block``
 system pairs, topics in chunks of ``topic_block``. Each tile copies its chunk of both systems'
 rows into small topic-major buffers (the transposition happens tile by tile, in cache: no
-transposed copy of the matrix), and the innermost loop runs over contiguous baselines and
-vectorises without fastmath. Per pair and topic it costs seven vector operations (d, n, p,
-two additions and two fused multiply-adds `fma` for the squares): the kernel is bound by
-the processor's floating-point throughput, not by memory (see ``benchmarks/bench_tables.py``).
-No reduction is reassociated: every pair's sums are accumulated over topics in an order fixed
-by the topic index alone.
+transposed copy of the matrix), and the innermost loop runs over contiguous baselines, two
+systems at a time (each baseline value loaded once for both), and vectorises without fastmath.
+Per pair and topic it costs five vector operations (d = x - r, |d| as a bit mask, one addition
+and two fused multiply-adds `fma`): the kernel is bound by the processor's floating-point
+throughput, not by memory (see ``benchmarks/bench_tables.py``). No reduction is reassociated:
+every pair's sums are accumulated over topics in an order fixed by the topic index alone.
 """
 
 from __future__ import annotations
@@ -43,24 +43,91 @@ def _chunk(V, s0, s1, i0, i1, out):
 
 
 @helper
-def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
-    """Sums of n, n^2, p, p^2 of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
+def _quad(x0, x1, x2, x3, r0, r1, r2, r3, s_abs, s_sgn, s_sq):
+    """The sums of one pair over four topics added to its accumulators: d = x - r, then
+    s_abs + ((|d0| + |d1|) + (|d2| + |d3|)), and fma chains for d|d| and d^2 (see `_tile_sums`):
+    five vector operations a pair-topic once the loop over baselines is vectorised."""
+    d0 = x0 - r0
+    d1 = x1 - r1
+    d2 = x2 - r2
+    d3 = x3 - r3
+    e0 = abs(d0)
+    e1 = abs(d1)
+    e2 = abs(d2)
+    e3 = abs(d3)
+    return (s_abs + ((e0 + e1) + (e2 + e3)),
+            fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, s_sgn)))),
+            fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, s_sq)))))
 
-    Topics are taken four at a time: n and p are added to the accumulators as
-    ((t0 + t1) + (t2 + t3)), and the squares by a chain of fused multiply-adds
-    fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, acc)))). The grouping is fixed by the topic
-    index alone (``topic_block`` is a multiple of 4), so a pair and its mirror (where n and p
-    swap roles, negated) give exactly negated sums. On a diagonal tile (a0 == b0) only the
-    pairs a < b are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
+
+@helper
+def _one(x0, r0, s_abs, s_sgn, s_sq):
+    """`_quad` for one topic (the chunk's last ones)."""
+    d0 = x0 - r0
+    e0 = abs(d0)
+    return s_abs + e0, fma(d0, e0, s_sgn), fma(d0, d0, s_sq)
+
+
+@helper
+def _rows(X, R, q, two, lo, hi, m_topics, s_abs, s_sgn, s_sq):
+    """Add to the accumulator rows ``s_*[q, lo:hi]`` (and ``s_*[q + 1, lo:hi]`` if ``two``) the
+    sums over the chunk's topics of system ``X[:, q]`` (and ``X[:, q + 1]``) against the
+    baselines ``R[:, lo:hi]``. Two systems at once load each baseline value once for both,
+    with the same operations in the same order: the same numbers."""
+    m = hi - lo
+    p = q + 1 if two else q
+    aa = s_abs[q, lo:hi]
+    ag = s_sgn[q, lo:hi]
+    a2 = s_sq[q, lo:hi]
+    ba = s_abs[p, lo:hi]
+    bg = s_sgn[p, lo:hi]
+    b2 = s_sq[p, lo:hi]
+    i = 0
+    while i + 4 <= m_topics:
+        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
+        y0, y1, y2, y3 = X[i, p], X[i + 1, p], X[i + 2, p], X[i + 3, p]
+        r0 = R[i, lo:hi]
+        r1 = R[i + 1, lo:hi]
+        r2 = R[i + 2, lo:hi]
+        r3 = R[i + 3, lo:hi]
+        if two:
+            for j in range(m):
+                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
+                ba[j], bg[j], b2[j] = _quad(y0, y1, y2, y3, r0[j], r1[j], r2[j], r3[j], ba[j], bg[j], b2[j])
+        else:
+            for j in range(m):
+                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
+        i += 4
+    while i < m_topics:
+        x0 = X[i, q]
+        y0 = X[i, p]
+        r0 = R[i, lo:hi]
+        for j in range(m):
+            aa[j], ag[j], a2[j] = _one(x0, r0[j], aa[j], ag[j], a2[j])
+            if two:
+                ba[j], bg[j], b2[j] = _one(y0, r0[j], ba[j], bg[j], b2[j])
+        i += 1
+
+
+@helper
+def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
+    """Sums of |d|, d|d| and d^2 (d = V[a] - V[b]) of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
+
+    Topics are taken four at a time: |d| is added to its accumulator as ((t0 + t1) + (t2 + t3)),
+    and the products by a chain of fused multiply-adds
+    fma(d3, |d3|, fma(d2, |d2|, fma(d1, |d1|, fma(d0, |d0|, acc)))) (and so for d^2). The grouping
+    is fixed by the topic index alone (``topic_block`` is a multiple of 4), and the mirror pair
+    has d' = -d exactly, so its sums are exactly the same (|d|, d^2) or negated (d|d|) numbers.
+    Systems go two at a time (`_rows`). On a diagonal tile (a0 == b0) only the pairs a < b
+    are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
     """
     c = V.shape[1]
     na = a1 - a0
     nb = b1 - b0
     diagonal = a0 == b0
-    acc_n = np.zeros((na, nb))
-    acc_n2 = np.zeros((na, nb))
-    acc_p = np.zeros((na, nb))
-    acc_p2 = np.zeros((na, nb))
+    acc_abs = np.zeros((na, nb))
+    acc_sgn = np.zeros((na, nb))
+    acc_sq = np.zeros((na, nb))
     X = np.empty((topic_block, na))
     R = X if diagonal else np.empty((topic_block, nb))
     for i0 in range(0, c, topic_block):
@@ -71,74 +138,32 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, sn, sn2, sp, sp2, stop):
         if not diagonal:
             _chunk(V, b0, b1, i0, i1, R)
         m_topics = i1 - i0
-        for q in range(na):
-            j0 = q + 1 if diagonal else 0
-            m = nb - j0
-            an = acc_n[q, j0:]
-            an2 = acc_n2[q, j0:]
-            ap = acc_p[q, j0:]
-            ap2 = acc_p2[q, j0:]
-            i = 0
-            while i + 4 <= m_topics:
-                x0 = X[i, q]
-                x1 = X[i + 1, q]
-                x2 = X[i + 2, q]
-                x3 = X[i + 3, q]
-                r0 = R[i, j0:]
-                r1 = R[i + 1, j0:]
-                r2 = R[i + 2, j0:]
-                r3 = R[i + 3, j0:]
-                for j in range(m):
-                    d0 = x0 - r0[j]
-                    d1 = x1 - r1[j]
-                    d2 = x2 - r2[j]
-                    d3 = x3 - r3[j]
-                    n0 = d0 if d0 < 0.0 else 0.0
-                    n1 = d1 if d1 < 0.0 else 0.0
-                    n2 = d2 if d2 < 0.0 else 0.0
-                    n3 = d3 if d3 < 0.0 else 0.0
-                    p0 = d0 - n0
-                    p1 = d1 - n1
-                    p2 = d2 - n2
-                    p3 = d3 - n3
-                    an[j] += (n0 + n1) + (n2 + n3)
-                    an2[j] = fma(n3, n3, fma(n2, n2, fma(n1, n1, fma(n0, n0, an2[j]))))
-                    ap[j] += (p0 + p1) + (p2 + p3)
-                    ap2[j] = fma(p3, p3, fma(p2, p2, fma(p1, p1, fma(p0, p0, ap2[j]))))
-                i += 4
-            while i < m_topics:
-                x0 = X[i, q]
-                r0 = R[i, j0:]
-                for j in range(m):
-                    d0 = x0 - r0[j]
-                    n0 = d0 if d0 < 0.0 else 0.0
-                    p0 = d0 - n0
-                    an[j] += n0
-                    an2[j] = fma(n0, n0, an2[j])
-                    ap[j] += p0
-                    ap2[j] = fma(p0, p0, ap2[j])
-                i += 1
+        for q in range(0, na, 2):
+            two = q + 1 < na
+            if two and diagonal:  # the pair (q, q + 1), then both rows from q + 2 on
+                _rows(X, R, q, False, q + 1, q + 2, m_topics, acc_abs, acc_sgn, acc_sq)
+            _rows(X, R, q, two, (q + 2 if two else q + 1) if diagonal else 0, nb, m_topics, acc_abs, acc_sgn, acc_sq)
     # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
     # message (string formatting), seconds of first-use compile for a check that cannot fail here
     for q in range(na):
         for j in range(nb):
-            sn[a0 + q, b0 + j] = acc_n[q, j]
-            sn2[a0 + q, b0 + j] = acc_n2[q, j]
-            sp[a0 + q, b0 + j] = acc_p[q, j]
-            sp2[a0 + q, b0 + j] = acc_p2[q, j]
+            s_abs[a0 + q, b0 + j] = acc_abs[q, j]
+            s_sgn[a0 + q, b0 + j] = acc_sgn[q, j]
+            s_sq[a0 + q, b0 + j] = acc_sq[q, j]
 
 
 @pjit
 def pair_sums(V, block, topic_block, stop):
-    """sum n, sum n^2, sum p, sum p^2 (S, S) of every pair a < b (the upper triangle; the
-    rest is unspecified) of the (S, c) score matrix ``V``: the mirror pair (b, a) has
-    n' = -p, p' = -n (`table_moments` reads it so). The tiles on and above the diagonal are
-    computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread evenly through
-    the list, so that the equal shares of a static schedule cost about the same. Once
-    ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next block
-    of topics and the partial sums are returned, for the caller to discard.
+    """sum |d|, sum d|d|, sum d^2 (S, S) of every pair a < b (the upper triangle; the rest is
+    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), and every row's sum (S,),
+    each over topics in a fixed order: the mirror pair (b, a) has the same sums of |d| and
+    d^2 and the negated sum of d|d| (`table_moments` reads it so). The tiles on and above the
+    diagonal are computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread
+    evenly through the list, so that the equal shares of a static schedule cost about the same.
+    Once ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next
+    block of topics and the partial sums are returned, for the caller to discard.
     """
-    S = V.shape[0]
+    S, c = V.shape
     nblocks = (S + block - 1) // block
     ntiles = nblocks * (nblocks + 1) // 2
     tiles_a = np.empty(ntiles, dtype=np.int64)
@@ -160,15 +185,20 @@ def pair_sums(V, block, topic_block, stop):
         tiles_b[t] = d
         t += 1
         d += 1
-    sn = np.zeros((S, S))
-    sn2 = np.zeros((S, S))
-    sp = np.zeros((S, S))
-    sp2 = np.zeros((S, S))
+    s_abs = np.zeros((S, S))
+    s_sgn = np.zeros((S, S))
+    s_sq = np.zeros((S, S))
     for t in prange(ntiles):
         a0 = tiles_a[t] * block
         b0 = tiles_b[t] * block
-        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, sn, sn2, sp, sp2, stop)
-    return sn, sn2, sp, sp2
+        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, s_abs, s_sgn, s_sq, stop)
+    row = np.empty(S)
+    for a in prange(S):
+        acc = 0.0
+        for i in range(c):
+            acc += V[a, i]
+        row[a] = acc
+    return s_abs, s_sgn, s_sq, row
 
 
 @helper
@@ -201,15 +231,18 @@ def _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, ze
 
 
 @pjit
-def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
-    """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums of
-    `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of `floored_t`), in
-    the table's final layout; ``cancelled`` (same shape): the cells whose one-pass variance lost
-    digits (the caller recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some
-    alpha; ``ok``: every URisk and SE finite and, where non-zero, within [lo, hi] (else the
-    caller rescales). The diagonal is URisk 0, SE 0, TRisk NaN.
+def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi):
+    """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums and row
+    sums of `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of
+    `floored_t`), in the table's final layout. Per pair: sum d = row[a] - row[b],
+    sum n = (sum d - sum |d|) / 2 and sum n^2 = (sum d^2 - sum d|d|) / 2 (n = min(d, 0)), then
+    sum x = sum d + alpha sum n and sum x^2 = sum d^2 + (2 alpha + alpha^2) sum n^2.
+    ``cancelled`` (same shape): the cells whose one-pass variance lost digits (the caller
+    recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some alpha; ``ok``: every
+    URisk and SE finite and, where non-zero, within [lo, hi] (else the caller rescales). The
+    diagonal is URisk 0, SE 0, TRisk NaN.
     """
-    S = sn.shape[0]
+    S = s_abs.shape[0]
     A = alphas.shape[0]
     urisk = np.empty((A, S, S))
     se = np.empty((A, S, S))
@@ -226,15 +259,16 @@ def table_moments(sn, sn2, sp, sp2, alphas, c, rtol, refine_ratio, lo, hi):
         sx2 = np.empty(S)
         for b in range(S):
             if a < b:
-                nb, n2b, pb, p2b = sn[a, b], sn2[a, b], sp[a, b], sp2[a, b]
-            elif a > b:  # the mirror pair: n' = -p, p' = -n
-                nb, n2b, pb, p2b = -sp[b, a], sp2[b, a], -sn[b, a], sn2[b, a]
+                ab, sg, sq = s_abs[a, b], s_sgn[a, b], s_sq[a, b]
+            elif a > b:  # the mirror pair: d' = -d
+                ab, sg, sq = s_abs[b, a], -s_sgn[b, a], s_sq[b, a]
             else:
-                nb, n2b, pb, p2b = 0.0, 0.0, 0.0, 0.0
-            n[b] = nb
-            n2[b] = n2b
-            sd[b] = nb + pb
-            sd2[b] = n2b + p2b
+                ab, sg, sq = 0.0, 0.0, 0.0
+            d = row[a] - row[b]
+            n[b] = 0.5 * (d - ab)
+            n2[b] = 0.5 * (sq - sg)
+            sd[b] = d
+            sd2[b] = sq
         row_bad = False
         for k in range(A):
             al = alphas[k]

@@ -41,10 +41,7 @@ def _cmd_test(args) -> None:
     # NaN p-values (the baseline itself, zero variance) are no members of the family
     adjusted = adjust_pvalues(p, args.correction, axis=-1)
     family = np.broadcast_to(np.reshape(adjusted.m, (-1, 1)), p.shape)
-    table = res.to_arrow()
-    if "urisk" not in table.column_names:  # the resampling tests' statistic is the estimate, URisk itself
-        table = table.append_column("urisk", table.column("statistic"))
-    table = table.select(["system", "baseline", "alpha", "loss_weight", "urisk", "statistic", "pvalue"])
+    table = res.to_arrow().select(["system", "baseline", "alpha", "loss_weight", "urisk", "statistic", "pvalue"])
     table = table.append_column("pvalue_adjusted", pa.array(np.asarray(adjusted).reshape(-1)))
     table = table.append_column("family_size", pa.array(family.reshape(-1)))
     table = table.append_column("significant", pa.array(np.asarray(adjusted).reshape(-1) <= args.level))

@@ -75,6 +75,8 @@ def is_stack(data) -> bool:
     bool
         Whether the batched functions take it.
     """
+    if type(data) is ScoreMatrix:  # the usual single-collection call: no isinstance chain
+        return False
     if isinstance(data, Stack):
         return True
     if isinstance(data, np.ndarray):

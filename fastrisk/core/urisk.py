@@ -308,7 +308,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     if n_zero > (base.system is not None):
         _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
                                      where=f" against baseline {base.name!r}")
-    return RiskResult(
+    return RiskResult._trusted(
         systems=matrix.systems, baseline=base.name, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
@@ -418,7 +418,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
                 _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), matrix.systems, base.system),
                                              where=f" against baseline {base.name!r}")
             x, tr, tj, influence, pseudo = arrays
-            return TopicRiskResult(
+            return TopicRiskResult._trusted(
                 systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
                 loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
                 significance=float(significance), critical_t=crit, x=x, tr=tr, tj=tj, influence=influence,

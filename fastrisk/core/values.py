@@ -98,6 +98,32 @@ def resolve_alphas(alpha=None, loss_weight=None, *, default=DEFAULT_ALPHAS):
     return a, a + 1.0, given
 
 
+#: Resolved linear value functions by their inputs (`_linear_key`): a loop of small calls
+#: validates its alphas once. Their arrays are read-only copies, so no caller can change them.
+_LINEAR: dict = {}
+
+
+def _linear_key(alpha, loss_weight, default):
+    """A hashable key of the alpha inputs when they are a short float64 vector, a tuple of floats
+    or None (the usual calls), else None (not cached)."""
+    if alpha is not None and loss_weight is not None:
+        return None  # the error is raised by resolve_alphas
+    values, which = (loss_weight, "loss_weight") if loss_weight is not None else (alpha, "alpha")
+    if values is None:
+        return (which, "default", default) if type(default) is tuple else None
+    if type(values) is np.ndarray and values.dtype == np.float64 and values.ndim == 1 and values.size <= 64:
+        return which, "array", values.tobytes()
+    if type(values) is tuple and len(values) <= 64 and all(type(v) is float for v in values):
+        return which, "tuple", values
+    return None
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.flags.writeable = False
+    return a
+
+
 def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DEFAULT_ALPHAS) -> ValueFunction:
     """Resolve ``value`` (None/"linear", "smooth", or a scalar function) with its alphas.
 
@@ -120,8 +146,16 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
         compiled ``func`` (None for linear).
     """
     if value is None or (isinstance(value, str) and value == "linear"):
-        a, lw, given = resolve_alphas(alpha, loss_weight, default=default_alphas)
-        return ValueFunction("linear", a, lw, given)
+        key = _linear_key(alpha, loss_weight, default_alphas)
+        vf = _LINEAR.get(key) if key is not None else None
+        if vf is None:
+            a, lw, given = resolve_alphas(alpha, loss_weight, default=default_alphas)
+            vf = ValueFunction("linear", a, lw, given)
+            if key is not None:
+                if len(_LINEAR) >= 64:
+                    _LINEAR.clear()
+                vf = _LINEAR[key] = ValueFunction("linear", _frozen(a), _frozen(lw), given)
+        return vf
     if alpha is not None or loss_weight is not None:
         raise InputError("`alpha`/`loss_weight` apply to the linear value function only; "
                          f"the {value if isinstance(value, str) else 'given'} value function weights losses itself")
@@ -136,6 +170,17 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
 
 
 def _compile(func):
-    """A numba dispatcher for ``func``, checked to map a float to a float."""
-    return compile_checked(func, 0.5, what="value function", argument="a float argument",
-                           hint="; write it with numba-supported operations on a float")
+    """A numba dispatcher for ``func``, checked to map a float to a float; compiled once per
+    function object and remembered on it (a fresh dispatcher per call compiled every value
+    kernel's twin again: about a second a call), and the checked dispatcher is its own."""
+    checked = getattr(func, "_fastrisk_checked", None)
+    if checked is not None:
+        return checked
+    checked = compile_checked(func, 0.5, what="value function", argument="a float argument",
+                              hint="; write it with numba-supported operations on a float")
+    for target in (func, checked):
+        try:
+            target._fastrisk_checked = checked
+        except AttributeError:  # a callable without a __dict__: checked on every call
+            pass
+    return checked

@@ -160,7 +160,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
         _refuse_negative(matrix)
     if table is not None:  # the usual case: one compiled call
         z, georisk, eff = table
-        return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
+        return ZRiskResult._trusted(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                            convention=convention, value=vf.name, n_topics=matrix.n_topics, effectiveness=eff,
                            zrisk=z, georisk=georisk)
     V = matrix.values

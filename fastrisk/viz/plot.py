@@ -14,6 +14,7 @@ colours consistent across figures.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -153,8 +154,20 @@ def _zero_line(ax, *, horizontal: bool = True):
     return line
 
 
+def _shown(show: str, statistic: str | None, choices: tuple) -> str:
+    """The array a plot draws: ``show``, or its deprecated name ``statistic`` (with a warning)."""
+    if statistic is not None:
+        warnings.warn("the plot argument `statistic=` is deprecated; use `show=` (`statistic` names "
+                      "the test statistic of a p-value)", DeprecationWarning, stacklevel=3)
+        show = statistic
+    if show not in choices:
+        raise InputError(f"`show` must be one of {', '.join(map(repr, choices))}, got {show!r}")
+    return show
+
+
 # ---------------------------------------------------------------------- risk (Dinçer et al. 2014)
-def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colors=None, legend: bool = True):
+def trisk_alpha(result, systems=None, *, show: str = "trisk", ax=None, colors=None, legend: bool = True,
+                statistic: str | None = None):
     """TRisk (or URisk) of chosen systems against α, with the ±t critical lines.
 
     Dinçer, Macdonald & Ounis (SIGIR 2014), Fig. 1.
@@ -166,7 +179,7 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
         ``alpha=np.linspace(0, 10, 41)``).
     systems : sequence of str, optional
         Which systems are drawn, their order and colours (default: all).
-    statistic : {"trisk", "urisk"}
+    show : {"trisk", "urisk"}
         The array drawn.
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new figure).
@@ -174,13 +187,14 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
         Colours of the systems (default: `system_styles`).
     legend : bool
         Draw a legend.
+    statistic : str, optional
+        Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    if statistic not in ("trisk", "urisk"):
-        raise InputError(f"`statistic` must be 'trisk' or 'urisk', got {statistic!r}")
+    show = _shown(show, statistic, ("trisk", "urisk"))
     if getattr(result, "value", "linear") != "linear":
         raise InputError(f"trisk_alpha plots risk against \u03b1; the result uses the {result.value!r} "
                          "value function, which has no \u03b1")
@@ -189,9 +203,9 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
     styles = _styles(names, colors)
     ax, created = _axes(ax, COLUMN_FIGSIZE)
     x, xlabel = _alpha_axis(result)
-    values = getattr(result, statistic)
+    values = getattr(result, show)
     _zero_line(ax)
-    if statistic == "trisk":
+    if show == "trisk":
         _critical_lines(ax, result.critical_t, result.significance, result.df)
     few = len(x) <= 12
     for k, name in zip(rows, names):
@@ -200,13 +214,14 @@ def trisk_alpha(result, systems=None, *, statistic: str = "trisk", ax=None, colo
                           marker=st["marker"] if few else None, markersize=3.5, linewidth=1.2, label=name)
         line.set_gid(f"system:{name}")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(f"{_risk_name(result, 'TRisk' if statistic == 'trisk' else 'URisk')} vs {result.baseline}")
+    ax.set_ylabel(f"{_risk_name(result, 'TRisk' if show == 'trisk' else 'URisk')} vs {result.baseline}")
     if legend:
         _legend_outside(ax, ncols=1 if len(names) <= 12 else 2)
     return _finish(ax, created)
 
 
-def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", sort: bool = False, ax=None):
+def topic_risk_bars(result, system: str, *, alpha=None, show: str = "tr", sort: bool = False, ax=None,
+                    statistic: str | None = None):
     """Per-topic TR_i (or TJ_i) bars of one system at several α, the ±t lines and the
     significant topics marked (▼ significant loss, ▲ significant win; bold topic labels).
 
@@ -220,23 +235,24 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
         The system drawn.
     alpha : float or sequence of float, optional
         The α values drawn (default: all of the result's).
-    statistic : {"tr", "tj", "both"}
+    show : {"tr", "tj", "both"}
         TR_i bars, TJ_i bars, or TR_i bars with TJ_i as black ticks on them (to show that the
         two agree).
     sort : bool
         Order the topics by the score at the first α.
     ax : matplotlib.axes.Axes, optional
         Where to draw (default: a new wide figure).
+    statistic : str, optional
+        Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    if statistic not in ("tr", "tj", "both"):
-        raise InputError(f"`statistic` must be 'tr', 'tj' or 'both', got {statistic!r}")
+    show = _shown(show, statistic, ("tr", "tj", "both"))
     (row,) = _pick_systems(result.systems, [system], "system")
     cols = _pick_alphas(result.alpha, alpha)
-    bars_of = result.tj if statistic == "tj" else result.tr
+    bars_of = result.tj if show == "tj" else result.tr
     values = bars_of[cols, row]  # (A', c)
     c = values.shape[1]
     order = np.argsort(-np.nan_to_num(values[0]), kind="stable") if sort else np.arange(c)
@@ -255,12 +271,12 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
         bars = ax.bar(xs, v, width=width, color=shades[j], edgecolor="none", label=_alpha_text(result, col))
         for patch in bars:
             patch.set_gid(f"bar:{j}")
-        if statistic == "both":
+        if show == "both":
             (tj,) = ax.plot(xs, result.tj[col, row][order], linestyle="none", marker="_", color="black",
                             markersize=max(2.0, 20.0 * width), markeredgewidth=0.9,
                             label="TJ$_i$" if j == 0 else None)
             tj.set_gid(f"tj:{j}")
-        if statistic == "tj":  # judged on TJ_i itself; in the minus convention losses are positive
+        if show == "tj":  # judged on TJ_i itself; in the minus convention losses are positive
             loss, win = (v > crit, v < -crit) if _minus(result) else (v < -crit, v > crit)
         else:
             loss, win = result.loss[col, row][order], result.win[col, row][order]
@@ -278,7 +294,7 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
                          label=label if pick.any() else None)
         pts.set_gid("significant-loss" if sign < 0 else "significant-win")
     topics = [result.topics[i] for i in order]
-    significant = (result.loss[cols, row] | result.win[cols, row]).any(axis=0)[order] if statistic != "tj" \
+    significant = (result.loss[cols, row] | result.win[cols, row]).any(axis=0)[order] if show != "tj" \
         else (np.abs(values) > crit).any(axis=0)[order]
     ax.set_xticks(pos, topics, rotation=90)
     for lab, sig in zip(ax.get_xticklabels(), significant):
@@ -286,7 +302,7 @@ def topic_risk_bars(result, system: str, *, alpha=None, statistic: str = "tr", s
             lab.set_fontweight("bold")
     ax.set_xlim(-0.7, c - 0.3)
     ax.set_xlabel("topic" + (" (sorted)" if sort else ""))
-    name = {"tr": "TR$_i$", "tj": "TJ$_i$", "both": "TR$_i$ (bars), TJ$_i$ (ticks)"}[statistic]
+    name = {"tr": "TR$_i$", "tj": "TJ$_i$", "both": "TR$_i$ (bars), TJ$_i$ (ticks)"}[show]
     ax.set_ylabel(f"{name}{' (minus)' if _minus(result) else ''}")
     ax.legend(frameon=False, ncols=min(n + 3, 6), loc="lower left", bbox_to_anchor=(0.0, 1.0), borderaxespad=0.2,
               handlelength=1.5, columnspacing=1.0, title=f"{result.systems[row]} vs {result.baseline}",
@@ -519,8 +535,8 @@ def rbo_prefix(result, *, ax=None, label_a: str = "a", label_b: str = "b"):
 
 
 # ---------------------------------------------------------------------- all-baseline table (ECIR 2014)
-def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significance: float = 0.05,
-                     systems=None, order: str = "given", ax=None, colorbar: bool = True):
+def baseline_heatmap(table, *, alpha=None, show: str = "trisk", significance: float = 0.05,
+                     systems=None, order: str = "given", ax=None, colorbar: bool = True, statistic: str | None = None):
     """Heat map of URisk or TRisk of every system (rows) against every baseline (columns) at one
     α, significant cells (|TRisk| > t(significance/2, df)) marked with a dot.
 
@@ -533,7 +549,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
         `fastrisk.baseline_table`'s result.
     alpha : float, optional
         The α drawn (default: the table's first).
-    statistic : {"trisk", "urisk"}
+    show : {"trisk", "urisk"}
         The array drawn.
     significance : float
         Level of the significance dots.
@@ -545,6 +561,8 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
         Where to draw (default: a new figure).
     colorbar : bool
         Draw a colour bar.
+    statistic : str, optional
+        Deprecated name of ``show`` (``statistic`` names the test statistic of a p-value).
 
     Returns
     -------
@@ -552,8 +570,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     """
     from scipy import stats  # scipy.stats: ~0.3 s to import, needed here only
 
-    if statistic not in ("trisk", "urisk"):
-        raise InputError(f"`statistic` must be 'trisk' or 'urisk', got {statistic!r}")
+    show = _shown(show, statistic, ("trisk", "urisk"))
     if order not in ("given", "mean"):
         raise InputError(f"`order` must be 'given' or 'mean', got {order!r}")
     if not (isinstance(significance, (int, float)) and 0.0 < significance < 1.0):
@@ -567,7 +584,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
         perm = np.argsort(-mean, kind="stable")
         rows = [rows[i] for i in perm]
         cols = rows if square else cols
-    V = getattr(table, statistic)[col][np.ix_(rows, cols)]
+    V = getattr(table, show)[col][np.ix_(rows, cols)]
     T = table.trisk[col][np.ix_(rows, cols)]
     crit = float(stats.t.isf(significance / 2, table.df))
     nS, nB = V.shape
@@ -593,7 +610,7 @@ def baseline_heatmap(table, *, alpha=None, statistic: str = "trisk", significanc
     ax.set_yticks(np.arange(nS), names_r, fontsize=fs)
     ax.set_xlabel("baseline")
     ax.set_ylabel("system")
-    name = _risk_name(table, "TRisk" if statistic == "trisk" else "URisk")
+    name = _risk_name(table, "TRisk" if show == "trisk" else "URisk")
     if colorbar:
         cb = ax.figure.colorbar(image, ax=ax, shrink=0.8, pad=0.02)
         cb.set_label(f"{name} ({_alpha_text(table, col)})", fontsize=FONT_SIZE)

@@ -342,7 +342,7 @@ def _sections(matrix, base, *, kwargs, systems, significance, heatmap_alpha=None
                       "▼/▲ and bold topic ids: significant losses/wins (|TR<sub>i</sub>| beyond the dashed "
                       "±t lines). Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 2.")
         fig, ax = _figure(7.2, 3.0)
-        plot.topic_risk_bars(topic, name, statistic="both", ax=ax)
+        plot.topic_risk_bars(topic, name, show="both", ax=ax)
         sec.figures.append((fig, f"per-topic TR and TJ of {name}"))
         rows = []
         for j in range(A):
@@ -425,7 +425,7 @@ def _baseline_section(matrix, res, significance, heatmap_alpha=None):
         table = baseline_table(matrix, **{key: [value]}, convention=res.convention)
     big = matrix.n_systems > 12
     fig, ax = _figure(7.0 if big else 4.2, 6.2 if big else 3.6)
-    plot.baseline_heatmap(table, statistic="trisk", significance=significance, order="mean", ax=ax)
+    plot.baseline_heatmap(table, show="trisk", significance=significance, order="mean", ax=ax)
     sec.figures.append((fig, f"all-baseline TRisk heat map at {at}"))
     return sec
 

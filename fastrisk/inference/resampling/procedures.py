@@ -503,8 +503,8 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
     compiled pass of `fastrisk.risk`: the statistic t is its TRisk, ``urisk`` its URisk
     (the same numerical rule). None for anything else, or when the scores need rescaling.
     In the classic convention the result is built once, with ``given_alternative``."""
-    if baseline is not None and (is_frame(data) or (isinstance(data, np.ndarray) and data.ndim == 2)) \
-            and pairs is False:
+    if type(data) is not ScoreMatrix and baseline is not None and pairs is False \
+            and (is_frame(data) or (isinstance(data, np.ndarray) and data.ndim == 2)):
         data = as_matrix(data, "data")  # as _scores takes them: a systems x topics matrix
     if not isinstance(data, ScoreMatrix) or baseline is None or data.n_topics < 2 \
             or pairs is not False or exclude_self not in (False, True) or value not in (None, "linear"):
@@ -538,7 +538,7 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
                                      where=f" against baseline {base.name!r}", stacklevel=4)
     df = matrix.n_topics - 1
     classic = convention == "classic"
-    return TTestResult(statistic=t, urisk=mean, pvalue=t_pvalue(t, df, alternative) if p is None else p, df=df,
+    return TTestResult._trusted(statistic=t, urisk=mean, pvalue=t_pvalue(t, df, alternative) if p is None else p, df=df,
                        alternative=given_alternative if classic else alternative, systems=systems,
                        baselines=(base.name,) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
                        value=vf.name), classic
