@@ -192,6 +192,7 @@ class PairLaw:
     def __init__(self, b_margin, copula, b_first: bool, *, nodes: int = NODES, grid: int = GRID_G,
                  cells: int = CELLS):
         self.cells = cells
+        self._means = {}  # (null, e's grid) -> cell means of v and v' given each node (`expectation`)
         # strata of u: a grid denser near 0 and 1 (where tail dependence makes h steep) merged
         # with the u of equally spaced scores of b (where its quantile is steep); a discrete b:
         # split at its atoms, so beta is constant within each stratum
@@ -238,16 +239,22 @@ class PairLaw:
         return np.diff(H, axis=1, prepend=0.0), y, y, True
 
     def expectation(self, null: RiskNull, e_margin) -> tuple[float, float]:
-        """(E[v(E - B)], E[v'(E - B)]) with E through ``e_margin`` (a `SimMargin`)."""
+        """(E[v(E - B)], E[v'(E - B)]) with E through ``e_margin`` (a `SimMargin`). The cells'
+        means of v and v' depend on e's grid, not on its transform: computed once per null and
+        grid, and every transform of e (each Newton step) only weighs them anew."""
         P, y0, y1, discrete = self._cells(e_margin)
-        b = self.beta[:, None]
-        if discrete:
-            ev = null.value(y0[None, :] - b)
-            es = null.slope(y0[None, :] - b)
-        else:
-            width = (y1 - y0)[None, :]
-            ev = (null.antiderivative(y1[None, :] - b) - null.antiderivative(y0[None, :] - b)) / width
-            es = (null.value(y1[None, :] - b) - null.value(y0[None, :] - b)) / width
+        key = (null, discrete, y0.tobytes(), y1.tobytes())
+        if key not in self._means:
+            b = self.beta[:, None]
+            if discrete:
+                ev = null.value(y0[None, :] - b)
+                es = null.slope(y0[None, :] - b)
+            else:
+                width = (y1 - y0)[None, :]
+                ev = (null.antiderivative(y1[None, :] - b) - null.antiderivative(y0[None, :] - b)) / width
+                es = (null.value(y1[None, :] - b) - null.value(y0[None, :] - b)) / width
+            self._means[key] = ev, es
+        ev, es = self._means[key]
         return float(self.w @ (P * ev).sum(axis=1)), float(self.w @ (P * es).sum(axis=1))
 
 
