@@ -13,6 +13,11 @@ NumPy/SciPy (vectorised over the resamples of each pair). The type I study end t
 size that fits a benchmark run (per-trial cost reported in ``extra_info``; extrapolate
 linearly: every trial is independent).
 
+The study's trial at the paper's resamples (group ``study-trial-<topics>-B<B>``): the battery
+as a study trial on the study's pairs runs it (bootstrap, permutation, ZRisk and GeoRisk
+resampled) with shared resamples (common random numbers, ``shared_resamples=True``) side by
+side with independent draws, on two threads; ``ms_per_trial`` of both in ``extra_info``.
+
 Run: ``pytest benchmarks/bench_simulate.py --benchmark-columns=min,median,rounds``.
 """
 
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import memory_budget_ok
+from conftest import memory_budget_ok, side_by_side
 from scipy import special, stats
 
 import fastrisk
@@ -31,10 +36,10 @@ SIZES = {"1e5": 100_000, "1e6": 1_000_000}
 LOOP = 1000
 
 
-def _pairs(K):
+def _pairs(K, c=50):
     rng = np.random.default_rng(12)
-    x = rng.beta(0.6, 2.0, size=(K, 1, 50))
-    y = np.clip(x + rng.normal(0, 0.1, size=(K, 1, 50)), 0, 1)
+    x = rng.beta(0.6, 2.0, size=(K, 1, c))
+    y = np.clip(x + rng.normal(0, 0.1, size=(K, 1, c)), 0, 1)
     return np.ascontiguousarray(np.concatenate([x, y], axis=1))
 
 
@@ -258,3 +263,84 @@ def test_fit_one_collection(benchmark, tmp_path):
     fit = benchmark.pedantic(fit_collections, args=(SMALL,), kwargs={"cache": tmp_path, "refit": True}, rounds=1,
                              iterations=1)[SMALL[0]]
     benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(fit.copulas) * 1e3
+
+
+def _scipy_calls(monkeypatch):
+    """The copula selection through scipy's public calls: the code before issue #31 (bit for
+    bit the same models, ``tests/test_simulate_fit_numerics.py``)."""
+    import types
+
+    from scipy import optimize
+
+    from fastrisk.simulate import copulas
+
+    def brent(f, lo, hi, xatol, maxiter=500):
+        res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": xatol})
+        return float(res.x), float(res.fun)
+
+    monkeypatch.setattr(copulas, "_brent", brent)
+    monkeypatch.setattr(copulas, "_SETULB_DIRECT", False)
+    monkeypatch.setattr(copulas, "kendall_tau", lambda u: float(stats.kendalltau(u[:, 0], u[:, 1]).statistic))
+    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf))
+
+
+def test_fit_pairs_side_by_side(benchmark):
+    """40 copula selections (``BiCopSelect`` by AIC) of web2013_err20's pairs, in-process, against
+    the same selections through scipy's ``minimize_scalar`` / ``minimize`` / ``kendalltau`` /
+    ``norm.ppf`` (the pre-#31 code): what the Python-side changes buy. The rest of a pair's
+    ~12 ms is pyvinecopulib's C++ (the t copula's MLE alone ~3.5 ms), which the fitted models
+    depend on. The whole bundled set: ``fastrisk simulate fit --processes 2`` (docs/simulation.md)."""
+    from fastrisk.data.datasets import trec_matrix
+    from fastrisk.simulate import fits
+    from fastrisk.simulate.measures import kept_runs
+
+    v = np.asarray(trec_matrix(SMALL[0]).values, dtype=np.float64)
+    kept, _ = kept_runs(v)
+    V, seed = v[kept], fits.ties_base_seed(v, "err20")
+    pairs = [(i, j) for i in range(len(kept)) for j in range(i + 1, len(kept))][::11][:40]
+    benchmark.group = "simulate-fit-40-pairs"
+
+    def before():
+        with pytest.MonkeyPatch.context() as mp:
+            _scipy_calls(mp)
+            return fits._fit_pairs(V, pairs, seed)
+
+    assert before() == fits._fit_pairs(V, pairs, seed)
+    ratios = side_by_side(benchmark, lambda: fits._fit_pairs(V, pairs, seed), {"scipy_calls": before}, blocks=7,
+                          block_seconds=0.5)
+    benchmark.extra_info["ms_per_pair"] = benchmark.stats.stats.median / len(pairs) * 1e3
+    assert ratios["scipy_calls"] > 0
+
+
+#: The study's trial costs: (replicates, pairs per call) by size, and the topic-set sizes.
+TRIAL_SIZES = {"1e4": (10**4, 256), "1e5": (10**5, 64), "1e6": (10**6, 16)}
+TRIAL_AIMS = {"1e5": 1.0, "1e6": 4.0}  # ms a trial on two cores with shared resamples (issue #31)
+
+
+@pytest.mark.parametrize("topics", [25, 50, 100])
+@pytest.mark.parametrize("size", list(TRIAL_SIZES))
+def test_study_trial_shared_vs_independent(benchmark, size, topics):
+    """One trial of the study on its own pairs (the battery's tests that a trial keeps there:
+    t, Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk), ``protocol="urbano2019"``, two
+    threads: shared resamples (ours) against independent draws, alternating blocks; each call
+    scores the same pairs, so the ratio is the ratio of per-trial costs."""
+    from fastrisk.simulate.grid import trial_tests
+
+    B, T = TRIAL_SIZES[size]
+    V = _pairs(T, topics)
+    kw = dict(replicates=B, rng=1, protocol="urbano2019", tests=trial_tests()["main"], threads=2)
+
+    def shared():
+        return battery(V, start=0, shared_resamples=True, **kw)
+
+    def independent():
+        return battery(V, **kw)
+
+    benchmark.group = f"study-trial-{topics}-B{size}"
+    battery(V[:2], replicates=100, rng=1, protocol="urbano2019", shared_resamples=True)  # compiled
+    ratios = side_by_side(benchmark, shared, {"independent": independent}, blocks=3 if B >= 10**6 else 5,
+                          block_seconds=0.0, aim=TRIAL_AIMS.get(size))
+    med = benchmark.extra_info["median_seconds"]
+    benchmark.extra_info["ms_per_trial"] = {"shared": med["fastrisk"] / T * 1e3,
+                                            "independent": med["independent"] / T * 1e3}
+    benchmark.extra_info["ratio_independent_over_shared"] = ratios["independent"]

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from reference.risk import smooth_ref, topic_risk_ref, urisk_ref
-from scipy import stats
+from scipy import special, stats
 
 import fastrisk
 from fastrisk import InputError, ScoreMatrix, ZeroVarianceWarning
@@ -344,7 +344,6 @@ def test_t_tails_match_scipy_stdtr(df):
     scipy.special.stdtr to 1e-12 relative wherever scipy's tail is a normal number; at df 1
     and 2 against the closed forms (Cauchy: atan(1/|t|)/pi; df 2: 1/(r (r + |t|)), r =
     sqrt(2 + t^2)), where scipy's Boost value for small |t| is itself off by up to ~1e-9."""
-    from scipy import special
 
     from fastrisk._runtime.tstat import t_tails
 
@@ -372,11 +371,18 @@ def test_t_pvalue_is_scipy_for_any_block(t, df, alternative):
     """Any length (several blocks of the kernel), any df the kernel serves, every alternative."""
     from fastrisk._runtime.tstat import t_pvalue
 
-    want = stats.t(df).sf(t) if alternative == "greater" else stats.t(df).cdf(t) if alternative == "less" else \
-        2 * stats.t(df).sf(np.abs(t))
-    # scipy's stdtr is accurate to ~1e-10 absolute where the p-value nears 0.5 or 1 (t(1).sf(1e-10)
-    # is 0.5 exactly; the true value is 0.5 - atan(1e-10) / pi): relative error in the tails, absolute there
-    np.testing.assert_allclose(t_pvalue(t, df, alternative), want, rtol=1e-11, atol=1e-10)
+    # The reference: P(|T| > |t|) by the regularised incomplete beta function, from the side that
+    # keeps its argument exact (x = t^2 / (df + t^2) below 1/2, else its complement). scipy's
+    # stdtr is only ~1e-10 absolute near p = 1 (t(1).sf(1e-6) misses by 3.5e-11), which
+    # made this test fail on a correct p-value.
+    t2 = t * t
+    two = np.where(t2 < df, special.betaincc(0.5, df / 2, t2 / (df + t2)), special.betainc(df / 2, 0.5, df / (df + t2)))
+    if alternative == "two-sided":
+        want = two
+    else:
+        toward = t > 0 if alternative == "greater" else t < 0  # t on the alternative's side: the smaller tail
+        want = np.where(toward, 0.5 * two, 1.0 - 0.5 * two)
+    np.testing.assert_allclose(t_pvalue(t, df, alternative), want, rtol=1e-11, atol=1e-13)
 
 
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])

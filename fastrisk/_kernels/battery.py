@@ -336,30 +336,17 @@ def _boot_counts(base, B, c, d, alpha, x, st, lo, hi, blk, counts, j):
 
 
 @njit
-def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, mom):
-    """Every statistic of the battery for one pair of runs (see the module docstring).
-
-    counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
-    boot' >=, boot' |.|>=, perm |.|>=, perm' >=, perm' |.|>=] (the ZRisk/GeoRisk flips only
-    when ``zg``). boot' is the bootstrap of Urbano et al.'s ``R/test.cpp``
-    (``testCpp_bootstrap``): the replicate means are centred by their own mean (not by the
-    observed one) before the comparison. perm' (only when ``xmean`` is not NaN) is their
-    ``testCpp_permutation``: the flipped mean summed in topic order in double precision and
-    compared with R's mean of d (``xmean``) with no tolerance, so on lattice-valued
-    differences (P@10) a flip equal to the observed mean counts or not as rounding falls.
-
-    With ``boot_risk``, columns N_COUNTS + 3 a .. + 2 hold [>=, <=, |.|>=] of the shift-to-null
-    bootstrap of URisk at ``alphas_risk[a]``: the bootstrap above (same resampled topics, same
-    `_boot_block`) applied to x_i = d_i + alpha min(d_i, 0) instead of d_i, as
-    `fastrisk.bootstrap` (``test="shift"``) tests URisk_alpha = 0. ``mom``: 3 scratch floats.
-    """
+def pair_prep(x, y, min_diff, buf_d, buf_h, buf_q):
+    """The sums of a pair (x, y) that every test of `_battery_one` starts from: d = y - x into
+    ``buf_d``, h = d / 2 into ``buf_h`` and q_i = h_i / sqrt(T_i) (T_i = x_i + y_i; 0 where
+    T_i = 0) into ``buf_q``; returns (sum d, sum |d|, N = sum T, W = sum sqrt(T_i),
+    A_m = sum (T_i / 2) / sqrt(T_i), A_y = sum y_i / sqrt(T_i), #(d > min_diff), #(d < -min_diff)),
+    every sum in topic order."""
     c = x.shape[0]
     total = 0.0
     scale = 0.0
     N = 0.0
     W = 0.0
-    Sm = 0.0
     Am = 0.0
     A2 = 0.0
     npos = 0
@@ -383,6 +370,31 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             A2 += y[i] / rt
         else:
             buf_q[i] = 0.0
+    return total, scale, N, W, Am, A2, npos, nneg
+
+
+@njit
+def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
+                 buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, mom, boot=True, perm=True):
+    """Every statistic of the battery for one pair of runs (see the module docstring).
+
+    counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
+    boot' >=, boot' |.|>=, perm |.|>=, perm' >=, perm' |.|>=] (the ZRisk/GeoRisk flips only
+    when ``zg``). boot' is the bootstrap of Urbano et al.'s ``R/test.cpp``
+    (``testCpp_bootstrap``): the replicate means are centred by their own mean (not by the
+    observed one) before the comparison. perm' (only when ``xmean`` is not NaN) is their
+    ``testCpp_permutation``: the flipped mean summed in topic order in double precision and
+    compared with R's mean of d (``xmean``) with no tolerance, so on lattice-valued
+    differences (P@10) a flip equal to the observed mean counts or not as rounding falls.
+
+    With ``boot_risk``, columns N_COUNTS + 3 a .. + 2 hold [>=, <=, |.|>=] of the shift-to-null
+    bootstrap of URisk at ``alphas_risk[a]``: the bootstrap above (same resampled topics, same
+    `_boot_block`) applied to x_i = d_i + alpha min(d_i, 0) instead of d_i, as
+    `fastrisk.bootstrap` (``test="shift"``) tests URisk_alpha = 0. ``mom``: 3 scratch floats.
+    ``boot`` / ``perm`` False: the bootstrap of d / the sign flips are skipped (their counts 0).
+    """
+    c = x.shape[0]
+    total, scale, N, W, Am, A2, npos, nneg = pair_prep(x, y, min_diff, buf_d, buf_h, buf_q)
     mean = total / c
     ss = 0.0
     for i in range(c):
@@ -428,7 +440,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     far = abs(total) - tol
     rbar = 0.0
     n0 = n1 = n2 = 0
-    for b0 in range(0, B, R):
+    for b0 in range(0, B if boot else 0, R):
         _boot_block(base, b0, c, buf_d, st, lo, hi, blk)
         n = min(R, B - b0)
         for r in range(n):
@@ -443,7 +455,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
                 buf_r[b0 + r] = blk[r]
     rbar /= B
     n9 = n10 = 0
-    for b0 in range(0, B, R):  # boot': the replicates centred by their own mean (drawn again if not stored)
+    for b0 in range(0, B if boot else 0, R):  # boot': the replicates centred by their own mean (drawn again if not stored)
         n = min(R, B - b0)
         if stored:
             for r in range(n):
@@ -462,7 +474,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
             _boot_counts(base, B, c, buf_d, alphas_risk[a], buf_v, st, lo, hi, blk, counts, N_COUNTS + 3 * a)
     # sign flips: the statistic t = sum(s_i h_i), the study's flipped sum of d, and the
     # ZRisk/GeoRisk sums of the flipped pair
-    n_perm = (1 << c) if exact else B
+    n_perm = ((1 << c) if exact else B) if perm else 0
     hobs = 0.5 * total
     up = hobs - tol
     down = hobs + tol
@@ -500,10 +512,12 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
 
 
 @pjit
-def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean, boot_risk, stop):
+def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xmean, boot_risk, stop, boot=True,
+                  perm=True):
     """The battery over K pairs V (K, 2, c); pair k draws from the streams of key ``keys[k]``.
     ``xmean``: R's mean of each pair's d for the perm' counts (an empty array: none).
-    ``boot_risk``: also the bootstrap tests of URisk at each of ``alphas_risk``.
+    ``boot_risk``: also the bootstrap tests of URisk at each of ``alphas_risk``; ``boot``,
+    ``perm``: the bootstrap of d, the sign flips (False: skipped, counts 0).
 
     Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see `_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
@@ -533,7 +547,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
                 break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
-                         xmean[k] if raw else np.nan, boot_risk, mom)
+                         xmean[k] if raw else np.nan, boot_risk, mom, boot, perm)
     return stats, trisk, counts
 
 

@@ -25,7 +25,7 @@ def stderr_is_terminal() -> bool:
 
 class Progress:
     """``Progress(total, progress, desc, unit=..., initial=..., work=..., delay=...)``: call
-    `update` with the units done and `close` at the end. ``delay`` seconds pass
+    `update` with the units done (`describe` to relabel) and `close` at the end. ``delay`` seconds pass
     before tqdm draws (a short run stays silent)."""
 
     def __init__(self, total: int, progress: bool | None, desc: str, *, unit: str = "it", initial: int = 0,
@@ -57,6 +57,13 @@ class Progress:
             print(f"\r{self.desc}: {self.done}/{self.total} {self.unit}, ETA {eta:.0f} s", end="", file=sys.stderr,
                   flush=True)
             self.last = now
+
+    def describe(self, desc: str) -> None:
+        """Change the label (e.g. a count of finished parts), shown from the next update."""
+        if self.bar is not None:
+            self.bar.set_description_str(desc, refresh=False)
+        elif self.enabled:
+            self.desc = desc
 
     def close(self) -> None:
         if self.bar is not None:

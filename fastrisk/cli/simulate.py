@@ -32,10 +32,10 @@ def _ints(text: str, name: str) -> list[int]:
         raise InputError(f"--{name} must be comma-separated integers, got {text!r}") from None
 
 
-def _common(args) -> dict:
-    if args.replicates is None:
+def _common(args, paper: bool = False) -> dict:
+    if args.replicates is None and not paper:
         args.replicates = 1000
-    if not 0 <= args.replicates <= MAX_REPLICATES:
+    if args.replicates is not None and not 0 <= args.replicates <= MAX_REPLICATES:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
     return dict(trials=args.trials, replicates=args.replicates, rng=args.seed,
                 trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
@@ -48,6 +48,10 @@ def _cmd_simulate(args) -> int:
 
     collections = list(args.collection) + (args.collections.split(",") if args.collections else [])
     collections = collections or None
+    if args.study != "grid" and args.paper_size:
+        raise InputError("--paper-size is an option of simulate grid")
+    if args.trials is None and not (args.study == "grid" and args.paper_size):
+        args.trials = 10000
     executor, close = _executor(args)
     try:
         if args.study == "fit":
@@ -57,7 +61,8 @@ def _cmd_simulate(args) -> int:
         if args.study == "topics":
             return _topics(args, collections, executor)
         common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
-                      resume=args.resume, risk_nulls=not args.no_risk_nulls)
+                      resume=args.resume, risk_nulls=not args.no_risk_nulls,
+                      shared_resamples=args.shared_resamples or False)
         if args.study == "type1":
             result = simulate.type1(args.measure, executor=executor, **common)
         else:
@@ -92,10 +97,13 @@ def _fit(args, collections, executor) -> int:
         for m in [args.measure] if args.measure else list(studies.MEASURES):
             groups.append(studies.load_collections(m))
     t0 = time.perf_counter()
-    got, names = {}, [n for _, items in groups for n in items]
-    for key, items in groups:
-        got.update(fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
-                                        ties_seed=args.ties_seed))
+    names = [n for _, items in groups for n in items]
+    if len(groups) == 1:
+        key, items = groups[0]
+    else:  # every measure's bundled collections in one pass (each name's measure is its suffix): no idle tail per measure
+        key, items = None, {n: m for _, group in groups for n, m in group.items()}
+    got = fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
+                               progress=False if args.quiet else None, ties_seed=args.ties_seed)
     took = time.perf_counter() - t0
     rows = [{"collection": n, "measure": f.measure, "support": describe_support(f.measure), "runs": f.n_runs,
              "duplicates": len(f.removed["duplicates"]), "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas),
@@ -125,6 +133,12 @@ def _topics(args, collections, executor) -> int:
     return 0
 
 
+def _local_workers(scheduler) -> int | None:
+    """N of ``--scheduler local:N`` (the cores the estimate divides by), else None."""
+    head, _, n = (scheduler or "").partition(":")
+    return int(n) if head == "local" and n.isdigit() and int(n) > 0 else None
+
+
 def _grid(args, collections, executor) -> int:
     from fastrisk.simulate.grid import run_grid  # imported when the command runs: keeps `fastrisk --help` fast
 
@@ -134,9 +148,13 @@ def _grid(args, collections, executor) -> int:
     measures = [m.strip() for m in args.measures.split(",") if m.strip()] if args.measures else None
     if collections is not None and args.measure:
         measures = [args.measure]
+    common = _common(args, paper=args.paper_size)
     run_grid(studies, args.tables, measures=measures, collections=collections,
              topics=_ints(args.topic_sizes, "topic-sizes"), delta=_floats(args.delta or STUDY_DELTAS, "delta"),
-             executor=executor, resume=args.resume, plot=args.plot, plot_format=args.plot_format, **_common(args))
+             executor=executor, resume=args.resume, plot=args.plot, plot_format=args.plot_format,
+             paper_size=args.paper_size, shared_resamples=args.shared_resamples or False,
+             risk_nulls=not args.no_risk_nulls,
+             workers=args.processes or _local_workers(args.scheduler), **common)
     return 0
 
 
@@ -164,6 +182,7 @@ _ONLY = {
     "--tables": _STUDIES + ("grid",), "--plot": _STUDIES + ("grid", "topics"),
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
+    "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
     "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
     "--min-topics": ("topics",), "--max-topics": ("topics",),
@@ -225,7 +244,8 @@ def register(sub) -> None:
                         "P@5, RR@10)")
     p.add_argument("--collections", help="comma-separated collections (as the positional ones)")
     p.add_argument("--topics", type=int, default=50, help="topics per simulated collection (default 50)")
-    p.add_argument("--trials", type=int, default=10000, help="simulated pairs (default 10000)")
+    p.add_argument("--trials", type=int, default=None,
+                   help="simulated pairs (default 10000; grid: per type I cell and per power/type III effect size)")
     p.add_argument("--replicates", type=int, default=None,
                    help="bootstrap / permutation resamples per trial (default 1000, at most 1e9; 0 skips them; "
                         "topics: 1000 if --test needs them, else 0)")
@@ -263,6 +283,13 @@ def register(sub) -> None:
     p.add_argument("--studies", default="type1", help="grid: type1,power,type3 (power and type3 share runs)")
     p.add_argument("--measures", help="grid: measures (default all five)")
     p.add_argument("--topic-sizes", default="25,50,100", help="grid: topic-set sizes (default 25,50,100)")
+    p.add_argument("--paper-size", action="store_true",
+                   help="grid: the paper's size, 1,667,000 type I trials a cell, 167,000 a cell and effect size for "
+                        "power/type III, 10^6 replicates (--trials/--replicates still override)")
+    p.add_argument("--shared-resamples", nargs="?", type=int, const=True, default=None, metavar="TRIALS",
+                   help="common random numbers: each block of 1000 (or TRIALS) trials of a collection shares its "
+                        "bootstrap resamples and sign flips (rates unbiased, between-job standard errors; "
+                        "--trials a job must be a multiple)")
     p.add_argument("--processes", type=int, metavar="N", help="run the jobs in N worker processes")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT, or local:N)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -62,6 +62,7 @@ from scipy import special
 
 from fastrisk._kernels import _interrupt
 from fastrisk._kernels import battery as _k
+from fastrisk._kernels import crn as _crn
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.rng import resolve_seed
@@ -143,12 +144,16 @@ def battery_test_names(trisk_alpha) -> tuple:
 
 def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float | None = None,
             trisk_alpha=(1.0, 5.0), correction: bool | None = None, risk_tests: bool = True, start: int = 0,
-            threads: int | None = None, protocol: str = "standard") -> BatteryResult:
+            threads: int | None = None, protocol: str = "standard", tests=None,
+            shared_resamples: bool = False) -> BatteryResult:
     """Run the whole battery on K pairs of runs ``data``; d = row 1 - row 0. See the module
     docstring for every test.
 
     Pair k draws from the streams (seed, start + k, b), so chunks of a stack give the same
-    p-values as the whole, with any thread count.
+    p-values as the whole, with any thread count. With ``shared_resamples`` every pair uses
+    the resamples and flips of the one stream key ``start`` (common random numbers,
+    `fastrisk._kernels.crn`): each pair's test is still the test above on a uniform draw of
+    resamples, but the pairs' p-values are no longer independent of each other.
 
     Parameters
     ----------
@@ -175,6 +180,15 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         Numba threads (default: all cores).
     protocol : {"standard", "urbano2019"}
         The tests as scipy computes them, or exactly as the study's R code does.
+    tests : sequence of str, optional
+        The tests whose p-values are wanted (names of `battery_test_names`; default all): the
+        resampling of a resampling test not listed (bootstrap, permutation, zrisk, georisk,
+        bootstrap_risk@A) is skipped and its p-values are NaN.
+    shared_resamples : bool
+        All K pairs share one set of B resamples and B sign flips, drawn from the streams of key
+        ``start`` (an integer) as pair ``start`` draws them without the option; their sums are
+        matrix products (`fastrisk._kernels.crn`), so a pair costs c multiply-adds per replicate
+        instead of c draws.
 
     Returns
     -------
@@ -189,17 +203,30 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     if correction is None:
         correction = urbano  # R's wilcox.test default
     st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, risk_tests, start)
+    names = battery_test_names(ar)
+    want = _wanted(tests, names)
+    if shared_resamples not in (True, False):
+        raise InputError(f"`shared_resamples` must be True or False, got {shared_resamples!r}")
+    if shared_resamples and not (isinstance(start, numbers.Integral) and not isinstance(start, bool)):
+        raise InputError(f"with `shared_resamples`, `start` is the one stream key of the shared draws (an integer >= 0), "
+                         f"got {start!r}")
+    boot, perm = "bootstrap" in want, "permutation" in want
+    zg = bool(risk_tests) and bool(want & {"zrisk", "georisk"})
+    boot_risk = any(t.startswith("bootstrap_risk@") for t in want)
     V = st.values
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B and not urbano
     seed = None if (exact or B == 0) else resolve_seed(rng)
+    xmean = r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0)
+    s0 = 0 if seed is None else seed
     with limit_threads(threads, K * (c * 8 + B * c * 3)), _interrupt.stoppable() as stop:
-        stats, trisk, counts = _k.battery_batch(V, 0 if seed is None else seed, keys, B, exact, md, ar,
-                                                  bool(risk_tests),
-                                                  max(1, min(256, 2**16 // (1 + B))),
-                                                  r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0),
-                                                  True, stop)
-    tests = battery_test_names(ar)
+        stats, trisk, counts = _k.battery_batch(V, s0, keys, 0 if shared_resamples else B, exact, md, ar, zg,
+                                                  max(1, min(256, 2**16 // (1 + B))), xmean, boot_risk, stop,
+                                                  boot, perm or zg)
+        if shared_resamples:
+            counts = _shared_counts(V, s0, int(start), B, exact, md, ar, zg, xmean, boot, perm or zg, boot_risk,
+                                    stop)
+    tests = names
     T = len(tests)
     A = len(ar)
     jz, jg, js = 5 + A, 6 + A, 7 + A  # zrisk, georisk, trisk_smooth; bootstrap_risk@a at 8 + A + a
@@ -238,18 +265,73 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         P[:, 5 + a] = _t_tails(trisk[:, a], df)
         j, q = 8 + A + a, _k.N_COUNTS + 3 * a
         S[:, j] = (d + ar[a] * np.minimum(d, 0.0)).mean(axis=1)  # the observed URisk_alpha
-        if B > 0:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
+        if B > 0 and boot_risk:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
             P[:, j] = (counts[:, [q + 2, q + 1, q]] + 1.0) / (B + 1.0)
     zero = np.flatnonzero(ar == 0)  # TRisk at alpha = 0 is the paired t test: its own numbers, bit for bit
     S[:, 5 + zero], P[:, 5 + zero] = S[:, [0]], P[:, [0]]
     S[:, js] = stats[:, _k.TSMOOTH]
     P[:, js] = _t_tails(stats[:, _k.TSMOOTH], df)
     S[:, jz], S[:, jg] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
+    skipped = [j for j, t in enumerate(tests) if t not in want and _resampled(t)]
+    skipped += [jz, jg] if not zg else []
+    P[:, skipped] = np.nan
     n_rep = (2 ** c if exact else B)
     if urbano:
         P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals
     return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
+
+
+def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot, perm, boot_risk, stop):
+    """The counts array of `fastrisk._kernels.battery.battery_batch` (K, N_COUNTS [+ 3 A]) for the
+    K pairs V, every pair drawing the resamples and flips of stream key ``key``
+    (`fastrisk._kernels.crn`). ``boot``: the bootstrap of d (columns 0-2, 9-10); ``perm``: the
+    sign flips (3, 4, 11-13, and 5-8 with ``zg``); ``boot_risk``: the bootstrap of URisk at each
+    alpha (N_COUNTS + 3 a ..). Columns not asked for stay 0."""
+    K, A = V.shape[0], alphas_risk.shape[0]
+    c = V.shape[2]
+    counts = np.zeros((K, _k.N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
+    if B == 0:
+        return counts
+    D, Q, total, tol, sc = _crn.prepare(V, min_diff, xmean)
+    X, xt, xtol, dest = _crn.boot_rows(D, total, tol, alphas_risk, boot, boot_risk)
+    if len(X):
+        base = np.uint64(_crn.stream_base(seed, key, 0))
+        rbar = np.full(len(X), np.nan)
+        if boot:
+            rbar[:K] = _crn.centres(_crn.count_sums(base, B, c), D, total, B)
+        acc = _crn.boot_units(X, xt, xtol, rbar, base, B, c, stop)
+        j = np.arange(len(X))
+        k = np.where(j < K, j, (j - K) // max(A, 1)) if boot else j // max(A, 1)
+        for q in range(3):
+            counts[k, dest + q] = acc[:, q]
+        if boot:
+            counts[:K, 9], counts[:K, 10] = acc[:K, 3], acc[:K, 4]
+    if perm:
+        base = np.uint64(_crn.stream_base(seed, key, 1))
+        m = 2 if zg else 1  # product rows: d (then q, for ZRisk / GeoRisk) of each pair
+        P = np.empty((m * K, c))
+        P[::m] = D
+        if zg:
+            P[1::m] = Q
+        acc = _crn.flip_units(P, m, total, tol, sc, base, (1 << c) if exact else B, exact, zg, c, stop)
+        counts[:, [3, 4, 11, 12, 13, 5, 6, 7, 8]] = acc
+    return counts
+
+
+def _resampled(test: str) -> bool:
+    return test in ("bootstrap", "permutation", "zrisk", "georisk") or test.startswith("bootstrap_risk@")
+
+
+def _wanted(tests, names) -> set:
+    """The set of test names asked for (`battery`'s ``tests``), checked against ``names``."""
+    if tests is None:
+        return set(names)
+    want = {tests} if isinstance(tests, str) else set(tests)
+    bad = sorted(str(t) for t in want - set(names))
+    if bad:
+        raise InputError(f"`tests`: no test {', '.join(bad)} in this battery (its tests: {', '.join(names)})")
+    return want
 
 
 def r_mean(d) -> np.ndarray:

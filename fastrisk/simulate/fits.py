@@ -20,6 +20,7 @@ import numpy as np
 
 from fastrisk._runtime.atomic import write_text
 from fastrisk._runtime.extras import require
+from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
@@ -340,10 +341,6 @@ def cache_stem(name: str) -> str:
     return "collection-" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-def _chunks(pairs, n):
-    return [pairs[k:k + n] for k in range(0, len(pairs), n)]
-
-
 def fit_collections(collections, measure=None, *, executor=None, cache=None, refit: bool = False,
                     progress=None, ties_seed: int = 0) -> dict:
     """Fitted models of collections: loaded from the cache when its hash and version match,
@@ -365,7 +362,8 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
     refit : bool
         Fit again even when the cache has the models.
     progress : bool, optional
-        A progress bar on standard error (default: on a terminal).
+        A progress bar of the pairs fitted (and of the collections) on standard error
+        (default: on a terminal, after a second).
     ties_seed : int
         Which draw of the copulas' random tie-breaking (`ties_base_seed`).
 
@@ -401,35 +399,73 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
             check_scores(values, meas, name=name, systems=getattr(mat, "systems", None),
                          topics=getattr(mat, "topics", None))
             todo[name] = (meas, values, h, path)
-    if not todo:
-        return out
-    submit = _submitter(executor)
-    futures = {}
+    if todo:
+        _fit_todo(todo, executor, progress, ties_seed, out)
+    return {n: out[n] for n in items}
 
-    def finish(name, kept, removed, V, fm, fcs):
+
+#: Pairs of runs a job fits at most (~2-3 s of one core): small enough that the two processes
+#: finish within one job of each other, large enough that shipping a job costs nothing.
+PAIRS_PER_JOB = 200
+
+
+def _fit_todo(todo, executor, progress, ties_seed, out) -> None:
+    """Fit the collections of ``todo`` ({name: (measure, values, hash, path)}) into ``out``: per
+    collection one margins job, then its pairs in jobs of at most `PAIRS_PER_JOB` (equal
+    sizes), all submitted at once in that order (a process pool runs them first in, first
+    out: both processes stay busy to the last job); the bar counts pairs and collections."""
+    plan = []
+    for name, (meas, values, h, path) in todo.items():
+        kept, removed = kept_runs(values)
+        S = len(kept)
+        pairs = [(i, j) for i in range(S) for j in range(i + 1, S)]
+        plan.append((name, kept, removed, values[kept], _chunks(pairs, PAIRS_PER_JOB),
+                     ties_base_seed(values, meas, ties_seed)))
+    total = sum(len(c) for *_, chunks, _ in plan for c in chunks)
+    bar = Progress(total, progress, _fitted(0, len(plan)), unit="pairs", delay=1.0)
+
+    def finish(name, kept, removed, V, margins, copulas):
         meas, values, h, path = todo[name]
-        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(_result(fm, name))]
-        copulas = {}
-        for f in fcs:
-            copulas.update(_result(f, name))
+        margins = [margin_from(f, p, V[i], meas) for i, (f, p) in enumerate(margins)]
         fit = CollectionFit(name, meas, h, kept, removed, margins, copulas, V, path=path, ties_seed=int(ties_seed))
         if path is not None and cache_fit(fit):
             fit.source = f"fitted:{path}"
         out[name] = fit
 
-    for name, (meas, values, h, path) in todo.items():
-        kept, removed = kept_runs(values)
-        V = values[kept]
-        S = len(kept)
-        pairs = [(i, j) for i in range(S) for j in range(i + 1, S)]
-        seed = ties_base_seed(values, meas, ties_seed)
-        futures[name] = (kept, removed, V, submit(_fit_margins, V, meas),
-                         [submit(_fit_pairs, V, c, seed) for c in _chunks(pairs, 200)])
-        if executor is None:  # fitted already: cached now, so that Ctrl-C keeps every finished collection
-            finish(name, *futures.pop(name))
-    for name, entry in futures.items():
-        finish(name, *entry)
-    return {n: out[n] for n in items}
+    try:
+        if executor is None:  # in-process: each collection cached when done, so that Ctrl-C keeps it
+            for k, (name, kept, removed, V, chunks, seed) in enumerate(plan):
+                margins, copulas = _fit_margins(V, todo[name][0]), {}
+                for c in chunks:
+                    copulas.update(_fit_pairs(V, c, seed))
+                    bar.update(len(c))
+                finish(name, kept, removed, V, margins, copulas)
+                bar.describe(_fitted(k + 1, len(plan)))
+            return
+        submit = _submitter(executor)
+        jobs = [(submit(_fit_margins, V, todo[name][0]), [(len(c), submit(_fit_pairs, V, c, seed)) for c in chunks])
+                for name, kept, removed, V, chunks, seed in plan]
+        for k, ((name, kept, removed, V, _, _), (fm, fcs)) in enumerate(zip(plan, jobs)):
+            margins, copulas = _result(fm, name), {}
+            for n, f in fcs:
+                copulas.update(_result(f, name))
+                bar.update(n)
+            finish(name, kept, removed, V, margins, copulas)
+            bar.describe(_fitted(k + 1, len(plan)))
+    finally:
+        bar.close()
+
+
+def _fitted(done: int, total: int) -> str:
+    return f"fitting copulas, collections {done}/{total}"
+
+
+def _chunks(pairs, n):
+    """``pairs`` in ceil(len / n) consecutive runs whose lengths differ by at most one."""
+    k = -(-len(pairs) // n)
+    q, r = divmod(len(pairs), max(k, 1))
+    ends = [i * q + min(i, r) for i in range(k + 1)]
+    return [pairs[a:b] for a, b in zip(ends, ends[1:])]
 
 
 def cache_fit(fit) -> bool:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import pyarrow as pa
 
@@ -25,11 +27,17 @@ from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
+from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.measures import canonical_measure, file_stem
 from fastrisk.viz.figures import plot_studies
 
 STUDIES = ("type1", "power", "type3")
 PLOT_FORMATS = ("svg", "png", "pdf")
+#: The paper's size (Urbano, Lima & Hanjalic 2019, ``R/common.R``): simulated trials per cell of
+#: type I, per cell and effect size of power and type III (``.N1``, ``.N2``), and replicates of
+#: the bootstrap and permutation tests (``.B``).
+PAPER_TRIALS = {"type1": 1_667_000, "h1": 167_000}
+PAPER_REPLICATES = 10**6
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
@@ -43,15 +51,24 @@ def cell_seed(seed: int, measure: str, topics: int) -> int:
     return int(np.random.SeedSequence([int(seed), key, int(topics)]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.TOPICS, delta=_s.DELTAS, trials: int = 10000,
-             replicates: int = 1000, rng=None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, executor=None,
-             progress=None, cache=None, resume: bool = False, plot=None, chunk: int = _s.CHUNK,
-             ties_seed: int = 0, plot_format: str = "svg") -> dict:
+def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.TOPICS, delta=_s.DELTAS,
+             trials: int | None = None, replicates: int | None = None, rng=None, trisk_alpha=(1.0, 5.0),
+             min_diff: float = 0.01, executor=None, progress=None, cache=None, resume: bool = False, plot=None,
+             chunk: int = _s.CHUNK, ties_seed: int = 0, plot_format: str = "svg", h1_trials: int | None = None,
+             paper_size: bool = False, shared_resamples=False, workers: int | None = None,
+             risk_nulls: bool = True) -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
     under ``directory``; returns {study: [StudyResult, ...]}. ``plot``: a directory for one
     figure per study, as ``plot_format`` (svg, png or pdf). ``collections``: bundled names or
     score-matrix files (`fastrisk.simulate.studies.load_collections`) instead of the study's
-    collections, one measure (``measures``: at most one, for files that do not name theirs)."""
+    collections, one measure (``measures``: at most one, for files that do not name theirs).
+
+    ``trials``: per type I cell (default 10,000); ``h1_trials``: per cell and effect size of
+    power and type III (default ``trials``); ``replicates`` (default 1,000). ``paper_size``: the
+    paper's `PAPER_TRIALS` and `PAPER_REPLICATES` for those not given. ``shared_resamples``: see
+    `fastrisk.simulate.studies.type1`, as ``risk_nulls``. Before it starts, the grid's cost is estimated
+    (`estimate_grid`, on ``workers`` cores) and printed to standard error."""
+    trials, h1_trials, replicates = paper_counts(paper_size, trials, h1_trials, replicates)
     if plot_format not in PLOT_FORMATS:
         raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
@@ -70,10 +87,18 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     ck = out / "checkpoints"
     ck.mkdir(parents=True, exist_ok=True)
     results: dict = {s: [] for s in studies}
-    common = dict(trials=trials, replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
+    shared = _s.shared_size(shared_resamples, chunk)
+    common = dict(replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
                   alphas=_s.ALPHAS, executor=executor, chunk=chunk, progress=progress, cache=cache,
-                  protocol="urbano2019", ties_seed=ties_seed)
+                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared, risk_nulls=risk_nulls)
     h1 = tuple(s for s in ("power", "type3") if s in studies)
+    est = estimate_grid(studies, len(cells), topics, len(delta), trials, h1_trials, replicates, trisk_alpha,
+                        shared, workers, risk_nulls)
+    print(f"grid: {est['trials']:,} trials ({est['battery_calls']:,} battery calls with the risk tests' own nulls) "
+          f"at {replicates:,} replicates{', shared resamples' if shared else ''}: about "
+          f"{_duration(est['cpu_seconds'])} of one core's work, {_duration(est['wall_seconds'])} on "
+          f"{est['workers']} core(s) (measured: {est['probe']}); checkpoints under {ck}"
+          + (" (resumed)" if resume else ""), file=sys.stderr)
     for m, items in cells:
         stem = file_stem(m)
         for n in topics:
@@ -81,13 +106,13 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
             if "type1" in studies:
                 f = ck / f"type1_{stem}_{n}.parquet"
                 r = _s._run(("type1",), m, n, rng=seed, deltas=[0.0], out=f, resume=resume and _has(f),
-                            collections=items, **common)["type1"]
+                            collections=items, trials=trials, **common)["type1"]
                 results["type1"].append(r)
                 r.write_tables(out)
             if h1:
                 f = ck / f"h1_{stem}_{n}.parquet"
                 rs = _s._run(h1, m, n, rng=seed, deltas=list(delta), out=f, resume=resume and _has(f),
-                             collections=items, **common)
+                             collections=items, trials=h1_trials, **common)
                 for s in h1:
                     results[s].append(rs[s])
                     rs[s].write_tables(out)
@@ -104,3 +129,89 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
 
 def _has(path: Path) -> bool:
     return path.exists() or path.with_name(path.name + ".parts").exists()
+
+
+def paper_counts(paper_size, trials, h1_trials, replicates) -> tuple[int, int, int]:
+    """(type I trials, power/type III trials per delta, replicates): those given, else the
+    paper's (``paper_size``) or 10,000 / ``trials`` / 1,000."""
+    if paper_size not in (True, False):
+        raise InputError(f"`paper_size` must be True or False, got {paper_size!r}")
+    t1 = trials if trials is not None else (PAPER_TRIALS["type1"] if paper_size else 10000)
+    h1 = h1_trials if h1_trials is not None else (PAPER_TRIALS["h1"] if paper_size else t1)
+    b = replicates if replicates is not None else (PAPER_REPLICATES if paper_size else 1000)
+    return t1, h1, b
+
+
+#: One core's seconds to draw one trial's scores (copula h-inverse and margins, per battery call;
+#: not probed: it needs the fits): measured on the study's AP collections at 50 topics, 0.95 ms
+#: of CPU per trial of four battery calls (docs/simulation.md, "The study at its own size").
+SIMULATE_SECONDS = 0.24e-3
+#: Replicates of the cost probe (`trial_cost`): the cost of a trial is linear in B past a few
+#: thousand, so the probe is short and scaled.
+PROBE_REPLICATES = 4096
+
+
+def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True) -> dict:
+    """The battery's tests a study keeps, by group of trials: ``"main"`` (the study's pairs: t,
+    Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk), ``"urisk@A"`` per alpha > 0 (TRisk
+    and the bootstrap test of URisk_A on pairs of its own null) and ``"smooth"`` (smooth TRisk)."""
+    groups = {"main": [t for t in battery_test_names(trisk_alpha) if _s._null_of(t) is None]}
+    if risk_nulls:
+        for a in dict.fromkeys(float(a) for a in np.atleast_1d(trisk_alpha)):
+            if a > 0:
+                groups[f"urisk@{a:g}"] = [f"trisk@{a:g}", f"bootstrap_risk@{a:g}"]
+        groups["smooth"] = ["trisk_smooth"]
+    return groups
+
+
+def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.0, 5.0), pairs: int = 256,
+               seed: int = 0, risk_nulls: bool = True) -> dict:
+    """Seconds of one core per trial of the battery as the study runs it, by group of trials:
+    ``"main"`` (the study's pairs: bootstrap, permutation, ZRisk and GeoRisk resampled), one
+    ``"urisk@A"`` per alpha > 0 (the bootstrap test of URisk_A), ``"smooth"`` (no resampling).
+    Measured (CPU time) on ``pairs`` uniform pairs at ``min(replicates, PROBE_REPLICATES)``
+    replicates on one thread and scaled linearly to ``replicates``; the simulation of the scores themselves
+    (copula and margins: a few microseconds a topic) is not included."""
+    V = np.random.default_rng(seed).random((pairs, 2, topics))
+    B = min(replicates, PROBE_REPLICATES)
+    groups = trial_tests(trisk_alpha, risk_nulls)
+    out = {}
+    for g, tests in groups.items():
+        kw = dict(replicates=B, rng=seed, tests=tests, threads=1, protocol="urbano2019",
+                  trisk_alpha=[float(g.partition("@")[2])] if g.startswith("urisk@") else
+                  ([] if g == "smooth" else trisk_alpha), risk_tests=g == "main")
+        if shared:
+            kw.update(start=0, shared_resamples=True)
+        battery(V[:8], **kw)  # compiled and warm
+        t = time.process_time()  # CPU seconds: one thread, so one core's work, whatever the load
+        battery(V, **kw)
+        out[g] = (time.process_time() - t) / pairs * (replicates / B if B else 1.0)
+    return out
+
+
+def estimate_grid(studies, measures: int, topics, deltas: int, trials: int, h1_trials: int, replicates: int,
+                  trisk_alpha=(1.0, 5.0), shared: int = 0, workers: int | None = None, risk_nulls: bool = True) -> dict:
+    """The grid's cost from `trial_cost` probes (one per topic-set size) plus `SIMULATE_SECONDS`
+    a battery call: trials, battery calls (a trial of each risk null beside each of the study's
+    trials), one core's seconds and wall seconds on ``workers`` cores (default: numba's thread count), assuming the jobs share the cores
+    perfectly (a sweep of independent jobs; measured on 1 and 2 local workers in docs/simulation.md)."""
+    workers = int(workers or numba.get_num_threads())
+    per_cell = (trials if "type1" in studies else 0) + (h1_trials * deltas if {"power", "type3"} & set(studies) else 0)
+    cpu = calls = 0.0
+    for n in topics:
+        cost = trial_cost(int(n), replicates, shared=shared, trisk_alpha=trisk_alpha, risk_nulls=risk_nulls)
+        cpu += measures * per_cell * (sum(cost.values()) + len(cost) * SIMULATE_SECONDS)
+        calls += measures * per_cell * len(cost)
+    probe = f"{min(replicates, PROBE_REPLICATES):,}-replicate probes on one thread, sizes {', '.join(map(str, topics))}"
+    return {"trials": int(measures * per_cell * len(topics)), "battery_calls": int(calls), "cpu_seconds": cpu,
+            "wall_seconds": cpu / workers, "workers": workers, "probe": probe}
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"

@@ -36,6 +36,12 @@ Each study is a sweep (job kind ``"simulate_errors"``): one job per (collection,
 chunk of trials). Trial t draws its choices, topics and resamples from counter-based
 streams keyed by (study seed, t): the numbers do not depend on the chunking, the executor
 or the thread count. Monte-Carlo standard errors are sqrt(rate (1 - rate) / n).
+
+With ``shared_resamples`` (common random numbers) the trials of a block of `SHARED_BLOCK`
+ranks of a collection share their bootstrap resamples and sign flips, drawn from a stream
+keyed by (collection, block) (`shared_block`): still independent of the chunking (a job holds
+whole blocks), the executor and the thread count, but correlated within a block, so the
+standard errors are between-job ones (`_between_job_se`).
 """
 
 from __future__ import annotations
@@ -268,12 +274,15 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
-                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0, null=None) -> pa.Table:
+                replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0, null=None,
+                shared=0) -> pa.Table:
     """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
     ``nested`` > 0: a trial's topics are the first ``topics`` of its ``nested``-topic draw, so
     sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``.
     ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
-    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`)."""
+    for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`).
+    ``shared`` > 0: the trials of ranks j // shared alike (j: the trial's rank among the
+    collection's) share their resamples (`shared_block`)."""
     fits = _fits(fits)
     rn = None if null is None else RiskNull(null[0], float(null[1]))
     if rn is not None:
@@ -307,9 +316,9 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
             else:
                 bl, partners = base[a[t0]]
                 pairs[sel] = _simulate(fit, mode, int(bl), None, partners[slot[sel[0]]], U[sel])
-        res = battery(pairs, replicates=replicates, rng=resample_seed, min_diff=min_diff, trisk_alpha=trisk_alpha,
-                      start=mine.astype(np.int64), threads=threads, protocol="urbano2019", risk_tests=rn is None)
-        P = res.pvalue[:, keep][:, :, [2, 0]]  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
+        P = _trial_pvalues(pairs, keep, tests, lo, mine, collection, shared, replicates=replicates, rng=resample_seed,
+                           min_diff=min_diff, trisk_alpha=trisk_alpha, threads=threads, protocol="urbano2019",
+                           risk_tests=rn is None)  # (T, tests, [one-tailed 'greater' (e > b), two-sided])
         ok = ~np.isnan(P)
         rej = P[..., None] <= lv
         d = pairs[:, 1] - pairs[:, 0]
@@ -327,6 +336,34 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
         "hits": hits.reshape(-1), "valid": valid.reshape(-1), "wrong": wrong.reshape(-1),
         "trials": np.full(T * 2 * L, len(mine), np.int64),
     })
+
+
+#: Trials that share one block of resamples with ``shared_resamples=True``.
+SHARED_BLOCK = 1000
+
+
+def shared_block(collection: int, rank) -> np.ndarray:
+    """The stream key of the resamples shared by the trials of rank ``rank`` among collection
+    ``collection``'s (an int or array; ranks already divided by the block size): 2^32 collection
+    + block, so a trial's draws depend on the seed, its collection and its rank only."""
+    return np.int64(collection) * 2**32 + np.asarray(rank, dtype=np.int64)
+
+
+def _trial_pvalues(pairs, keep, tests, lo, mine, collection, shared, **kw):
+    """p-values (T, kept tests, [one-tailed 'greater' (e > b), two-sided]) of the battery on a
+    job's trials; only the kept tests are resampled. Independent draws: trial t's streams
+    (key t); ``shared``: one `battery` call per block of ``shared`` ranks, on its shared draws."""
+    want = [tests[k] for k in keep]
+    if not shared:
+        res = battery(pairs, start=mine.astype(np.int64), tests=want, **kw)
+        return res.pvalue[:, keep][:, :, [2, 0]]
+    P = np.empty((len(pairs), len(keep), 2))
+    block = (lo + np.arange(len(pairs))) // shared
+    for g in np.unique(block):
+        sel = np.flatnonzero(block == g)
+        res = battery(pairs[sel], start=int(shared_block(collection, g)), tests=want, shared_resamples=True, **kw)
+        P[sel] = res.pvalue[:, keep][:, :, [2, 0]]
+    return P
 
 
 def _nulls(trisk_alpha) -> list:
@@ -496,8 +533,9 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
          executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None,
-         risk_nulls=True):
+         risk_nulls=True, shared_resamples=False):
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
+    shared = shared_size(shared_resamples, chunk)
     mode = modes[0]
     key, items = load_collections(measure, collections)
     names = tuple(items)
@@ -533,8 +571,10 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
             tag = "" if null is None else f"-{null.key(0.0)}"
             for g, name in enumerate(names):
                 if counts[g]:
+                    # an in-memory collection is labelled by its name (else by id(): no resume in another process)
+                    source = data[name] if isinstance(data[name], str) else {name: data[name]}
                     experiments.append(Experiment(
-                        "simulate_errors", data[name], name=f"{mode}-{name}-{delta:g}{tag}",
+                        "simulate_errors", source, name=f"{mode}-{name}-{delta:g}{tag}",
                         params={"fits": tokens,
                                 "mode": "type1" if mode == "type1" else "h1", "collection": g, "study_seed": seed,
                                 "trials": int(trials), "step": int(chunk), "count": int(counts[g]),
@@ -542,7 +582,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                                 "replicates": int(replicates), "delta": float(delta),
                                 "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
                                 "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra,
-                                **({"nested": int(nested)} if nested else {})},
+                                **({"nested": int(nested)} if nested else {}),
+                                **({"shared": shared} if shared else {})},
                         grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
@@ -563,7 +604,21 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
                        for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
-                          meta, json.dumps(skipped), risk_nulls) for m in modes}
+                          meta, json.dumps(skipped), risk_nulls, clustered=bool(shared)) for m in modes}
+
+
+def shared_size(shared_resamples, chunk) -> int:
+    """Trials per block of shared resamples: 0 (off) for False, `SHARED_BLOCK` for True, or the
+    positive integer given; a job holds whole blocks, so ``chunk`` must be a multiple of it."""
+    if shared_resamples is False or shared_resamples is None:
+        return 0
+    size = SHARED_BLOCK if shared_resamples is True else shared_resamples
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise InputError(f"`shared_resamples` must be True, False or a positive number of trials, got {shared_resamples!r}")
+    if isinstance(chunk, numbers.Integral) and chunk % size:
+        raise InputError(f"with `shared_resamples` = {int(size)} trials a block, `chunk` (trials a job) must be a "
+                         f"multiple of {int(size)}, got {chunk!r}")
+    return int(size)
 
 
 def _finished(out, grid):
@@ -580,9 +635,10 @@ def _finished(out, grid):
 
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
-               skipped, risk_nulls=()) -> StudyResult:
+               skipped, risk_nulls=(), clustered=False) -> StudyResult:
     tests = tuple(t for t in battery_test_names(trisk_alpha) if _null_of(t) is None or _null_of(t) in risk_nulls)
-    df = table.select(["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]).to_pandas()
+    cols = ["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]
+    df = table.select(cols + (["param_collection"] if clustered else [])).to_pandas()
     g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
     shape = (len(deltas), len(tests), 2, len(alphas))
     idx = [(float(d), t, tl, float(a)) for d in deltas for t in tests for tl in TAILS for a in alphas]
@@ -597,11 +653,46 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
     if mode == "type3":
         rate[:, :, 0] = np.nan  # type III is a two-sided notion
     se = np.sqrt(rate * (1 - rate) / np.maximum(n, 1))
+    if clustered:  # shared resamples: trials of a job are correlated, jobs are not
+        se = _between_job_se(df, idx, mode).reshape(shape)
+        if mode == "type3":
+            se[:, :, 0] = np.nan
     return StudyResult(study=mode, measure=measure, topics=int(topics), protocol="urbano2019", trials=int(trials),
                        replicates=int(replicates), seed=int(seed), deltas=tuple(float(d) for d in deltas),
                        tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas),
                        hypotheses=tuple(hypothesis(t, mode) for t in tests), fits=fits_meta,
                        skipped=skipped, rate=rate, n=n, se=se)
+
+
+def _between_job_se(df, idx, mode) -> np.ndarray:
+    """Standard errors of the ratio rates r = sum(h_j) / sum(v_j) over the jobs j of each cell of
+    ``idx`` (h: hits or wrong, v: valid or trials), the jobs being independent clusters (the
+    trials of a job share resamples): the linearised variance of a ratio estimator over
+    clusters (Cochran 1977, sec. 6.4, stratified as in sec. 6.11) with e_j = h_j - r v_j,
+    SE^2 = sum_g J_g / (J_g - 1) sum_{j in g} (e_j - mean_g e)^2 / (sum_j v_j)^2, strata g the
+    collections (``param_collection``: their rates differ, the number of a collection's trials
+    is nearly fixed). If a stratum has a single job, one stratum of all jobs (larger: it counts
+    the collections' differences as noise). NaN with fewer than two jobs."""
+    num, den = ("wrong", "trials") if mode == "type3" else ("hits", "valid")
+    keys = ["param_delta", "test", "tails", "alpha"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tot = df.groupby(keys)[[num, den]].transform("sum")
+        e = (df[num] - tot[num] / tot[den] * df[den]).astype(np.float64)
+    frame = df[keys].assign(e=e, e2=e * e, one=1.0, g=df["param_collection"] if "param_collection" in df else 0)
+
+    def ss(f):  # sum of J / (J - 1) sum (e - mean e)^2 over the strata of a cell, and the smallest J
+        n = f["one"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return n / (n - 1) * (f["e2"] - f["e"] ** 2 / n), n
+    strat, n = ss(frame.groupby([*keys, "g"])[["e", "e2", "one"]].sum())
+    strat = strat.groupby(level=keys).sum().reindex(idx)
+    small = n.groupby(level=keys).min().reindex(idx)
+    pooled, J = ss(frame.groupby(keys)[["e", "e2", "one"]].sum().reindex(idx))
+    var = np.where(small.to_numpy() >= 2, strat.to_numpy(), pooled.to_numpy())
+    v = df.groupby(keys)[den].sum().reindex(idx).to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(np.maximum(var, 0.0)) / v
+    return np.where((J.to_numpy() >= 2) & (v > 0), se, np.nan)
 
 
 def _doc(fn):
@@ -659,6 +750,12 @@ def _doc(fn):
         TRisk with the smooth value function on pairs calibrated to their own null
         (`fastrisk.simulate.nulls`; calibrated once per collection, null and target, then
         cached with the fits); False leaves those tests out (no calibration).
+    shared_resamples : bool or int
+        Common random numbers: each block of `SHARED_BLOCK` (or this many) trials of a collection
+        shares one set of bootstrap resamples and sign flips (`fastrisk.simulate.battery`'s
+        ``shared_resamples``), whose sums are matrix products: every rate stays unbiased, the
+        numbers are reproducible (their own, not those of independent draws), and ``se`` is the
+        between-job standard error (`_between_job_se`). ``chunk`` must be a multiple of the block.
 
     Returns
     -------
@@ -673,36 +770,39 @@ def _doc(fn):
 def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
-          resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
+          resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
+          shared_resamples: bool | int = False) -> StudyResult:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
     risk tests under their own null."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls)["type1"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["type1"]
 
 
 @_doc
 def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
+          shared_resamples: bool | int = False) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
     risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls)["power"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["power"]
 
 
 @_doc
 def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
-          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True) -> StudyResult:
+          out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
+          shared_resamples: bool | int = False) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference (a risk test: its own observed
     statistic) has the wrong sign. The same simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls)["type3"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["type3"]
 

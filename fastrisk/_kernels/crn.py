@@ -1,0 +1,350 @@
+"""The battery's resampling tests with common random numbers: K pairs share one set of draws.
+
+`fastrisk._kernels.battery` gives pair k its own bootstrap resamples and sign flips (streams
+keyed by k). Here every pair of a batch uses the draws of one stream key: resample b is a
+count vector C_b (C_bi = times topic i is drawn), flip b a sign vector F_b, drawn exactly as
+the one-pair kernel draws them for that key (`_boot_block`'s two topics per 64 bits,
+`_flip_words`'s bits). Each pair's resampled sums are then the rows of two matrix products,
+sum(d*) = C_b . d and sum(s d) = F_b . d, computed in blocks of `block_size` (c) resamples (draws made
+once per block, then a product over every pair of the batch: the work per replicate drops
+from drawing c topics to c multiply-adds shared by nothing but cache lines).
+
+Every sum runs over the topics in their order (i = 0 .. c-1, one rounding per add; F's signs
+and the doubling of h = d / 2 are exact), so a pair's counts do not depend on the block, the
+tile, the batch or the thread count. The statistics and their tolerances are `_battery_one`'s;
+only the summation order of a bootstrap replicate differs (topic order instead of draw
+order), and boot''s centre is mean_b(C_b) . d - sum(d), the replicates' own mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fastrisk._kernels._jit import njit, pjit, prange, stopped
+from fastrisk._kernels._random import mix64, stream_state
+from fastrisk._kernels.battery import _GOLDEN, _LOW32, _ONE, _S32, N_COUNTS, _zg, _zg_counts, pair_prep
+
+#: Bytes of a block's draws and a tile's sums ((c + TILE) x nb doubles), kept in a core's L2
+#: cache: nb = `block_size` (c) resamples a block. The blocking decides no number (integer counts;
+#: each replicate's sum runs over the topics in order whatever its block).
+BLOCK_BYTES = 13 << 14
+
+
+@njit
+def block_size(c):
+    """Resamples per block for c topics: BLOCK_BYTES / (8 (c + TILE)), a multiple of 64 in [64, 512]."""
+    return max(64, min(512, (BLOCK_BYTES // (8 * (c + TILE))) // 64 * 64))
+#: Rows (pairs or their transforms) per tile of the product: a work unit draws its blocks once
+#: for TILE rows (c / 2 draws a resample against c multiply-adds a row).
+TILE = 32
+#: Parallel work units aimed at (tiles x ranges of blocks): one parallel region per call, so a
+#: busy machine's descheduled thread delays it once, not at every block.
+UNITS = 32
+
+
+@njit
+def stream_base(seed, key, tag):
+    """The base stream of key ``key`` for the bootstrap (``tag`` 0) or the sign flips (1), as
+    `fastrisk._kernels.battery._battery_one` derives it for pair key ``key``."""
+    return stream_state(np.uint64(seed), np.uint64(2 * key + tag))
+
+
+@njit
+def count_block(base, b0, n, c, C):
+    """``C[i, r]`` = times topic i is drawn in bootstrap resample ``b0 + r`` (r < n), the draws
+    of `fastrisk._kernels.battery._boot_block` from stream ``stream_state(base, b0 + r)``:
+    two topics per 64 bits (Lemire's multiply-shift on each half), the odd one of the last
+    pair unused when c is odd."""
+    cc = np.uint64(c)
+    for i in range(c):
+        for r in range(n):
+            C[i, r] = 0.0
+    for r in range(n):
+        st = stream_state(base, np.uint64(b0 + r))
+        for m in range((c + 1) // 2):
+            st = st + _GOLDEN
+            z = mix64(st)
+            C[np.int64(((z & _LOW32) * cc) >> _S32), r] += 1.0
+            if 2 * m + 1 < c:
+                C[np.int64(((z >> _S32) * cc) >> _S32), r] += 1.0
+
+
+@njit
+def sign_block(base, b0, n, c, exact, F):
+    """``F[i, r]`` = the sign (+1.0 / -1.0) of topic i in flip ``b0 + r`` (r < n), the bits of
+    `fastrisk._kernels.battery._flip_words` (stream ``stream_state(base, b0 + r)``, or pattern
+    b0 + r with ``exact``)."""
+    for r in range(n):
+        z = stream_state(base, np.uint64(b0 + r))
+        word = np.uint64(b0 + r)
+        for i in range(c):
+            if (i & 63) == 0 and not exact:
+                z = z + _GOLDEN
+                word = mix64(z)
+            F[i, r] = 1.0 if (word >> np.uint64(i & 63)) & _ONE else -1.0
+
+
+@pjit
+def count_sums(base, B, c):
+    """sum_b C_b over the B resamples of stream ``base`` (`count_block`'s draws), in ranges of
+    blocks summed after (integer-valued: exact in any order)."""
+    nb = block_size(c)
+    blocks = (B + nb - 1) // nb
+    split = _units(1, blocks)
+    part = np.zeros((split, c))
+    for s in prange(split):
+        C = np.empty((c, nb))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
+            b0 = blk * nb
+            n = min(nb, B - b0)
+            count_block(base, b0, n, c, C)
+            for i in range(c):
+                t = 0.0
+                for r in range(n):
+                    t += C[i, r]
+                part[s, i] += t
+    out = np.zeros(c)
+    for s in range(split):
+        for i in range(c):
+            out[i] += part[s, i]
+    return out
+
+
+@njit
+def _product(M, j0, j1, A, n, out):
+    """``out[j - j0, r]`` = sum_i A[i, r] M[j, i] for rows j0 <= j < j1, r < n, each sum in
+    topic order. Rows go four at a time so each A[i, r] is loaded once for four multiply-adds."""
+    c = M.shape[1]
+    for j in range(j1 - j0):
+        for r in range(n):
+            out[j, r] = 0.0
+    j = j0
+    while j + 4 <= j1:
+        o0, o1, o2, o3 = out[j - j0], out[j - j0 + 1], out[j - j0 + 2], out[j - j0 + 3]
+        for i in range(c):
+            v0, v1, v2, v3 = M[j, i], M[j + 1, i], M[j + 2, i], M[j + 3, i]
+            a = A[i]
+            for r in range(n):
+                x = a[r]
+                o0[r] += x * v0
+                o1[r] += x * v1
+                o2[r] += x * v2
+                o3[r] += x * v3
+        j += 4
+    while j < j1:
+        o = out[j - j0]
+        for i in range(c):
+            v = M[j, i]
+            a = A[i]
+            for r in range(n):
+                o[r] += a[r] * v
+        j += 1
+
+
+@njit
+def _tally_boot(s, n, total, tol, rbar, acc):
+    """Add to ``acc`` the shift-to-null bootstrap counts of replicate sums ``s[:n]`` (u = s - total):
+    [u >= total - tol, u <= total + tol, |u| >= |total| - tol] and, unless ``rbar`` is NaN,
+    boot' (u - rbar >= total - tol, |u - rbar| >= |total| - tol) -- `_battery_one`'s tests."""
+    up = total - tol
+    down = total + tol
+    far = abs(total) - tol
+    n0 = n1 = n2 = n9 = n10 = 0
+    for r in range(n):
+        u = s[r] - total
+        n0 += u >= up
+        n1 += u <= down
+        n2 += abs(u) >= far
+    if rbar == rbar:
+        for r in range(n):
+            u = (s[r] - total) - rbar
+            n9 += u >= up
+            n10 += abs(u) >= far
+    acc[0] += n0
+    acc[1] += n1
+    acc[2] += n2
+    acc[3] += n9
+    acc[4] += n10
+
+
+@pjit
+def prepare(V, min_diff, xmean):
+    """Per pair of V (K, 2, c) (`fastrisk._kernels.battery.pair_prep`): d (K, c), q (K, c),
+    sum d (K,), the tolerance 1e-12 sum |d| (K,) and (K, 8) [S_m, A_m, N, W, ZRisk and GeoRisk
+    differences observed, their tolerance, ``xmean`` (NaN when empty)]."""
+    K = V.shape[0]
+    c = V.shape[2]
+    raw = xmean.shape[0] > 0
+    D = np.empty((K, c))
+    Hb = np.empty((K, c))
+    Q = np.empty((K, c))
+    total = np.empty(K)
+    tol = np.empty(K)
+    sc = np.empty((K, 8))
+    for k in prange(K):
+        t, s, N, W, Am, A2, _, _ = pair_prep(V[k, 0], V[k, 1], min_diff, D[k], Hb[k], Q[k])
+        total[k] = t
+        tol[k] = 1e-12 * s
+        zobs, gobs = _zg(0.5 * N + 0.5 * t, A2, N, W, c)
+        sc[k, 0], sc[k, 1], sc[k, 2], sc[k, 3] = 0.5 * N, Am, N, W
+        sc[k, 4], sc[k, 5], sc[k, 6] = zobs, gobs, 1e-12 * (abs(zobs) + abs(gobs) + 1.0)
+        sc[k, 7] = xmean[k] if raw else np.nan
+    return D, Q, total, tol, sc
+
+
+@njit
+def boot_rows(D, total, tol, alphas_risk, boot, boot_risk):
+    """The rows the bootstrap resamples: d of each pair (with ``boot``), then x = d + alpha
+    min(d, 0) of each pair and alpha (``boot_risk``); returns the rows, their sums, their
+    tolerances 1e-12 sum |x| and the first counts column of each (0, or N_COUNTS + 3 a)."""
+    K, c = D.shape
+    A = alphas_risk.shape[0]
+    nd = K if boot else 0
+    rows = nd + (K * A if boot_risk else 0)
+    X = np.empty((rows, c))
+    xt = np.empty(rows)
+    xtol = np.empty(rows)
+    dest = np.zeros(rows, np.int64)
+    for k in range(nd):
+        X[k] = D[k]
+        xt[k] = total[k]
+        xtol[k] = tol[k]
+    for q in range(rows - nd):
+        k, a = q // A, q % A
+        s = 0.0
+        sa = 0.0
+        for i in range(c):
+            v = D[k, i] + alphas_risk[a] * min(D[k, i], 0.0)
+            X[nd + q, i] = v
+            s += v
+            sa += abs(v)
+        xt[nd + q] = s
+        xtol[nd + q] = 1e-12 * sa
+        dest[nd + q] = N_COUNTS + 3 * a
+    return X, xt, xtol, dest
+
+
+@njit
+def centres(cs, D, total, B):
+    """boot''s centre of each pair: mean_b(C_b) . d - sum(d) = (sum_b C_b) . d / B - sum(d), the
+    replicates' own mean (``cs`` = `count_sums`), summed in topic order."""
+    K, c = D.shape
+    out = np.empty(K)
+    for k in range(K):
+        s = 0.0
+        for i in range(c):
+            s += cs[i] * D[k, i]
+        out[k] = s / B - total[k]
+    return out
+
+
+@njit
+def _units(tiles, blocks):
+    """Splits of each tile's blocks: the blocks of a tile are cut into this many ranges so that
+    there are about `UNITS` parallel work units (a function of the sizes only: counts are integer
+    sums, so any split gives the same numbers)."""
+    return max(1, min(blocks, (UNITS + tiles - 1) // tiles))
+
+
+@njit
+def _sum_units(part, rows, per, split):
+    """The counts (rows, q) of the work units' ``part`` (units, per, q): unit u holds rows
+    (u // split) per .. + per - 1 over one range of blocks (integer sums: exact in any order)."""
+    acc = np.zeros((rows, part.shape[2]), np.int64)
+    for u in range(part.shape[0]):
+        r0 = (u // split) * per
+        for j in range(r0, min(rows, r0 + per)):
+            for q in range(part.shape[2]):
+                acc[j, q] += part[u, j - r0, q]
+    return acc
+
+
+@pjit
+def boot_units(X, xt, xtol, rbar, base, B, c, stop):
+    """Bootstrap counts (rows, 5) of `_tally_boot` for every row of ``X``: work units of `TILE`
+    rows x a range of blocks of `block_size` (c) resamples, each drawing its blocks (`count_block`) and
+    multiplying them by its rows (`_product`); the units' integer counts are summed after."""
+    rows = X.shape[0]
+    tiles = (rows + TILE - 1) // TILE
+    nb = block_size(c)
+    blocks = (B + nb - 1) // nb
+    split = _units(tiles, blocks)
+    part = np.zeros((tiles * split, TILE, 5), np.int64)
+    for u in prange(tiles * split):
+        t, s = u // split, u % split
+        j0 = t * TILE
+        j1 = min(rows, j0 + TILE)
+        C = np.empty((c, nb))
+        buf = np.empty((TILE, nb))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
+            if stopped(stop):
+                break
+            b0 = blk * nb
+            n = min(nb, B - b0)
+            count_block(base, b0, n, c, C)
+            _product(X, j0, j1, C, n, buf)
+            for j in range(j0, j1):
+                _tally_boot(buf[j - j0], n, xt[j], xtol[j], rbar[j], part[u, j - j0])
+    return _sum_units(part, rows, TILE, split)
+
+
+@pjit
+def flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop):
+    """Sign-flip counts (K, 9): [perm >=, <=, |.|>=, perm' >=, |.|>=, zrisk >=, <=, geo >=, <=] of
+    every pair, rows of ``P`` d (and q with ``zg``, m = 2), in units as `boot_units`."""
+    K = P.shape[0] // m
+    per = TILE // m
+    tiles = (K + per - 1) // per
+    nb = block_size(c)
+    blocks = (n_perm + nb - 1) // nb
+    split = _units(tiles, blocks)
+    part = np.zeros((tiles * split, per, 9), np.int64)
+    for u in prange(tiles * split):
+        t, s = u // split, u % split
+        k0 = t * per
+        k1 = min(K, k0 + per)
+        F = np.empty((c, nb))
+        buf = np.empty((TILE, nb))
+        for blk in range(s * blocks // split, (s + 1) * blocks // split):
+            if stopped(stop):
+                break
+            b0 = blk * nb
+            n = min(nb, n_perm - b0)
+            sign_block(base, b0, n, c, exact, F)
+            _product(P, m * k0, m * k1, F, n, buf)
+            for k in range(k0, k1):
+                ax = buf[m * (k - k0)]
+                aq = buf[m * (k - k0) + m - 1]  # q's sums (with zg)
+                acc = part[u, k - k0]
+                hobs = 0.5 * total[k]
+                up = hobs - tol[k]
+                down = hobs + tol[k]
+                far = abs(hobs) - tol[k]
+                xm = sc[k, 7]
+                n3 = n4 = n11 = n12 = n13 = 0
+                for r in range(n):
+                    ax[r] *= 0.5  # = sum s_i h_i exactly (h = d / 2)
+                    h = ax[r]
+                    n3 += h >= up
+                    n4 += h <= down
+                    n11 += abs(h) >= far
+                if xm == xm:
+                    xf = abs(xm)
+                    for r in range(n):
+                        xb = 2.0 * ax[r] / c
+                        n12 += xb >= xm
+                        n13 += abs(xb) >= xf
+                acc[0] += n3
+                acc[1] += n4
+                acc[2] += n11
+                acc[3] += n12
+                acc[4] += n13
+                if zg:
+                    tz = sc[k, 6]
+                    z5, z6, z7, z8 = _zg_counts(ax, aq, n, sc[k, 0], sc[k, 1], sc[k, 2], sc[k, 3], c,
+                                                sc[k, 4] - tz, sc[k, 4] + tz, sc[k, 5] - tz, sc[k, 5] + tz)
+                    acc[5] += z5
+                    acc[6] += z6
+                    acc[7] += z7
+                    acc[8] += z8
+    return _sum_units(part, K, per, split)

@@ -1,0 +1,128 @@
+"""Shared resamples (common random numbers) in the battery: every pair's bootstrap and
+sign-flip counts against the plain references drawn from the one shared stream, the one-pair
+case against the independent battery, and invariance to threads, subsets and blocks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import batch as ref
+from reference import simulate as sref
+
+from fastrisk._kernels import crn
+from fastrisk.errors import InputError
+from fastrisk.simulate import battery
+from fastrisk.simulate.battery import battery_test_names
+
+KEY = 5
+
+
+def _pairs(K, c, seed):
+    return np.random.default_rng(seed).random((K, 2, c))
+
+
+@pytest.mark.parametrize(("c", "B"), [(7, 70), (40, 600), (65, 70)])
+def test_every_pair_counts_the_shared_draws_as_the_plain_reference(c, B):
+    """Each pair's counts are those of the plain references run on the draws of the one key
+    (B past a block of `block_size` resamples; c odd, and past a 64-bit word of signs)."""
+    V = _pairs(3, c, 40 + c)
+    std = battery(V, replicates=B, rng=9, start=KEY, shared_resamples=True)
+    urb = battery(V, replicates=B, rng=9, start=KEY, shared_resamples=True, protocol="urbano2019")
+    for k in range(3):
+        d = list(V[k, 1] - V[k, 0])
+        ge, le, ab = ref.bootstrap_counts(d, std.seed, KEY, B)
+        np.testing.assert_allclose(std.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
+        ge, le = ref.sign_flip_counts([v / 2 for v in d], std.seed, KEY, B, exact=False)
+        pg, pl = (ge + 1) / (B + 1), (le + 1) / (B + 1)
+        np.testing.assert_allclose(std.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
+        ge, ab = sref.bootstrap_centred(d, urb.seed, KEY, B)
+        assert urb.p("bootstrap", "greater")[k] == round(ge / B, 6)
+        assert urb.p("bootstrap", "two-sided")[k] == round(ab / B, 6)
+        ge, ab = sref.flips(d, urb.seed, KEY, B)
+        assert urb.p("permutation", "greater")[k] == round(ge / B, 6)
+        assert urb.p("permutation", "two-sided")[k] == round(ab / B, 6)
+        x = [v + 5.0 * min(v, 0.0) for v in d]  # bootstrap_risk@5: the same resamples of x
+        ge, le, ab = ref.bootstrap_counts(x, std.seed, KEY, B)
+        np.testing.assert_allclose(std.p("bootstrap_risk@5", "two-sided")[k], (ab + 1) / (B + 1))
+
+
+def test_count_and_sign_blocks_are_the_reference_draws():
+    c, n = 9, 70
+    C = np.empty((c, crn.block_size(c)))
+    F = np.empty((c, crn.block_size(c)))
+    base_b = ref.stream_state(3, 2 * KEY)
+    base_f = ref.stream_state(3, 2 * KEY + 1)
+    crn.count_block(np.uint64(base_b), 10, n, c, C)
+    crn.sign_block(np.uint64(base_f), 10, n, c, False, F)
+    for r in range(n):
+        want = np.bincount(ref.Replicate(3, KEY, 0, 10 + r).topics(c), minlength=c)
+        np.testing.assert_array_equal(C[:, r], want)
+        np.testing.assert_array_equal(F[:, r], ref.Replicate(3, KEY, 1, 10 + r).signs(c))
+    np.testing.assert_array_equal(crn.count_sums(np.uint64(base_b), 600, c)[:c].sum(), 600 * c)
+
+
+@settings(max_examples=20, deadline=None)
+@given(K=st.integers(1, 4), c=st.integers(2, 70), B=st.integers(1, 700), seed=st.integers(0, 2**32),
+       protocol=st.sampled_from(["standard", "urbano2019"]))
+def test_a_pair_among_others_gets_what_it_gets_alone_and_alone_what_the_independent_battery_gives(
+        K, c, B, seed, protocol):
+    """Shared draws of key s give pair k, among any others, the p-values that the independent
+    battery gives a lone pair with key s (the same draws: only their summation order differs,
+    topic order against draw order, which decides no comparison on continuous scores)."""
+    V = _pairs(K, c, seed)
+    res = battery(V, replicates=B, rng=seed, start=KEY, shared_resamples=True, protocol=protocol)
+    for k in range(K):
+        one = battery(V[k:k + 1], replicates=B, rng=seed, start=KEY, protocol=protocol)
+        np.testing.assert_array_equal(res.pvalue[k], one.pvalue[0])
+        np.testing.assert_array_equal(res.statistic[k], one.statistic[0])
+
+
+def test_exact_enumeration_is_shared_as_it_is():
+    """With 2^c <= B every pair's flips are the 2^c patterns anyway: the flip tests are the
+    independent battery's."""
+    V = _pairs(4, 7, 1)
+    res = battery(V, replicates=200, start=KEY, shared_resamples=True)
+    ind = battery(V, replicates=200)
+    assert res.replicates == 128
+    flips = [res.tests.index(t) for t in ("permutation", "zrisk", "georisk")]
+    np.testing.assert_array_equal(res.pvalue[:, flips], ind.pvalue[:, flips])
+
+
+def test_shared_counts_do_not_depend_on_threads_or_on_the_pairs_beside():
+    V = _pairs(50, 30, 2)
+    kw = dict(replicates=1100, rng=4, start=KEY, shared_resamples=True, protocol="urbano2019")
+    one = battery(V, threads=1, **kw)
+    two = battery(V, threads=2, **kw)
+    part = battery(V[13:31], threads=2, **kw)
+    np.testing.assert_array_equal(one.pvalue, two.pvalue)
+    np.testing.assert_array_equal(one.pvalue[13:31], part.pvalue)
+    other = battery(V, **{**kw, "start": KEY + 1})
+    assert not np.array_equal(one.p("bootstrap"), other.p("bootstrap"))  # another key: other draws
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_only_the_tests_asked_for_are_resampled_and_theirs_are_unchanged(shared):
+    V = _pairs(6, 20, 3)
+    kw = dict(replicates=300, rng=2, start=KEY, shared_resamples=shared, protocol="urbano2019")
+    full = battery(V, **kw)
+    names = battery_test_names((1.0, 5.0))
+    for want in (["bootstrap"], ["permutation", "georisk"], ["bootstrap_risk@5", "t"], ["t"]):
+        part = battery(V, tests=want, **kw)
+        for j, name in enumerate(names):
+            if name in want or name not in ("bootstrap", "permutation", "zrisk", "georisk", "bootstrap_risk@1",
+                                            "bootstrap_risk@5"):
+                np.testing.assert_array_equal(part.pvalue[:, j], full.pvalue[:, j])
+            else:
+                assert np.isnan(part.pvalue[:, j]).all(), (want, name)
+
+
+def test_bad_shared_arguments_are_named():
+    V = _pairs(2, 5, 0)
+    with pytest.raises(InputError, match="`shared_resamples`.*`start`"):
+        battery(V, replicates=10, shared_resamples=True, start=[1, 2])
+    with pytest.raises(InputError, match="`shared_resamples` must be True or False"):
+        battery(V, replicates=10, shared_resamples="yes")
+    with pytest.raises(InputError, match="`tests`: no test foo"):
+        battery(V, replicates=10, tests=["t", "foo"])
