@@ -4,6 +4,7 @@ hypothesis each study rate carries."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import math
 
@@ -15,7 +16,7 @@ from scipy import integrate, optimize, stats
 import fastrisk
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.simulate import battery, fits, nulls, type1
-from fastrisk.simulate.simireff import GRID, SimMargin
+from fastrisk.simulate.simireff import GRID, SimMargin, margin_from
 
 
 # ------------------------------------------------------------------ plain references
@@ -242,3 +243,53 @@ def test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t(cache):
 
     labels = [t.get_text() for t in plot.simulation_rates(res).get_legend().get_texts()]
     assert "trisk@1 [URisk_1 = 0]" in labels and "t-test [same margins]" in labels
+
+
+# ------------------------------------------------------------------ the fast path is the same calibration
+def _adhoc5_margin(row, family, params):
+    """A margin of adhoc5_ap's run ``row`` (kept as fitted: no duplicates or bottom runs among 0-7)."""
+    scores = fastrisk.data.datasets.trec_matrix("adhoc5_ap").values[row]
+    return margin_from(family, params, scores, "AP")
+
+
+@pytest.mark.slow
+def test_memoised_transform_is_efftransform_bit_for_bit():
+    # the truncated-normal margins of adhoc5_ap's runs 5 and 6 (R's integrals, the slow ones; run 6
+    # fails at -0.01: L-BFGS-B's abnormal termination in the line search) and its run 0's kernel margin
+    cases = [(5, "norm", {"mu": -9.994915691379218, "sigma": 1.5049653018322982}),
+             (6, "norm", {"mu": -2.7558215051697883, "sigma": 0.8914654816064158}),
+             (0, "nks", {"h": 0.035019273559960366})]
+    failed = 0
+    for row, family, params in cases:
+        m = _adhoc5_margin(row, family, params)
+        moments = {}
+        for off in (0.01, -0.01, 0.025, 0.012, -0.03):
+            want = m.transformed(m.mean + off)
+            got = nulls.transformed(m, m.mean + off, moments)
+            assert (got is None) == (want is None), (row, off)
+            if want is not None:
+                assert got.transform == want.transform  # the same R optimizer path: the same floats
+                np.testing.assert_array_equal(got.cdf, want.cdf)
+            failed += want is None
+        known = len(moments)
+        assert nulls.transformed(m, m.mean + 0.025, moments).transform == m.transformed(m.mean + 0.025).transform
+        assert len(moments) == known and (1.0, 1.0) in moments  # a search again: no new integral
+    assert failed >= 1
+
+
+def test_calibration_in_parts_is_the_calibration_in_one_job(cache, monkeypatch):
+    fit = fits.fit_collections({"tiny": _tiny()}, "err20", cache=cache)["tiny"]
+    specs = [("urisk", 1.0, 0.0), ("smooth", 0.0, 0.02)]
+    whole = nulls.null_transforms(fit.margins, fit.copulas, fit.values, specs)
+    base = nulls.protocol_baselines(fit.margins)
+    assert len(base) >= 2 and base == sorted(base, key=lambda i: -fit.margins[i].mean)
+    parts = nulls.merge_transforms(nulls.null_transforms(fit.margins, fit.copulas, fit.values, specs, [b])
+                                   for b in reversed(base))
+    assert json.dumps(parts) == json.dumps(whole)  # the same pairs, counts and order
+    # prepare_nulls on a pool: one job per NULL_CHUNK baselines, merged
+    monkeypatch.setattr(fits, "NULL_CHUNK", 1)
+    fresh = fits.fit_collections({"tiny": _tiny()}, "err20", cache=False)["tiny"]
+    with cf.ThreadPoolExecutor(2) as ex:
+        fits.prepare_nulls([fresh], [nulls.RiskNull("urisk", 1.0), nulls.RiskNull("smooth")], [0.0], executor=ex)
+    assert json.dumps(fresh.nulls["urisk:1:0"]) == json.dumps(whole["urisk:1:0"])
+    assert sum(len(v) for v in fresh.nulls["smooth:0:0"]["pairs"].values()) > 0

@@ -26,7 +26,7 @@ from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
 from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
-from fastrisk.simulate.nulls import null_transforms
+from fastrisk.simulate.nulls import merge_transforms, null_transforms, protocol_baselines
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
@@ -247,18 +247,27 @@ def prepare_h1(fits, deltas, *, executor=None) -> None:
         cache_fit(fit)
 
 
+#: Baselines per calibration job of `prepare_nulls` (neighbours in mean: they share partners).
+NULL_CHUNK = 6
+
+
 def prepare_nulls(fits, nulls, targets, *, executor=None) -> None:
     """Calibrate the risk nulls ``fits`` lack (`fastrisk.simulate.nulls`: each
-    `RiskNull` of ``nulls`` at each of ``targets``; one job per collection on ``executor``,
-    as `prepare_h1`), keep them in each fit and write its cache file."""
+    `RiskNull` of ``nulls`` at each of ``targets``) and keep them in each fit, writing its cache
+    file. On ``executor`` (as `prepare_h1`), one job per `NULL_CHUNK` baselines adjacent in
+    mean (their partners overlap, so do the transformations a job shares), the largest
+    collections first, so that every worker is busy to the end; in-process, one job per
+    collection."""
     submit = _submitter(executor)
     jobs = []
-    for fit in fits:
+    for fit in sorted(fits, key=lambda f: -f.n_runs):
         specs = [(n.family, n.alpha, float(t)) for n in nulls for t in targets if n.key(t) not in fit.nulls]
         if specs:
-            jobs.append((fit, submit(null_transforms, fit.margins, fit.copulas, fit.values, specs)))
-    for fit, job in jobs:
-        fit.nulls.update(_result(job, fit.name))
+            base = protocol_baselines(fit.margins)
+            parts = [base] if executor is None else _chunks(base, NULL_CHUNK)
+            jobs.append((fit, [submit(null_transforms, fit.margins, fit.copulas, fit.values, specs, p) for p in parts]))
+    for fit, parts in jobs:
+        fit.nulls.update(merge_transforms(_result(job, fit.name) for job in parts))
         fit._dirty = True
         cache_fit(fit)
 

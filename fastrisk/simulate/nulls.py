@@ -55,8 +55,10 @@ import numpy as np
 from scipy import optimize, special
 
 from fastrisk.errors import InputError
+from fastrisk.simulate._r import rks
+from fastrisk.simulate._r.roptim import EPS, optim_lbfgsb
 from fastrisk.simulate.copulas import bicop
-from fastrisk.simulate.simireff import UNREACHED
+from fastrisk.simulate.simireff import TRANSFORM_TOL, UNREACHED
 
 #: Strata of b's copula uniform (before merging the u of b's scores), two Gauss-Legendre points each.
 NODES = 48
@@ -190,6 +192,7 @@ class PairLaw:
     def __init__(self, b_margin, copula, b_first: bool, *, nodes: int = NODES, grid: int = GRID_G,
                  cells: int = CELLS):
         self.cells = cells
+        self._means = {}  # (null, e's grid) -> cell means of v and v' given each node (`expectation`)
         # strata of u: a grid denser near 0 and 1 (where tail dependence makes h steep) merged
         # with the u of equally spaced scores of b (where its quantile is steep); a discrete b:
         # split at its atoms, so beta is constant within each stratum
@@ -236,16 +239,22 @@ class PairLaw:
         return np.diff(H, axis=1, prepend=0.0), y, y, True
 
     def expectation(self, null: RiskNull, e_margin) -> tuple[float, float]:
-        """(E[v(E - B)], E[v'(E - B)]) with E through ``e_margin`` (a `SimMargin`)."""
+        """(E[v(E - B)], E[v'(E - B)]) with E through ``e_margin`` (a `SimMargin`). The cells'
+        means of v and v' depend on e's grid, not on its transform: computed once per null and
+        grid, and every transform of e (each Newton step) only weighs them anew."""
         P, y0, y1, discrete = self._cells(e_margin)
-        b = self.beta[:, None]
-        if discrete:
-            ev = null.value(y0[None, :] - b)
-            es = null.slope(y0[None, :] - b)
-        else:
-            width = (y1 - y0)[None, :]
-            ev = (null.antiderivative(y1[None, :] - b) - null.antiderivative(y0[None, :] - b)) / width
-            es = (null.value(y1[None, :] - b) - null.value(y0[None, :] - b)) / width
+        key = (null, discrete, y0.tobytes(), y1.tobytes())
+        if key not in self._means:
+            b = self.beta[:, None]
+            if discrete:
+                ev = null.value(y0[None, :] - b)
+                es = null.slope(y0[None, :] - b)
+            else:
+                width = (y1 - y0)[None, :]
+                ev = (null.antiderivative(y1[None, :] - b) - null.antiderivative(y0[None, :] - b)) / width
+                es = (null.value(y1[None, :] - b) - null.value(y0[None, :] - b)) / width
+            self._means[key] = ev, es
+        ev, es = self._means[key]
         return float(self.w @ (P * ev).sum(axis=1)), float(self.w @ (P * es).sum(axis=1))
 
 
@@ -288,18 +297,64 @@ def _table_mean(m) -> float:
     return float(np.dot(m.points, np.diff(np.concatenate([[0.0], m.cdf]))))
 
 
-def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float):
+def transformed(e_margin, target: float, moments: dict):
+    """``e_margin.transformed(target)`` (`SimMargin.transformed`: simIReff's ``effTransform``,
+    R's L-BFGS-B from (a, b) = (1, 1) on the squared gap of effTransform_inner's mean, by R's
+    ``integrate``, to ``target``), the same margin bit for bit, with those integrals
+    (`fastrisk.simulate._r.rks.transformed_moments`, where nearly all of its time goes) kept in
+    ``moments`` by (a, b): every search of one margin starts at (1, 1), evaluates R's
+    finite-difference gradient there and takes the same first step (L-BFGS-B's first step has
+    length 1 along the projected gradient, whose direction depends only on the side of the
+    target), so the calls of one margin share about 10 of their 23 integrals. Margins without
+    integrals (kernel-beta, discrete: `SimMargin.with_beta`'s mean) go to
+    `SimMargin.transformed` itself."""
+    if e_margin.rdata is None:
+        return e_margin.transformed(target)
+    target = float(target)
+    rdata = e_margin.rdata.copy()
+
+    def gap2(p):  # as SimMargin.transformed's
+        key = (float(p[0]), float(p[1]))
+        if key not in moments:
+            try:
+                moments[key] = rks.transformed_moments(rdata, key[0], key[1])[0]
+            except ValueError as exc:  # R's integrate stops: so does every search that gets here
+                moments[key] = exc
+        got = moments[key]
+        if isinstance(got, ValueError):
+            raise got
+        d = got - target
+        return d * d
+
+    try:
+        res = optim_lbfgsb(gap2, [1.0, 1.0], lower=[1.0, 1.0], factr=TRANSFORM_TOL * TRANSFORM_TOL / EPS)
+    except ValueError:
+        return None
+    if res.convergence != 0:
+        return None
+    out = e_margin.with_beta(*res.par)
+    return out if abs(out.mean - target) <= UNREACHED else None
+
+
+def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float, memo: dict | None = None):
     """The transformed e (`SimMargin.transformed`) whose pair has E[v(d)] = target: (margin,
     requested mean, achieved E[v(d)], effTransform calls) or None (skipped). Where R's
     optimizer fails at a requested mean, the nearest of `NUDGES` that succeeds is used (the
-    next Newton step corrects for it)."""
-    made = {}
+    next Newton step corrects for it). ``memo``: e's transformations by requested mean (R's
+    optimizer is deterministic, so a repeated request -- Newton steps that cycle between a
+    mean where it fails and its nudge do -- is answered without calling it again) and, under
+    ``"moments"``, its integrals (`transformed`); shared by every pair with this e. ``calls``
+    counts the new transformations."""
+    memo = {"moments": {}} if memo is None else memo
+    made = {"calls": 0}
 
     def f(mu):
         for off in NUDGES:
             x = min(max(mu + off, 1e-4), 1 - 1e-4)
-            t = e_margin.transformed(x)
-            made["calls"] = made.get("calls", 0) + 1
+            if x not in memo:
+                memo[x] = transformed(e_margin, x, memo["moments"])
+                made["calls"] += 1
+            t = memo[x]
             if t is not None:
                 made[x] = t
                 return (x, *law.expectation(null, t))
@@ -321,20 +376,29 @@ def _spread(values, b: int, mu) -> float:
     return float(np.median([np.std(values[j] - values[b], ddof=1) for j in js]))
 
 
-def null_transforms(margins, copulas: dict, values, specs) -> dict:
+def protocol_baselines(margins) -> list[int]:
+    """The baselines of the study's H1 pairs (``R/02-margins_transform.R``): the bottom 75 % of
+    runs by margin mean (the top round(0.25 S) dropped), from the best down."""
+    mu = np.array([m.mean for m in margins])
+    return [int(v) for v in np.argsort(-mu, kind="stable")[round(len(mu) * 0.25):]]
+
+
+def null_transforms(margins, copulas: dict, values, specs, baselines=None) -> dict:
     """The calibrated pairs of one collection for each spec (family, alpha, target) of
     ``specs`` (a job of `fastrisk.simulate.fits.prepare_nulls`; see the module docstring):
     {`RiskNull.key`: {"pairs": {baseline: [[e, a, b, mu_e, value], ...]}, "failed": n,
-    "calls": effTransform calls of the accepted pairs}}, e's margin transformed ``margins[e].with_beta(a, b)``. A
-    pair's h-function table is built once for every spec that picked it."""
+    "calls": effTransform calls of the accepted pairs}}, e's margin transformed
+    ``margins[e].with_beta(a, b)``. ``baselines``: a part of `protocol_baselines` (default
+    all; the parts' results combine with `merge_transforms`). A pair's h-function table is
+    built once for every spec that picked it; e's transformations and their integrals are
+    shared by all its pairs (`calibrate_pair`)."""
     nulls = [(RiskNull(f, float(a)), float(t)) for f, a, t in specs]
     mu = np.array([m.mean for m in margins])
-    S = len(mu)
     values = np.asarray(values, dtype=np.float64)
-    order = np.argsort(-mu, kind="stable")
-    baselines = order[round(S * 0.25):]  # R/02-margins_transform.R: the bottom 75 %
+    if baselines is None:
+        baselines = protocol_baselines(margins)
     out = {null.key(t): {"pairs": {}, "failed": 0, "calls": 0} for null, t in nulls}
-    cops = {}
+    cops, memos = {}, {}
     for i in sorted(int(v) for v in baselines):
         s_i = _spread(values, i, mu)
         picks = []
@@ -350,7 +414,7 @@ def null_transforms(margins, copulas: dict, values, specs) -> dict:
                 if j not in p:
                     continue
                 doc = out[null.key(t)]
-                got = calibrate_pair(law, margins[j], null, t)
+                got = calibrate_pair(law, margins[j], null, t, memos.setdefault(j, {"moments": {}}))
                 if got is None:
                     doc["failed"] += 1
                     continue
@@ -361,4 +425,19 @@ def null_transforms(margins, copulas: dict, values, specs) -> dict:
             lst = out[null.key(t)]["pairs"].get(str(i))
             if lst:
                 lst.sort(key=lambda r: p.index(r[0]))
+    return out
+
+
+def merge_transforms(parts) -> dict:
+    """`null_transforms`'s results for disjoint parts of the baselines, as one call on all of
+    them gives: pairs by baseline (ascending), failures and calls summed."""
+    out = {}
+    for part in parts:
+        for key, doc in part.items():
+            got = out.setdefault(key, {"pairs": {}, "failed": 0, "calls": 0})
+            got["pairs"].update(doc["pairs"])
+            got["failed"] += doc["failed"]
+            got["calls"] += doc["calls"]
+    for doc in out.values():
+        doc["pairs"] = dict(sorted(doc["pairs"].items(), key=lambda kv: int(kv[0])))
     return out

@@ -219,6 +219,10 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                             max_topics)
     key, items = _s.load_collections(measure, collections)
     fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
+    # the battery's TRisk only at the planned test's alpha: its trials and p-values are the same, the other
+    # TRisk tests are not computed and their nulls not calibrated (the studies add the smooth one anyway)
+    name, _, a = test.partition("@")
+    plan_alpha = [float(a)] if name in ("trisk", "bootstrap_risk") else []
     seed = resolve_seed(rng)
     points: dict[int, tuple] = {}
     meta = {}
@@ -228,7 +232,7 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
             with warnings.catch_warnings():
                 if points:  # a collection's warnings (too few runs for H1 neighbours) once, not at every size
                     warnings.simplefilter("ignore", UserWarning)
-                r = _s._run(("power",), key, n, trials, replicates, [delta], seed, trisk_alpha, min_diff, [alpha],
+                r = _s._run(("power",), key, n, trials, replicates, [delta], seed, plan_alpha, min_diff, [alpha],
                             items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
                             nested=int(max_topics), fitted=fitted,
                             risk_nulls=_s._null_of(test) is not None)["power"]  # a risk test: at its own delta (#28)
