@@ -357,6 +357,7 @@ def test_h1_pairs_follow_the_study(tiny, cache):
 
 
 
+@pytest.mark.slow  # two fits of ERR@20 and a study (~25 s)
 def test_ties_seed_draws_other_ties_and_a_new_fit_version_does_not(tiny, cache, tmp_path, monkeypatch):
     """pobs' random tie-breaking is seeded from the scores, the measure and ``ties_seed``:
     another ``ties_seed`` re-draws the ties (other copulas where ERR@20's zeros tie, the same
@@ -400,6 +401,8 @@ def test_transformations_are_the_same_on_any_executor(tiny, cache, tmp_path):
     again = fits.fit_collections(tiny, "err20", cache=tmp_path)["tiny"]
     assert set(again.h1) == {"0.02", "0.05"}
 
+
+@pytest.mark.slow  # every H1 transformation of an unreachable delta runs R's optimizer to its limit (~1 min)
 def test_power_never_fails_when_some_targets_are_unreachable(tiny, cache):
     res = power("err20", collections=tiny, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
                 cache=cache, risk_nulls=False)  # the study's H1 pairs only (the nulls' own: test_simulate_risk_null)
