@@ -90,7 +90,7 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     shared = _s.shared_size(shared_resamples, chunk)
     common = dict(replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
                   alphas=_s.ALPHAS, executor=executor, chunk=chunk, progress=progress, cache=cache,
-                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared, risk_nulls=risk_nulls)
+                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared or False, risk_nulls=risk_nulls)
     h1 = tuple(s for s in ("power", "type3") if s in studies)
     est = estimate_grid(studies, len(cells), topics, len(delta), trials, h1_trials, replicates, trisk_alpha,
                         shared, workers, risk_nulls)
