@@ -20,12 +20,19 @@ def run() -> int:
         The exit status of `fastrisk.cli.main` (130 after a Ctrl-C while loading).
     """
     try:
-        from fastrisk.cli import main  # the CLI's imports take a second or two: inside the Ctrl-C guard
+        from fastrisk import cli  # the CLI's imports take a second or two: inside the Ctrl-C guard
     except KeyboardInterrupt:
         sys.stderr.write("fastrisk: interrupted\n")
         sys.stderr.flush()
         os._exit(130)  # not sys.exit: no exit handlers of half-imported libraries run
-    return main()
+    status = cli.main()
+    if cli.STARTUP_INTERRUPTED:
+        # A Ctrl-C while the commands' modules loaded can cross C code that leaves CPython's
+        # "unhandled KeyboardInterrupt" mark set although `main` handled it; a normal exit then
+        # kills the process with SIGINT (status -2, not 130). Nothing was written yet: leave now.
+        sys.stderr.flush()
+        os._exit(status)
+    return status
 
 
 if __name__ == "__main__":

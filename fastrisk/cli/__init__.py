@@ -31,6 +31,10 @@ _COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test
 #: Exit statuses.
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
 
+#: True once a Ctrl-C stopped `main` while it loaded the commands (the console script then exits
+#: at once: `fastrisk.__main__.run`).
+STARTUP_INTERRUPTED = False
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, with a hint on the errors a new user makes: "did you mean" for an unknown
@@ -98,6 +102,8 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting (imports can take a second)
         print("fastrisk: interrupted", file=sys.stderr)
+        global STARTUP_INTERRUPTED
+        STARTUP_INTERRUPTED = True
         return EXIT_INTERRUPTED
     command = args.command
     with _one_line_warnings(command):
