@@ -199,7 +199,7 @@ def type1_result(tmp_path_factory):
     m = trec_matrix("web2013_err20")
     tiny = ScoreMatrix(m.values[:6, :20], m.systems[:6], m.topics[:20], m.measure)
     return type1("err20", collections={"tiny": tiny}, topics=10, trials=40, replicates=0, rng=3, progress=False,
-                 cache=tmp_path_factory.mktemp("fits"))
+                 cache=tmp_path_factory.mktemp("fits"), risk_nulls=False)  # 6 runs: type I pairs only (no H1-like pairs)
 
 
 def test_simulation_figures_are_readable_with_the_legend_beside_the_curves(type1_result, tmp_path):

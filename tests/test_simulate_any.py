@@ -108,9 +108,9 @@ def test_bundled_lattice_collections_are_on_their_support():
 def test_too_few_runs_say_how_many():
     base = np.linspace(0.1, 0.9, 12)
     V = np.vstack([base, base, base + 0.01])  # a duplicate, then the bottom 10 % leaves one run
-    with pytest.raises(InputError, match=r"keeps 1 run\(s\) of 3 .* needs at least 2, and 11 for its H1"):
+    with pytest.raises(InputError, match=r"'tiny' has too few runs: it keeps 1 of its 3 .* at least 2 for its type I"):
         type1(collections={"tiny": _matrix(V, "AP")}, measure="AP", topics=5, trials=10, replicates=0,
-              cache=False, progress=False)
+              cache=False, progress=False, risk_nulls=False)  # more: tests/test_simulate_runs_needed.py
 
 
 # ----------------------------------------------------------------- collections from files

@@ -33,6 +33,13 @@ def tiny():
 
 
 @pytest.fixture(scope="module")
+def eleven():
+    """13 runs, of which the study keeps 11: the fewest its H1 pairs allow (a baseline and its 10
+    nearest runs; fewer is an error, tests/test_simulate_runs_needed.py)."""
+    return {"eleven": _tiny(runs=13)}
+
+
+@pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     """One directory of fitted models for the module: the tiny collection is fitted once."""
     return tmp_path_factory.mktemp("fits")
@@ -378,7 +385,7 @@ def test_ties_seed_draws_other_ties_and_a_new_fit_version_does_not(tiny, cache, 
             fits.fit_collections(tiny, "err20", cache=tmp_path, ties_seed=bad)
     monkeypatch.undo()
     res = type1("err20", collections=tiny, topics=10, trials=20, replicates=0, rng=1, progress=False, cache=tmp_path,
-                ties_seed=1)
+                ties_seed=1, risk_nulls=False)
     assert json.loads(res.fits)["tiny"]["ties_seed"] == 1  # the study says which draw it used
     seen = {}
     monkeypatch.setattr(fits, "fit_collections", lambda names, **kw: seen.update(kw) or {})
@@ -452,17 +459,16 @@ def _small(fn, collections, cache, **kw):
 
 
 def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache):
-    a = _small(type1, tiny, cache, chunk=40)
-    b = _small(type1, tiny, cache, chunk=120)
+    # 7 runs kept: the study's type I pairs (any two runs); the risk nulls' pairs need 11 (their
+    # headers: tests/test_simulate_risk_null.py)
+    a = _small(type1, tiny, cache, chunk=40, risk_nulls=False)
+    b = _small(type1, tiny, cache, chunk=120, risk_nulls=False)
     assert a.to_arrow().equals(b.to_arrow())
     (name, table), = a.tables().items()
     assert name == "type_1/type_1_err20_12"
     assert list(table.columns[:11]) == ["alpha", "t1", "w1", "s1", "b1", "p1", "t2", "w2", "s2", "b2", "p2"]
-    assert list(table.columns[11:]) == [  # the risk tests, each under its own null (issue #28)
-        "trisk1_1 [URisk_1 = 0]", "trisk5_1 [URisk_5 = 0]", "zrisk_1 [same margins]", "georisk_1 [same margins]",
-        "trisk_smooth_1 [URisk_s = 0]", "bootstrap_risk1_1 [URisk_1 = 0]", "bootstrap_risk5_1 [URisk_5 = 0]",
-        "trisk1_2 [URisk_1 = 0]", "trisk5_2 [URisk_5 = 0]", "zrisk_2 [same margins]", "georisk_2 [same margins]",
-        "trisk_smooth_2 [URisk_s = 0]", "bootstrap_risk1_2 [URisk_1 = 0]", "bootstrap_risk5_2 [URisk_5 = 0]"]
+    assert list(table.columns[11:]) == ["zrisk_1 [same margins]", "georisk_1 [same margins]",
+                                        "zrisk_2 [same margins]", "georisk_2 [same margins]"]
     np.testing.assert_allclose(table.alpha, ALPHAS)
     assert (np.diff(table[["t1", "w1", "s1", "b1", "p1"]].to_numpy(), axis=0) >= 0).all()
     long = a.to_pandas()
@@ -471,9 +477,9 @@ def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache
     assert json.loads(a.fits)["tiny"]["runs"] == 7
 
 
-def test_power_and_type3_tables(tiny, cache):
-    p = _small(power, tiny, cache, delta=[0.02, 0.05])
-    t3 = _small(type3, tiny, cache, delta=[0.02, 0.05])
+def test_power_and_type3_tables(eleven, cache):
+    p = _small(power, eleven, cache, delta=[0.02, 0.05], risk_nulls=False)
+    t3 = _small(type3, eleven, cache, delta=[0.02, 0.05], risk_nulls=False)
     names = list(p.tables())
     assert "type_2_by_alpha/delta0.05/type_2_by_alpha_err20_12_delta0.05" in names
     assert "type_2_by_delta/alpha0.050/type_2_by_delta_err20_12_alpha0.050" in names
@@ -521,11 +527,11 @@ class _LosingExecutor(cf.Executor):
 
 def test_a_study_whose_jobs_are_all_lost_says_so(tiny, cache, tmp_path):
     with pytest.raises(InputError, match="fitting collection 'tiny': a job was lost with its worker"):
-        _small(type1, tiny, tmp_path, executor=_LosingExecutor())
+        _small(type1, tiny, tmp_path, executor=_LosingExecutor(), risk_nulls=False)
     fits.fit_collections(tiny, "err20", cache=cache)  # fitted here; the study's jobs are lost
     with pytest.warns(RuntimeWarning, match="lost"), \
             pytest.raises(InputError, match=r"job\(s\) were lost with their workers"):
-        _small(type1, tiny, cache, executor=_LosingExecutor())
+        _small(type1, tiny, cache, executor=_LosingExecutor(), risk_nulls=False)
 
 
 @pytest.mark.slow
@@ -540,12 +546,12 @@ def test_study_tables_are_identical_across_executors(tmp_path):
     assert here.to_arrow().equals(there.to_arrow())
 
 
-def test_figures_draw_the_curves_as_the_paper(tiny, cache, tmp_path):
+def test_figures_draw_the_curves_as_the_paper(tiny, eleven, cache, tmp_path):
     pytest.importorskip("matplotlib")
     from fastrisk.viz import plot
 
-    t1 = _small(type1, tiny, cache)
-    p = _small(power, tiny, cache, delta=[0.02, 0.05])
+    t1 = _small(type1, tiny, cache, risk_nulls=False)
+    p = _small(power, eleven, cache, delta=[0.02, 0.05], risk_nulls=False)
     ax = plot.simulation_rates(t1, tails="two-sided")
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert len(ax.lines) == 1 + len(t1.tests)  # the nominal diagonal and one line per test
@@ -555,7 +561,7 @@ def test_figures_draw_the_curves_as_the_paper(tiny, cache, tmp_path):
     assert "Power" in (tmp_path / "power.svg").read_text()
 
 
-def test_the_progress_bar_counts_trials_not_jobs(tiny, cache, monkeypatch):
+def test_the_progress_bar_counts_trials_not_jobs(eleven, cache, monkeypatch):
     import fastrisk.sweep.run as run
 
     seen = {}
@@ -571,10 +577,10 @@ def test_the_progress_bar_counts_trials_not_jobs(tiny, cache, monkeypatch):
             pass
 
     monkeypatch.setattr(run, "Progress", Recorder)
-    power("err20", collections=tiny, delta=[0.01, 0.02], topics=10, trials=70, replicates=0, rng=2, progress=True,
-          cache=cache, chunk=30)
-    # 70 trials x 2 deltas for the study's pairs and for each of the three risk nulls (URisk_1, URisk_5, smooth)
-    assert seen == {"total": 560, "unit": "trial", "done": 560}
+    power("err20", collections=eleven, delta=[0.02, 0.05], topics=10, trials=70, replicates=0, rng=2, progress=True,
+          cache=cache, chunk=30, risk_nulls=False)
+    # 70 trials x 2 deltas of the study's pairs (each risk null's group adds as many: test_simulate_risk_null.py)
+    assert seen == {"total": 140, "unit": "trial", "done": 140}
 
 
 # ------------------------------------------------------------------ against simIReff in R

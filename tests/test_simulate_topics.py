@@ -5,8 +5,6 @@ the validation."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -30,27 +28,26 @@ def nct_power(n, delta=DELTA, sd=SD_D, alpha=0.05):
 
 @pytest.fixture
 def gaussian(monkeypatch):
-    """A collection of two runs with the Gaussian joint law b ~ N(0.45, 0.05^2), e ~ N(0.47,
-    0.05^2), Gaussian copula rho = 0.5 (normal margins far from 0 and 1, so the truncation
-    to [0, 1] is below 1e-18), whose H1 pair at delta = 0.02 is (b, e) with the identity
-    transformation (Beta(1, 1))."""
+    """A collection of 11 runs (the fewest the study's H1 pairs allow: a baseline and its 10
+    nearest runs) with the Gaussian joint law b ~ N(0.45, 0.05^2), e ~ N(0.47, 0.05^2),
+    Gaussian copula rho = 0.5 between b and each e (normal margins far from 0 and 1, so the
+    truncation to [0, 1] is below 1e-18): the H1 pairs at delta = 0.02 are b with each of the
+    10 runs e, with the identity transformation (Beta(1, 1)), so every trial draws that law."""
     x = np.linspace(0.3, 0.6, 20)
-    margins = [simireff._norm(x, params={"mu": MU_B, "sigma": SIGMA}),
-               simireff._norm(x, params={"mu": MU_B + DELTA, "sigma": SIGMA})]
+    margins = [simireff._norm(x, params={"mu": MU_B, "sigma": SIGMA})]
+    margins += [simireff._norm(x, params={"mu": MU_B + DELTA, "sigma": SIGMA}) for _ in range(10)]
     assert abs(margins[1].mean - margins[0].mean - DELTA) < 1e-12
-    fit = CollectionFit("gauss", "ap", "gauss-law", np.arange(2), {"duplicates": [], "bottom": []}, margins,
-                        {"0,1": {"family": "gaussian", "rotation": 0, "parameters": [RHO]}}, np.vstack([x, x]),
-                        h1={f"{DELTA:.10g}": {"pairs": {"0": [[1, 1.0, 1.0]]}, "failed": 0}})
+    copulas = {f"0,{j}": {"family": "gaussian", "rotation": 0, "parameters": [RHO]} for j in range(1, 11)}
+    fit = CollectionFit("gauss", "ap", "gauss-law", np.arange(11), {"duplicates": [], "bottom": []}, margins,
+                        copulas, np.vstack([x] * 11),
+                        h1={f"{DELTA:.10g}": {"pairs": {"0": [[j, 1.0, 1.0] for j in range(1, 11)]}, "failed": 0}})
     monkeypatch.setattr(studies, "fit_collections", lambda items, *a, **kw: {"gauss": fit})
-    return {"gauss": np.vstack([x, x, x])}
+    return {"gauss": np.vstack([x] * 11)}
 
 
 def test_t_test_curve_is_the_noncentral_t_power(gaussian):
     trials = 2500
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # two runs: fewer than H1's 10 neighbours
-        res = topics(gaussian, measure="AP", test="t", delta=DELTA, power=0.8, trials=trials, rng=11,
-                     max_topics=128)
+    res = topics(gaussian, measure="AP", test="t", delta=DELTA, power=0.8, trials=trials, rng=11, max_topics=128)
     ref = nct_power(res.n)
     se = np.sqrt(ref * (1 - ref) / trials)
     assert np.all(np.abs(res.power - ref) <= 4 * se + 1e-9), np.c_[res.n, res.power, ref]
@@ -68,10 +65,8 @@ def test_t_test_curve_is_the_noncentral_t_power(gaussian):
 
 def test_one_tailed_curve_is_the_one_sided_noncentral_t_power(gaussian):
     trials = 2000
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        res = topics(gaussian, measure="AP", test="t", tails="one-tailed", delta=DELTA, power=0.9, trials=trials,
-                     rng=5, max_topics=128)
+    res = topics(gaussian, measure="AP", test="t", tails="one-tailed", delta=DELTA, power=0.9, trials=trials, rng=5,
+                 max_topics=128)
     n = np.asarray(res.n, dtype=np.float64)
     ref = stats.nct.sf(stats.t.ppf(0.95, n - 1), n - 1, DELTA * np.sqrt(n) / SD_D)
     assert np.all(np.abs(res.power - ref) <= 4 * np.sqrt(ref * (1 - ref) / trials) + 1e-9)
@@ -123,9 +118,7 @@ def test_bad_arguments_are_named(kw, match):
 
 
 def test_result_table_and_figure(gaussian, tmp_path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        res = topics(gaussian, measure="AP", delta=DELTA, power=0.5, trials=300, rng=1, max_topics=64)
+    res = topics(gaussian, measure="AP", delta=DELTA, power=0.5, trials=300, rng=1, max_topics=64)
     t = res.to_arrow()
     assert t.column_names == ["n", "measure", "test", "tails", "power", "se", "low", "high", "trials"]
     assert t.column("n").to_pylist() == list(res.n) and res.reached
@@ -134,3 +127,10 @@ def test_result_table_and_figure(gaussian, tmp_path):
     assert (tmp_path / "topics.png").stat().st_size > 1000
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert "95 % Monte-Carlo band (Wilson)" in labels and f"{res.topics} topics" in labels
+
+
+def test_only_the_planned_test_is_simulated(gaussian, monkeypatch):
+    seen, real = [], studies._run
+    monkeypatch.setattr(studies, "_run", lambda *a, **kw: (seen.append(kw["tests"]), real(*a, **kw))[1])
+    res = topics(gaussian, measure="AP", test="wilcoxon", delta=DELTA, power=0.5, trials=200, rng=1, max_topics=16)
+    assert seen and set(seen) == {("wilcoxon",)} and len(seen) == len(res.n)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -229,13 +228,9 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
 
     def at(n: int) -> float:
         if n not in points:
-            with warnings.catch_warnings():
-                if points:  # a collection's warnings (too few runs for H1 neighbours) once, not at every size
-                    warnings.simplefilter("ignore", UserWarning)
-                r = _s._run(("power",), key, n, trials, replicates, [delta], seed, plan_alpha, min_diff, [alpha],
-                            items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
-                            nested=int(max_topics), fitted=fitted,
-                            tests=(test,))["power"]  # only the test's group of trials (a risk test: its own null, #28)
+            r = _s._run(("power",), key, n, trials, replicates, [delta], seed, plan_alpha, min_diff, [alpha], items,
+                        executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed, nested=int(max_topics),
+                        fitted=fitted, tests=(test,))["power"]  # only the test's trials (a risk test: its own null, #28)
             k, t = r.tests.index(test), r.tails.index(tails)
             rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
             points[n] = (0.0 if math.isnan(rate) else rate, valid)

@@ -50,7 +50,6 @@ import atexit
 import gc
 import json
 import numbers
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,20 +163,33 @@ def load_collections(measure=None, collections=None) -> tuple[str, dict]:
 H1_NEIGHBOURS = 10
 
 
-def check_runs(fits, mode: str) -> None:
-    """An `InputError` when a collection keeps too few runs for the protocol (type I: two
-    runs; H1: a baseline and a partner), a warning when H1 cannot give each baseline its 10
-    nearest runs (the study's ``R/02-margins_transform.R``): it then takes every other run."""
+def runs_needed(mode: str, own: bool, risk_nulls) -> tuple[int, str]:
+    """(kept runs a collection needs, what needs them) for a study ``mode`` that simulates the
+    study's own pairs (``own``) and the calibrated pairs of ``risk_nulls``. Type I pairs are
+    any two distinct runs (the study's ``R/11-type_1.R``: 2); H1 pairs a baseline and its
+    `H1_NEIGHBOURS` nearest runs in mean (``R/02-margins_transform.R``: 11), and so do the
+    risk nulls' pairs, drawn as H1 pairs (`fastrisk.simulate.nulls`)."""
+    if mode != "type1" and own:
+        return H1_NEIGHBOURS + 1, f"its H1 pairs (a baseline and its {H1_NEIGHBOURS} nearest runs in mean)"
+    if risk_nulls:
+        return H1_NEIGHBOURS + 1, (f"the risk tests' pairs under their own null (a baseline and its "
+                                   f"{H1_NEIGHBOURS} nearest runs in mean; risk_nulls=False, or --no-risk-nulls, "
+                                   f"leaves them out)")
+    return 2, "its type I pairs (two distinct runs)"
+
+
+def check_runs(fits, needed: int, why: str) -> None:
+    """An `InputError` naming the first collection of ``fits`` that keeps fewer than ``needed``
+    runs after the study's removal rule (duplicates, then the bottom 10 % by mean), how many it
+    keeps and how many it needs (``why``: what needs them, from `runs_needed`): the protocol
+    cannot be followed there, and nothing is simulated."""
     for f in fits:
-        dropped = len(f.removed["duplicates"]) + len(f.removed["bottom"])
-        if f.n_runs < 2:
-            raise InputError(f"collection {f.name!r} keeps {f.n_runs} run(s) of {f.n_runs + dropped} (duplicates "
-                             f"and the bottom 10 % are dropped); the study needs at least 2, and "
-                             f"{H1_NEIGHBOURS + 1} for its H1 pairs")
-        if mode != "type1" and f.n_runs < H1_NEIGHBOURS + 1:
-            warnings.warn(f"collection {f.name!r} keeps {f.n_runs} runs: the study pairs each H1 baseline with "
-                          f"its {H1_NEIGHBOURS} nearest runs, which needs {H1_NEIGHBOURS + 1}; each gets the "
-                          f"{f.n_runs - 1} others", UserWarning, stacklevel=4)
+        if f.n_runs < needed:
+            dropped = len(f.removed["duplicates"]) + len(f.removed["bottom"])
+            raise InputError(f"collection {f.name!r} has too few runs: it keeps {f.n_runs} of its "
+                             f"{f.n_runs + dropped} ({len(f.removed['duplicates'])} duplicate(s) and "
+                             f"{len(f.removed['bottom'])} of the bottom 10 % by mean dropped, as the study does); "
+                             f"the study needs at least {needed} for {why}")
 
 
 #: Fits in this process by token (the cache file, or "memory:NAME:HASH" for uncached ones).
@@ -566,6 +578,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     those tests are resampled, so its risk null alone is calibrated. A kept test's numbers are
     the same as without ``tests`` (same group seed, same trial streams)."""
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
+    if risk_nulls not in (True, False):
+        raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
     tests = _tests_iv(tests, trisk_alpha, risk_nulls)
     shared = shared_size(shared_resamples, chunk)
     mode = modes[0]
@@ -574,16 +588,14 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
-    check_runs(fit_list, mode)
     tokens = [_token(f) for f in fit_list]
     _LOADED.update(zip(tokens, fit_list))
     data = {n: (f"trec:{n}" if m is None else m) for n, m in items.items()}
     skipped = {}
     experiments = []
-    if risk_nulls not in (True, False):
-        raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
     risk_nulls = [n for n in (_nulls(trisk_alpha) if risk_nulls else []) if _group_tests(trisk_alpha, n, tests)]
     own = bool(_group_tests(trisk_alpha, None, tests))  # the study's own pairs: only for one of their tests
+    check_runs(fit_list, *runs_needed(mode, own, risk_nulls))
     if mode != "type1" and own:
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
