@@ -7,7 +7,6 @@ fit, type1, power and topics."""
 from __future__ import annotations
 
 import hashlib
-import warnings
 
 import numpy as np
 import pytest
@@ -162,9 +161,24 @@ def trec2012(tmp_path_factory):
     return d / "web12.nDCG@10.parquet", d / "web12.P@5.parquet", d / "cache"
 
 
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """nDCG@10 and P@5 of 14 seeded synthetic runs (`fastrisk.bench_data.synthetic_runs`) over 50
+    topics, written by fastrisk evaluate --matrix-out: enough runs for the study's H1 pairs."""
+    from fastrisk.bench_data.synthetic_runs import generate, write  # test data generator, not a library module
+
+    d = tmp_path_factory.mktemp("synthetic")
+    runs, qrels = generate(n_systems=14, n_topics=50, depth=100, seed=28)
+    write(runs, qrels, d / "runs")
+    (d / "runs" / "qrels.txt").rename(d / "qrels.txt")
+    rc = main(["evaluate", str(d / "runs"), "--qrels", str(d / "qrels.txt"), "--measure", "nDCG@10", "--measure",
+               "P@5", "--matrix-out", str(d / "syn.parquet"), "--out", str(d / "means.csv")])
+    assert rc in (0, None)
+    return d / "syn.nDCG@10.parquet", d / "syn.P@5.parquet"
+
+
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:collection .* keeps 7 runs:UserWarning")
-def test_unseen_collection_fit_type1_power_topics(trec2012, capsys):
+def test_unseen_collection_fit_type1_power_topics(trec2012, synthetic, capsys):
     ndcg, p5, cache = trec2012
     for file, key, families in ((ndcg, "nDCG@10", CONTINUOUS), (p5, "P@5", DISCRETE)):
         assert main(["simulate", "fit", str(file), "--cache", str(cache), "--format", "csv"]) in (0, None)
@@ -177,23 +191,31 @@ def test_unseen_collection_fit_type1_power_topics(trec2012, capsys):
             for m in fit.margins:
                 np.testing.assert_array_equal(m.points, np.arange(6) / 5)  # sampled on the lattice only
         t1 = type1(collections=[str(file)], topics=50, trials=1000, replicates=0, rng=1, cache=cache,
-                   alphas=[0.05], progress=False)
+                   alphas=[0.05], progress=False, risk_nulls=False)  # type I pairs: any two of the 7 runs
         assert t1.measure == key
         k = t1.tests.index("t")
         assert abs(t1.rate[0, k, 1, 0] - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 1000)  # t is valid here
-        with warnings.catch_warnings(record=True) as got:
-            warnings.simplefilter("always")
-            pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=1000, replicates=0, rng=1,
-                       cache=cache, alphas=[0.05], progress=False)
-        assert any("keeps 7 runs" in str(w.message) and "needs 11" in str(w.message) for w in got)
-        assert pw.rate[0, k, 1, 0] > t1.rate[0, k, 1, 0] + 0.1
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            plan = topics(str(file), test="t", delta=0.05, trials=500, rng=2, cache=cache, max_topics=300)
+        # 7 runs: too few for H1 pairs (a baseline and its 10 nearest runs)
+        with pytest.raises(InputError, match=r"keeps 7 of its 8 .* needs at least 11 for its H1 pairs"):
+            power(collections=[str(file)], delta=[0.05], topics=50, trials=10, replicates=0, cache=cache,
+                  progress=False, risk_nulls=False)
+        with pytest.raises(InputError, match=r"keeps 7 of its 8 .* needs at least 11"):
+            topics(str(file), test="t", delta=0.05, trials=10, cache=cache)
+    for file, key in zip(synthetic, ("nDCG@10", "P@5")):  # 14 runs: the whole protocol
+        fit = fits.fit_collections(*reversed(studies.load_collections(None, [str(file)])), cache=cache)[str(file)]
+        assert fit.measure == key and fit.n_runs >= 11
+        t1 = type1(collections=[str(file)], topics=50, trials=1000, replicates=0, rng=1, cache=cache,
+                   alphas=[0.05], progress=False, risk_nulls=False)
+        k = t1.tests.index("t")
+        pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=1000, replicates=0, rng=1,
+                   cache=cache, alphas=[0.05], progress=False, risk_nulls=False)
+        assert pw.measure == key and pw.rate[0, k, 1, 0] > t1.rate[0, k, 1, 0] + 0.1
+        plan = topics(str(file), test="t", delta=0.05, trials=500, rng=2, cache=cache, max_topics=300)
         assert plan.measure == key and plan.topics is not None
         i = plan.n.index(plan.topics)
         assert plan.power[i] >= 0.8 and all(p < 0.8 for n, p in zip(plan.n, plan.power) if n == plan.topics - 1)
     # the CLI: topics on the file, with the figure; grid with a file collection
+    p5 = synthetic[1]
     assert main(["simulate", "topics", str(p5), "--test", "sign", "--delta", "0.1", "--trials", "200", "--seed",
                  "1", "--cache", str(cache), "--max-topics", "200", "--plot", str(cache / "t.svg"), "--quiet",
                  "--format", "csv"]) in (0, None)
@@ -201,6 +223,6 @@ def test_unseen_collection_fit_type1_power_topics(trec2012, capsys):
     assert out.out.startswith("n,measure,test,tails,power,se,low,high,trials") and "topics reach power" in out.err
     assert (cache / "t.svg").stat().st_size > 1000
     res = run_grid(["type1"], cache / "grid", collections=[str(p5)], topics=[10], trials=200, replicates=0, rng=1,
-                   cache=cache, progress=False)
+                   cache=cache, progress=False, risk_nulls=False)
     assert res["type1"][0].measure == "P@5"
     assert (cache / "grid" / "type_1" / "type_1_P@5_10.csv").exists()

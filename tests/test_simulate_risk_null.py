@@ -224,9 +224,16 @@ def test_calibrated_pairs_hold_their_null_and_are_cached(cache):
     assert checked >= 2
 
 
+def _eleven():
+    """13 runs of which the study keeps 11: the fewest the risk nulls' pairs (drawn as H1 pairs: a
+    baseline and its 10 nearest runs) allow."""
+    m = fastrisk.data.datasets.trec_matrix("web2013_err20")
+    return ScoreMatrix(m.values[:13, :30], m.systems[:13], m.topics[:30], m.measure)
+
+
 @pytest.mark.slow
 def test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t(cache):
-    res = type1("err20", collections={"tiny": _tiny()}, topics=12, trials=200, replicates=30, rng=5,
+    res = type1("err20", collections={"eleven": _eleven()}, topics=12, trials=200, replicates=30, rng=5,
                 trisk_alpha=[0.0, 1.0, 5.0], progress=False, cache=cache)
     hyp = dict(zip(res.tests, res.hypotheses))
     assert hyp["t"] == hyp["permutation"] == hyp["trisk@0"] == "same margins"
@@ -236,7 +243,12 @@ def test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t(cache):
     assert set(long.loc[long.test == "trisk@5", "hypothesis"]) == {"URisk_5 = 0"}
     np.testing.assert_array_equal(res.rate[:, res.tests.index("trisk@0")], res.rate[:, res.tests.index("t")])
     (table,) = res.tables().values()
-    assert "trisk1_2 [URisk_1 = 0]" in table.columns and "t2" in table.columns
+    assert list(table.columns[11:]) == [  # after the study's tests, the risk tests, each under its own null
+        f"{t}_{tail} [{h}]" for tail in (1, 2) for t, h in (
+            ("trisk0", "same margins"), ("trisk1", "URisk_1 = 0"), ("trisk5", "URisk_5 = 0"), ("zrisk", "same margins"),
+            ("georisk", "same margins"), ("trisk_smooth", "URisk_s = 0"), ("bootstrap_risk0", "same margins"),
+            ("bootstrap_risk1", "URisk_1 = 0"), ("bootstrap_risk5", "URisk_5 = 0"))]
+    assert list(table.columns[:11]) == ["alpha", "t1", "w1", "s1", "b1", "p1", "t2", "w2", "s2", "b2", "p2"]
     assert set(json.loads(res.skipped)) == {"URisk_1 = 0", "URisk_5 = 0", "URisk_s = 0"}
     pytest.importorskip("matplotlib")
     from fastrisk.viz import plot

@@ -75,3 +75,16 @@ def test_a_risk_test_alone_runs_and_calibrates_its_null_only(cache, monkeypatch)
     _same(part, whole)
     _same(power("err20", tests=("bootstrap_risk@5", "trisk_smooth", "t"), **kw), whole)
     assert np.isfinite(part.rate).all() and part.n[0, 0, 0, 0] > 0
+
+
+def test_the_cli_runs_only_the_tests_named(cache, tmp_path, capsys):
+    path = tmp_path / "five.parquet"
+    fastrisk.write_matrix(_matrix([0, 9, 18, 27, 36]), path)
+    assert fastrisk.cli.main(["simulate", "type1", str(path), "--tests", "t, sign", "--no-risk-nulls", "--topics",
+                              "10", "--trials", "50", "--replicates", "0", "--seed", "1", "--cache", str(cache),
+                              "--quiet", "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert {line.split(",")[1] for line in out.splitlines()[1:]} == {"t", "sign"}, out[:300]
+    assert fastrisk.cli.main(["simulate", "type1", str(path), "--tests", "nope", "--no-risk-nulls",
+                              "--cache", str(cache), "--quiet"]) == 2
+    assert "'nope' is not a test of the battery" in capsys.readouterr().err

@@ -62,7 +62,8 @@ def _cmd_simulate(args) -> int:
             return _topics(args, collections, executor)
         common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
                       resume=args.resume, risk_nulls=not args.no_risk_nulls,
-                      shared_resamples=args.shared_resamples or False)
+                      shared_resamples=args.shared_resamples or False,
+                      tests=[t.strip() for t in args.tests.split(",") if t.strip()] if args.tests else None)
         if args.study == "type1":
             result = simulate.type1(args.measure, executor=executor, **common)
         else:
@@ -184,7 +185,7 @@ _ONLY = {
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
     "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
-    "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
+    "--test": ("topics",), "--tests": _STUDIES, "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
     "--min-topics": ("topics",), "--max-topics": ("topics",),
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
@@ -254,6 +255,10 @@ def register(sub) -> None:
     p.add_argument("--test", default="t",
                    help="topics: the test planned for (t, wilcoxon, sign, bootstrap, permutation, trisk@A, zrisk, "
                         "georisk; default t)")
+    p.add_argument("--tests", metavar="NAMES",
+                   help="type1/power/type3: only these tests of the battery, comma-separated (e.g. t,trisk@5; "
+                        "default all): the study's own pairs are simulated only for one of their tests, a risk "
+                        "null's pairs (and its calibration) only for one of its")
     p.add_argument("--alpha", type=float, default=0.05, help="topics: significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),

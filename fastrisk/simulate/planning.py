@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+from scipy import special
 
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import save_figure
@@ -251,20 +252,56 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                         se=np.sqrt(p * (1 - p) / np.maximum(m, 1)), low=low, high=high, trials=m)
 
 
+def _guess(points, target: float) -> float | None:
+    """The size at which a line through two (n, power) ``points`` reaches ``target`` on the scale
+    of the normal approximation of a test's power, p(n) ~ Phi(sqrt(n) delta / sigma - z) (Sakai
+    2016, sec. 3, without the t correction): Phi^-1(p) is linear in sqrt(n). None when the line
+    does not rise (a flat or noisy stretch of the curve)."""
+    (n1, p1), (n2, p2) = points
+    y1, y2, yt = special.ndtri(np.clip([p1, p2, target], 1e-6, 1 - 1e-6))
+    x1, x2 = math.sqrt(n1), math.sqrt(n2)
+    if not (n2 > n1 and y2 > y1):
+        return None
+    return (x2 + (yt - y2) * (x2 - x1) / (y2 - y1)) ** 2
+
+
+#: The growth step's overshoot of the guessed size (so that it lands just above the answer).
+OVERSHOOT = 1.1
+
+
 def _search(at, target: float, lo: int, hi: int) -> int | None:
-    """Smallest n in [lo, hi] with at(n) >= target on a non-decreasing curve: doubling from lo,
-    then bisection; None if at(hi) < target."""
+    """Smallest n in [lo, hi] with at(n) >= target on a non-decreasing curve (None if at(hi) <
+    target), never evaluating a size twice.
+
+    Growth from n = lo: the next size is `OVERSHOOT` times the guess (`_guess`) through the last
+    two sizes, at least n + 1 and at most 2n (2n without a guess), capped at hi, until at(n) >=
+    target. Then, between the last size below the target and the first at or above it, the
+    guess through those two (regula falsi on the normal-approximation scale) kept strictly
+    inside them, or their midpoint after two guesses on one side (the Illinois safeguard),
+    until they are adjacent. On any non-decreasing curve this is the bisection's answer; on
+    power curves, whose normal approximation is near-linear, it needs a few sizes near the
+    answer instead of a doubling past it and log2(answer) bisection steps."""
+    seen: list[tuple[int, float]] = []
+
+    def value(n):
+        seen.append((n, at(n)))
+        return seen[-1][1]
+
     below, n = None, lo
-    while at(n) < target:
+    while value(n) < target:
         if n >= hi:
             return None
-        below, n = n, min(2 * n, hi)
+        g = _guess(seen[-2:], target) if len(seen) > 1 else None
+        step = 2 * n if g is None or not math.isfinite(g) else min(2 * n, max(n + 1, math.ceil(OVERSHOOT * g)))
+        below, n = n, min(step, hi)
     if below is None:
         return n
+    lo_p, hi_p, side = dict(seen)[below], dict(seen)[n], 0
     while n - below > 1:
-        mid = (below + n) // 2
-        if at(mid) >= target:
-            n = mid
+        g = _guess([(below, lo_p), (n, hi_p)], target)
+        mid = (below + n) // 2 if g is None or abs(side) >= 2 else min(n - 1, max(below + 1, round(g)))
+        if value(mid) >= target:
+            n, hi_p, side = mid, seen[-1][1], min(side, 0) - 1
         else:
-            below = mid
+            below, lo_p, side = mid, seen[-1][1], max(side, 0) + 1
     return n
