@@ -10,14 +10,18 @@ margin transformed to mean mu_b + delta), so any test of the battery can be plan
 any collection and measure, without assuming normal differences. On a Gaussian joint law the
 simulated curve of the t test is Sakai's noncentral-t power (tests/test_simulate_topics.py).
 
-Search: power at n = min_topics, 2 min_topics, 4 min_topics, ... (capped at max_topics)
-until it reaches the target, then bisection on the integers between the last size below and
-the first at or above it. Every size uses the same study seed and nested topic sets: trial t
-draws the same collection and pair of runs at every n, and its n topics are the first n of
-one draw of max_topics (as an experimenter adding topics keeps the ones judged), so the
-curve is smooth in n and the bisection sees a monotone curve up to Monte-Carlo error
-(common random numbers). The band is the 95 % Wilson score interval of each simulated
-proportion.
+Search (`_search`): from n = min_topics, sizes guessed on the scale of the normal
+approximation of power (Phi^-1(power) linear in sqrt(n), Sakai 2016 sec. 3), growing by at
+most a doubling, until the power reaches the target, then regula falsi on that scale between
+the last size below and the first at or above it: the answer of doubling and bisection on any
+non-decreasing curve, with about half the topics simulated. Only the planned test's group of
+trials is simulated (`fastrisk.simulate.studies` ``tests=``): the study's pairs, or a risk
+test's own calibrated pairs (at URisk_alpha = delta). Every size uses the same study seed and
+nested topic sets: trial t draws the same collection and pair of runs at every n, and its n
+topics are the first n of one draw of max_topics (as an experimenter adding topics keeps the
+ones judged), so the curve is smooth in n and the search sees a monotone curve up to
+Monte-Carlo error (common random numbers). The band is the 95 % Wilson score interval of each
+simulated proportion.
 """
 
 from __future__ import annotations
@@ -170,7 +174,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
     against an effect ``delta``, simulated on the fitted models of ``collections``.
 
     Power at n topics is `fastrisk.simulate.power`'s (the protocol of Urbano, Lima & Hanjalic,
-    SIGIR 2019: H1 pairs whose experimental run's margin is transformed to mean mu_b + delta),
+    SIGIR 2019: H1 pairs whose experimental run's margin is transformed to mean mu_b + delta;
+    a risk test's own pairs, calibrated to URisk_alpha = delta or E[s(d)] = delta),
     the share of ``trials`` in which the test rejects at ``alpha`` (``tails``: 'two-sided', as
     in Sakai's topic set size design, or 'one-tailed', H1: e > b). The sizes searched and the
     search are described in the module docstring; every size uses the same trials (seed
@@ -187,7 +192,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
         The measure, when the collections do not name it (any measure on [0, 1]).
     test : str
         A test of the battery (`fastrisk.simulate.battery`): t, wilcoxon, sign, bootstrap,
-        permutation, trisk@A (A in ``trisk_alpha``), zrisk, georisk.
+        permutation, trisk@A and bootstrap_risk@A (A in ``trisk_alpha``; at A > 0 planned on
+        their own null's pairs, delta being URisk_A), trisk_smooth, zrisk, georisk.
     alpha, delta, power : float
         Significance level, effect size (difference in mean score) and target power.
     trials : int
@@ -214,6 +220,12 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
     TopicsResult
         The curve (``n``, ``power``, ``se``, ``low``, ``high``, ``trials``) and the answer
         ``topics`` (None when ``max_topics`` does not reach the target).
+
+    Raises
+    ------
+    InputError
+        A collection keeps fewer than 11 runs (`fastrisk.simulate.studies.runs_needed`: the
+        study's H1 pairs, and a risk test's own pairs, are a baseline and its 10 nearest runs).
     """
     replicates = _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
                             max_topics)
