@@ -501,21 +501,16 @@ def topic_influence(x, stats, sign):
     inv = 1.0 / (c - 1)
     c1 = c - 1.0
     for k in prange(S):
-        xs = np.empty(c)
         for a in range(A):
             theta = stats[TOPIC_THETA, a, k]
             ct = c * theta
             rjsd = stats[TOPIC_RJSD, a, k]
-            for i in range(c):
-                xs[i] = sign * x[a, k, i]  # classic x (times ±1: exact)
-            for i in range(c):  # simple loops, one output each (vectorisable); the rare cases
-                loo = (ct - xs[i]) * inv  # are patched below
-                out[1, a, k, i] = sign * (c1 * (theta - loo))
-            for i in range(c):
-                loo = (ct - xs[i]) * inv
+            for i in range(c):  # one loop, three outputs (vectorised: few enough arrays); the
+                loo = (ct - sign * x[a, k, i]) * inv  # classic x: times ±1 is exact
+                influence = sign * (c1 * (theta - loo))
+                out[1, a, k, i] = influence
                 out[2, a, k, i] = sign * (ct - c1 * loo)
-            for i in range(c):
-                out[0, a, k, i] = out[1, a, k, i] * rjsd  # sign * (inf_i / jsd)
+                out[0, a, k, i] = influence * rjsd  # sign * (inf_i / jsd); rare cases patched below
             z = stats[TOPIC_ZERO, a, k] != 0.0
             if z or stats[TOPIC_JSD_POSITIVE, a, k] == 0.0:
                 for i in range(c):
@@ -540,7 +535,9 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     (``alternative``: 0 two-sided, 1 less, 2 greater).
 
     Returns ``ok`` (as `linear_risk_table`: False when the scores need rescaling), ``stats``
-    ``[3, alpha, system]`` (URisk, t, p), ``zero`` ``[system]`` and its count."""
+    ``[3, alpha, system]`` (URisk, t, p), ``zero`` ``[system]`` and its count outside
+    ``self_row``. Every alpha's moments in loops over systems (`risk_at_rows`: `risk_at`'s
+    expressions, vectorised)."""
     S, c = R.shape
     A = alphas.shape[0]
     stats = np.empty((3, A, S))
@@ -548,19 +545,24 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     ok = True
     sums = np.empty((7, S))
     all_risk_sums(R, B, sums)
-    for k in range(S):
-        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = (sums[0, k], sums[1, k], sums[2, k], sums[3, k], sums[4, k],
-                                                     sums[5, k], sums[6, k])
-        for a in range(A):
-            m, s, _ = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+    sej = np.empty(S)
+    for a in range(A):
+        mean = stats[0, a]
+        se = stats[2, a]  # scratch until the p-values
+        risk_at_rows(alphas[a], c, sums, mean, se, sej)
+        for k in range(S):
+            m = mean[k]
+            s = se[k]
             am = abs(m)
             As = abs(s)
             if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
                 ok = False
             z, t = floored_t(m, s, float(c), rtol)
             zero[k] |= z
-            stats[0, a, k] = m
             stats[1, a, k] = math.nan if k == self_row else t
+    n_zero = 0
+    for k in range(S):
+        n_zero += zero[k] and k != self_row
     t_flat = stats[1].reshape(-1)
     p_flat = stats[2].reshape(-1)
     t_lower_tails(t_flat, c - 1, p_flat)
@@ -572,4 +574,4 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     else:
         for i in range(p_flat.shape[0]):
             p_flat[i] *= 2.0
-    return ok, stats, zero, zero.sum()
+    return ok, stats, zero, n_zero

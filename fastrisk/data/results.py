@@ -205,16 +205,17 @@ def _jsonable(value):
     return value
 
 
-#: class -> (field names, required names, plain defaults, needs the real __init__): see `Result._trusted`.
+#: class -> (field names, required names, plain defaults, needs the real __init__, the tuples of
+#: names accepted so far): see `Result._trusted`.
 _DEFAULTS: dict = {}
 
 
-def _field_defaults(cls) -> tuple[frozenset, frozenset, dict, bool]:
+def _field_defaults(cls) -> tuple[frozenset, frozenset, dict, bool, set]:
     fs = [f for f in fields(cls) if f.init]
     plain = {f.name: f.default for f in fs if f.default is not MISSING}
     fallback = hasattr(cls, "__post_init__") or any(f.default_factory is not MISSING for f in fs)
     names = frozenset(f.name for f in fs)
-    return names, names - plain.keys(), plain, fallback
+    return names, names - plain.keys(), plain, fallback, set()
 
 
 @dataclass(frozen=True)
@@ -252,12 +253,15 @@ class Result:
         defaults = _DEFAULTS.get(cls)
         if defaults is None:
             defaults = _DEFAULTS[cls] = _field_defaults(cls)
-        names, required, plain, fallback = defaults
-        if "_lazy" in values:  # the fields of `_lazy_fields` come later, from the function it names
-            required = required - cls._lazy_fields
-            names = names | {"_lazy"}
-        if fallback or not required <= values.keys() <= names:  # __post_init__, a factory, a missing or wrong name
-            return cls(**values)  # (which raises what the constructor raises)
+        names, required, plain, fallback, accepted = defaults
+        given = tuple(values)  # a call site passes the same names each time: checked once
+        if given not in accepted:
+            if "_lazy" in values:  # the fields of `_lazy_fields` come later, from the function it names
+                required = required - cls._lazy_fields
+                names = names | {"_lazy"}
+            if fallback or not required <= values.keys() <= names:  # __post_init__, a factory, a missing or wrong name
+                return cls(**values)  # (which raises what the constructor raises)
+            accepted.add(given)
         obj = object.__new__(cls)
         state = obj.__dict__
         state.update(plain)
