@@ -451,8 +451,8 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
 def _topic_jackknife(x, stats, sign: float, threads) -> dict:
     """TJ, influences and pseudo-values of a linear `topic_risk`, from its signed ``x`` and the
     kernel's ``stats`` (`fastrisk._kernels.risk.topic_influence`): computed on first access."""
-    tj, influence, pseudo = run(_k.topic_influence, _k.topic_influence_serial, x.size, threads, x, stats, sign)
-    return {"tj": tj, "influence": influence, "pseudo_values": pseudo}
+    out = run(_k.topic_influence, _k.topic_influence_serial, x.size, threads, x, stats, sign)
+    return {"tj": out[0], "influence": out[1], "pseudo_values": out[2]}  # views by index: cheaper than unpacking
 
 
 def _topic_table(matrix, base, vf, sign: float, crit: float, threads):
