@@ -50,6 +50,8 @@ def _cmd_simulate(args) -> int:
     collections = collections or None
     if args.study != "grid" and args.paper_size:
         raise InputError("--paper-size is an option of simulate grid")
+    if args.study != "grid" and (args.paper_tests or args.tests):
+        raise InputError("--tests and --paper-tests are options of simulate grid")
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)

@@ -27,7 +27,7 @@ from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
-from fastrisk.simulate.battery import BASE_TESTS, _wanted, battery, battery_test_names
+from fastrisk.simulate.battery import BASE_TESTS, battery, battery_test_names
 from fastrisk.simulate.measures import canonical_measure, file_stem
 from fastrisk.viz.figures import plot_studies
 
@@ -74,7 +74,7 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     nulls). Before it starts, the grid's cost is estimated (`estimate_grid`, on ``workers`` cores, for
     the tests that will run) and printed to standard error."""
     trials, h1_trials, replicates = paper_counts(paper_size, trials, h1_trials, replicates)
-    tests = grid_tests(tests, trisk_alpha, risk_nulls)
+    tests = _s._tests_iv(tests, trisk_alpha, risk_nulls)
     if plot_format not in PLOT_FORMATS:
         raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
@@ -97,7 +97,7 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     common = dict(replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
                   alphas=_s.ALPHAS, executor=executor, chunk=chunk, progress=progress, cache=cache,
                   protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared or False, risk_nulls=risk_nulls,
-                  **({} if tests is None else {"tests": tests}))
+                  tests=tests)
     h1 = tuple(s for s in ("power", "type3") if s in studies)
     est = estimate_grid(studies, len(cells), topics, len(delta), trials, h1_trials, replicates, trisk_alpha,
                         shared, workers, risk_nulls, tests)
@@ -159,21 +159,6 @@ SIMULATE_SECONDS = 0.24e-3
 #: Replicates of the cost probe (`trial_cost`): the cost of a trial is linear in B past a few
 #: thousand, so the probe is short and scaled.
 PROBE_REPLICATES = 4096
-
-
-def grid_tests(tests, trisk_alpha=(1.0, 5.0), risk_nulls: bool = True):
-    """``tests`` checked against the battery with TRisk at ``trisk_alpha``: None (all) or a tuple
-    of its test names in the battery's order (a risk test under its own null needs ``risk_nulls``)."""
-    if tests is None:
-        return None
-    names = battery_test_names(trisk_alpha)
-    want = _wanted(tests, names)
-    if not want:
-        raise InputError(f"`tests` is empty: name tests of the battery ({', '.join(names)}), or None for all")
-    nulls = sorted(t for t in want if _s._null_of(t) is not None)
-    if nulls and not risk_nulls:
-        raise InputError(f"`tests`: {', '.join(nulls)} run under their own null, which `risk_nulls=False` leaves out")
-    return tuple(t for t in names if t in want)
 
 
 def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True, tests=None) -> dict:
