@@ -34,37 +34,6 @@ def risk_score(d, w):
 
 
 @helper
-def _row_moments(x, out_mean, out_se, out_sej, a):
-    """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
-
-    The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly
-    (Dinçer, Macdonald & Ounis 2014), so SE_J is computed independently of SE_x; they agree in exact arithmetic.
-    Two passes: the mean, then the squared deviations of x and of theta_(i) about the mean
-    (var_J from the shifted sum, exact for any shift: S - c (theta_(.) - mean)^2).
-    """
-    c = x.shape[0]
-    total = 0.0
-    for i in range(c):
-        total += x[i]
-    mean = total / c
-    inv = 1.0 / (c - 1)
-    ss = 0.0
-    loo_total = 0.0
-    loo_ss = 0.0
-    for i in range(c):
-        dev = x[i] - mean
-        ss += dev * dev
-        loo = (c * mean - x[i]) * inv
-        loo_total += loo
-        e = loo - mean
-        loo_ss += e * e
-    shift = loo_total / c - mean
-    out_mean[a] = mean
-    out_se[a] = math.sqrt(ss * inv / c)
-    out_sej[a] = math.sqrt(max((c - 1) / c * (loo_ss - c * shift * shift), 0.0))
-
-
-@helper
 def risk_sums(r, b):
     """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
 
@@ -173,6 +142,17 @@ def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
     shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
     return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@helper
+def value_moments(x, zero):
+    """(mean, SE_x, SE_J) of per-topic values ``x`` (a value function's x_i = v(d_i)): `risk_sums`
+    of x against ``zero`` (a zero vector: x_i - 0 = x_i exactly), then `risk_at` at alpha 0. The
+    moments of every path come from these two kernels; SE_J is the jackknife of the mean
+    (Dinçer, Macdonald & Ounis 2014), checked against explicit leave-one-out references in the
+    tests."""
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(x, zero)
+    return risk_at(0.0, x.shape[0], gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
 
 
 @helper
@@ -322,7 +302,7 @@ def value_risk(R, B):
         frisk[k] = risk / c
         for i in range(c):
             d[i] = _value(d[i])
-        _row_moments(d, urisk[k], se[k], sej[k], 0)
+        urisk[k, 0], se[k, 0], sej[k, 0] = value_moments(d, np.zeros(c))
     return freward, frisk, urisk, se, sej
 
 
@@ -361,11 +341,11 @@ def _topic_row(x, loo, tr, tj, influence, pseudo):
     """Exploratory risk of one row of per-topic scores ``x`` into the given rows; returns
     (jackknife bias, mean, SE_x) for theta = mean(x). ``loo``: scratch of length c."""
     c = x.shape[0]
-    moments = np.empty(3)
-    _row_moments(x, moments[0:1], moments[1:2], moments[2:3], 0)
-    theta = moments[0]
-    sd = moments[1] * math.sqrt(c)
-    jsd = moments[2] * math.sqrt(c)
+    for i in range(c):
+        loo[i] = 0.0
+    theta, se, sej = value_moments(x, loo)
+    sd = se * math.sqrt(c)
+    jsd = sej * math.sqrt(c)
     loo_total = 0.0
     for i in range(c):
         loo[i] = (c * theta - x[i]) / (c - 1)
@@ -376,7 +356,7 @@ def _topic_row(x, loo, tr, tj, influence, pseudo):
         tr[i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
         inf_i = influence[i]
         tj[i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
-    return (c - 1) * (loo_total / c - theta), theta, moments[1]
+    return (c - 1) * (loo_total / c - theta), theta, se
 
 
 linear_scores_serial = serial(linear_scores)
