@@ -185,14 +185,3 @@ def test_many_pairs_in_uneven_tiles_count_what_each_pair_counts_alone():
     res = battery(V, **kw)
     for k in (0, 24, 25, 49, 50, 74):
         np.testing.assert_array_equal(res.pvalue[k], battery(V[k:k + 1], **kw).pvalue[0])
-
-
-@settings(max_examples=200, deadline=None)
-@given(m=st.floats(-1e3, 1e3, allow_nan=False), c=st.integers(1, 5000), steps=st.integers(-3, 3))
-def test_quotient_threshold_is_where_the_rounded_mean_reaches_m(m, c, steps):
-    """x >= quotient_threshold(m, c) exactly when fl(x / c) >= m: checked at the threshold, its
-    neighbours and at exact multiples (R's mean against the flipped sum / c, no division a flip)."""
-    t = crn.quotient_threshold(m, c)
-    assert t / c >= m and np.nextafter(t, -np.inf) / c < m
-    for x in (t, m * c, np.nextafter(m * c, np.inf), np.nextafter(m * c, -np.inf), t + steps * abs(t) * 1e-16):
-        assert (x >= t) == (x / c >= m), (x, t, m, c)

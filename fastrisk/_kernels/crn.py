@@ -318,19 +318,6 @@ def boot_units(X, xt, xtol, rbar, base, B, c, stop):
 
 
 @njit
-def quotient_threshold(m, c):
-    """The least double x with fl(x / c) >= m (c > 0; m finite), so that fl(x / c) >= m exactly
-    when x >= it: correctly rounded division is non-decreasing in x, and |fl(x / c)| = fl(|x| / c).
-    Found from m c by stepping to the neighbouring doubles (a few steps)."""
-    x = m * c
-    while x / c >= m:
-        x = np.nextafter(x, -np.inf)
-    while x / c < m:
-        x = np.nextafter(x, np.inf)
-    return x
-
-
-@njit
 def _tally_flips(ax, aq, n, k, total, tol, sc, zg, c, acc):
     """Add to ``acc`` pair k's sign-flip counts of flips r < n (``ax``: sum s_i d_i, halved here
     to sum s_i h_i exactly; ``aq``: sum s_i q_i): [perm >=, <=, |.|>=, perm' >=, |.|>=, zrisk >=,
@@ -347,13 +334,12 @@ def _tally_flips(ax, aq, n, k, total, tol, sc, zg, c, acc):
         n3 += h >= up
         n4 += h <= down
         n11 += abs(h) >= far
-    if xm == xm:  # fl(sum / c) >= xm  <=>  sum >= its threshold (`quotient_threshold`): no division a flip
-        t1 = quotient_threshold(xm, c)
-        t2 = quotient_threshold(abs(xm), c)
+    if xm == xm:
+        xf = abs(xm)
         for r in range(n):
-            x = 2.0 * ax[r]  # the flipped sum of d, exactly
-            n12 += x >= t1
-            n13 += abs(x) >= t2
+            xb = 2.0 * ax[r] / c
+            n12 += xb >= xm
+            n13 += abs(xb) >= xf
     acc[0] += n3
     acc[1] += n4
     acc[2] += n11
