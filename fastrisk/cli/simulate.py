@@ -50,8 +50,10 @@ def _cmd_simulate(args) -> int:
     collections = collections or None
     if args.study != "grid" and args.paper_size:
         raise InputError("--paper-size is an option of simulate grid")
-    if args.study != "grid" and (args.paper_tests or args.tests):
-        raise InputError("--tests and --paper-tests are options of simulate grid")
+    if args.study not in ("grid", *_STUDIES) and args.tests:
+        raise InputError("--tests is an option of simulate type1, power, type3 and grid")
+    if args.study != "grid" and args.paper_tests:
+        raise InputError("--paper-tests is an option of simulate grid")
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)
@@ -190,10 +192,10 @@ _ONLY = {
     "--tables": _STUDIES + ("grid",), "--plot": _STUDIES + ("grid", "topics"),
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
-    "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": ("grid",),
+    "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": _STUDIES + ("grid",),
     "--paper-tests": ("grid",),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
-    "--test": ("topics",), "--tests": _STUDIES, "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
+    "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
     "--min-topics": ("topics",), "--max-topics": ("topics",),
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
@@ -263,10 +265,6 @@ def register(sub) -> None:
     p.add_argument("--test", default="t",
                    help="topics: the test planned for (t, wilcoxon, sign, bootstrap, permutation, trisk@A, zrisk, "
                         "georisk; default t)")
-    p.add_argument("--tests", metavar="NAMES",
-                   help="type1/power/type3: only these tests of the battery, comma-separated (e.g. t,trisk@5; "
-                        "default all): the study's own pairs are simulated only for one of their tests, a risk "
-                        "null's pairs (and its calibration) only for one of its")
     p.add_argument("--alpha", type=float, default=0.05, help="topics: significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
@@ -300,8 +298,10 @@ def register(sub) -> None:
                    help="grid: the paper's size, 1,667,000 type I trials a cell, 167,000 a cell and effect size for "
                         "power/type III, 10^6 replicates (--trials/--replicates still override)")
     p.add_argument("--tests", metavar="NAMES",
-                   help="grid: only these tests of the battery (e.g. t,wilcoxon,bootstrap; default all): the others "
-                        "are not resampled, and a group of trials runs only for one of its tests")
+                   help="type1, power, type3, grid: only these tests of the battery, comma-separated (e.g. "
+                        "t,wilcoxon,bootstrap or t,trisk@5; default all): the others are not resampled, the "
+                        "study's own pairs are simulated only for one of their tests and a risk null's pairs (and "
+                        "its calibration) only for one of its")
     p.add_argument("--paper-tests", action="store_true",
                    help="grid: the paper's own battery, --tests t,wilcoxon,sign,bootstrap,permutation (no ZRisk/"
                         "GeoRisk flips, no risk nulls)")
