@@ -410,13 +410,13 @@ def test_transformations_are_the_same_on_any_executor(tiny, cache, tmp_path):
 
 
 @pytest.mark.slow  # every H1 transformation of an unreachable delta runs R's optimizer to its limit (~1 min)
-def test_power_never_fails_when_some_targets_are_unreachable(tiny, cache):
-    res = power("err20", collections=tiny, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
+def test_power_never_fails_when_some_targets_are_unreachable(eleven, cache):
+    res = power("err20", collections=eleven, delta=[0.8], topics=10, trials=60, replicates=0, rng=2, progress=False,
                 cache=cache, risk_nulls=False)  # the study's H1 pairs only (the nulls' own: test_simulate_risk_null)
     assert json.loads(res.skipped)["0.8"] > 0
     assert np.isfinite(res.rate[0, 0]).all()
     with pytest.raises(InputError, match="no pair of runs reaches delta"):
-        power("err20", collections=tiny, delta=[2.0], topics=10, trials=10, replicates=0, rng=2, progress=False,
+        power("err20", collections=eleven, delta=[2.0], topics=10, trials=10, replicates=0, rng=2, progress=False,
               cache=cache, risk_nulls=False)
 
 
