@@ -178,6 +178,8 @@ def test_trisk_zrisk_and_georisk_statistics_match_the_reference():
             m, se, _ = ref.urisk_se(ref.risk_scores(V[k, 1], V[k, 0], alpha))
             assert res.statistic[k, j] == pytest.approx(m / se, rel=1e-12)
             assert res.p(f"trisk@{alpha}")[k] == pytest.approx(2 * stats.t.sf(abs(m / se), 11), rel=1e-9)
+            # the bootstrap test of URisk_alpha reports the observed URisk_alpha (the kernel's)
+            assert res.statistic[k, res.tests.index(f"bootstrap_risk@{alpha}")] == pytest.approx(m, rel=1e-12)
         z, g = ref.zrisk_georisk_diff(V[k, 0], V[k, 1])
         assert res.statistic[k, 7] == pytest.approx(z, rel=1e-10, abs=1e-12)
         assert res.statistic[k, 8] == pytest.approx(g, rel=1e-10, abs=1e-12)

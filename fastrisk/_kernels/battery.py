@@ -374,7 +374,7 @@ def pair_prep(x, y, min_diff, buf_d, buf_h, buf_q):
 
 
 @njit
-def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
+def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, risk, counts, buf_d, buf_v, buf_p,
                  buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, zero, boot=True, perm=True):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
@@ -414,7 +414,8 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(y, x)
         for a in range(alphas_risk.shape[0]):
             m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
-            _, trisk[a] = floored_t(m, se, c, VARIANCE_RTOL)
+            risk[0, a] = m
+            _, risk[1, a] = floored_t(m, se, c, VARIANCE_RTOL)
     # TRisk with the smooth value function: the moments of s(d_i) (`value_moments`, as every value path)
     for i in range(c):
         buf_v[i] = smooth_value(buf_d[i])
@@ -519,7 +520,8 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
     ``boot_risk``: also the bootstrap tests of URisk at each of ``alphas_risk``; ``boot``,
     ``perm``: the bootstrap of d, the sign flips (False: skipped, counts 0).
 
-    Returns stats (K, N_STATS), trisk (K, A) and counts (K, N_COUNTS) (see `_battery_one`).
+    Returns stats (K, N_STATS), risk (K, 2, A) (URisk and TRisk of y against x at each of
+    ``alphas_risk``) and counts (K, N_COUNTS) (see `_battery_one`).
     ``chunk`` collections share one set of buffers (a scheduling unit; results do not depend on it).
     Once ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) the remaining pairs are
     skipped; the caller discards the partial results.
@@ -528,7 +530,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
     c = V.shape[2]
     A = alphas_risk.shape[0]
     stats = np.empty((K, N_STATS))
-    trisk = np.empty((K, A))
+    risk = np.empty((K, 2, A))
     counts = np.empty((K, N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
     n_chunks = (K + chunk - 1) // chunk
     raw = xmean.shape[0] > 0
@@ -545,10 +547,10 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             if stopped(stop):
                 break
-            _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
+            _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], risk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
                          xmean[k] if raw else np.nan, boot_risk, zero, boot, perm)
-    return stats, trisk, counts
+    return stats, risk, counts
 
 
 @njit

@@ -220,7 +220,7 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     xmean = r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0)
     s0 = 0 if seed is None else seed
     with limit_threads(threads, K * (c * 8 + B * c * 3)), _interrupt.stoppable() as stop:
-        stats, trisk, counts = _k.battery_batch(V, s0, keys, 0 if shared_resamples else B, exact, md, ar, zg,
+        stats, risk, counts = _k.battery_batch(V, s0, keys, 0 if shared_resamples else B, exact, md, ar, zg,
                                                   max(1, min(256, 2**16 // (1 + B))), xmean, boot_risk, stop,
                                                   boot, perm or zg)
         if shared_resamples:
@@ -259,12 +259,11 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
             nan = np.full(K, np.nan)
             P[:, 3] = np.stack([counts[:, 10] / B, nan, counts[:, 9] / B], axis=-1)
             P[:, 4] = np.stack([counts[:, 13] / B, nan, counts[:, 12] / B], axis=-1)
-    d = V[:, 1] - V[:, 0]
     for a in range(A):
-        S[:, 5 + a] = trisk[:, a]
-        P[:, 5 + a] = _t_tails(trisk[:, a], df)
+        S[:, 5 + a] = risk[:, 1, a]
+        P[:, 5 + a] = _t_tails(risk[:, 1, a], df)
         j, q = 8 + A + a, _k.N_COUNTS + 3 * a
-        S[:, j] = (d + ar[a] * np.minimum(d, 0.0)).mean(axis=1)  # the observed URisk_alpha
+        S[:, j] = risk[:, 0, a]  # the observed URisk_alpha
         if B > 0 and boot_risk:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
             P[:, j] = (counts[:, [q + 2, q + 1, q]] + 1.0) / (B + 1.0)
     zero = np.flatnonzero(ar == 0)  # TRisk at alpha = 0 is the paired t test: its own numbers, bit for bit
