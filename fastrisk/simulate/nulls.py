@@ -226,9 +226,10 @@ class PairLaw:
             step = max(1, (len(e_margin.points) - 1) // self.cells)
             y = e_margin.points[::step]
             G = np.clip(e_margin.cdf[::step], 0.0, 1.0)
-        else:
-            y = e_margin.points
-            G = np.clip(e_margin.cdf, 0.0, 1.0)
+        else:  # e's atoms of mass 0 keep it under every transform (a beta CDF of equal values): left out
+            keep = _atoms(e_margin)
+            y = e_margin.points[keep]
+            G = np.clip(e_margin.cdf[keep], 0.0, 1.0)
         j = np.clip(np.searchsorted(self.g, G, side="right") - 1, 0, len(self.g) - 2)
         t = (G - self.g[j]) / (self.g[j + 1] - self.g[j])
         H = self.h[:, j] * (1.0 - t) + self.h[:, j + 1] * t
@@ -256,6 +257,15 @@ class PairLaw:
             self._means[key] = ev, es
         ev, es = self._means[key]
         return float(self.w @ (P * ev).sum(axis=1)), float(self.w @ (P * es).sum(axis=1))
+
+
+def _atoms(m) -> np.ndarray:
+    """The support points of a discrete margin that carry mass under its own CDF, and its last
+    point (where `PairLaw` puts what its CDF leaves below 1): a transform ``with_beta`` keeps
+    the others' mass 0 (equal CDF values stay equal under a beta CDF), so their cells add 0."""
+    keep = np.diff(m.cdf, prepend=0.0) > 0
+    keep[-1] = True
+    return keep
 
 
 #: Where ``effTransform`` fails at a requested mean, the neighbours tried instead (offsets).
