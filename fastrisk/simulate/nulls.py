@@ -62,6 +62,10 @@ from fastrisk.simulate.simireff import TRANSFORM_TOL, UNREACHED
 
 #: Strata of b's copula uniform (before merging the u of b's scores), two Gauss-Legendre points each.
 NODES = 48
+#: A stratum of u narrower than this between two atoms of a discrete b gets one node, its
+#: midpoint (error O(width^3) of h's second derivative in u: on RR and P@10 pairs E[v(d)] moves
+#: by < 1e-8; RR's many atoms of little mass make a third of its strata this narrow).
+NARROW = 1e-5
 #: Cells of e's continuous margin (its 4096-interval table coarsened).
 CELLS = 512
 #: Points of the h-function table in g (e's copula uniform).
@@ -71,6 +75,10 @@ GRID_G = 513
 TOL = 1e-4
 #: ``effTransform`` calls per pair at most.
 MAX_STEPS = 6
+#: A search of ``effTransform`` (`transformed`) that has computed more values of qfun than
+#: this counts as failed (its neighbours `NUDGES` are tried): a search costs 2e3 to 4e4 of them,
+#: but a few, on truncated-normal margins near R's 500 subdivisions, cost 1e6 and more.
+BUDGET = 1e5
 #: Neighbours per baseline (the study's ``js[1:10]``).
 NEIGHBOURS = 10
 #: The smooth value function's coefficients (Benham, Moffat & Culpepper 2019).
@@ -205,9 +213,12 @@ class PairLaw:
         w = np.diff(cuts)
         keep = w > 0
         mid, half = 0.5 * (cuts[:-1] + cuts[1:])[keep], 0.5 * w[keep]
-        # two Gauss-Legendre points per stratum (beta is smooth within one: b's atoms are cut points)
-        self.u = np.concatenate([mid - half / math.sqrt(3.0), mid + half / math.sqrt(3.0)])
-        self.w = np.concatenate([half, half])
+        # two Gauss-Legendre points per stratum (beta is smooth within one: b's atoms are cut
+        # points); a discrete b: one (the midpoint) in a stratum narrower than `NARROW`
+        two = np.ones(len(half), dtype=bool) if b_margin.continuous else half >= NARROW / 2
+        self.u = np.concatenate([mid[two] - half[two] / math.sqrt(3.0), mid[two] + half[two] / math.sqrt(3.0),
+                                 mid[~two]])
+        self.w = np.concatenate([half[two], half[two], 2 * half[~two]])
         self.beta = b_margin.quantile(self.u)
         self.g = _g_grid(grid)
         U = np.repeat(self.u, grid)
@@ -307,7 +318,11 @@ def _table_mean(m) -> float:
     return float(np.dot(m.points, np.diff(np.concatenate([[0.0], m.cdf]))))
 
 
-def transformed(e_margin, target: float, moments: dict):
+class _OverBudget(ValueError):
+    """A search of `transformed` that has cost more than `BUDGET` values of qfun."""
+
+
+def transformed(e_margin, target: float, moments: dict, budget: float = math.inf):
     """``e_margin.transformed(target)`` (`SimMargin.transformed`: simIReff's ``effTransform``,
     R's L-BFGS-B from (a, b) = (1, 1) on the squared gap of effTransform_inner's mean, by R's
     ``integrate``, to ``target``), the same margin bit for bit, with those integrals
@@ -317,22 +332,31 @@ def transformed(e_margin, target: float, moments: dict):
     length 1 along the projected gradient, whose direction depends only on the side of the
     target), so the calls of one margin share about 10 of their 23 integrals. Margins without
     integrals (kernel-beta, discrete: `SimMargin.with_beta`'s mean) go to
-    `SimMargin.transformed` itself."""
+    `SimMargin.transformed` itself.
+
+    ``budget``: None (a failed search) once the search's integrals have cost more than this many
+    values of qfun (`fastrisk.simulate._r.rks.evaluations`; an integral kept in ``moments``
+    counts its cost again, so where a search stops does not depend on what other searches
+    computed before it). What it returns otherwise is effTransform's margin, as without it."""
     if e_margin.rdata is None:
         return e_margin.transformed(target)
     target = float(target)
     rdata = e_margin.rdata.copy()
+    spent = [0]
 
     def gap2(p):  # as SimMargin.transformed's
         key = (float(p[0]), float(p[1]))
         if key not in moments:
             try:
-                moments[key] = rks.transformed_moments(rdata, key[0], key[1])[0]
+                moments[key] = rks.transformed_moments(rdata, key[0], key[1])[0], rks.evaluations()
             except ValueError as exc:  # R's integrate stops: so does every search that gets here
-                moments[key] = exc
-        got = moments[key]
+                moments[key] = exc, rks.evaluations()
+        got, cost = moments[key]
+        spent[0] += cost
         if isinstance(got, ValueError):
             raise got
+        if spent[0] > budget:
+            raise _OverBudget(f"more than {budget} values of qfun")
         d = got - target
         return d * d
 
@@ -362,7 +386,7 @@ def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float, memo: 
         for off in NUDGES:
             x = min(max(mu + off, 1e-4), 1 - 1e-4)
             if x not in memo:
-                memo[x] = transformed(e_margin, x, memo["moments"])
+                memo[x] = transformed(e_margin, x, memo["moments"], BUDGET)
                 made["calls"] += 1
             t = memo[x]
             if t is not None:

@@ -312,19 +312,19 @@ def transformed_moments(data: np.ndarray, a: float, b: float) -> tuple[float, fl
     to ~1e-15, to ~1e-14). The variance integral reuses the mean's values of qfun where it
     evaluates it at the same p (a memo in the callback's data, emptied for each call: the same
     numbers, about half the evaluations of qfun; see
-    `fastrisk.simulate._r._kernels.rks.transformed_quantile`)."""
+    `fastrisk.simulate._r._kernels.rks.transformed_quantile`; `evaluations` counts them)."""
     data[2], data[3] = a, b
     n = int(data[0])
     buf = getattr(_work, "buf", None)
-    if buf is None or len(buf) < n + 2 + 3 * MEMO_SLOTS:
-        buf = _work.buf = np.zeros(n + 2 + 3 * MEMO_SLOTS)
+    if buf is None or len(buf) < n + 3 + 3 * MEMO_SLOTS:
+        buf = _work.buf = np.zeros(n + 3 + 3 * MEMO_SLOTS)
         _work.gen, _work.n = 0.0, n
     if n != _work.n:  # the memo moved: no stale slot may carry the new generation
         buf[n:] = 0.0
         _work.n = n
     _work.gen += 1.0
     buf[:n] = data[:n]
-    buf[n], buf[n + 1] = _work.gen, MEMO_SLOTS
+    buf[n], buf[n + 1], buf[n + 2] = _work.gen, MEMO_SLOTS, 0.0
     f = LowLevelCallable(_k.transformed_quantile().ctypes, ctypes.c_void_p(buf.ctypes.data),
                          "double (int, double *, void *)")
     buf[4] = 1.0
@@ -332,3 +332,9 @@ def transformed_moments(data: np.ndarray, a: float, b: float) -> tuple[float, fl
     buf[4] = 2.0
     m2 = _r_integrate01(f, 1e-6, 500)
     return e, m2 - e * e
+
+
+def evaluations() -> int:
+    """The values of qfun the thread's last `transformed_moments` computed (its cost; also where
+    R's integrate stopped it)."""
+    return int(_work.buf[_work.n + 2])

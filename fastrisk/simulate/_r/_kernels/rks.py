@@ -376,7 +376,8 @@ def transformed_quantile():
     ``betaincinv`` to ~1e-14, a port: no private scipy symbol).
 
     ``user``: the margin's data (``user[0]`` its length n; a, b at 2, 3, the power at 4), then a
-    memo of qfun: its generation at n, its number of slots c at n + 1, then c slots (p, qfun(p),
+    memo of qfun: its generation at n, its number of slots c at n + 1, the count of qfun's
+    evaluations at n + 2 (incremented here: what the integrals cost), then c slots (p, qfun(p),
     generation). A slot of another generation is empty, so one increment of ``user[n]`` empties
     the memo (`fastrisk.simulate._r.rks.transformed_moments` does it for each (a, b): the mean
     and the variance integrals of one (a, b) evaluate qfun at mostly the same p). A p is looked
@@ -388,7 +389,7 @@ def transformed_quantile():
     def f(n, xx, user):
         size = int(user[0])
         slots = int(user[size + 1])
-        data = carray(user, (size + 2 + 3 * slots,))
+        data = carray(user, (size + 3 + 3 * slots,))
         p = xx[0]
         gen = data[size]
         q = math.nan
@@ -397,7 +398,7 @@ def transformed_quantile():
         if slots > 0:
             h = int(p * 2654435761.0) % slots
             for _ in range(min(_PROBES, slots)):
-                at = size + 2 + 3 * h
+                at = size + 3 + 3 * h
                 if data[at + 2] != gen:
                     free = at
                     break
@@ -408,6 +409,7 @@ def transformed_quantile():
                 h = (h + 1) % slots
         if not found:
             q = _qfun(p, data)
+            data[size + 2] += 1.0
             if free >= 0:
                 data[free], data[free + 1], data[free + 2] = p, q, gen
         return q if data[4] == 1.0 else q * q
