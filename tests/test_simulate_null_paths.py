@@ -14,7 +14,7 @@ import fastrisk
 from fastrisk.simulate import nulls
 from fastrisk.simulate._r import rks
 from fastrisk.simulate._r.roptim import EPS, optim_lbfgsb
-from fastrisk.simulate.simireff import TRANSFORM_TOL, UNREACHED, SimMargin
+from fastrisk.simulate.simireff import TRANSFORM_TOL, UNREACHED, SimMargin, margin_from
 
 
 def _moments(data, a, b):
@@ -112,3 +112,24 @@ def test_pair_law_over_the_atoms_with_mass_matches_monte_carlo(first):
         x = null.value(q(e, ue) - q(b, ub))
         got = nulls.PairLaw(b, cop, first).expectation(null, e)[0]
         assert abs(got - x.mean()) <= 4 * x.std() / math.sqrt(n) + 1e-5
+
+
+@pytest.mark.slow
+def test_search_budget_fails_a_costly_search_the_same_whatever_was_cached():
+    # adhoc5_ap's run 6: a truncated normal (R's integrals of its quantile are the costly ones)
+    scores = fastrisk.data.datasets.trec_matrix("adhoc5_ap").values[6]
+    m = margin_from("norm", {"mu": -2.7558215051697883, "sigma": 0.8914654816064158}, scores, "AP")
+    warm = {}
+    for off in (0.02, -0.02):
+        nulls.transformed(m, m.mean + off, warm)
+    for off in (0.01, 0.025):
+        want = m.transformed(m.mean + off)
+        assert want is not None
+        assert nulls.transformed(m, m.mean + off, {}, 1e3) is None  # (1, 1)'s integrals alone cost more
+        for budget in (1e4, 3e4, 1e5, math.inf):
+            cold = nulls.transformed(m, m.mean + off, {}, budget)
+            hot = nulls.transformed(m, m.mean + off, dict(warm), budget)
+            assert (cold is None) == (hot is None), budget
+            if cold is not None:  # what it returns is effTransform's margin
+                assert cold.transform == hot.transform == want.transform
+        assert nulls.transformed(m, m.mean + off, {}, math.inf).transform == want.transform

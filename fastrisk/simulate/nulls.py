@@ -23,7 +23,10 @@ the study's ``R/02-margins_transform.R``, sampled as ``R/12-type_2.R`` samples t
   the root along effTransform's own path computed cheaply (`_surrogate_mean`); the slope is
   E[v'(d)], the derivative of E[v(d)] under a shift of e, then the secant.
   A pair is accepted when |E[v(d)] - target| <= `TOL` within `MAX_STEPS` transformations;
-  otherwise (or where ``effTransform`` fails, as for H1) it is skipped and counted.
+  otherwise (or where ``effTransform`` fails, as for H1) it is skipped and counted. One
+  deviation from the study's ``try``: a search of ``effTransform`` that costs more than
+  `BUDGET` evaluations of its integrand counts as failed (a few searches on truncated-normal
+  margins cost 10-100 times the others; what a search returns is always effTransform's margin).
 
 E[v(d)] is integrated numerically (`PairLaw`), not simulated. Conditionally on b's copula
 uniform u, P(E <= y | u) = h(u, G(y)) with h the copula's h-function (pyvinecopulib's ``hfunc1``
@@ -75,9 +78,12 @@ GRID_G = 513
 TOL = 1e-4
 #: ``effTransform`` calls per pair at most.
 MAX_STEPS = 6
-#: A search of ``effTransform`` (`transformed`) that has computed more values of qfun than
-#: this counts as failed (its neighbours `NUDGES` are tried): a search costs 2e3 to 4e4 of them,
-#: but a few, on truncated-normal margins near R's 500 subdivisions, cost 1e6 and more.
+#: A search of ``effTransform`` (`transformed`) whose integrals have computed more values of
+#: qfun than this counts as failed (`NUDGES` are tried, then the pair is skipped). Most searches
+#: cost 5e3 to 5e4; on an adhoc5_ap sample 17 of 117 cost more than 1e5 (up to 1.4e6: truncated
+#: normal margins whose integrals run to R's 500 subdivisions), and their CPU was 3/4 of the
+#: searches'. Capping them there cut that sample's CPU by 40 % and skipped 5 more of its 150
+#: candidate pairs.
 BUDGET = 1e5
 #: Neighbours per baseline (the study's ``js[1:10]``).
 NEIGHBOURS = 10
