@@ -16,7 +16,11 @@ linearly: every trial is independent).
 The study's trial at the paper's resamples (group ``study-trial-<topics>-B<B>``): the battery
 as a study trial on the study's pairs runs it (bootstrap, permutation, ZRisk and GeoRisk
 resampled) with shared resamples (common random numbers, ``shared_resamples=True``) side by
-side with independent draws, on two threads; ``ms_per_trial`` of both in ``extra_info``.
+side with independent draws, on two threads; ``ms_per_trial`` of both in ``extra_info``; the
+same for the paper's own battery (t, Wilcoxon, sign, bootstrap, permutation: group
+``study-trial-paper-<topics>-B<B>``). The product behind the shared resamples (group
+``crn-product-<topics>``): `fastrisk._kernels.crn._product` (topic-order sums) against
+``np.matmul`` (OpenBLAS ``dgemm``) on the same shapes, one thread each; ``ns_per_madd`` of both.
 
 Run: ``pytest benchmarks/bench_simulate.py --benchmark-columns=min,median,rounds``.
 """
@@ -317,18 +321,21 @@ TRIAL_SIZES = {"1e4": (10**4, 256), "1e5": (10**5, 64), "1e6": (10**6, 16)}
 TRIAL_AIMS = {"1e5": 1.0, "1e6": 4.0}  # ms a trial on two cores with shared resamples (issue #31)
 
 
+@pytest.mark.parametrize("tests", ["full", "paper"])
 @pytest.mark.parametrize("topics", [25, 50, 100])
 @pytest.mark.parametrize("size", list(TRIAL_SIZES))
-def test_study_trial_shared_vs_independent(benchmark, size, topics):
+def test_study_trial_shared_vs_independent(benchmark, size, topics, tests):
     """One trial of the study on its own pairs (the battery's tests that a trial keeps there:
-    t, Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk), ``protocol="urbano2019"``, two
-    threads: shared resamples (ours) against independent draws, alternating blocks; each call
-    scores the same pairs, so the ratio is the ratio of per-trial costs."""
-    from fastrisk.simulate.grid import trial_tests
+    t, Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk; or the paper's five),
+    ``protocol="urbano2019"``, two threads: shared resamples (ours) against independent draws,
+    alternating blocks; each call scores the same pairs, so the ratio is the ratio of per-trial
+    costs."""
+    from fastrisk.simulate.grid import PAPER_TESTS, trial_tests
 
     B, T = TRIAL_SIZES[size]
     V = _pairs(T, topics)
-    kw = dict(replicates=B, rng=1, protocol="urbano2019", tests=trial_tests()["main"], threads=2)
+    want = trial_tests()["main"] if tests == "full" else list(PAPER_TESTS)
+    kw = dict(replicates=B, rng=1, protocol="urbano2019", tests=want, threads=2)
 
     def shared():
         return battery(V, start=0, shared_resamples=True, **kw)
@@ -336,7 +343,7 @@ def test_study_trial_shared_vs_independent(benchmark, size, topics):
     def independent():
         return battery(V, **kw)
 
-    benchmark.group = f"study-trial-{topics}-B{size}"
+    benchmark.group = f"study-trial-{topics}-B{size}" if tests == "full" else f"study-trial-paper-{topics}-B{size}"
     battery(V[:2], replicates=100, rng=1, protocol="urbano2019", shared_resamples=True)  # compiled
     ratios = side_by_side(benchmark, shared, {"independent": independent}, blocks=3 if B >= 10**6 else 5,
                           block_seconds=0.0, aim=TRIAL_AIMS.get(size))
@@ -344,3 +351,31 @@ def test_study_trial_shared_vs_independent(benchmark, size, topics):
     benchmark.extra_info["ms_per_trial"] = {"shared": med["fastrisk"] / T * 1e3,
                                             "independent": med["independent"] / T * 1e3}
     benchmark.extra_info["ratio_independent_over_shared"] = ratios["independent"]
+
+
+@pytest.mark.parametrize("topics", [25, 50, 100])
+def test_crn_product_vs_dgemm(benchmark, topics):
+    """The shared resamples' product (32 rows x a block of `block_size` resamples, as a work
+    unit computes it) by `fastrisk._kernels.crn._product` (each sum in topic order, no FMA)
+    against ``np.matmul`` (OpenBLAS dgemm, one thread) on the same arrays."""
+    from fastrisk._kernels import crn
+    from fastrisk._runtime.threads import blas_threads
+
+    nb, rows = int(crn.block_size(topics)), crn.TILE
+    g = np.random.default_rng(0)
+    M = g.standard_normal((rows, topics))
+    A = g.integers(0, 3, (topics, nb)).astype(float)
+    out, out2 = np.empty((rows, nb)), np.empty((rows, nb))
+
+    def ours():
+        crn._product(M, 0, rows, A, nb, out)
+
+    def dgemm():
+        np.matmul(M, A, out=out2)
+
+    benchmark.group = f"crn-product-{topics}"
+    with blas_threads(1):
+        side_by_side(benchmark, ours, {"dgemm": dgemm}, blocks=21, block_seconds=0.02)
+    np.testing.assert_allclose(out, out2, rtol=1e-12, atol=1e-9)
+    med = benchmark.extra_info["median_seconds"]
+    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}

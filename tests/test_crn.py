@@ -126,3 +126,62 @@ def test_bad_shared_arguments_are_named():
         battery(V, replicates=10, shared_resamples="yes")
     with pytest.raises(InputError, match="`tests`: no test foo"):
         battery(V, replicates=10, tests=["t", "foo"])
+
+
+def _topic_order_product(M, A):
+    """sum_i A[i, r] M[j, i] in topic order, one rounding per product and per add (plain NumPy:
+    one vectorised add per topic)."""
+    s = np.zeros((M.shape[0], A.shape[1]))
+    for i in range(M.shape[1]):
+        s = s + M[:, i, None] * A[None, i, :]
+    return s
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 11), c=st.integers(1, 23), n=st.integers(1, 70), j0=st.integers(0, 3),
+       seed=st.integers(0, 2**32), counts=st.booleans())
+def test_product_is_the_topic_order_sum_bit_for_bit(rows, c, n, j0, seed, counts):
+    """`_product` against the plain topic-order reference: rows and topics not multiples of the
+    four-by-four register block (one row: T = 1), any replicates, a slice of rows, and
+    continuous weights that would round differently in any other order."""
+    g = np.random.default_rng(seed)
+    M = g.standard_normal((j0 + rows, c)) * 10.0 ** g.integers(-3, 4, (j0 + rows, c))
+    A = (g.integers(0, 4, (c, n + 3)) if counts else g.choice([-1.0, 1.0], (c, n + 3))).astype(float)
+    out = np.full((rows, n + 3), np.nan)
+    crn._product(M, j0, j0 + rows, A, n, out)
+    want = _topic_order_product(M[j0:], A[:, :n])
+    np.testing.assert_array_equal(out[:, :n], want)
+    assert np.isnan(out[:, n:]).all()  # replicates past n untouched
+
+
+def test_product_is_not_reassociated():
+    """A sum whose value depends on the order: topic order gives 0 + 1 (the 1e16 cancels first),
+    a pairwise or reversed order would give 0 or 2."""
+    M = np.array([[1e16, -1e16, 1.0, 0.0, 0.0]] * 5)
+    A = np.ones((5, 8))
+    out = np.empty((5, 8))
+    crn._product(M, 0, 5, A, 8, out)
+    assert (out == 1.0).all()
+
+
+@pytest.mark.parametrize(("items", "tile", "blocks"), [(1, 32, 1), (75, 32, 3), (1000, 16, 313), (5, 16, 100),
+                                                        (3000, 32, 2)])
+def test_layout_covers_every_item_and_block_once(items, tile, blocks):
+    tiles, split, per = crn._layout(items, tile, blocks)
+    assert (tiles - 1) * per < items <= tiles * per  # no empty tile, every item in one
+    assert 1 <= split <= blocks
+    assert tiles * split <= crn.UNITS + max(split, tiles)
+    if blocks >= crn.UNITS:
+        assert tiles == 1  # a block drawn once for all the items
+
+
+def test_many_pairs_in_uneven_tiles_count_what_each_pair_counts_alone():
+    """75 pairs over 3 blocks: tiles of 25 rows (sub-tiles and register blocks with tails) give
+    each pair the p-values it gets alone (one tile of one row)."""
+    c = 30
+    B = 2 * crn.block_size(c) + 7
+    V = _pairs(75, c, 8)
+    kw = dict(replicates=B, rng=6, start=KEY, shared_resamples=True, protocol="urbano2019")
+    res = battery(V, **kw)
+    for k in (0, 24, 25, 49, 50, 74):
+        np.testing.assert_array_equal(res.pvalue[k], battery(V[k:k + 1], **kw).pvalue[0])

@@ -437,3 +437,16 @@ def test_resolved_alphas_are_cached_by_value_and_cannot_go_stale():
         resolve_value(alpha=np.array([-1.0]))
     with pytest.raises(InputError, match="must be >= 0"):  # an error is never cached as a success
         resolve_value(alpha=np.array([-1.0]))
+
+
+@given(arrays(np.float64, st.integers(2, 300), elements=st.floats(-40, 40)), st.integers(1, 1000))
+@settings(max_examples=30, deadline=None)
+def test_t_tail_of_a_value_does_not_depend_on_the_other_values_of_its_call(t, df):
+    """The continued fraction advances a block of values together, but each value stops at its
+    own convergence: its p-value is the one it gets alone, bit for bit (a subset of systems, a
+    batch of another size, gives the same numbers)."""
+    from fastrisk._runtime.tstat import t_tails
+
+    together = t_tails(t, df)
+    alone = np.array([t_tails(t[i:i + 1], df)[0] for i in range(t.size)])
+    np.testing.assert_array_equal(together, alone)

@@ -23,7 +23,16 @@ from fastrisk.data.io import write_matrix
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies, type1
-from fastrisk.simulate.grid import PAPER_REPLICATES, PAPER_TRIALS, estimate_grid, paper_counts
+from fastrisk.simulate.grid import (
+    PAPER_REPLICATES,
+    PAPER_TESTS,
+    PAPER_TRIALS,
+    estimate_grid,
+    paper_counts,
+    run_grid,
+    trial_cost,
+    trial_tests,
+)
 
 RESAMPLED = ("bootstrap", "permutation", "zrisk", "georisk")
 
@@ -131,6 +140,37 @@ def test_paper_counts_and_the_estimate():
     assert est["trials"] == 5 * (1000 + 100 * 10)
     assert est["battery_calls"] == 4 * est["trials"]  # the study's pairs and three risk nulls
     assert est["wall_seconds"] == pytest.approx(est["cpu_seconds"] / 2) and est["cpu_seconds"] > 0
+    paper = estimate_grid(("type1",), 5, (10,), 10, 1000, 100, 200, shared=100, workers=2, tests=PAPER_TESTS)
+    assert paper["battery_calls"] == paper["trials"] == 5 * 1000 and paper["groups"] == 1  # no risk nulls run
+
+
+def test_the_paper_battery_is_the_study_pairs_five_tests():
+    assert PAPER_TESTS == ("t", "wilcoxon", "sign", "bootstrap", "permutation")
+    assert trial_tests(tests=PAPER_TESTS) == {"main": list(PAPER_TESTS)}
+    assert trial_tests(tests=("bootstrap_risk@5", "t")) == {"main": ["t"], "urisk@5": ["bootstrap_risk@5"]}
+    assert set(trial_tests()) == {"main", "urisk@1", "urisk@5", "smooth"}
+    assert trial_tests(risk_nulls=False) == {"main": trial_tests()["main"]}
+    cost = trial_cost(10, 300, shared=100, tests=PAPER_TESTS)
+    assert set(cost) == {"main"} and cost["main"] > 0
+
+
+def test_grid_runs_the_tests_asked_with_the_whole_battery_numbers(web12, tmp_path, capsys):
+    """``tests=PAPER_TESTS``: the tables hold the paper's five tests, with the rates the whole
+    battery gives them under the same seed (shared resamples), and the printed estimate says so."""
+    file, _ = web12
+    kw = dict(collections=[str(file)], topics=(10,), trials=200, replicates=100, rng=4, cache=web12[1],
+              progress=False, chunk=100, shared_resamples=100, workers=1)
+    whole = run_grid(("type1",), tmp_path / "whole", **kw)["type1"][0]
+    capsys.readouterr()
+    paper = run_grid(("type1",), tmp_path / "paper", tests=PAPER_TESTS, **kw)["type1"][0]
+    err = capsys.readouterr().err
+    assert "grid: 200 trials (200 battery calls; the paper's battery)" in err
+    assert paper.tests == PAPER_TESTS
+    for k, t in enumerate(paper.tests):
+        np.testing.assert_array_equal(paper.rate[:, k], whole.rate[:, whole.tests.index(t)], err_msg=t)
+    assert set(pd.read_parquet(tmp_path / "paper" / "type_1.parquet").test) == set(PAPER_TESTS)
+    with pytest.raises(InputError, match="`tests`: 'foo'"):
+        run_grid(("type1",), tmp_path / "bad", tests=["t", "foo"], **kw)
 
 
 @pytest.mark.slow
@@ -198,3 +238,22 @@ def test_cli_shared_resamples_and_paper_size_options(web12, tmp_path, capsys):
                                                                             & (want.tails == "two-sided")]))
     assert main(args + ["--paper-size"]) == 2
     assert "--paper-size is an option of simulate grid" in capsys.readouterr().err
+    assert main(args + ["--paper-tests"]) == 2
+    assert "--paper-tests" in capsys.readouterr().err
+
+
+def test_cli_grid_paper_tests(web12, tmp_path, capsys, monkeypatch):
+    """--paper-tests is --tests t,wilcoxon,sign,bootstrap,permutation; not both."""
+    got = {}
+    monkeypatch.setattr("fastrisk.simulate.grid.run_grid", lambda *a, **kw: got.update(kw))
+    file, cache = web12
+    args = ["simulate", "grid", str(file), "--trials", "100", "--replicates", "50", "--cache", str(cache),
+            "--tables", str(tmp_path), "--quiet"]
+    assert main(args + ["--paper-tests"]) in (0, None)
+    assert got["tests"] == PAPER_TESTS
+    assert main(args + ["--tests", "t, bootstrap"]) in (0, None)
+    assert got["tests"] == ["t", "bootstrap"]
+    assert main(args) in (0, None)
+    assert got["tests"] is None
+    assert main(args + ["--paper-tests", "--tests", "t"]) == 2
+    assert "--paper-tests or --tests, not both" in capsys.readouterr().err

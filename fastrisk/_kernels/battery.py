@@ -27,7 +27,7 @@ import numpy as np
 from fastrisk._kernels._jit import njit, pjit, prange, stopped
 from fastrisk._kernels._random import mix64, stream_state
 from fastrisk._kernels.numerics import VARIANCE_RTOL, floored_t
-from fastrisk._kernels.risk import _row_moments, risk_at, risk_sums, smooth_value
+from fastrisk._kernels.risk import risk_at, risk_sums, smooth_value, value_moments
 
 #: Columns of the statistics array returned by `battery_batch` (TSMOOTH: TRisk with the smooth
 #: value function s(d) of Benham, Moffat & Culpepper 2019).
@@ -375,7 +375,7 @@ def pair_prep(x, y, min_diff, buf_d, buf_h, buf_q):
 
 @njit
 def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, trisk, counts, buf_d, buf_v, buf_p,
-                 buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, mom, boot=True, perm=True):
+                 buf_o, buf_h, buf_q, buf_r, ws, xmean, boot_risk, zero, boot=True, perm=True):
     """Every statistic of the battery for one pair of runs (see the module docstring).
 
     counts: [boot >=, boot <=, boot |.|>=, perm >=, perm <=, zrisk >=, zrisk <=, geo >=, geo <=,
@@ -390,7 +390,7 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
     With ``boot_risk``, columns N_COUNTS + 3 a .. + 2 hold [>=, <=, |.|>=] of the shift-to-null
     bootstrap of URisk at ``alphas_risk[a]``: the bootstrap above (same resampled topics, same
     `_boot_block`) applied to x_i = d_i + alpha min(d_i, 0) instead of d_i, as
-    `fastrisk.bootstrap` (``test="shift"``) tests URisk_alpha = 0. ``mom``: 3 scratch floats.
+    `fastrisk.bootstrap` (``test="shift"``) tests URisk_alpha = 0. ``zero``: c zeros (read only).
     ``boot`` / ``perm`` False: the bootstrap of d / the sign flips are skipped (their counts 0).
     """
     c = x.shape[0]
@@ -415,11 +415,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, tris
         for a in range(alphas_risk.shape[0]):
             m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
             _, trisk[a] = floored_t(m, se, c, VARIANCE_RTOL)
-    # TRisk with the smooth value function: the moments of s(d_i) (the value kernels' `_row_moments`)
+    # TRisk with the smooth value function: the moments of s(d_i) (`value_moments`, as every value path)
     for i in range(c):
         buf_v[i] = smooth_value(buf_d[i])
-    _row_moments(buf_v, mom[0:1], mom[1:2], mom[2:3], 0)
-    _, stats[TSMOOTH] = floored_t(mom[0], mom[1], c, VARIANCE_RTOL)
+    m, se, _ = value_moments(buf_v, zero)
+    _, stats[TSMOOTH] = floored_t(m, se, c, VARIANCE_RTOL)
     Sm = 0.5 * N
     zobs, gobs = _zg(Sm + 0.5 * total, A2, N, W, c)
     stats[ZOBS] = zobs
@@ -541,13 +541,13 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
         buf_q = np.empty(c)
         buf_r = np.empty(max(min(B, MAX_STORED), 1))
         ws = workspace(c)
-        mom = np.empty(3)
+        zero = np.zeros(c)
         for k in range(q * chunk, min(K, (q + 1) * chunk)):
             if stopped(stop):
                 break
             _battery_one(V[k, 0], V[k, 1], seed, keys[k], B, exact, min_diff, alphas_risk, zg, stats[k], trisk[k],
                          counts[k], buf_d, buf_v, buf_p, buf_o, buf_h, buf_q, buf_r, ws,
-                         xmean[k] if raw else np.nan, boot_risk, mom, boot, perm)
+                         xmean[k] if raw else np.nan, boot_risk, zero, boot, perm)
     return stats, trisk, counts
 
 

@@ -140,7 +140,8 @@ def _t_tail(t, df, idx, n, x, A1, A2, B1, B2, out):
     """P(T <= -|t|) for |t| > 2: I_x(df/2, 1/2) / 2, x = df / (df + t^2), by the incomplete beta's
     continued fraction (DLMF 8.17.22; x < (a + 1) / (a + b + 2) here, where it converges fast),
     evaluated with Wallis' forward recurrences A_n / B_n (rescaled, never divided until the end),
-    all values advanced together; stops when every convergent moved by <= 4 eps."""
+    all values advanced together; each value is frozen once its own convergent moved by <= 4 eps
+    (x = 0 stops its recurrence), so it does not depend on the other values of the block."""
     a = 0.5 * df
     root_nu = math.sqrt(df)
     for k in range(n):
@@ -165,7 +166,10 @@ def _t_tail(t, df, idx, n, x, A1, A2, B1, B2, out):
         if m % 4 == 3:
             done = True
             for k in range(n):
-                done &= abs(A1[k] * B2[k] - A2[k] * B1[k]) <= 4.0 * _T_EPS * abs(A1[k] * B2[k])
+                converged = abs(A1[k] * B2[k] - A2[k] * B1[k]) <= 4.0 * _T_EPS * abs(A1[k] * B2[k])
+                if converged:
+                    x[k] = 0.0  # frozen: with x = 0 the recurrences keep A1 / B1 as they are
+                done &= converged
                 if abs(B1[k]) > 1e100:
                     A1[k] *= 1e-100
                     A2[k] *= 1e-100

@@ -34,37 +34,6 @@ def risk_score(d, w):
 
 
 @helper
-def _row_moments(x, out_mean, out_se, out_sej, a):
-    """Mean, parametric SE (s/sqrt(c)) and jackknife SE of the mean of ``x``, into slot ``a``.
-
-    The jackknife uses the leave-one-out means theta_(i) = (c*mean - x_i)/(c-1) explicitly
-    (Dinçer, Macdonald & Ounis 2014), so SE_J is computed independently of SE_x; they agree in exact arithmetic.
-    Two passes: the mean, then the squared deviations of x and of theta_(i) about the mean
-    (var_J from the shifted sum, exact for any shift: S - c (theta_(.) - mean)^2).
-    """
-    c = x.shape[0]
-    total = 0.0
-    for i in range(c):
-        total += x[i]
-    mean = total / c
-    inv = 1.0 / (c - 1)
-    ss = 0.0
-    loo_total = 0.0
-    loo_ss = 0.0
-    for i in range(c):
-        dev = x[i] - mean
-        ss += dev * dev
-        loo = (c * mean - x[i]) * inv
-        loo_total += loo
-        e = loo - mean
-        loo_ss += e * e
-    shift = loo_total / c - mean
-    out_mean[a] = mean
-    out_se[a] = math.sqrt(ss * inv / c)
-    out_sej[a] = math.sqrt(max((c - 1) / c * (loo_ss - c * shift * shift), 0.0))
-
-
-@helper
 def risk_sums(r, b):
     """The sums every alpha's URisk, SE_x and SE_J come from, for one system ``r`` against ``b``.
 
@@ -173,6 +142,17 @@ def risk_at(alpha, c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f):
     ss = max(s_ee + 2.0 * alpha * s_ef + alpha * alpha * s_ff, 0.0)
     shift = -(s_e + alpha * s_f) * inv / c  # mean of theta_(i) - mean: 0 up to rounding
     return urisk, math.sqrt(ss * inv / c), math.sqrt(max((c - 1) / c * (ss * inv * inv - c * shift * shift), 0.0))
+
+
+@helper
+def value_moments(x, zero):
+    """(mean, SE_x, SE_J) of per-topic values ``x`` (a value function's x_i = v(d_i)): `risk_sums`
+    of x against ``zero`` (a zero vector: x_i - 0 = x_i exactly), then `risk_at` at alpha 0. The
+    moments of every path come from these two kernels; SE_J is the jackknife of the mean
+    (Dinçer, Macdonald & Ounis 2014), checked against explicit leave-one-out references in the
+    tests."""
+    gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(x, zero)
+    return risk_at(0.0, x.shape[0], gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
 
 
 @helper
@@ -322,7 +302,7 @@ def value_risk(R, B):
         frisk[k] = risk / c
         for i in range(c):
             d[i] = _value(d[i])
-        _row_moments(d, urisk[k], se[k], sej[k], 0)
+        urisk[k, 0], se[k, 0], sej[k, 0] = value_moments(d, np.zeros(c))
     return freward, frisk, urisk, se, sej
 
 
@@ -361,11 +341,11 @@ def _topic_row(x, loo, tr, tj, influence, pseudo):
     """Exploratory risk of one row of per-topic scores ``x`` into the given rows; returns
     (jackknife bias, mean, SE_x) for theta = mean(x). ``loo``: scratch of length c."""
     c = x.shape[0]
-    moments = np.empty(3)
-    _row_moments(x, moments[0:1], moments[1:2], moments[2:3], 0)
-    theta = moments[0]
-    sd = moments[1] * math.sqrt(c)
-    jsd = moments[2] * math.sqrt(c)
+    for i in range(c):
+        loo[i] = 0.0
+    theta, se, sej = value_moments(x, loo)
+    sd = se * math.sqrt(c)
+    jsd = sej * math.sqrt(c)
     loo_total = 0.0
     for i in range(c):
         loo[i] = (c * theta - x[i]) / (c - 1)
@@ -376,7 +356,7 @@ def _topic_row(x, loo, tr, tj, influence, pseudo):
         tr[i] = x[i] / sd if sd > 0.0 else (math.nan if x[i] == 0.0 else math.copysign(math.inf, x[i]))
         inf_i = influence[i]
         tj[i] = inf_i / jsd if jsd > 0.0 else (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
-    return (c - 1) * (loo_total / c - theta), theta, moments[1]
+    return (c - 1) * (loo_total / c - theta), theta, se
 
 
 linear_scores_serial = serial(linear_scores)
@@ -404,36 +384,60 @@ def topic_risk(X):
     return tr, tj, influence, pseudo, bias
 
 
+#: Rows of the ``stats`` of `linear_topic_risk_table`, read by `topic_influence`.
+TOPIC_BIAS, TOPIC_ZERO, TOPIC_THETA, TOPIC_RJSD, TOPIC_JSD_POSITIVE = range(5)
+
+
 @pjit
 def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
-    """Everything `fastrisk.topic_risk` reports for the linear value function, in one call.
+    """What `fastrisk.topic_risk` reports for the linear value function, in one call, except
+    the jackknife arrays (TJ, influences, pseudo-values: `topic_influence`, from this call's
+    outputs).
 
-    Returns ``ok``; ``arrays`` ``[5, alpha, system, topic]``: x, TR, TJ, influence and
-    pseudo-value, each times ``sign``; ``flags`` ``[2, alpha, system, topic]``: loss and win
-    (classic TR beyond ∓ ``crit``); ``bias`` ``[alpha, system]`` times ``sign``; ``zero``
-    ``[alpha, system]`` (SE_x below the relative floor of `floored_t`: TR is then x/0 by
-    the ±inf/NaN rule and TJ NaN) and how many. ``ok`` is False when a score x is not finite or
-    a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then unspecified).
-    The formulas are `topic_risk`'s with the moments of `risk_sums` /
-    `risk_at` (the same URisk, SE_x and SE_J as `linear_risk_table`): two passes per system for every alpha,
-    then one pass per alpha writing every output.
+    Returns ``ok``; ``arrays`` ``[2, alpha, system, topic]``: x and TR, each times ``sign``;
+    ``flags`` ``[2, alpha, system, topic]``: loss and win (classic TR beyond ∓ ``crit``);
+    ``stats`` ``[5, alpha, system]``, rows `TOPIC_BIAS` ... : the jackknife bias times
+    ``sign``, ``zero`` as 1.0 / 0.0 (SE_x below the relative floor of `floored_t`: TR is then
+    x/0 by the ±inf/NaN rule and TJ NaN), the classic theta (URisk), 1 / SD_J (0 where SD_J
+    is not > 0) and SD_J > 0 as 1.0 / 0.0; and the count of ``zero``. ``ok`` is False when a
+    score x is not finite or a non-zero |x| lies outside [lo, hi] (the caller rescales; the
+    rest is then unspecified). The formulas are `topic_risk`'s with the moments of
+    `risk_sums` / `risk_at_rows` (the same URisk, SE_x and SE_J as `linear_risk_table`),
+    every alpha's in loops over systems, then one pass per alpha and system writing the
+    outputs. Few, packed outputs: each returned array costs a box on the way to Python.
     """
     S, c = R.shape
     A = alphas.shape[0]
-    arrays = np.empty((5, A, S, c))
+    arrays = np.empty((2, A, S, c))
     flags = np.empty((2, A, S, c), dtype=np.bool_)
-    bias = np.empty((A, S))
-    zero = np.zeros((A, S), dtype=np.bool_)
-    bad = np.zeros(S, dtype=np.bool_)
+    stats = np.empty((5, A, S))
     inv = 1.0 / (c - 1)
     root_c = math.sqrt(c)
     sums = np.empty((7, S))
     for t in prange((S + ROWS - 1) // ROWS):  # `all_risk_sums`, in parallel
         risk_sums_rows(R, B, t * ROWS, min(t * ROWS + ROWS, S), sums[:, t * ROWS:])
+    rsd = np.empty((A, S))  # 1 / SD_x, 0 where floored: x * (1/sd) is x / sd within an ulp
+    se = np.empty(S)
+    sej = np.empty(S)
+    n_zero = 0
+    for a in range(A):  # loops over systems: vectorised (divisions by numpy's rule: no zero check)
+        theta = stats[TOPIC_THETA, a]
+        risk_at_rows(alphas[a], c, sums, theta, se, sej)
+        for k in range(S):
+            stats[TOPIC_BIAS, a, k] = sign * (c - 1) * (-(sums[5, k] + alphas[a] * sums[6, k]) * inv / c)  # risk_at's shift
+        for k in range(S):
+            z = floored_t(theta[k], se[k], float(c), rtol)[0]
+            stats[TOPIC_ZERO, a, k] = 1.0 if z else 0.0
+            n_zero += z
+        for k in range(S):
+            rsd[a, k] = np.divide(1.0, se[k] * root_c) if stats[TOPIC_ZERO, a, k] == 0.0 else 0.0
+        for k in range(S):
+            jsd = sej[k] * root_c
+            stats[TOPIC_RJSD, a, k] = np.divide(1.0, jsd) if jsd > 0.0 else 0.0
+            stats[TOPIC_JSD_POSITIVE, a, k] = 1.0 if jsd > 0.0 else 0.0
+    bad = np.zeros(S, dtype=np.bool_)
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
-        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = (sums[0, k], sums[1, k], sums[2, k], sums[3, k], sums[4, k],
-                                                     sums[5, k], sums[6, k])
         for a in range(A):  # no row views: each would cost two reference-count updates
             w = 1.0 + alphas[a]
             out_of_range = 0  # an integer count: a sum LLVM may vectorise (a boolean OR it did not)
@@ -444,47 +448,61 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
                 out_of_range += 1 if (not mag <= hi) | ((mag < lo) & (mag != 0.0)) else 0  # NaN is out of range
             if out_of_range:
                 bad[k] = True
-            theta, se, sej = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
-            shift = -(s_e + alphas[a] * s_f) * inv / c  # mean of theta_(i) - theta (as risk_at)
-            sd = se * root_c
-            jsd = sej * root_c
-            bias[a, k] = sign * (c - 1) * shift
-            z = floored_t(theta, se, float(c), rtol)[0]
-            zero[a, k] = z
-            rsd = 1.0 / sd if not z else 0.0  # x * (1/sd) is x / sd within an ulp, and no division per topic
-            rjsd = 1.0 / jsd if jsd > 0.0 else 0.0
-            ct = c * theta
-            c1 = c - 1.0
-            for i in range(c):  # simple loops, one output each (vectorisable); the rare cases are
-                loo = (ct - arrays[0, a, k, i]) * inv  # patched below
-                arrays[3, a, k, i] = sign * (c1 * (theta - loo))
-            for i in range(c):
-                loo = (ct - arrays[0, a, k, i]) * inv
-                arrays[4, a, k, i] = sign * (ct - c1 * loo)
-            for i in range(c):
-                arrays[2, a, k, i] = arrays[3, a, k, i] * rjsd  # sign * (inf_i / jsd)
-            for i in range(c):
-                t = arrays[0, a, k, i] * rsd
+            r = rsd[a, k]
+            for i in range(c):  # simple loops, one output each (vectorisable)
+                t = arrays[0, a, k, i] * r
                 arrays[1, a, k, i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
-            for i in range(c):
-                arrays[0, a, k, i] *= sign
-            if z or not jsd > 0.0:
+            if sign != 1.0:  # times 1.0 is exact: nothing to do in the classic convention
                 for i in range(c):
-                    if z:  # constant scores up to rounding: TR = x / 0, the influences are 0 / 0
-                        v = sign * arrays[0, a, k, i]  # classic x
-                        t = math.nan if v == 0.0 else math.copysign(math.inf, v)
-                        arrays[1, a, k, i] = sign * t
-                        arrays[2, a, k, i] = math.nan
-                        flags[0, a, k, i] = t < -crit
-                        flags[1, a, k, i] = t > crit
+                    arrays[0, a, k, i] *= sign
+            if stats[TOPIC_ZERO, a, k] != 0.0:  # constant scores up to rounding: TR = x / 0
+                for i in range(c):
+                    v = sign * arrays[0, a, k, i]  # classic x
+                    t = math.nan if v == 0.0 else math.copysign(math.inf, v)
+                    arrays[1, a, k, i] = sign * t
+                    flags[0, a, k, i] = t < -crit
+                    flags[1, a, k, i] = t > crit
+    return not bad.any(), arrays, flags, stats, n_zero
+
+
+@pjit
+def topic_influence(x, stats, sign):
+    """TJ, the influences and the pseudo-values ``[3, alpha, system, topic]``, each times
+    ``sign``, from the signed scores ``x`` and the ``stats`` of `linear_topic_risk_table`
+    (what `fastrisk.topic_risk` computes on first access): with theta_(i) = (c theta - x_i) /
+    (c - 1), influence_i = (c - 1)(theta - theta_(i)), pseudo_i = c theta - (c - 1) theta_(i)
+    and TJ_i = influence_i / SD_J (Dinçer, Macdonald & Ounis 2014, eq. 23), by `_topic_row`'s
+    rules for SD_J = 0 (±inf, NaN for 0 / 0) and for floored SE_x (the influences are 0 / 0:
+    TJ NaN)."""
+    A, S, c = x.shape
+    out = np.empty((3, A, S, c))
+    inv = 1.0 / (c - 1)
+    c1 = c - 1.0
+    for k in prange(S):
+        for a in range(A):
+            theta = stats[TOPIC_THETA, a, k]
+            ct = c * theta
+            rjsd = stats[TOPIC_RJSD, a, k]
+            for i in range(c):  # one loop, three outputs (vectorised: few enough arrays); the
+                loo = (ct - sign * x[a, k, i]) * inv  # classic x: times ±1 is exact
+                influence = sign * (c1 * (theta - loo))
+                out[1, a, k, i] = influence
+                out[2, a, k, i] = sign * (ct - c1 * loo)
+                out[0, a, k, i] = influence * rjsd  # sign * (inf_i / jsd); rare cases patched below
+            z = stats[TOPIC_ZERO, a, k] != 0.0
+            if z or stats[TOPIC_JSD_POSITIVE, a, k] == 0.0:
+                for i in range(c):
+                    if z:  # the influences are 0 / 0
+                        out[0, a, k, i] = math.nan
                     else:
-                        inf_i = sign * arrays[3, a, k, i]
-                        arrays[2, a, k, i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
-    return not bad.any(), arrays, flags, bias, zero, zero.sum()
+                        inf_i = sign * out[1, a, k, i]
+                        out[0, a, k, i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
+    return out
 
 
+topic_influence_serial = serial(topic_influence)
 linear_topic_risk_table_serial = serial(linear_topic_risk_table)
 
 
@@ -497,7 +515,9 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     (``alternative``: 0 two-sided, 1 less, 2 greater).
 
     Returns ``ok`` (as `linear_risk_table`: False when the scores need rescaling), ``stats``
-    ``[3, alpha, system]`` (URisk, t, p), ``zero`` ``[system]`` and its count."""
+    ``[3, alpha, system]`` (URisk, t, p), ``zero`` ``[system]`` and its count outside
+    ``self_row``. Every alpha's moments in loops over systems (`risk_at_rows`: `risk_at`'s
+    expressions, vectorised)."""
     S, c = R.shape
     A = alphas.shape[0]
     stats = np.empty((3, A, S))
@@ -505,19 +525,24 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     ok = True
     sums = np.empty((7, S))
     all_risk_sums(R, B, sums)
-    for k in range(S):
-        gains, losses, s_ee, s_ef, s_ff, s_e, s_f = (sums[0, k], sums[1, k], sums[2, k], sums[3, k], sums[4, k],
-                                                     sums[5, k], sums[6, k])
-        for a in range(A):
-            m, s, _ = risk_at(alphas[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
+    sej = np.empty(S)
+    for a in range(A):
+        mean = stats[0, a]
+        se = stats[2, a]  # scratch until the p-values
+        risk_at_rows(alphas[a], c, sums, mean, se, sej)
+        for k in range(S):
+            m = mean[k]
+            s = se[k]
             am = abs(m)
             As = abs(s)
             if not (am <= hi and As <= hi) or (am < lo and am != 0.0) or (As < lo and As != 0.0):
                 ok = False
             z, t = floored_t(m, s, float(c), rtol)
             zero[k] |= z
-            stats[0, a, k] = m
             stats[1, a, k] = math.nan if k == self_row else t
+    n_zero = 0
+    for k in range(S):
+        n_zero += zero[k] and k != self_row
     t_flat = stats[1].reshape(-1)
     p_flat = stats[2].reshape(-1)
     t_lower_tails(t_flat, c - 1, p_flat)
@@ -529,4 +554,4 @@ def linear_t_test(R, B, alphas, rtol, lo, hi, self_row, alternative):
     else:
         for i in range(p_flat.shape[0]):
             p_flat[i] *= 2.0
-    return ok, stats, zero, zero.sum()
+    return ok, stats, zero, n_zero

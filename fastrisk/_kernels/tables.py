@@ -31,7 +31,7 @@ import numpy as np
 from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 from fastrisk._kernels.numerics import floored_t, fma, outside
-from fastrisk._kernels.risk import _row_moments, _value, risk_at, risk_sums  # _value: see with_value
+from fastrisk._kernels.risk import _value, risk_at, risk_sums, value_moments  # _value: see with_value
 
 
 @helper
@@ -155,7 +155,8 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
 @pjit
 def pair_sums(V, block, topic_block, stop):
     """sum |d|, sum d|d|, sum d^2 (S, S) of every pair a < b (the upper triangle; the rest is
-    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), and every row's sum (S,),
+    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), every row's sum and sum of
+    absolute values (S,) (the latter bounds the rounding of sum d, see `table_moments`),
     each over topics in a fixed order: the mirror pair (b, a) has the same sums of |d| and
     d^2 and the negated sum of d|d| (`table_moments` reads it so). The tiles on and above the
     diagonal are computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread
@@ -193,51 +194,67 @@ def pair_sums(V, block, topic_block, stop):
         b0 = tiles_b[t] * block
         _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, s_abs, s_sgn, s_sq, stop)
     row = np.empty(S)
+    mag = np.empty(S)
     for a in prange(S):
         acc = 0.0
+        acc_abs = 0.0
         for i in range(c):
             acc += V[a, i]
+            acc_abs += abs(V[a, i])
         row[a] = acc
-    return s_abs, s_sgn, s_sq, row
+        mag[a] = acc_abs
+    return s_abs, s_sgn, s_sq, row, mag
 
 
 @helper
 def sums_moments(sx, sx2, c, rtol):
-    """(URisk, SE, TRisk, zero) from the one-pass sums of x over ``c`` topics: URisk = sx / c,
-    SE = sqrt((sx2 - sx^2 / c) / (c - 1) / c), TRisk and the zero-variance rule by `floored_t`
-    (SE reported 0 where ``zero``)."""
-    ss = sx2 - sx * sx / c
-    u = sx / c
-    s = math.sqrt(ss / (c - 1) / c) if ss > 0.0 else 0.0
+    """(URisk, SE, TRisk, zero) from the one-pass sums of x over ``c`` topics: the centred sum of
+    squares sx2 - sx^2 / c, then the moments kernel `risk_at` (URisk = sx / c, SE =
+    sqrt(ss / (c - 1) / c)) and the zero-variance rule of `floored_t` (SE reported 0 where
+    ``zero``)."""
+    u, s, _ = risk_at(0.0, c, sx, 0.0, sx2 - sx * sx / c, 0.0, 0.0, 0.0, 0.0)
     z, t = floored_t(u, s, float(c), rtol)
     return u, 0.0 if z else s, t, z
 
 
+#: The unit roundoff of float64.
+U = 2.0 ** -53
+#: A cell is recomputed where the rounding bound of its sum x could move TRisk by more than this.
+MEAN_TOL = 1e-7
+
+
 @helper
-def _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, zero):
+def _row(sx, sx2, err, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelled, zero):
     """`sums_moments` of one row of cells (contiguous outputs); flags ``cancelled`` where sum x^2
-    > ``refine_ratio`` * sum (x - mean)^2 (the one-pass variance lost digits) and ORs the zero
-    SEs into ``zero``. Returns True if a URisk or SE is out of range."""
+    > ``refine_ratio`` * sum (x - mean)^2 (the one-pass variance lost digits) or where ``err``,
+    a bound on the rounding error of sum x, exceeds `MEAN_TOL` times sqrt(c/(c-1) sum (x -
+    mean)^2) (TRisk's denominator times c: nearly identical systems, whose sum d is the
+    difference of two nearly equal row sums), and ORs the zero SEs into ``zero``. Returns True
+    if a URisk or SE is out of range."""
     bad = False
     for b in range(sx.shape[0]):
         u, s, t, z = sums_moments(sx[b], sx2[b], c, rtol)
         urisk[b] = u
         se[b] = s
         trisk[b] = t
-        cancelled[b] = refine_ratio * (sx2[b] - sx[b] * sx[b] / c) <= sx2[b] and sx2[b] > 0.0
+        ss = sx2[b] - sx[b] * sx[b] / c
+        cancelled[b] = ((refine_ratio * ss <= sx2[b] and sx2[b] > 0.0)
+                        or err[b] > MEAN_TOL * math.sqrt(max(ss, 0.0) * c / (c - 1)))
         zero[b] |= z
         bad |= outside(u, lo, hi) or outside(s, lo, hi)
     return bad
 
 
 @pjit
-def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi):
+def table_moments(s_abs, s_sgn, s_sq, row, mag, alphas, c, rtol, refine_ratio, lo, hi):
     """URisk, SE and TRisk ``[alpha, system, baseline]`` from the upper-triangle sums and row
     sums of `pair_sums`, for every alpha (`sums_moments`: the zero-variance rule of
     `floored_t`), in the table's final layout. Per pair: sum d = row[a] - row[b],
     sum n = (sum d - sum |d|) / 2 and sum n^2 = (sum d^2 - sum d|d|) / 2 (n = min(d, 0)), then
     sum x = sum d + alpha sum n and sum x^2 = sum d^2 + (2 alpha + alpha^2) sum n^2.
-    ``cancelled`` (same shape): the cells whose one-pass variance lost digits (the caller
+    ``cancelled`` (same shape): the cells whose one-pass variance lost digits, or whose sum d
+    (a difference of row sums, off by at most (c - 1) u (mag[a] + mag[b]) + u |sum d|, u =
+    2^-53: Higham 2002, §4.2) could move TRisk by more than `MEAN_TOL` (the caller
     recomputes them, `refine_linear`); ``zero`` (S, S): an SE is 0 at some alpha; ``ok``: every
     URisk and SE finite and, where non-zero, within [lo, hi] (else the caller rescales). The
     diagonal is URisk 0, SE 0, TRisk NaN.
@@ -257,6 +274,8 @@ def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi
         sd2 = np.empty(S)
         sx = np.empty(S)
         sx2 = np.empty(S)
+        err_d = np.empty(S)
+        err = np.empty(S)
         for b in range(S):
             if a < b:
                 ab, sg, sq = s_abs[a, b], s_sgn[a, b], s_sq[a, b]
@@ -265,6 +284,7 @@ def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi
             else:
                 ab, sg, sq = 0.0, 0.0, 0.0
             d = row[a] - row[b]
+            err_d[b] = U * ((c - 1) * (mag[a] + mag[b]) + abs(d))
             n[b] = 0.5 * (d - ab)
             n2[b] = 0.5 * (sq - sg)
             sd[b] = d
@@ -276,7 +296,8 @@ def table_moments(s_abs, s_sgn, s_sq, row, alphas, c, rtol, refine_ratio, lo, hi
             for b in range(S):
                 sx[b] = sd[b] + al * n[b]
                 sx2[b] = sd2[b] + w2 * n2[b]
-            row_bad |= _row(sx, sx2, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
+                err[b] = (1.0 + al) * err_d[b]
+            row_bad |= _row(sx, sx2, err, c, rtol, refine_ratio, lo, hi, urisk[k, a], se[k, a], trisk[k, a],
                             cancelled[k, a], zero[a])
         bad += 1 if row_bad else 0
     return urisk, se, trisk, cancelled, zero, bad == 0
@@ -292,8 +313,9 @@ def value_table_moments(sx, sx2, c, rtol, refine_ratio, lo, hi):
     cancelled = np.empty((1, S, S), dtype=np.bool_)
     zero = np.zeros((S, S), dtype=np.bool_)
     bad = 0
+    exact = np.zeros(S)  # each ordered pair's sums run over its own differences: no row sums to cancel
     for a in prange(S):
-        bad += 1 if _row(sx[a], sx2[a], c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
+        bad += 1 if _row(sx[a], sx2[a], exact, c, rtol, refine_ratio, lo, hi, urisk[0, a], se[0, a], trisk[0, a],
                          cancelled[0, a], zero[a]) else 0
     return urisk, se, trisk, cancelled, zero, bad == 0
 
@@ -407,7 +429,7 @@ def value_pair_sums(V, stop):
 @pjit
 def refine_value(V, cells, rtol, urisk, se, trisk):
     """`refine_linear` for the value function ``_value``: x = _value(d) over topics and its
-    moments by `fastrisk._kernels.risk._row_moments`, as `fastrisk.risk` with that value
+    moments by `fastrisk._kernels.risk.value_moments`, as `fastrisk.risk` with that value
     function computes them (the same numbers, bit for bit)."""
     c = V.shape[1]
     for j in prange(cells.shape[0]):
@@ -415,11 +437,10 @@ def refine_value(V, cells, rtol, urisk, se, trisk):
         x = np.empty(c)
         for i in range(c):
             x[i] = _value(V[a, i] - V[b, i])
-        m = np.empty(3)
-        _row_moments(x, m[0:1], m[1:2], m[2:3], 0)
-        z, t = floored_t(m[0], m[1], float(c), rtol)
-        urisk[0, a, b] = m[0]
-        se[0, a, b] = 0.0 if z else m[1]
+        u, s, _ = value_moments(x, np.zeros(c))
+        z, t = floored_t(u, s, float(c), rtol)
+        urisk[0, a, b] = u
+        se[0, a, b] = 0.0 if z else s
         trisk[0, a, b] = t
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from fastrisk._kernels._jit import helper, njit, pjit, prange, serial
-from fastrisk._kernels.risk import _value  # the value kernels' value function (see with_value)
+from fastrisk._kernels.risk import ROWS, _value  # _value: the value kernels' value function (see with_value)
 
 
 @helper
@@ -62,6 +62,84 @@ def zrisk_parts(V, topic_totals, system_totals, grand):
     return pos, neg
 
 
+@helper
+def topic_major(V, k0, k1):
+    """Rows ``k0 .. k1 - 1`` of V (S, c), transposed to (c, k1 - k0): systems innermost."""
+    c = V.shape[1]
+    D = np.empty((c, k1 - k0))
+    for k in range(k1 - k0):
+        for i in range(c):
+            D[i, k] = V[k0 + k, i]
+    return D
+
+
+@helper
+def cell_sums_rows(V, k0, k1, share, root, system_totals, pos, neg):
+    """`cell_sums` of the systems ``k0 .. k1 - 1`` into ``pos[k0:k1]``, ``neg[k0:k1]``.
+
+    The same operations in the same order for each system, so the same numbers bit for bit,
+    with the systems innermost (a topic-major copy of the block): the loop runs over
+    contiguous systems and vectorises (the divisions too) without reassociating any sum. The
+    test ``e > 0`` is a select (adding 0.0 is exact), as in `cell_sums`.
+    """
+    D = topic_major(V, k0, k1)
+    n = k1 - k0
+    sk = np.empty(n)
+    rk = np.empty(n)
+    for k in range(n):
+        sk[k] = system_totals[k0 + k]
+        rk[k] = math.sqrt(sk[k])
+    p = np.zeros(n)
+    q = np.zeros(n)
+    z = np.empty(n)
+    # few arrays per loop (LLVM vectorises a loop only if it can check at run time that the
+    # arrays it writes do not overlap the others, and gives up beyond a few pairs)
+    for i in range(V.shape[1]):
+        s = share[i]
+        r = root[i]
+        for k in range(n):
+            e = s * sk[k]
+            zk = np.divide(D[i, k] - e, r * rk[k])  # numpy's division: no zero check, so it vectorises
+            z[k] = zk if e > 0.0 else 0.0
+        for k in range(n):
+            p[k] += max(z[k], 0.0)
+        for k in range(n):
+            q[k] += min(z[k], 0.0)
+    for k in range(n):
+        pos[k0 + k] = p[k]
+        neg[k0 + k] = q[k]
+
+
+@helper
+def row_totals(V, k0, k1, out):
+    """``out[k] = sum_i V[k, i]`` (i ascending from 0.0, the order `cell_sums`'s callers sum a
+    row in) for the rows ``k0 .. k1 - 1``, four rows at a time: four independent sums in
+    flight instead of one chain, each in its own order (the same numbers bit for bit)."""
+    c = V.shape[1]
+    k = k0
+    while k + 4 <= k1:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for i in range(c):
+            a0 += V[k, i]
+            a1 += V[k + 1, i]
+            a2 += V[k + 2, i]
+            a3 += V[k + 3, i]
+        out[k] = a0
+        out[k + 1] = a1
+        out[k + 2] = a2
+        out[k + 3] = a3
+        k += 4
+    while k < k1:
+        acc = 0.0
+        for i in range(c):
+            acc += V[k, i]
+        out[k] = acc
+        k += 1
+
+
 @pjit
 def zrisk_table(V, loss_weights, sign, lo, hi):
     """Linear ZRisk and GeoRisk of every system in one call, totals included.
@@ -70,22 +148,28 @@ def zrisk_table(V, loss_weights, sign, lo, hi):
     ``[2, alpha, system]`` (ZRisk and GeoRisk in the convention of ``sign``, see
     `georisk_cell`) and the effectiveness ``[system]``. ``ok`` is False when a score is
     negative, the grand total lies outside [lo, hi] (the caller rescales) or a result is not
-    finite; the other outputs are then unspecified.
+    finite; the other outputs are then unspecified. Blocks of `ROWS` systems, topic-major
+    (`row_totals`, `cell_sums_rows`): the numbers of `cell_sums` bit for bit.
     """
     S, c = V.shape
     A = loss_weights.shape[0]
     topic_totals = np.zeros(c)
-    system_totals = np.empty(S)
-    first_negative = -1
+    lowest = np.zeros(c)  # per topic: min(0, its scores), a select (no reduction): vectorised
     for k in range(S):
-        acc = 0.0
         for i in range(c):
             v = V[k, i]
-            if v < 0.0 and first_negative < 0:
-                first_negative = k * c + i
-            acc += v
             topic_totals[i] += v
-        system_totals[k] = acc
+            lowest[i] = v if v < lowest[i] else lowest[i]
+    first_negative = -1
+    if lowest.min() < 0.0:
+        for j in range(S * c):
+            if V[j // c, j % c] < 0.0:
+                first_negative = j
+                break
+    blocks = (S + ROWS - 1) // ROWS
+    system_totals = np.empty(S)
+    for t in prange(blocks):
+        row_totals(V, t * ROWS, min(t * ROWS + ROWS, S), system_totals)
     grand = 0.0
     for k in range(S):
         grand += system_totals[k]
@@ -94,11 +178,14 @@ def zrisk_table(V, loss_weights, sign, lo, hi):
     ok = first_negative < 0 and (grand == 0.0 or lo <= grand <= hi)
     if ok:
         share, root = topic_factors(topic_totals, grand)
+        pos = np.empty(S)
+        neg = np.empty(S)
+        for t in prange(blocks):
+            cell_sums_rows(V, t * ROWS, min(t * ROWS + ROWS, S), share, root, system_totals, pos, neg)
         for k in prange(S):
-            p, n = cell_sums(V[k], share, root, system_totals[k])
             eff[k] = system_totals[k] / c
             for a in range(A):
-                z = sign * (p + loss_weights[a] * n)
+                z = sign * (pos[k] + loss_weights[a] * neg[k])
                 stats[0, a, k] = z
                 stats[1, a, k] = georisk_cell(eff[k], z, c, sign)
         for k in range(S):

@@ -67,6 +67,8 @@ def open_unit(x, name: str, what: str = "a number") -> float:
 
 def level(x, name: str = "significance") -> float:
     """A significance level in (0, 1)."""
+    if type(x) is float and 0.0 < x < 1.0:  # the usual case, without the ABC check (small calls)
+        return x
     if isinstance(x, bool) or not isinstance(x, numbers.Real) or not 0.0 < float(x) < 1.0:
         raise InputError(f"`{name}` must be a level in (0, 1), got {x!r}")
     return float(x)

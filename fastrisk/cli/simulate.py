@@ -50,6 +50,8 @@ def _cmd_simulate(args) -> int:
     collections = collections or None
     if args.study != "grid" and args.paper_size:
         raise InputError("--paper-size is an option of simulate grid")
+    if args.study != "grid" and (args.paper_tests or args.tests):
+        raise InputError("--tests and --paper-tests are options of simulate grid")
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)
@@ -140,7 +142,7 @@ def _local_workers(scheduler) -> int | None:
 
 
 def _grid(args, collections, executor) -> int:
-    from fastrisk.simulate.grid import run_grid  # imported when the command runs: keeps `fastrisk --help` fast
+    from fastrisk.simulate.grid import PAPER_TESTS, run_grid  # loaded when the command runs: keeps --help fast
 
     if not args.tables:
         raise InputError("simulate grid needs --tables DIR (where the tables and the long table go)")
@@ -149,11 +151,16 @@ def _grid(args, collections, executor) -> int:
     if collections is not None and args.measure:
         measures = [args.measure]
     common = _common(args, paper=args.paper_size)
+    if args.paper_tests and args.tests:
+        raise InputError("give --paper-tests or --tests, not both (--paper-tests is --tests "
+                         f"{','.join(PAPER_TESTS)})")
+    tests = PAPER_TESTS if args.paper_tests else ([t.strip() for t in args.tests.split(",") if t.strip()]
+                                                  if args.tests else None)
     run_grid(studies, args.tables, measures=measures, collections=collections,
              topics=_ints(args.topic_sizes, "topic-sizes"), delta=_floats(args.delta or STUDY_DELTAS, "delta"),
              executor=executor, resume=args.resume, plot=args.plot, plot_format=args.plot_format,
              paper_size=args.paper_size, shared_resamples=args.shared_resamples or False,
-             risk_nulls=not args.no_risk_nulls,
+             risk_nulls=not args.no_risk_nulls, tests=tests,
              workers=args.processes or _local_workers(args.scheduler), **common)
     return 0
 
@@ -182,7 +189,8 @@ _ONLY = {
     "--tables": _STUDIES + ("grid",), "--plot": _STUDIES + ("grid", "topics"),
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
-    "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",),
+    "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": ("grid",),
+    "--paper-tests": ("grid",),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
     "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
     "--min-topics": ("topics",), "--max-topics": ("topics",),
@@ -286,6 +294,12 @@ def register(sub) -> None:
     p.add_argument("--paper-size", action="store_true",
                    help="grid: the paper's size, 1,667,000 type I trials a cell, 167,000 a cell and effect size for "
                         "power/type III, 10^6 replicates (--trials/--replicates still override)")
+    p.add_argument("--tests", metavar="NAMES",
+                   help="grid: only these tests of the battery (e.g. t,wilcoxon,bootstrap; default all): the others "
+                        "are not resampled, and a group of trials runs only for one of its tests")
+    p.add_argument("--paper-tests", action="store_true",
+                   help="grid: the paper's own battery, --tests t,wilcoxon,sign,bootstrap,permutation (no ZRisk/"
+                        "GeoRisk flips, no risk nulls)")
     p.add_argument("--shared-resamples", nargs="?", type=int, const=True, default=None, metavar="TRIALS",
                    help="common random numbers: each block of 1000 (or TRIALS) trials of a collection shares its "
                         "bootstrap resamples and sign flips (rates unbiased, between-job standard errors; "

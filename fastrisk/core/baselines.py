@@ -11,12 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._kernels.numerics import out_of_range
 from fastrisk._runtime.numerics import read_only
 from fastrisk.data.io import read_matrix
 from fastrisk.data.matrix import ScoreMatrix, check_missing_policy, did_you_mean, find_name, label
 from fastrisk.errors import InputError, TopicMismatchWarning
 
 VIRTUAL = ("mean", "median", "max")
+_MAX = float(np.finfo(np.float64).max)
 #: The baseline that is the system with the highest mean score (`best_system`).
 BEST = "best"
 WHAT_IS_A_BASELINE = ("a baseline is what every system is compared with, topic by topic: the name of a system "
@@ -164,9 +166,9 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
                 or baseline.values.shape[0] not in (1, matrix.n_systems):
             raise InputError(f"baseline {baseline.name!r} has shape {baseline.values.shape}; expected "
                              f"(1, {matrix.n_topics}) or ({matrix.n_systems}, {matrix.n_topics})")
-        values = np.asarray(baseline.values, dtype=np.float64)
-        if np.isfinite(values).all():
+        if not out_of_range(baseline.values.ravel(), 0.0, _MAX):  # all finite (values: float64, C order)
             return matrix, baseline
+        values = np.asarray(baseline.values, dtype=np.float64)
         bad = np.argwhere(~np.isfinite(values))
         if bad.size:
             k, i = (int(j) for j in bad[0])

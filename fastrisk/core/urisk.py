@@ -110,6 +110,8 @@ class TopicRiskResult(Result):
     s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
     theta_(i))), ``pseudo_values`` (column ``pseudo_value``), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
+    For the linear value function ``tj``, ``influence`` and ``pseudo_values`` are computed on
+    first access (one compiled pass over ``x``; the same numbers as computed with the rest).
 
     Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
     ``topic``, ``baseline``, ``convention``, ``x``, ``tr``, ``tj``, ``influence``,
@@ -117,6 +119,7 @@ class TopicRiskResult(Result):
     """
 
     _constants = ("baseline", "convention")
+    _lazy_fields = frozenset({"tj", "influence", "pseudo_values"})
 
     systems: tuple
     topics: tuple
@@ -412,17 +415,18 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     crit = t_critical(significance, df)
     s = _sign(convention)
     if vf.is_linear:  # the usual case: one compiled call
-        ok, arrays, flags, bias, zero, n_zero = _topic_table(matrix, base, vf, s, crit, threads)
+        ok, arrays, flags, stats, n_zero = _topic_table(matrix, base, vf, s, crit, threads)
         if ok:
             if n_zero:
-                _numerics.warn_zero_variance(_numerics.zero_rows(zero.any(axis=0), matrix.systems, base.system),
-                                             where=f" against baseline {base.name!r}")
-            x, tr, tj, influence, pseudo = arrays
+                _numerics.warn_zero_variance(
+                    _numerics.zero_rows((stats[_k.TOPIC_ZERO] != 0.0).any(axis=0), matrix.systems, base.system),
+                    where=f" against baseline {base.name!r}")
+            x = arrays[0]
             return TopicRiskResult._trusted(
                 systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
                 loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
-                significance=float(significance), critical_t=crit, x=x, tr=tr, tj=tj, influence=influence,
-                pseudo_values=pseudo, bias=bias, loss=flags[0], win=flags[1])
+                significance=float(significance), critical_t=crit, x=x, tr=arrays[1], bias=stats[_k.TOPIC_BIAS],
+                loss=flags[0], win=flags[1], _lazy=(_topic_jackknife, x, stats, s, threads))
     scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
@@ -442,6 +446,13 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
         significance=float(significance), critical_t=crit, x=s * scores.x, tr=s * tr, tj=s * tj,
         influence=s * influence, pseudo_values=s * pseudo, bias=s * bias, loss=tr < -crit, win=tr > crit,
     )
+
+
+def _topic_jackknife(x, stats, sign: float, threads) -> dict:
+    """TJ, influences and pseudo-values of a linear `topic_risk`, from its signed ``x`` and the
+    kernel's ``stats`` (`fastrisk._kernels.risk.topic_influence`): computed on first access."""
+    out = run(_k.topic_influence, _k.topic_influence_serial, x.size, threads, x, stats, sign)
+    return {"tj": out[0], "influence": out[1], "pseudo_values": out[2]}  # views by index: cheaper than unpacking
 
 
 def _topic_table(matrix, base, vf, sign: float, crit: float, threads):

@@ -205,16 +205,17 @@ def _jsonable(value):
     return value
 
 
-#: class -> (field names, required names, plain defaults, needs the real __init__): see `Result._trusted`.
+#: class -> (field names, required names, plain defaults, needs the real __init__, the tuples of
+#: names accepted so far): see `Result._trusted`.
 _DEFAULTS: dict = {}
 
 
-def _field_defaults(cls) -> tuple[frozenset, frozenset, dict, bool]:
+def _field_defaults(cls) -> tuple[frozenset, frozenset, dict, bool, set]:
     fs = [f for f in fields(cls) if f.init]
     plain = {f.name: f.default for f in fs if f.default is not MISSING}
     fallback = hasattr(cls, "__post_init__") or any(f.default_factory is not MISSING for f in fs)
     names = frozenset(f.name for f in fs)
-    return names, names - plain.keys(), plain, fallback
+    return names, names - plain.keys(), plain, fallback, set()
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,8 @@ class Result:
     _constants: ClassVar[tuple[str, ...]] = ()
     #: the array of the publication tables when none is named (`to_wide`).
     _headline: ClassVar[str] = "statistic"
+    #: fields a fast path may leave to be computed on first access (see `_trusted`, `__getattr__`).
+    _lazy_fields: ClassVar[frozenset] = frozenset()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -245,18 +248,38 @@ class Result:
         (a frozen one assigns each of its fields through ``object.__setattr__``: microseconds per
         small call). For results whose every field the caller gives with the right type and
         shape, as the kernels guarantee; omitted fields take their defaults, an unknown one is
-        refused. Equal to ``cls(**values)``."""
+        refused. Equal to ``cls(**values)``. ``_lazy=(function, *args)`` stands for the fields
+        of `_lazy_fields`: ``function(*args)`` computes them on first access (`__getattr__`)."""
         defaults = _DEFAULTS.get(cls)
         if defaults is None:
             defaults = _DEFAULTS[cls] = _field_defaults(cls)
-        names, required, plain, fallback = defaults
-        if fallback or not required <= values.keys() <= names:  # __post_init__, a factory, a missing or wrong name
-            return cls(**values)  # (which raises what the constructor raises)
+        names, required, plain, fallback, accepted = defaults
+        given = tuple(values)  # a call site passes the same names each time: checked once
+        if given not in accepted:
+            if "_lazy" in values:  # the fields of `_lazy_fields` come later, from the function it names
+                required = required - cls._lazy_fields
+                names = names | {"_lazy"}
+            if fallback or not required <= values.keys() <= names:  # __post_init__, a factory, a missing or wrong name
+                return cls(**values)  # (which raises what the constructor raises)
+            accepted.add(given)
         obj = object.__new__(cls)
         state = obj.__dict__
         state.update(plain)
         state.update(values)
         return obj
+
+    def __getattr__(self, name):
+        """A field of `_lazy_fields` that `_trusted` was given as ``_lazy=(function, *args)``:
+        ``function(*args)`` returns every such field (a dict), computed on the first access and
+        kept. Called only when the normal lookup fails."""
+        state = self.__dict__
+        lazy = state.get("_lazy") if name in type(self)._lazy_fields else None
+        if lazy is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
+        function, *args = lazy
+        state.update(function(*args))
+        state.pop("_lazy", None)
+        return state[name]
 
     # ------------------------------------------------------------------ declarations
     @classmethod

@@ -27,7 +27,7 @@ from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
-from fastrisk.simulate.battery import battery, battery_test_names
+from fastrisk.simulate.battery import BASE_TESTS, battery, battery_test_names
 from fastrisk.simulate.measures import canonical_measure, file_stem
 from fastrisk.viz.figures import plot_studies
 
@@ -38,6 +38,9 @@ PLOT_FORMATS = ("svg", "png", "pdf")
 #: the bootstrap and permutation tests (``.B``).
 PAPER_TRIALS = {"type1": 1_667_000, "h1": 167_000}
 PAPER_REPLICATES = 10**6
+#: The paper's own battery (Urbano, Lima & Hanjalic 2019, ``R/ir_tests.R``): t, Wilcoxon, sign,
+#: bootstrap, permutation. ZRisk, GeoRisk, TRisk and the risk nulls are fastrisk's additions.
+PAPER_TESTS = BASE_TESTS
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
@@ -56,7 +59,7 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
              min_diff: float = 0.01, executor=None, progress=None, cache=None, resume: bool = False, plot=None,
              chunk: int = _s.CHUNK, ties_seed: int = 0, plot_format: str = "svg", h1_trials: int | None = None,
              paper_size: bool = False, shared_resamples=False, workers: int | None = None,
-             risk_nulls: bool = True) -> dict:
+             risk_nulls: bool = True, tests=None) -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
     under ``directory``; returns {study: [StudyResult, ...]}. ``plot``: a directory for one
     figure per study, as ``plot_format`` (svg, png or pdf). ``collections``: bundled names or
@@ -66,9 +69,12 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     ``trials``: per type I cell (default 10,000); ``h1_trials``: per cell and effect size of
     power and type III (default ``trials``); ``replicates`` (default 1,000). ``paper_size``: the
     paper's `PAPER_TRIALS` and `PAPER_REPLICATES` for those not given. ``shared_resamples``: see
-    `fastrisk.simulate.studies.type1`, as ``risk_nulls``. Before it starts, the grid's cost is estimated
-    (`estimate_grid`, on ``workers`` cores) and printed to standard error."""
+    `fastrisk.simulate.studies.type1`, as ``risk_nulls`` and ``tests`` (only these tests of the battery,
+    e.g. `PAPER_TESTS`: the paper's own battery, whose trials need no ZRisk/GeoRisk flips and no risk
+    nulls). Before it starts, the grid's cost is estimated (`estimate_grid`, on ``workers`` cores, for
+    the tests that will run) and printed to standard error."""
     trials, h1_trials, replicates = paper_counts(paper_size, trials, h1_trials, replicates)
+    tests = _s._tests_iv(tests, trisk_alpha, risk_nulls)
     if plot_format not in PLOT_FORMATS:
         raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
@@ -90,11 +96,15 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     shared = _s.shared_size(shared_resamples, chunk)
     common = dict(replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
                   alphas=_s.ALPHAS, executor=executor, chunk=chunk, progress=progress, cache=cache,
-                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared or False, risk_nulls=risk_nulls)
+                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared or False, risk_nulls=risk_nulls,
+                  tests=tests)
     h1 = tuple(s for s in ("power", "type3") if s in studies)
     est = estimate_grid(studies, len(cells), topics, len(delta), trials, h1_trials, replicates, trisk_alpha,
-                        shared, workers, risk_nulls)
-    print(f"grid: {est['trials']:,} trials ({est['battery_calls']:,} battery calls with the risk tests' own nulls) "
+                        shared, workers, risk_nulls, tests)
+    which = "the paper's battery" if tests is not None and set(tests) == set(PAPER_TESTS) else (
+        f"tests {','.join(tests)}" if tests is not None else "the whole battery")
+    nulls = " with the risk tests' own nulls" if est["groups"] > 1 else ""
+    print(f"grid: {est['trials']:,} trials ({est['battery_calls']:,} battery calls{nulls}; {which}) "
           f"at {replicates:,} replicates{', shared resamples' if shared else ''}: about "
           f"{_duration(est['cpu_seconds'])} of one core's work, {_duration(est['wall_seconds'])} on "
           f"{est['workers']} core(s) (measured: {est['probe']}); checkpoints under {ck}"
@@ -151,60 +161,75 @@ SIMULATE_SECONDS = 0.24e-3
 PROBE_REPLICATES = 4096
 
 
-def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True) -> dict:
+def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True, tests=None) -> dict:
     """The battery's tests a study keeps, by group of trials: ``"main"`` (the study's pairs: t,
     Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk), ``"urisk@A"`` per alpha > 0 (TRisk
-    and the bootstrap test of URisk_A on pairs of its own null) and ``"smooth"`` (smooth TRisk)."""
+    and the bootstrap test of URisk_A on pairs of its own null) and ``"smooth"`` (smooth TRisk);
+    with ``tests``, only those tests, and only the groups that keep one of them (the groups a
+    study runs)."""
     groups = {"main": [t for t in battery_test_names(trisk_alpha) if _s._null_of(t) is None]}
     if risk_nulls:
         for a in dict.fromkeys(float(a) for a in np.atleast_1d(trisk_alpha)):
             if a > 0:
                 groups[f"urisk@{a:g}"] = [f"trisk@{a:g}", f"bootstrap_risk@{a:g}"]
         groups["smooth"] = ["trisk_smooth"]
+    if tests is not None:
+        groups = {g: [t for t in ts if t in tests] for g, ts in groups.items()}
+        groups = {g: ts for g, ts in groups.items() if ts}
     return groups
 
 
 def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.0, 5.0), pairs: int = 256,
-               seed: int = 0, risk_nulls: bool = True) -> dict:
-    """Seconds of one core per trial of the battery as the study runs it, by group of trials:
-    ``"main"`` (the study's pairs: bootstrap, permutation, ZRisk and GeoRisk resampled), one
-    ``"urisk@A"`` per alpha > 0 (the bootstrap test of URisk_A), ``"smooth"`` (no resampling).
-    Measured (CPU time) on ``pairs`` uniform pairs at ``min(replicates, PROBE_REPLICATES)``
-    replicates on one thread and scaled linearly to ``replicates``; the simulation of the scores themselves
-    (copula and margins: a few microseconds a topic) is not included."""
+               seed: int = 0, risk_nulls: bool = True, tests=None) -> dict:
+    """Seconds of one core per trial of the battery as the study runs it, by group of trials
+    (`trial_tests`: only the groups and tests that run with ``tests``): ``"main"`` (the study's
+    pairs: bootstrap, permutation, ZRisk and GeoRisk resampled), one ``"urisk@A"`` per alpha > 0
+    (the bootstrap test of URisk_A), ``"smooth"`` (no resampling). Measured (CPU time, one
+    thread) on ``pairs`` uniform pairs (``shared``: a block of ``shared`` pairs, at most 1,000,
+    which share their draws as in the study) with 0 and ``min(replicates, PROBE_REPLICATES)``
+    replicates, and extrapolated linearly in the replicates; the simulation of the scores
+    themselves (copula and margins, `SIMULATE_SECONDS`) is not included."""
+    pairs = max(pairs, min(int(shared), 1000)) if shared else pairs
     V = np.random.default_rng(seed).random((pairs, 2, topics))
     B = min(replicates, PROBE_REPLICATES)
-    groups = trial_tests(trisk_alpha, risk_nulls)
     out = {}
-    for g, tests in groups.items():
-        kw = dict(replicates=B, rng=seed, tests=tests, threads=1, protocol="urbano2019",
+    for g, want in trial_tests(trisk_alpha, risk_nulls, tests).items():
+        kw = dict(rng=seed, tests=want, threads=1, protocol="urbano2019",
                   trisk_alpha=[float(g.partition("@")[2])] if g.startswith("urisk@") else
                   ([] if g == "smooth" else trisk_alpha), risk_tests=g == "main")
         if shared:
             kw.update(start=0, shared_resamples=True)
-        battery(V[:8], **kw)  # compiled and warm
-        t = time.process_time()  # CPU seconds: one thread, so one core's work, whatever the load
-        battery(V, **kw)
-        out[g] = (time.process_time() - t) / pairs * (replicates / B if B else 1.0)
+        battery(V[:8], replicates=B, **kw)  # compiled and warm
+        cpu = []
+        for b in dict.fromkeys((0, B)):
+            t = time.process_time()  # CPU seconds: one thread, so one core's work, whatever the load
+            battery(V, replicates=b, **kw)
+            cpu.append((time.process_time() - t) / pairs)
+        out[g] = cpu[0] + (cpu[-1] - cpu[0]) * (replicates / B if B else 0.0)
     return out
 
 
 def estimate_grid(studies, measures: int, topics, deltas: int, trials: int, h1_trials: int, replicates: int,
-                  trisk_alpha=(1.0, 5.0), shared: int = 0, workers: int | None = None, risk_nulls: bool = True) -> dict:
-    """The grid's cost from `trial_cost` probes (one per topic-set size) plus `SIMULATE_SECONDS`
-    a battery call: trials, battery calls (a trial of each risk null beside each of the study's
-    trials), one core's seconds and wall seconds on ``workers`` cores (default: numba's thread count), assuming the jobs share the cores
-    perfectly (a sweep of independent jobs; measured on 1 and 2 local workers in docs/simulation.md)."""
+                  trisk_alpha=(1.0, 5.0), shared: int = 0, workers: int | None = None, risk_nulls: bool = True,
+                  tests=None) -> dict:
+    """The grid's cost from `trial_cost` probes (one per topic-set size, of the groups and tests
+    that run: ``tests``, ``risk_nulls``) plus `SIMULATE_SECONDS` a battery call: trials, battery
+    calls (a trial of each risk null run beside each of the study's trials), groups of trials,
+    one core's seconds and wall seconds on ``workers`` cores (default: numba's thread count),
+    assuming the jobs share the cores perfectly (a sweep of independent jobs; see
+    docs/simulation.md)."""
     workers = int(workers or numba.get_num_threads())
     per_cell = (trials if "type1" in studies else 0) + (h1_trials * deltas if {"power", "type3"} & set(studies) else 0)
     cpu = calls = 0.0
+    cost = {}
     for n in topics:
-        cost = trial_cost(int(n), replicates, shared=shared, trisk_alpha=trisk_alpha, risk_nulls=risk_nulls)
+        cost = trial_cost(int(n), replicates, shared=shared, trisk_alpha=trisk_alpha, risk_nulls=risk_nulls,
+                          tests=tests)
         cpu += measures * per_cell * (sum(cost.values()) + len(cost) * SIMULATE_SECONDS)
         calls += measures * per_cell * len(cost)
     probe = f"{min(replicates, PROBE_REPLICATES):,}-replicate probes on one thread, sizes {', '.join(map(str, topics))}"
     return {"trials": int(measures * per_cell * len(topics)), "battery_calls": int(calls), "cpu_seconds": cpu,
-            "wall_seconds": cpu / workers, "workers": workers, "probe": probe}
+            "wall_seconds": cpu / workers, "workers": workers, "probe": probe, "groups": len(cost)}
 
 
 def _duration(seconds: float) -> str:

@@ -219,8 +219,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                             max_topics)
     key, items = _s.load_collections(measure, collections)
     fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
-    # the battery's TRisk only at the planned test's alpha: its trials and p-values are the same, the other
-    # TRisk tests are not computed and their nulls not calibrated (the studies add the smooth one anyway)
+    # the battery's TRisk only at the planned test's alpha (its trials and p-values are the same); `tests=`
+    # simulates only the planned test's group of trials and calibrates only its null
     name, _, a = test.partition("@")
     plan_alpha = [float(a)] if name in ("trisk", "bootstrap_risk") else []
     seed = resolve_seed(rng)
@@ -235,7 +235,7 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
                 r = _s._run(("power",), key, n, trials, replicates, [delta], seed, plan_alpha, min_diff, [alpha],
                             items, executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed,
                             nested=int(max_topics), fitted=fitted,
-                            risk_nulls=_s._null_of(test) is not None)["power"]  # a risk test: at its own delta (#28)
+                            tests=(test,))["power"]  # only the test's group of trials (a risk test: its own null, #28)
             k, t = r.tests.index(test), r.tails.index(tails)
             rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
             points[n] = (0.0 if math.isnan(rate) else rate, valid)

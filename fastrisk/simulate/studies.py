@@ -275,15 +275,16 @@ def _simulate(fit, mode, first, second, h1_entry, U):
 
 def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step, topics, delta,
                 replicates, trisk_alpha, min_diff, alphas, count=None, threads=None, nested=0, null=None,
-                shared=0) -> pa.Table:
+                shared=0, tests=None) -> pa.Table:
     """One sweep job: trials lo .. lo + step - 1 (among the ``count`` of collection ``collection``).
     ``nested`` > 0: a trial's topics are the first ``topics`` of its ``nested``-topic draw, so
     sizes share their topics (topic-set-size planning); 0: the study's draw of ``topics``.
     ``null``: [family, alpha] of a `RiskNull`: the trials draw its calibrated pairs (target 0
     for ``mode="type1"``, ``delta`` otherwise) and only its tests are kept (`_group_tests`).
     ``shared`` > 0: the trials of ranks j // shared alike (j: the trial's rank among the
-    collection's) share their resamples (`shared_block`)."""
-    fits = _fits(fits)
+    collection's) share their resamples (`shared_block`). ``tests``: the group's tests kept
+    (None: all of them); the others are not resampled."""
+    fits, only = _fits(fits), tests
     rn = None if null is None else RiskNull(null[0], float(null[1]))
     if rn is not None:
         trisk_alpha = [rn.alpha] if rn.family == "urisk" else []
@@ -294,7 +295,7 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
     fit = fits[collection]
     _, topic_seed, resample_seed = _seeds(study_seed)
     tests = battery_test_names(trisk_alpha)
-    keep = [k for k, t in enumerate(tests) if t in _group_tests(trisk_alpha, rn)]
+    keep = [k for k, t in enumerate(tests) if t in _group_tests(trisk_alpha, rn, tests=only)]
     lv = np.asarray(alphas, dtype=np.float64)
     shape = (len(keep), 2, len(lv))
     hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
@@ -385,10 +386,35 @@ def _null_of(test: str):
     return None
 
 
-def _group_tests(trisk_alpha, null) -> set:
+def _group_tests(trisk_alpha, null, tests=None) -> set:
     """The tests a group of trials keeps: the study's pairs (``null`` None) keep the tests
-    whose null they satisfy; calibrated pairs keep the tests of that null."""
-    return {t for t in battery_test_names(trisk_alpha) if _null_of(t) == null}
+    whose null they satisfy; calibrated pairs keep the tests of that null; only those among
+    ``tests`` when given."""
+    return {t for t in battery_test_names(trisk_alpha) if _null_of(t) == null and (tests is None or t in tests)}
+
+
+def _tests_iv(tests, trisk_alpha, risk_nulls: bool):
+    """``tests`` checked: None (every test) or a tuple of names of the battery with TRisk at
+    ``trisk_alpha``, each run by the study (a risk test under its own null only with
+    ``risk_nulls``)."""
+    if tests is None:
+        return None
+    if isinstance(tests, str):
+        tests = (tests,)
+    try:
+        tests = tuple(dict.fromkeys(str(t) for t in tests))
+    except TypeError:
+        raise InputError(f"`tests` must be a sequence of battery test names, got {tests!r}") from None
+    names = battery_test_names(trisk_alpha)
+    if not tests:
+        raise InputError(f"`tests` is empty: name tests of the battery ({', '.join(names)}), or None for all")
+    for t in tests:
+        if t not in names:
+            raise InputError(f"`tests`: {t!r} is not a test of the battery ({', '.join(names)}; TRisk at other "
+                             f"alphas with `trisk_alpha`)")
+        if not risk_nulls and _null_of(t) is not None:
+            raise InputError(f"`tests`: {t!r} runs under its own null, which `risk_nulls=False` leaves out")
+    return tests
 
 
 def hypothesis(test: str, study: str) -> str:
@@ -533,8 +559,14 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
 
 def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
          executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None,
-         risk_nulls=True, shared_resamples=False):
+         risk_nulls=True, shared_resamples=False, tests=None):
+    """The studies ``modes`` (their first mode's trials: power and type III share them).
+    ``tests``: the battery tests to run (None: all); a group of trials (the study's own pairs,
+    or one risk null's calibrated pairs) runs only if one of its tests is asked for, and only
+    those tests are resampled, so its risk null alone is calibrated. A kept test's numbers are
+    the same as without ``tests`` (same group seed, same trial streams)."""
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
+    tests = _tests_iv(tests, trisk_alpha, risk_nulls)
     shared = shared_size(shared_resamples, chunk)
     mode = modes[0]
     key, items = load_collections(measure, collections)
@@ -550,12 +582,13 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     experiments = []
     if risk_nulls not in (True, False):
         raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
-    risk_nulls = _nulls(trisk_alpha) if risk_nulls else []
-    if mode != "type1":
+    risk_nulls = [n for n in (_nulls(trisk_alpha) if risk_nulls else []) if _group_tests(trisk_alpha, n, tests)]
+    own = bool(_group_tests(trisk_alpha, None, tests))  # the study's own pairs: only for one of their tests
+    if mode != "type1" and own:
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
     prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
-    for null in [None, *risk_nulls]:
+    for null in [None, *risk_nulls] if own else risk_nulls:
         seed = _group_seed(study_seed, null)
         for delta in deltas:
             if null is not None:
@@ -583,7 +616,8 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
                                 "trisk_alpha": [float(v) for v in np.atleast_1d(trisk_alpha)],
                                 "min_diff": float(min_diff), "alphas": [float(v) for v in alphas], **extra,
                                 **({"nested": int(nested)} if nested else {}),
-                                **({"shared": shared} if shared else {})},
+                                **({"shared": shared} if shared else {}),
+                                **({"tests": list(tests)} if tests is not None else {})},
                         grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
     for f in fit_list:
         if f._dirty:
@@ -604,7 +638,7 @@ def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, m
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
                        for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
-                          meta, json.dumps(skipped), risk_nulls, clustered=bool(shared)) for m in modes}
+                          meta, json.dumps(skipped), risk_nulls, clustered=bool(shared), only=tests) for m in modes}
 
 
 def shared_size(shared_resamples, chunk) -> int:
@@ -635,8 +669,9 @@ def _finished(out, grid):
 
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
-               skipped, risk_nulls=(), clustered=False) -> StudyResult:
-    tests = tuple(t for t in battery_test_names(trisk_alpha) if _null_of(t) is None or _null_of(t) in risk_nulls)
+               skipped, risk_nulls=(), clustered=False, only=None) -> StudyResult:
+    tests = tuple(t for t in battery_test_names(trisk_alpha) if (_null_of(t) is None or _null_of(t) in risk_nulls)
+                  and (only is None or t in only))
     cols = ["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]
     df = table.select(cols + (["param_collection"] if clustered else [])).to_pandas()
     g = df.groupby(["param_delta", "test", "tails", "alpha"])[["hits", "valid", "wrong", "trials"]].sum()
@@ -756,6 +791,11 @@ def _doc(fn):
         ``shared_resamples``), whose sums are matrix products: every rate stays unbiased, the
         numbers are reproducible (their own, not those of independent draws), and ``se`` is the
         between-job standard error (`_between_job_se`). ``chunk`` must be a multiple of the block.
+    tests : sequence of str, optional
+        Only these tests of the battery (`fastrisk.simulate.battery.battery_test_names`; None:
+        all): the study's own pairs are simulated only for one of their tests, a risk null's
+        pairs (calibrated only then) only for one of its; a test's rates are the same as in the
+        whole study with the same seed.
 
     Returns
     -------
@@ -771,12 +811,12 @@ def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: in
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
           resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None) -> StudyResult:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
     risk tests under their own null."""
     return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["type1"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["type1"]
 
 
 @_doc
@@ -784,13 +824,13 @@ def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
     risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
     return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["power"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["power"]
 
 
 @_doc
@@ -798,11 +838,11 @@ def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference (a risk test: its own observed
     statistic) has the wrong sign. The same simulations as `power` for the same seed."""
     return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
                 collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples)["type3"]
+                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["type3"]
 

@@ -515,16 +515,18 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
     p = None
     R = matrix.values
     if matrix.n_topics - 1 <= COMPILED_DF and not parallel(R.size * len(vf.alpha)):  # one serial call
-        ok, (mean, t, p), zero, n_zero = _k_risk.linear_t_test(
+        ok, stats, zero, n_zero = _k_risk.linear_t_test(
             R, base.values, vf.alpha, _numerics.VARIANCE_RTOL, _LO, _HI, -1 if self_row is None else self_row,
             _ALTERNATIVE_CODE[alternative])
         if not ok:
             return None
+        mean, t, p = stats[0], stats[1], stats[2]  # (views by index: cheaper than unpacking)
     else:
         table = _linear_table(R, base.values, vf.alpha, 0.0, 1.0, None)
         if table is None:
             return None
         (mean, _, _, t), _, _, zero, n_zero, _ = table
+        n_zero -= self_row is not None and bool(zero[self_row])  # as the kernel's: outside the self row
     if exclude_self and base.system is not None:  # the baseline against itself, left out
         keep = np.arange(len(systems)) != base.system
         mean, t, zero = mean[:, keep], t[:, keep], zero[keep]
@@ -533,7 +535,7 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
         self_row = None
     if self_row is not None and p is None:
         t[:, self_row] = np.nan
-    if n_zero > (self_row is not None and zero[self_row]):
+    if n_zero:
         _numerics.warn_zero_variance(_numerics.zero_rows(zero, systems, self_row), "system(s)",
                                      where=f" against baseline {base.name!r}", stacklevel=4)
     df = matrix.n_topics - 1
