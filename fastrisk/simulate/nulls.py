@@ -23,7 +23,10 @@ the study's ``R/02-margins_transform.R``, sampled as ``R/12-type_2.R`` samples t
   the root along effTransform's own path computed cheaply (`_surrogate_mean`); the slope is
   E[v'(d)], the derivative of E[v(d)] under a shift of e, then the secant.
   A pair is accepted when |E[v(d)] - target| <= `TOL` within `MAX_STEPS` transformations;
-  otherwise (or where ``effTransform`` fails, as for H1) it is skipped and counted.
+  otherwise (or where ``effTransform`` fails, as for H1) it is skipped and counted. One
+  deviation from the study's ``try``: a search of ``effTransform`` that costs more than
+  `BUDGET` evaluations of its integrand counts as failed (a few searches on truncated-normal
+  margins cost 10-100 times the others; what a search returns is always effTransform's margin).
 
 E[v(d)] is integrated numerically (`PairLaw`), not simulated. Conditionally on b's copula
 uniform u, P(E <= y | u) = h(u, G(y)) with h the copula's h-function (pyvinecopulib's ``hfunc1``
@@ -62,6 +65,10 @@ from fastrisk.simulate.simireff import TRANSFORM_TOL, UNREACHED
 
 #: Strata of b's copula uniform (before merging the u of b's scores), two Gauss-Legendre points each.
 NODES = 48
+#: A stratum of u narrower than this between two atoms of a discrete b gets one node, its
+#: midpoint (error O(width^3) of h's second derivative in u: on RR and P@10 pairs E[v(d)] moves
+#: by < 1e-8; RR's many atoms of little mass make a third of its strata this narrow).
+NARROW = 1e-5
 #: Cells of e's continuous margin (its 4096-interval table coarsened).
 CELLS = 512
 #: Points of the h-function table in g (e's copula uniform).
@@ -71,6 +78,13 @@ GRID_G = 513
 TOL = 1e-4
 #: ``effTransform`` calls per pair at most.
 MAX_STEPS = 6
+#: A search of ``effTransform`` (`transformed`) whose integrals have computed more values of
+#: qfun than this counts as failed (`NUDGES` are tried, then the pair is skipped). Most searches
+#: cost 5e3 to 5e4; on an adhoc5_ap sample 17 of 117 cost more than 1e5 (up to 1.4e6: truncated
+#: normal margins whose integrals run to R's 500 subdivisions), and their CPU was 3/4 of the
+#: searches'. Capping them there cut that sample's CPU by 40 % and skipped 5 more of its 150
+#: candidate pairs.
+BUDGET = 1e5
 #: Neighbours per baseline (the study's ``js[1:10]``).
 NEIGHBOURS = 10
 #: The smooth value function's coefficients (Benham, Moffat & Culpepper 2019).
@@ -205,9 +219,12 @@ class PairLaw:
         w = np.diff(cuts)
         keep = w > 0
         mid, half = 0.5 * (cuts[:-1] + cuts[1:])[keep], 0.5 * w[keep]
-        # two Gauss-Legendre points per stratum (beta is smooth within one: b's atoms are cut points)
-        self.u = np.concatenate([mid - half / math.sqrt(3.0), mid + half / math.sqrt(3.0)])
-        self.w = np.concatenate([half, half])
+        # two Gauss-Legendre points per stratum (beta is smooth within one: b's atoms are cut
+        # points); a discrete b: one (the midpoint) in a stratum narrower than `NARROW`
+        two = np.ones(len(half), dtype=bool) if b_margin.continuous else half >= NARROW / 2
+        self.u = np.concatenate([mid[two] - half[two] / math.sqrt(3.0), mid[two] + half[two] / math.sqrt(3.0),
+                                 mid[~two]])
+        self.w = np.concatenate([half[two], half[two], 2 * half[~two]])
         self.beta = b_margin.quantile(self.u)
         self.g = _g_grid(grid)
         U = np.repeat(self.u, grid)
@@ -226,9 +243,10 @@ class PairLaw:
             step = max(1, (len(e_margin.points) - 1) // self.cells)
             y = e_margin.points[::step]
             G = np.clip(e_margin.cdf[::step], 0.0, 1.0)
-        else:
-            y = e_margin.points
-            G = np.clip(e_margin.cdf, 0.0, 1.0)
+        else:  # e's atoms of mass 0 keep it under every transform (a beta CDF of equal values): left out
+            keep = _atoms(e_margin)
+            y = e_margin.points[keep]
+            G = np.clip(e_margin.cdf[keep], 0.0, 1.0)
         j = np.clip(np.searchsorted(self.g, G, side="right") - 1, 0, len(self.g) - 2)
         t = (G - self.g[j]) / (self.g[j + 1] - self.g[j])
         H = self.h[:, j] * (1.0 - t) + self.h[:, j + 1] * t
@@ -256,6 +274,15 @@ class PairLaw:
             self._means[key] = ev, es
         ev, es = self._means[key]
         return float(self.w @ (P * ev).sum(axis=1)), float(self.w @ (P * es).sum(axis=1))
+
+
+def _atoms(m) -> np.ndarray:
+    """The support points of a discrete margin that carry mass under its own CDF, and its last
+    point (where `PairLaw` puts what its CDF leaves below 1): a transform ``with_beta`` keeps
+    the others' mass 0 (equal CDF values stay equal under a beta CDF), so their cells add 0."""
+    keep = np.diff(m.cdf, prepend=0.0) > 0
+    keep[-1] = True
+    return keep
 
 
 #: Where ``effTransform`` fails at a requested mean, the neighbours tried instead (offsets).
@@ -297,7 +324,11 @@ def _table_mean(m) -> float:
     return float(np.dot(m.points, np.diff(np.concatenate([[0.0], m.cdf]))))
 
 
-def transformed(e_margin, target: float, moments: dict):
+class _OverBudget(ValueError):
+    """A search of `transformed` that has cost more than `BUDGET` values of qfun."""
+
+
+def transformed(e_margin, target: float, moments: dict, budget: float = math.inf):
     """``e_margin.transformed(target)`` (`SimMargin.transformed`: simIReff's ``effTransform``,
     R's L-BFGS-B from (a, b) = (1, 1) on the squared gap of effTransform_inner's mean, by R's
     ``integrate``, to ``target``), the same margin bit for bit, with those integrals
@@ -307,22 +338,31 @@ def transformed(e_margin, target: float, moments: dict):
     length 1 along the projected gradient, whose direction depends only on the side of the
     target), so the calls of one margin share about 10 of their 23 integrals. Margins without
     integrals (kernel-beta, discrete: `SimMargin.with_beta`'s mean) go to
-    `SimMargin.transformed` itself."""
+    `SimMargin.transformed` itself.
+
+    ``budget``: None (a failed search) once the search's integrals have cost more than this many
+    values of qfun (`fastrisk.simulate._r.rks.evaluations`; an integral kept in ``moments``
+    counts its cost again, so where a search stops does not depend on what other searches
+    computed before it). What it returns otherwise is effTransform's margin, as without it."""
     if e_margin.rdata is None:
         return e_margin.transformed(target)
     target = float(target)
     rdata = e_margin.rdata.copy()
+    spent = [0]
 
     def gap2(p):  # as SimMargin.transformed's
         key = (float(p[0]), float(p[1]))
         if key not in moments:
             try:
-                moments[key] = rks.transformed_moments(rdata, key[0], key[1])[0]
+                moments[key] = rks.transformed_moments(rdata, key[0], key[1])[0], rks.evaluations()
             except ValueError as exc:  # R's integrate stops: so does every search that gets here
-                moments[key] = exc
-        got = moments[key]
+                moments[key] = exc, rks.evaluations()
+        got, cost = moments[key]
+        spent[0] += cost
         if isinstance(got, ValueError):
             raise got
+        if spent[0] > budget:
+            raise _OverBudget(f"more than {budget} values of qfun")
         d = got - target
         return d * d
 
@@ -352,7 +392,7 @@ def calibrate_pair(law: PairLaw, e_margin, null: RiskNull, target: float, memo: 
         for off in NUDGES:
             x = min(max(mu + off, 1e-4), 1 - 1e-4)
             if x not in memo:
-                memo[x] = transformed(e_margin, x, memo["moments"])
+                memo[x] = transformed(e_margin, x, memo["moments"], BUDGET)
                 made["calls"] += 1
             t = memo[x]
             if t is not None:

@@ -152,6 +152,13 @@ class SimMargin:
         `with_beta`'s mean (a discrete margin's summed in R's order, as effDisc_new)."""
         target = float(target)
         cdf = np.clip(self.cdf, 0.0, 1.0)
+        points = self.points
+        if not self.continuous:
+            # effDisc_new's sum without the atoms of mass 0: they stay 0 under every beta CDF
+            # (equal CDF values stay equal, so does their cummax), and the sum adds 0 for
+            # each: the same sum to the bit, over the atoms that carry mass (RR: 1,001 -> ~50)
+            keep = np.diff(cdf, prepend=0.0) > 0
+            cdf, points = cdf[keep], points[keep]
         rdata = None if self.rdata is None else self.rdata.copy()
 
         def gap2(p):  # with_beta(a, b).mean - target, squared as R's (x - m)^2: x * x
@@ -162,7 +169,7 @@ class SimMargin:
             if self.continuous:
                 d = _mean(self.points, new, True) - target
             else:  # effDisc_new's sum(support * d), summed as R's sum() does (long double, in order)
-                d = float(np.cumsum(self.points * np.diff(new, prepend=0.0), dtype=np.longdouble)[-1]) - target
+                d = float(np.cumsum(points * np.diff(new, prepend=0.0), dtype=np.longdouble)[-1]) - target
             return d * d
 
         try:

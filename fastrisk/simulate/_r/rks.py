@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 
 import numpy as np
 from scipy import LowLevelCallable
@@ -297,18 +298,43 @@ def rdata(family: str, params: dict) -> np.ndarray:
     return np.array([7, 2, 1, 1, 1, params["shape1"], params["shape2"]], dtype=np.float64)
 
 
+#: Slots of `transformed_moments`' memo of qfun (p, qfun(p), generation: 3 doubles each).
+MEMO_SLOTS = 1 << 13
+_work = threading.local()  # a thread's buffer: the margin's data, then the memo
+
+
 def transformed_moments(data: np.ndarray, a: float, b: float) -> tuple[float, float]:
     """simIReff's ``effTransform_inner(eff, a, b)`` mean and variance: ``effContMean(qfun)``
     and ``effContVar(qfun, E)``, qfun(p) = qeff(qbeta(p, a, b)), by R's ``integrate`` (abs.tol
     1e-6, 500 subdivisions; ValueError where it stops, as R's does, which stops effTransform).
     ``data``: `KsMargin.rdata` or `rdata` (a, b written into it). qbeta is
     `fastrisk.simulate._r._kernels.rmath.qbeta` (scipy's ``betaincinv``, itself R's ``qbeta``
-    to ~1e-15, to ~1e-14)."""
+    to ~1e-15, to ~1e-14). The variance integral reuses the mean's values of qfun where it
+    evaluates it at the same p (a memo in the callback's data, emptied for each call: the same
+    numbers, about half the evaluations of qfun; see
+    `fastrisk.simulate._r._kernels.rks.transformed_quantile`; `evaluations` counts them)."""
     data[2], data[3] = a, b
-    f = LowLevelCallable(_k.transformed_quantile().ctypes, ctypes.c_void_p(data.ctypes.data),
+    n = int(data[0])
+    buf = getattr(_work, "buf", None)
+    if buf is None or len(buf) < n + 3 + 3 * MEMO_SLOTS:
+        buf = _work.buf = np.zeros(n + 3 + 3 * MEMO_SLOTS)
+        _work.gen, _work.n = 0.0, n
+    if n != _work.n:  # the memo moved: no stale slot may carry the new generation
+        buf[n:] = 0.0
+        _work.n = n
+    _work.gen += 1.0
+    buf[:n] = data[:n]
+    buf[n], buf[n + 1], buf[n + 2] = _work.gen, MEMO_SLOTS, 0.0
+    f = LowLevelCallable(_k.transformed_quantile().ctypes, ctypes.c_void_p(buf.ctypes.data),
                          "double (int, double *, void *)")
-    data[4] = 1.0
+    buf[4] = 1.0
     e = _r_integrate01(f, 1e-6, 500)
-    data[4] = 2.0
+    buf[4] = 2.0
     m2 = _r_integrate01(f, 1e-6, 500)
     return e, m2 - e * e
+
+
+def evaluations() -> int:
+    """The values of qfun the thread's last `transformed_moments` computed (its cost; also where
+    R's integrate stopped it)."""
+    return int(_work.buf[_work.n + 2])

@@ -352,24 +352,66 @@ def qkde_trunc(u, f0, f1, pts, cum):
     return out
 
 
+#: Slots probed for a probability in `transformed_quantile`'s memo before it gives up on it.
+_PROBES = 32
+
+
+@helper
+def _qfun(p, data):
+    """qeff(qbeta(p, a, b)) for `transformed_quantile`."""
+    v = qbeta(p, data[2], data[3])
+    kind = int(data[1])
+    if kind == 0:
+        m = int(data[7])
+        return _qkde_trunc(v, data[5], data[6], m, data[8:8 + m], data[8 + m:8 + 2 * m])
+    if kind == 1:
+        return qtruncnorm(v, 0.0, 1.0, data[5], data[6])
+    return qbeta(v, data[5], data[6])
+
+
 @functools.cache
 def transformed_quantile():
     """The C callback qfun(p)^power for scipy's quad (a LowLevelCallable, data in ``user``),
     compiled on first use. R's ``qbeta`` is `fastrisk.simulate._r._kernels.rmath.qbeta` (scipy's
-    ``betaincinv`` to ~1e-14, a port: no private scipy symbol)."""
+    ``betaincinv`` to ~1e-14, a port: no private scipy symbol).
+
+    ``user``: the margin's data (``user[0]`` its length n; a, b at 2, 3, the power at 4), then a
+    memo of qfun: its generation at n, its number of slots c at n + 1, the count of qfun's
+    evaluations at n + 2 (incremented here: what the integrals cost), then c slots (p, qfun(p),
+    generation). A slot of another generation is empty, so one increment of ``user[n]`` empties
+    the memo (`fastrisk.simulate._r.rks.transformed_moments` does it for each (a, b): the mean
+    and the variance integrals of one (a, b) evaluate qfun at mostly the same p). A p is looked
+    up at its hash and the next `_PROBES` slots (exact equality); where it is not found and no
+    slot is free, qfun is computed and not kept. Every value is qfun's own, computed once:
+    the integrals are the same to the bit with or without the memo."""
 
     @cfunc(types.float64(types.intc, types.CPointer(types.float64), types.CPointer(types.float64)))
     def f(n, xx, user):
-        data = carray(user, (int(user[0]),))
-        v = qbeta(xx[0], data[2], data[3])
-        kind = int(data[1])
-        if kind == 0:
-            m = int(data[7])
-            q = _qkde_trunc(v, data[5], data[6], m, data[8:8 + m], data[8 + m:8 + 2 * m])
-        elif kind == 1:
-            q = qtruncnorm(v, 0.0, 1.0, data[5], data[6])
-        else:
-            q = qbeta(v, data[5], data[6])
+        size = int(user[0])
+        slots = int(user[size + 1])
+        data = carray(user, (size + 3 + 3 * slots,))
+        p = xx[0]
+        gen = data[size]
+        q = math.nan
+        found = False
+        free = -1
+        if slots > 0:
+            h = int(p * 2654435761.0) % slots
+            for _ in range(min(_PROBES, slots)):
+                at = size + 3 + 3 * h
+                if data[at + 2] != gen:
+                    free = at
+                    break
+                if data[at] == p:
+                    q = data[at + 1]
+                    found = True
+                    break
+                h = (h + 1) % slots
+        if not found:
+            q = _qfun(p, data)
+            data[size + 2] += 1.0
+            if free >= 0:
+                data[free], data[free + 1], data[free + 2] = p, q, gen
         return q if data[4] == 1.0 else q * q
 
     return f
