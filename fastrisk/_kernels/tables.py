@@ -24,8 +24,6 @@ every pair's sums are accumulated over topics in an order fixed by the topic ind
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
@@ -239,7 +237,7 @@ def _row(sx, sx2, err, c, rtol, refine_ratio, lo, hi, urisk, se, trisk, cancelle
         trisk[b] = t
         ss = sx2[b] - sx[b] * sx[b] / c
         cancelled[b] = ((refine_ratio * ss <= sx2[b] and sx2[b] > 0.0)
-                        or err[b] > MEAN_TOL * math.sqrt(max(ss, 0.0) * c / (c - 1)))
+                        or err[b] * err[b] > MEAN_TOL * MEAN_TOL * max(ss, 0.0) * c / (c - 1))
         zero[b] |= z
         bad |= outside(u, lo, hi) or outside(s, lo, hi)
     return bad
@@ -284,7 +282,8 @@ def table_moments(s_abs, s_sgn, s_sq, row, mag, alphas, c, rtol, refine_ratio, l
             else:
                 ab, sg, sq = 0.0, 0.0, 0.0
             d = row[a] - row[b]
-            err_d[b] = U * ((c - 1) * (mag[a] + mag[b]) + abs(d))
+            # sum |d| = 0: every difference is exactly 0 (the diagonal, identical systems), the sums exact
+            err_d[b] = U * ((c - 1) * (mag[a] + mag[b]) + abs(d)) if ab > 0.0 else 0.0
             n[b] = 0.5 * (d - ab)
             n2[b] = 0.5 * (sq - sg)
             sd[b] = d
