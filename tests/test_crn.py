@@ -32,17 +32,7 @@ def test_every_pair_counts_the_shared_draws_as_the_plain_reference(c, B):
     urb = battery(V, replicates=B, rng=9, start=KEY, shared_resamples=True, protocol="urbano2019")
     for k in range(3):
         d = list(V[k, 1] - V[k, 0])
-        ge, le, ab = ref.bootstrap_counts(d, std.seed, KEY, B)
-        np.testing.assert_allclose(std.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
-        ge, le = ref.sign_flip_counts([v / 2 for v in d], std.seed, KEY, B, exact=False)
-        pg, pl = (ge + 1) / (B + 1), (le + 1) / (B + 1)
-        np.testing.assert_allclose(std.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
-        ge, ab = sref.bootstrap_centred(d, urb.seed, KEY, B)
-        assert urb.p("bootstrap", "greater")[k] == round(ge / B, 6)
-        assert urb.p("bootstrap", "two-sided")[k] == round(ab / B, 6)
-        ge, ab = sref.flips(d, urb.seed, KEY, B)
-        assert urb.p("permutation", "greater")[k] == round(ge / B, 6)
-        assert urb.p("permutation", "two-sided")[k] == round(ab / B, 6)
+        sref.assert_resampled_p_values(std, urb, d, KEY, k, B)
         x = [v + 5.0 * min(v, 0.0) for v in d]  # bootstrap_risk@5: the same resamples of x
         ge, le, ab = ref.bootstrap_counts(x, std.seed, KEY, B)
         np.testing.assert_allclose(std.p("bootstrap_risk@5", "two-sided")[k], (ab + 1) / (B + 1))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import integrate, stats
 
+from reference import batch as _batch
 from reference.batch import Replicate
 
 
@@ -183,3 +184,20 @@ def presel_families(tau, c1, c2):
     if c1 - c2 > 0.05:
         return [0, 1, 2, 5, 40] + _F01
     return [0] + _NEG
+
+
+def assert_resampled_p_values(std, urb, d, key, k, B):
+    """Pair k's bootstrap and permutation p-values of a battery result (``std``: fastrisk's
+    tests, ``urb``: ``protocol="urbano2019"``) against the one-replicate-at-a-time references on
+    the draws of stream key ``key`` (B resamples; ``d``: the pair's differences)."""
+    ge, le, ab = _batch.bootstrap_counts(d, std.seed, key, B)
+    np.testing.assert_allclose(std.pvalue[k, 3], np.array([ab + 1, le + 1, ge + 1]) / (B + 1))
+    ge, le = _batch.sign_flip_counts([v / 2 for v in d], std.seed, key, B, exact=False)
+    pg, pl = (ge + 1) / (B + 1), (le + 1) / (B + 1)
+    np.testing.assert_allclose(std.pvalue[k, 4], [min(1, 2 * min(pg, pl)), pl, pg])
+    ge, ab = bootstrap_centred(d, urb.seed, key, B)
+    assert urb.p("bootstrap", "greater")[k] == round(ge / B, 6)
+    assert urb.p("bootstrap", "two-sided")[k] == round(ab / B, 6)
+    ge, ab = flips(d, urb.seed, key, B)
+    assert urb.p("permutation", "greater")[k] == round(ge / B, 6)
+    assert urb.p("permutation", "two-sided")[k] == round(ab / B, 6)
