@@ -285,7 +285,7 @@ def _scipy_calls(monkeypatch):
     monkeypatch.setattr(copulas, "_brent", brent)
     monkeypatch.setattr(copulas, "_SETULB_DIRECT", False)
     monkeypatch.setattr(copulas, "kendall_tau", lambda u: float(stats.kendalltau(u[:, 0], u[:, 1]).statistic))
-    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf))
+    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf, stdtrit=copulas.special.stdtrit))
 
 
 def test_fit_pairs_side_by_side(benchmark):

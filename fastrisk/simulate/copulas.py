@@ -20,9 +20,7 @@ them (repositories ``julian-urbano/sigir2019-statistical``, "the study", and Vin
 
 from __future__ import annotations
 
-import atexit
 import functools
-import gc
 import math
 
 import numpy as np
@@ -30,6 +28,7 @@ import scipy
 from scipy import optimize, special
 from scipy.optimize import _lbfgsb
 
+from fastrisk._kernels import copulas as _k
 from fastrisk._runtime.extras import require
 from fastrisk.measures.agreement import kendall_tau as _tau_b
 from fastrisk.simulate.collections import pseudo_observations
@@ -116,23 +115,57 @@ def _params(family: str, ttype: int, x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64).reshape(-1, 1)
 
 
-def _loglik_fn(u, family: str, rotation: int, ttype: int):
-    pv = require("pyvinecopulib", what="a simulation")
+#: The kernels' family constants (`fastrisk._kernels.copulas`).
+_KERNEL = {"gaussian": _k.GAUSSIAN, "student": _k.STUDENT, "clayton": _k.CLAYTON, "gumbel": _k.GUMBEL,
+           "frank": _k.FRANK, "joe": _k.JOE, "bb1": _k.BB1, "bb6": _k.BB6, "bb7": _k.BB7, "bb8": _k.BB8, "tawn": _k.TAWN}
 
-    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
-    par = np.array(_params(family, ttype, (1.5, 0.5) if family == "tawn" else cop.parameters.reshape(-1)))
-    slots = ((2, 0) if ttype == 1 else (2, 1)) if family == "tawn" else tuple(range(len(par)))
 
-    def ll(x):
-        for k, v in zip(slots, x):
-            par[k, 0] = v
-        try:
-            cop.parameters = par
-            v = cop.loglik(u)
-        except (ValueError, RuntimeError):
-            return -1e250
-        return v if math.isfinite(v) and v > -1e250 else -1e250  # VineCopula's floor
-    return ll
+class _LogLik:
+    """The log-likelihood of VineCopula's (par, par2) magnitudes ``x`` on ``u`` (n, 2), called
+    as ``ll(x)``, and `fg`, what `_r_lbfgsb` minimises, in one compiled call."""
+
+    def __init__(self, u, family: str, rotation: int, ttype: int):
+        a, b = _k.rotated(np.ascontiguousarray(u, dtype=np.float64), int(rotation))
+        self.family, self.ttype = _KERNEL[family], int(ttype)
+        self.floor = -1e10 if family == "student" else -1e250
+        if family == "gaussian":
+            a, b = special.ndtri(a), special.ndtri(b)
+        self.a, self.b, self._scores = a, b, {}
+
+    def _t_scores(self, nu: float):
+        z = self._scores.get(nu)
+        if z is None:
+            if len(self._scores) > 8:
+                self._scores.clear()
+            z = self._scores[nu] = special.stdtrit(nu, np.stack((self.a, self.b)))
+        return z
+
+    def __call__(self, x) -> float:
+        x0, x1 = float(x[0]), float(x[1]) if len(x) > 1 else 0.0
+        a, b = self._t_scores(x1) if self.family == _k.STUDENT else (self.a, self.b)
+        return _k._floored(self.family, self.ttype, a, b, x0, x1, self.floor)
+
+    def fg(self, x, lo, hi):
+        """(-ll(x), its central-difference gradient): ``fg`` of `_r_lbfgsb`, compiled
+        (`fastrisk._kernels.copulas.objective`); the t copula's scores at nu and nu's two
+        difference steps in one ``stdtrit`` call."""
+        g = np.empty(len(x))
+        if self.family == _k.STUDENT:
+            nu = x[1]
+            nus = np.array([nu, min(nu + 1e-3, hi[1]), max(nu - 1e-3, lo[1])]).reshape(3, 1, 1)
+            z = special.stdtrit(nus, np.stack((self.a, self.b)))
+            return _k.objective_t(z, x, lo, hi, self.floor, g), g
+        return _k.objective(self.family, self.ttype, self.a, self.b, x, lo, hi, self.floor, g), g
+
+
+def _loglik_fn(u, family: str, rotation: int, ttype: int) -> _LogLik:
+    """The log-likelihood of VineCopula's (par, par2) magnitudes on ``u`` (n, 2): the compiled
+    density sums of `fastrisk._kernels.copulas` (pyvinecopulib's densities, ~1e-13 apart
+    here), on the data rotated as pyvinecopulib rotates it (the Gaussian and t copulas on
+    the normal / t scores ``ndtri(u)``, ``stdtrit(nu, u)``). A value that is not finite or
+    below -1e250 is -1e250 (``t_LL`` of ``MLE_intern`` in VineCopula's ``R/BiCopEst.R``;
+    -1e10 for its t copula)."""
+    return _LogLik(u, family, rotation, ttype)
 
 
 _R_TOL = np.finfo(float).eps ** 0.25  # R's optimize(tol = .Machine$double.eps^0.25)
@@ -226,10 +259,13 @@ def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500):
     is run here, call for call (same ``setulb`` calls, same evaluations, the same result bit
     for bit: tested against ``optimize.minimize``), without its ~0.3 ms of wrapping a call;
     its ``maxfun`` = 15,000 cannot bind (at most 20 line-search steps a iteration)."""
-    lo = np.array([v[0] for v in bounds])
-    hi = np.array([v[1] for v in bounds])
+    lo = np.array([v[0] for v in bounds], dtype=np.float64)
+    hi = np.array([v[1] for v in bounds], dtype=np.float64)
+    compiled = getattr(ll, "fg", None)
 
     def fg(x):
+        if compiled is not None:
+            return compiled(x, lo, hi)
         f = -ll(x)
         g = np.empty(len(x))
         for k in range(len(x)):
@@ -268,38 +304,35 @@ def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500):
     return -float(f), tuple(float(v) for v in x)
 
 
-@atexit.register
-def _release_at_exit() -> None:
-    """Drop the cached pyvinecopulib objects before the interpreter exits: nanobind reports every
-    instance still alive when its module is torn down ("nanobind: leaked 1 instances!", then
-    its types and functions: 18-19 lines after an in-process ``simulate fit``); the switch that
-    silences the report (``nb::set_leak_warnings``) is C++ API that pyvinecopulib does not expose."""
-    _pv_mle.cache_clear()
-    gc.collect()
-
-
-@functools.lru_cache(maxsize=1)
-def _pv_mle():
-    pv = require("pyvinecopulib", what="a simulation")
-
-    return pv.FitControlsBicop(parametric_method="mle")
+#: ``BiCopEst.intern``'s starting (par, par2) magnitudes for ``method = "mle"`` (VineCopula
+#: ``R/BiCopEst.R``): BB1 (0.5, 1.5), BB6 (1.5, 1.5), BB7 and BB8 (1.5, 0.5), the negatives
+#: for the 90 and 270 degree rotations (the t copula's is (sin(tau pi / 2), 8), `_fit_family`).
+_START = {"bb1": (0.5, 1.5), "bb6": (1.5, 1.5), "bb7": (1.5, 0.5), "bb8": (1.5, 0.5)}
 
 
 def _fit_family(u, code: int, tau: float):
-    """VineCopula's ``BiCopEst.intern(method = "mle")`` for one family code: (loglik,
-    VineCopula parameter magnitudes) in ``MLE_intern``'s bounds.
+    """VineCopula's ``BiCopEst.intern(method = "mle", se = FALSE)`` for one family code
+    (``R/BiCopEst.R``, ``BiCopSelect``'s default ``se = FALSE``): (loglik, VineCopula
+    parameter magnitudes) in ``MLE_intern``'s bounds (`_bounds`), on the compiled
+    log-likelihoods (`_loglik_fn`).
 
-    One-parameter families: Brent's method on VineCopula's interval, as R's ``optimize``.
-    Two-parameter families: the unconstrained maximum is pyvinecopulib's MLE in its own
-    (wider) box; when it lies in VineCopula's box it is VineCopula's maximum too. Otherwise
-    the t copula with nu above VineCopula's ``max.df`` = 30 is refitted on the face nu = 30
-    (rho by Brent's method); a BB family outside its ``max.BB`` box is refitted in that box
-    by `_r_lbfgsb` from the clamped maximum (VineCopula starts from BB1 (0.5, 1.5), BB6
-    (1.5, 1.5), BB7 and BB8 (1.5, 0.5): the same maximum when the likelihood is unimodal in
-    the box). Every two-parameter Tawn is fitted as ``MLE_intern_Tawn`` does (`_r_lbfgsb`
-    from theta = 1 + 6 |tau|, psi = min(|tau| + 0.1, 0.999))."""
-    pv = require("pyvinecopulib", what="a simulation")
+    - one-parameter families: ``optimize(t_LL, interval = c(low, up), maximum = TRUE)``,
+      Brent's fmin (`_brent`, tolerance ``.Machine$double.eps^0.25``);
+    - BB1, BB6, BB7, BB8 and rotations: ``optim(start, t_LL, method = "L-BFGS-B", lower, up,
+      control = list(fnscale = -1, maxit = 500))`` from `_START` (`_r_lbfgsb`: R's lmm 5,
+      factr 1e7, pgtol 0, central differences with ndeps 1e-3);
+    - t: ``optim(c(sin(tau pi / 2), 8), ..., lower = c(-0.9999, 2.0001), upper = c(0.9999,
+      max.df = 30))``, the same settings;
+    - Tawn types 1 and 2 (``MLE_intern_Tawn``): `_r_lbfgsb` from theta = 1 + 6 |tau|,
+      psi = min(|tau| + 0.1, 0.999) in theta [1.001, 20], psi [max(|tau| - 0.1, 1e-4),
+      min(|tau| + 0.2, 0.99)].
 
+    Documented deviations: the rotated families' negative parameters are optimised as
+    magnitudes (the box and the start mirrored: the same path in exact arithmetic); the t
+    copula's gradient is the central difference, not ``BiCopDeriv``'s analytic one; R's
+    L-BFGS-B is version 2.3, `_r_lbfgsb` scipy's 3.0 (`fastrisk.simulate._r.roptim` has
+    R's own, pure Python and too slow for 60,000 fits); bounds beyond what pyvinecopulib
+    represents are cut to its own (`_bounds`)."""
     family, rotation, ttype = VC_FAMILIES[code]
     if family == "indep":
         return 0.0, ()
@@ -310,16 +343,8 @@ def _fit_family(u, code: int, tau: float):
     if len(b) == 1:  # optimize(t_LL, interval = c(low, up), maximum = TRUE): Brent's fmin
         x, f = _brent(lambda p: -ll((p,)), *b[0], _R_TOL)
         return -f, (x,)
-    cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
-    cop.fit(u, _pv_mle())
-    x = cop.parameters.reshape(-1).astype(np.float64)
-    if all(lo <= v <= hi for v, (lo, hi) in zip(x, b)):
-        return float(cop.loglik(u)), tuple(x.tolist())
-    if family == "student" and b[0][0] <= x[0] <= b[0][1] and x[1] > b[1][1]:
-        nu = b[1][1]
-        x, f = _brent(lambda r: -ll((r, nu)), *b[0], 1e-6)
-        return -f, (x, nu)
-    return _r_lbfgsb(ll, [min(max(v, lo), hi) for v, (lo, hi) in zip(x, b)], b)
+    start = (math.sin(tau * math.pi / 2), 8.0) if family == "student" else _START[family]
+    return _r_lbfgsb(ll, start, b)
 
 
 def corner_correlations(u, tau: float) -> tuple[float, float]:

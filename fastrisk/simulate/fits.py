@@ -30,7 +30,7 @@ from fastrisk.simulate.nulls import merge_transforms, null_transforms, protocol_
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
 #: Version of the fitted-model files (bump when a fit changes).
-FIT_VERSION = 7
+FIT_VERSION = 8  # 8: compiled log-likelihoods, VineCopula's own MLE for the t and BB families (#31)
 
 
 def _data_hash(values, measure: str, prefix: str = "") -> str:
