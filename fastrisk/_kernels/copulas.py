@@ -43,83 +43,101 @@ from fastrisk._kernels._jit import njit
 INDEP, GAUSSIAN, STUDENT, CLAYTON, GUMBEL, FRANK, JOE, BB1, BB6, BB7, BB8, TAWN = range(12)
 
 
+#: Rows of `data`: the columns (a, b), log a, log b, log(1 - a), log(1 - b), log(-log a),
+#: log(-log b), log(-log a - log b) (what the densities need of the data alone).
+A, B, LA, LB, L1A, L1B, LLA, LLB, LS = range(9)
+
+
 @njit(error_model="numpy")
-def _bb1(u, v, th, de):
-    au, av = math.expm1(-th * math.log(u)), math.expm1(-th * math.log(v))  # u^-th - 1
-    t = au ** de + av ** de
-    w = t ** (1.0 / de)
-    lpsi2 = ((-1.0 / th - 2.0) * math.log1p(w) + (1.0 / de - 2.0) * math.log(t)
+def data(a, b):
+    """The (9, n) rows the densities read (`A` ... `LS`), computed once per data set."""
+    n = a.shape[0]
+    d = np.empty((9, n))
+    for i in range(n):
+        la, lb = math.log(a[i]), math.log(b[i])
+        d[A, i], d[B, i], d[LA, i], d[LB, i] = a[i], b[i], la, lb
+        d[L1A, i], d[L1B, i] = math.log1p(-a[i]), math.log1p(-b[i])
+        d[LLA, i], d[LLB, i], d[LS, i] = math.log(-la), math.log(-lb), math.log(-la - lb)
+    return d
+
+
+@njit(error_model="numpy")
+def _bb1(d, i, th, de):
+    au, av = math.expm1(-th * d[LA, i]), math.expm1(-th * d[LB, i])  # u^-th - 1
+    lau, lav = math.log(au), math.log(av)
+    t = math.exp(de * lau) + math.exp(de * lav)
+    lt = math.log(t)
+    w = math.exp(lt / de)
+    lpsi2 = ((-1.0 / th - 2.0) * math.log1p(w) + (1.0 / de - 2.0) * lt
              + math.log(w * (1.0 + th * de) + th * (de - 1.0)) - 2.0 * math.log(th * de))
-    return (lpsi2 + 2.0 * math.log(de * th) + (de - 1.0) * (math.log(au) + math.log(av))
-            - (th + 1.0) * (math.log(u) + math.log(v)))
+    return lpsi2 + 2.0 * math.log(de * th) + (de - 1.0) * (lau + lav) - (th + 1.0) * (d[LA, i] + d[LB, i])
 
 
 @njit(error_model="numpy")
-def _bb6(u, v, th, de):
-    ub, vb = 1.0 - u, 1.0 - v
-    pu, pv = ub ** th, vb ** th
+def _bb6(d, i, th, de):
+    pu, pv = math.exp(th * d[L1A, i]), math.exp(th * d[L1B, i])  # (1 - u)^th
     xu, xv = -math.log1p(-pu), -math.log1p(-pv)
-    t = xu ** de + xv ** de
-    a = t ** (1.0 / de)
-    b = math.exp(-a)
+    lxu, lxv = math.log(xu), math.log(xv)
+    t = math.exp(de * lxu) + math.exp(de * lxv)
+    lt = math.log(t)
+    la = lt / de
+    a = math.exp(la)
     q = -math.expm1(-a)
-    lpsi2 = ((1.0 / th - 1.0) * math.log(q) - a + math.log(a) - 2.0 * math.log(t) - math.log(th * de * de)
-             + math.log(a * (1.0 + (1.0 - 1.0 / th) * b / q) + de - 1.0))
-    lphi = (2.0 * math.log(de * th) + (de - 1.0) * (math.log(xu) + math.log(xv))
-            + (th - 1.0) * (math.log(ub) + math.log(vb)) - math.log1p(-pu) - math.log1p(-pv))
+    lpsi2 = ((1.0 / th - 1.0) * math.log(q) - a + la - 2.0 * lt - math.log(th * de * de)
+             + math.log(a * (1.0 + (1.0 - 1.0 / th) * math.exp(-a) / q) + de - 1.0))
+    lphi = 2.0 * math.log(de * th) + (de - 1.0) * (lxu + lxv) + (th - 1.0) * (d[L1A, i] + d[L1B, i]) + xu + xv
     return lpsi2 + lphi
 
 
 @njit(error_model="numpy")
-def _bb7(u, v, th, de):
-    ub, vb = 1.0 - u, 1.0 - v
-    lu, lv = math.log1p(-ub ** th), math.log1p(-vb ** th)  # log(1 - (1 - u)^th)
+def _bb7(d, i, th, de):
+    lu, lv = math.log1p(-math.exp(th * d[L1A, i])), math.log1p(-math.exp(th * d[L1B, i]))  # log(1 - (1 - u)^th)
     t = math.expm1(-de * lu) + math.expm1(-de * lv)
-    a = (1.0 + t) ** (-1.0 / de)
-    q = -math.expm1(-math.log1p(t) / de)  # 1 - a
-    lpsi2 = ((1.0 / th - 1.0) * math.log(q) + math.log(a) - math.log1p(t) - math.log(th * de * de * (1.0 + t))
-             + math.log(de + 1.0 + (1.0 - 1.0 / th) * a / q))
-    lphi = 2.0 * math.log(de * th) - (de + 1.0) * (lu + lv) + (th - 1.0) * (math.log(ub) + math.log(vb))
+    l1t = math.log1p(t)
+    la = -l1t / de  # log a, a = (1 + t)^(-1/de)
+    q = -math.expm1(la)  # 1 - a
+    lpsi2 = ((1.0 / th - 1.0) * math.log(q) + la - 2.0 * l1t - math.log(th * de * de)
+             + math.log(de + 1.0 + (1.0 - 1.0 / th) * math.exp(la) / q))
+    lphi = 2.0 * math.log(de * th) - (de + 1.0) * (lu + lv) + (th - 1.0) * (d[L1A, i] + d[L1B, i])
     return lpsi2 + lphi
 
 
 @njit(error_model="numpy")
-def _bb8(u, v, th, de):
-    pd = math.exp(th * math.log1p(-de))  # (1 - de)^th
-    leta = math.log1p(-pd)  # log eta, eta = 1 - (1 - de)^th
-    su, sv = 1.0 - de * u, 1.0 - de * v
-    lgu, lgv = math.log1p(-math.exp(th * math.log(su))), math.log1p(-math.exp(th * math.log(sv)))
+def _bb8(d, i, th, de, pd, leta):
+    su, sv = 1.0 - de * d[A, i], 1.0 - de * d[B, i]
+    lsu, lsv = math.log(su), math.log(sv)
+    lgu, lgv = math.log1p(-math.exp(th * lsu)), math.log1p(-math.exp(th * lsv))
     t = -lgu - lgv + 2.0 * leta  # phi(u) + phi(v)
     r = math.exp(leta - t)  # eta e^-t
     q = pd - math.exp(leta) * math.expm1(-t)  # 1 - eta e^-t = (1 - de)^th + eta (1 - e^-t)
     lpsi2 = -math.log(th * de) + (1.0 / th - 2.0) * math.log(q) + leta - t + math.log1p(-r / th)
-    lphi = 2.0 * math.log(th * de) + (th - 1.0) * (math.log(su) + math.log(sv)) - lgu - lgv
-    return lpsi2 + lphi
+    return lpsi2 + 2.0 * math.log(th * de) + (th - 1.0) * (lsu + lsv) - lgu - lgv
 
 
 @njit(error_model="numpy")
-def _tawn(u, v, p1, p2, th):
-    x, y = -math.log(u), -math.log(v)
+def _tawn(d, i, p1, p2, th, lp1, lp2):
+    x, y = -d[LA, i], -d[LB, i]
     s = x + y
-    w = y / s
-    w1 = 1.0 - w
-    G1, G2 = (p1 * w1) ** th, (p2 * w) ** th
+    w, w1 = y / s, x / s
+    G1 = math.exp(th * (lp1 + d[LLA, i] - d[LS, i]))  # (psi1 (1 - w))^th
+    G2 = math.exp(th * (lp2 + d[LLB, i] - d[LS, i]))  # (psi2 w)^th
     h = G1 + G2
-    hr = h ** (1.0 / th)
-    A = (1.0 - p1) * w1 + (1.0 - p2) * w + hr
+    hr = math.exp(math.log(h) / th)
+    A_ = (1.0 - p1) * w1 + (1.0 - p2) * w + hr
     lx = 1.0 - p1 + hr * (G1 / h) / w1  # A - w A'
     ly = 1.0 - p2 + hr * (G2 / h) / w  # A + (1 - w) A'
-    return -s * A + s + math.log(lx * ly + (th - 1.0) * hr * (G1 / h) * (G2 / h) / (w * w1 * s))
+    return -s * A_ + s + math.log(lx * ly + (th - 1.0) * hr * (G1 / h) * (G2 / h) / (w * w1 * s))
 
 
 @njit(error_model="numpy")
-def loglik(family, a, b, p1, p2, p3):
+def loglik(family, d, p1, p2, p3):
     """sum_i log c(a_i, b_i) of the ``family`` (the constants above) with parameters
     (p1, p2, p3): (rho,) Gaussian; (rho, nu) t; (theta,) Clayton, Gumbel, Frank, Joe;
-    (theta, delta) BB1, BB6, BB7, BB8; (psi1, psi2, theta) Tawn. ``a``, ``b``: the rotated
-    pseudo-observations (their normal or t scores for the Gaussian and t copulas). NaN or
-    infinite where a density is 0, infinite or undefined (the caller floors it)."""
-    n = a.shape[0]
+    (theta, delta) BB1, BB6, BB7, BB8; (psi1, psi2, theta) Tawn. ``d``: `data` of the
+    rotated pseudo-observations (the Gaussian and t copulas read only its first two rows,
+    which hold the data's normal or t scores). NaN or infinite where a density is 0,
+    infinite or undefined (the caller floors it)."""
+    n = d.shape[1]
     out = 0.0
     if family == INDEP:
         return out
@@ -127,7 +145,7 @@ def loglik(family, a, b, p1, p2, p3):
         r2 = 1.0 - p1 * p1
         c = -0.5 * math.log(r2)
         for i in range(n):
-            x, y = a[i], b[i]
+            x, y = d[A, i], d[B, i]
             out += c - (p1 * p1 * (x * x + y * y) - 2.0 * p1 * x * y) / (2.0 * r2)
         return out
     if family == STUDENT:
@@ -135,23 +153,23 @@ def loglik(family, a, b, p1, p2, p3):
         c = (math.lgamma(0.5 * (p2 + 2.0)) + math.lgamma(0.5 * p2) - 2.0 * math.lgamma(0.5 * (p2 + 1.0))
              - 0.5 * math.log(r2))
         for i in range(n):
-            x, y = a[i], b[i]
+            x, y = d[A, i], d[B, i]
             out += (c - 0.5 * (p2 + 2.0) * math.log1p((x * x + y * y - 2.0 * p1 * x * y) / (p2 * r2))
                     + 0.5 * (p2 + 1.0) * (math.log1p(x * x / p2) + math.log1p(y * y / p2)))
         return out
     if family == CLAYTON:
         c = math.log1p(p1)
         for i in range(n):
-            lu, lv = math.log(a[i]), math.log(b[i])
+            lu, lv = d[LA, i], d[LB, i]
             z = math.exp(-p1 * lu) + math.exp(-p1 * lv) - 1.0
             out += c - (1.0 + p1) * (lu + lv) - (2.0 + 1.0 / p1) * math.log(z)
         return out
     if family == GUMBEL:
         for i in range(n):
-            x, y = -math.log(a[i]), -math.log(b[i])
-            t = x ** p1 + y ** p1
-            s = t ** (1.0 / p1)
-            out += (-s + x + y + (2.0 / p1 - 2.0) * math.log(t) + (p1 - 1.0) * (math.log(x) + math.log(y))
+            t = math.exp(p1 * d[LLA, i]) + math.exp(p1 * d[LLB, i])  # (-log u)^th + (-log v)^th
+            lt = math.log(t)
+            s = math.exp(lt / p1)
+            out += (-s - d[LA, i] - d[LB, i] + (2.0 / p1 - 2.0) * lt + (p1 - 1.0) * (d[LLA, i] + d[LLB, i])
                     + math.log1p((p1 - 1.0) / s))
         return out
     if family == FRANK:
@@ -159,27 +177,35 @@ def loglik(family, a, b, p1, p2, p3):
             return out
         c = math.log(p1 * -math.expm1(-p1))
         for i in range(n):  # the denominator's two terms have one sign: no cancellation
-            d = math.exp(-p1 * a[i]) * math.expm1(-p1 * b[i]) + math.exp(-p1 * b[i]) * math.expm1(-p1 * (1.0 - b[i]))
-            out += c - p1 * (a[i] + b[i]) - 2.0 * math.log(abs(d))
+            a, b = d[A, i], d[B, i]
+            den = math.exp(-p1 * a) * math.expm1(-p1 * b) + math.exp(-p1 * b) * math.expm1(-p1 * (1.0 - b))
+            out += c - p1 * (a + b) - 2.0 * math.log(abs(den))
         return out
     if family == JOE:
         for i in range(n):
-            ub, vb = 1.0 - a[i], 1.0 - b[i]
-            pu, pv = ub ** p1, vb ** p1
+            pu, pv = math.exp(p1 * d[L1A, i]), math.exp(p1 * d[L1B, i])  # (1 - u)^th
             s = pu + pv - pu * pv
-            out += (1.0 / p1 - 2.0) * math.log(s) + (p1 - 1.0) * (math.log(ub) + math.log(vb)) + math.log(p1 - 1.0 + s)
+            out += ((1.0 / p1 - 2.0) * math.log(s) + (p1 - 1.0) * (d[L1A, i] + d[L1B, i])
+                    + math.log(p1 - 1.0 + s))
         return out
-    for i in range(n):
-        if family == BB1:
-            out += _bb1(a[i], b[i], p1, p2)
-        elif family == BB6:
-            out += _bb6(a[i], b[i], p1, p2)
-        elif family == BB7:
-            out += _bb7(a[i], b[i], p1, p2)
-        elif family == BB8:
-            out += _bb8(a[i], b[i], p1, p2)
-        else:
-            out += _tawn(a[i], b[i], p1, p2, p3)
+    if family == BB1:
+        for i in range(n):
+            out += _bb1(d, i, p1, p2)
+    elif family == BB6:
+        for i in range(n):
+            out += _bb6(d, i, p1, p2)
+    elif family == BB7:
+        for i in range(n):
+            out += _bb7(d, i, p1, p2)
+    elif family == BB8:
+        pd = math.exp(p1 * math.log1p(-p2))  # (1 - de)^th
+        leta = math.log1p(-pd)  # log eta, eta = 1 - (1 - de)^th
+        for i in range(n):
+            out += _bb8(d, i, p1, p2, pd, leta)
+    else:
+        lp1, lp2 = math.log(p1), math.log(p2)
+        for i in range(n):
+            out += _tawn(d, i, p1, p2, p3, lp1, lp2)
     return out
 
 
@@ -203,13 +229,13 @@ def rotated(u, rotation):
 
 
 @njit(error_model="numpy")
-def _floored(family, ttype, a, b, x0, x1, floor):
+def loglik_at(family, ttype, d, x0, x1, floor):
     """`loglik` at VineCopula's (par, par2) magnitudes ``(x0, x1)`` (Tawn: theta, psi; type 1
     psi1 = psi, psi2 = 1, type 2 psi1 = 1, psi2 = psi), ``floor`` where not finite or below it."""
     if family == TAWN:
-        v = loglik(TAWN, a, b, x1, 1.0, x0) if ttype == 1 else loglik(TAWN, a, b, 1.0, x1, x0)
+        v = loglik(TAWN, d, x1, 1.0, x0) if ttype == 1 else loglik(TAWN, d, 1.0, x1, x0)
     else:
-        v = loglik(family, a, b, x0, x1, 0.0)
+        v = loglik(family, d, x0, x1, 0.0)
     return v if math.isfinite(v) and v > floor else floor
 
 
@@ -220,18 +246,18 @@ def _step(x, lo, hi, k, up):
 
 
 @njit(error_model="numpy")
-def objective(family, ttype, a, b, x, lo, hi, floor, g):
-    """-loglik(x) (`_floored`) and, into ``g``, its central-difference gradient as R's
+def objective(family, ttype, d, x, lo, hi, floor, g):
+    """-loglik(x) (`loglik_at`) and, into ``g``, its central-difference gradient as R's
     ``optim`` computes it (``fmingr`` in R's ``src/library/stats/src/optim.c``: ndeps 1e-3,
     a step cut at the bound, divided by the two half-steps' sum) for one or two parameters."""
     two = x.shape[0] > 1
     x1 = x[1] if two else 0.0
-    f = -_floored(family, ttype, a, b, x[0], x1, floor)
+    f = -loglik_at(family, ttype, d, x[0], x1, floor)
     up, dn = _step(x, lo, hi, 0, True), _step(x, lo, hi, 0, False)
-    g[0] = (-_floored(family, ttype, a, b, up, x1, floor) + _floored(family, ttype, a, b, dn, x1, floor)) / (up - dn)
+    g[0] = (-loglik_at(family, ttype, d, up, x1, floor) + loglik_at(family, ttype, d, dn, x1, floor)) / (up - dn)
     if two:
         up, dn = _step(x, lo, hi, 1, True), _step(x, lo, hi, 1, False)
-        g[1] = ((-_floored(family, ttype, a, b, x[0], up, floor) + _floored(family, ttype, a, b, x[0], dn, floor))
+        g[1] = ((-loglik_at(family, ttype, d, x[0], up, floor) + loglik_at(family, ttype, d, x[0], dn, floor))
                 / (up - dn))
     return f
 
@@ -241,11 +267,11 @@ def objective_t(z, x, lo, hi, floor, g):
     """`objective` of the t copula at (rho, nu) = ``x``: ``z`` (3, 2, n) holds the data's
     t scores at nu and at nu's two difference steps (`_step`), computed by the caller."""
     rho, nu = x[0], x[1]
-    f = -_floored(STUDENT, 0, z[0, 0], z[0, 1], rho, nu, floor)
+    f = -loglik_at(STUDENT, 0, z[0], rho, nu, floor)
     up, dn = _step(x, lo, hi, 0, True), _step(x, lo, hi, 0, False)
-    g[0] = (-_floored(STUDENT, 0, z[0, 0], z[0, 1], up, nu, floor)
-            + _floored(STUDENT, 0, z[0, 0], z[0, 1], dn, nu, floor)) / (up - dn)
+    g[0] = (-loglik_at(STUDENT, 0, z[0], up, nu, floor)
+            + loglik_at(STUDENT, 0, z[0], dn, nu, floor)) / (up - dn)
     up, dn = _step(x, lo, hi, 1, True), _step(x, lo, hi, 1, False)
-    g[1] = (-_floored(STUDENT, 0, z[1, 0], z[1, 1], rho, up, floor)
-            + _floored(STUDENT, 0, z[2, 0], z[2, 1], rho, dn, floor)) / (up - dn)
+    g[1] = (-loglik_at(STUDENT, 0, z[1], rho, up, floor)
+            + loglik_at(STUDENT, 0, z[2], rho, dn, floor)) / (up - dn)
     return f

@@ -128,34 +128,37 @@ class _LogLik:
         a, b = _k.rotated(np.ascontiguousarray(u, dtype=np.float64), int(rotation))
         self.family, self.ttype = _KERNEL[family], int(ttype)
         self.floor = -1e10 if family == "student" else -1e250
-        if family == "gaussian":
-            a, b = special.ndtri(a), special.ndtri(b)
-        self.a, self.b, self._scores = a, b, {}
+        self.ab, self._scores = np.stack((a, b)), {}
+        if family == "student":  # pseudo-observations: both columns hold the same n values
+            self._values, self._at = np.unique(self.ab, return_inverse=True)
+            self._at = self._at.reshape(self.ab.shape)
+        self.d = special.ndtri(self.ab) if family == "gaussian" else None if family == "student" else _k.data(a, b)
 
     def _t_scores(self, nu: float):
         z = self._scores.get(nu)
         if z is None:
             if len(self._scores) > 8:
                 self._scores.clear()
-            z = self._scores[nu] = special.stdtrit(nu, np.stack((self.a, self.b)))
+            z = self._scores[nu] = special.stdtrit(nu, self._values)[self._at]
         return z
 
     def __call__(self, x) -> float:
         x0, x1 = float(x[0]), float(x[1]) if len(x) > 1 else 0.0
-        a, b = self._t_scores(x1) if self.family == _k.STUDENT else (self.a, self.b)
-        return _k._floored(self.family, self.ttype, a, b, x0, x1, self.floor)
+        d = self._t_scores(x1) if self.family == _k.STUDENT else self.d
+        return _k.loglik_at(self.family, self.ttype, d, x0, x1, self.floor)
 
     def fg(self, x, lo, hi):
         """(-ll(x), its central-difference gradient): ``fg`` of `_r_lbfgsb`, compiled
         (`fastrisk._kernels.copulas.objective`); the t copula's scores at nu and nu's two
-        difference steps in one ``stdtrit`` call."""
+        difference steps in one ``stdtrit`` call, over the data's distinct values only (the
+        two columns of pseudo-observations hold the same n ranks: half the quantiles)."""
         g = np.empty(len(x))
         if self.family == _k.STUDENT:
             nu = x[1]
-            nus = np.array([nu, min(nu + 1e-3, hi[1]), max(nu - 1e-3, lo[1])]).reshape(3, 1, 1)
-            z = special.stdtrit(nus, np.stack((self.a, self.b)))
+            nus = np.array([nu, min(nu + 1e-3, hi[1]), max(nu - 1e-3, lo[1])])
+            z = special.stdtrit(nus.reshape(3, 1), self._values)[:, self._at]
             return _k.objective_t(z, x, lo, hi, self.floor, g), g
-        return _k.objective(self.family, self.ttype, self.a, self.b, x, lo, hi, self.floor, g), g
+        return _k.objective(self.family, self.ttype, self.d, x, lo, hi, self.floor, g), g
 
 
 def _loglik_fn(u, family: str, rotation: int, ttype: int) -> _LogLik:
