@@ -263,15 +263,28 @@ def objective(family, ttype, d, x, lo, hi, floor, g):
 
 
 @njit(error_model="numpy")
-def objective_t(z, x, lo, hi, floor, g):
-    """`objective` of the t copula at (rho, nu) = ``x``: ``z`` (3, 2, n) holds the data's
-    t scores at nu and at nu's two difference steps (`_step`), computed by the caller."""
-    rho, nu = x[0], x[1]
-    f = -loglik_at(STUDENT, 0, z[0], rho, nu, floor)
-    up, dn = _step(x, lo, hi, 0, True), _step(x, lo, hi, 0, False)
-    g[0] = (-loglik_at(STUDENT, 0, z[0], up, nu, floor)
-            + loglik_at(STUDENT, 0, z[0], dn, nu, floor)) / (up - dn)
-    up, dn = _step(x, lo, hi, 1, True), _step(x, lo, hi, 1, False)
-    g[1] = (-loglik_at(STUDENT, 0, z[1], rho, up, floor)
-            + loglik_at(STUDENT, 0, z[2], rho, dn, floor)) / (up - dn)
+def objective_t(z, dz, rho, nu, cpsi, floor, g):
+    """-loglik of the t copula at (rho, nu) and, into ``g``, its gradient, analytic as
+    VineCopula's ``gr_LL`` (``BiCopDeriv(deriv = "par" / "par2", log = TRUE)``). ``z``
+    (2, n): the data's t scores x = t_nu^-1(u); ``dz``: their derivatives dx/dnu; ``cpsi``:
+    psi((nu + 2) / 2) / 2 + psi(nu / 2) / 2 - psi((nu + 1) / 2). With r = 1 - rho^2,
+    Q = x^2 + y^2 - 2 rho x y, D = nu r + Q, per point:
+    d/drho = -(nu + 1) rho / r + (nu + 2) (nu rho + x y) / D;
+    d/dnu = cpsi - log(D / (nu r)) / 2 + (nu + 2) Q / (2 nu D) + (log(1 + x^2 / nu)
+    + log(1 + y^2 / nu)) / 2 - (nu + 1) / 2 (x^2 / (nu (nu + x^2)) + y^2 / (nu (nu + y^2)))
+    + dx/dnu ((nu + 1) x / (nu + x^2) - (nu + 2) (x - rho y) / D) + (the same in y)."""
+    f = -loglik_at(STUDENT, 0, z, rho, nu, floor)
+    r = 1.0 - rho * rho
+    gr = gn = 0.0
+    for i in range(z.shape[1]):
+        x, y = z[0, i], z[1, i]
+        q = x * x + y * y - 2.0 * rho * x * y
+        den = nu * r + q
+        gr += -(nu + 1.0) * rho / r + (nu + 2.0) * (nu * rho + x * y) / den
+        gn += (cpsi - 0.5 * math.log(den / (nu * r)) + (nu + 2.0) * q / (2.0 * nu * den)
+               + 0.5 * (math.log1p(x * x / nu) + math.log1p(y * y / nu))
+               - 0.5 * (nu + 1.0) * (x * x / (nu * (nu + x * x)) + y * y / (nu * (nu + y * y)))
+               + dz[0, i] * ((nu + 1.0) * x / (nu + x * x) - (nu + 2.0) * (x - rho * y) / den)
+               + dz[1, i] * ((nu + 1.0) * y / (nu + y * y) - (nu + 2.0) * (y - rho * x) / den))
+    g[0], g[1] = -gr, -gn
     return f

@@ -120,6 +120,10 @@ _KERNEL = {"gaussian": _k.GAUSSIAN, "student": _k.STUDENT, "clayton": _k.CLAYTON
            "frank": _k.FRANK, "joe": _k.JOE, "bb1": _k.BB1, "bb6": _k.BB6, "bb7": _k.BB7, "bb8": _k.BB8, "tawn": _k.TAWN}
 
 
+#: Step of the central difference dx/dnu of the t scores (`_LogLik.fg`).
+_T_STEP = 1e-4
+
+
 class _LogLik:
     """The log-likelihood of VineCopula's (par, par2) magnitudes ``x`` on ``u`` (n, 2), called
     as ``ll(x)``, and `fg`, what `_r_lbfgsb` minimises, in one compiled call."""
@@ -148,16 +152,18 @@ class _LogLik:
         return _k.loglik_at(self.family, self.ttype, d, x0, x1, self.floor)
 
     def fg(self, x, lo, hi):
-        """(-ll(x), its central-difference gradient): ``fg`` of `_r_lbfgsb`, compiled
-        (`fastrisk._kernels.copulas.objective`); the t copula's scores at nu and nu's two
-        difference steps in one ``stdtrit`` call, over the data's distinct values only (the
-        two columns of pseudo-observations hold the same n ranks: half the quantiles)."""
+        """(-ll(x), its gradient): ``fg`` of `_r_lbfgsb`, compiled. R's central differences
+        (`fastrisk._kernels.copulas.objective`) but for the t copula, whose gradient is
+        analytic as VineCopula's ``gr_LL`` (`fastrisk._kernels.copulas.objective_t`), the
+        scores' dx/dnu a central difference of ``stdtrit`` (step `_T_STEP`: ~1e-9 relative,
+        ``stdtrit`` being accurate to ~1e-15). Quantiles only at the data's distinct values
+        (the two columns of pseudo-observations hold the same n ranks: half the work)."""
         g = np.empty(len(x))
         if self.family == _k.STUDENT:
-            nu = x[1]
-            nus = np.array([nu, min(nu + 1e-3, hi[1]), max(nu - 1e-3, lo[1])])
-            z = special.stdtrit(nus.reshape(3, 1), self._values)[:, self._at]
-            return _k.objective_t(z, x, lo, hi, self.floor, g), g
+            rho, nu = float(x[0]), float(x[1])
+            z = special.stdtrit(np.array([[nu], [nu + _T_STEP], [nu - _T_STEP]]), self._values)[:, self._at]
+            cpsi = 0.5 * special.psi(0.5 * (nu + 2.0)) + 0.5 * special.psi(0.5 * nu) - special.psi(0.5 * (nu + 1.0))
+            return _k.objective_t(z[0], (z[1] - z[2]) / (2.0 * _T_STEP), rho, nu, cpsi, self.floor, g), g
         return _k.objective(self.family, self.ttype, self.d, x, lo, hi, self.floor, g), g
 
 
@@ -324,15 +330,16 @@ def _fit_family(u, code: int, tau: float):
     - BB1, BB6, BB7, BB8 and rotations: ``optim(start, t_LL, method = "L-BFGS-B", lower, up,
       control = list(fnscale = -1, maxit = 500))`` from `_START` (`_r_lbfgsb`: R's lmm 5,
       factr 1e7, pgtol 0, central differences with ndeps 1e-3);
-    - t: ``optim(c(sin(tau pi / 2), 8), ..., lower = c(-0.9999, 2.0001), upper = c(0.9999,
-      max.df = 30))``, the same settings;
+    - t: ``optim(c(sin(tau pi / 2), 8), t_LL, gr_LL, ..., lower = c(-0.9999, 2.0001),
+      upper = c(0.9999, max.df = 30))``, the same settings with the analytic gradient
+      (`_LogLik.fg`: R's differences there stall on the ridge rho ~ 1 of near-identical runs);
     - Tawn types 1 and 2 (``MLE_intern_Tawn``): `_r_lbfgsb` from theta = 1 + 6 |tau|,
       psi = min(|tau| + 0.1, 0.999) in theta [1.001, 20], psi [max(|tau| - 0.1, 1e-4),
       min(|tau| + 0.2, 0.99)].
 
     Documented deviations: the rotated families' negative parameters are optimised as
     magnitudes (the box and the start mirrored: the same path in exact arithmetic); the t
-    copula's gradient is the central difference, not ``BiCopDeriv``'s analytic one; R's
+    scores' derivative in nu inside that gradient is a difference of quantiles; R's
     L-BFGS-B is version 2.3, `_r_lbfgsb` scipy's 3.0 (`fastrisk.simulate._r.roptim` has
     R's own, pure Python and too slow for 60,000 fits); bounds beyond what pyvinecopulib
     represents are cut to its own (`_bounds`)."""
