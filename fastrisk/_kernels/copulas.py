@@ -3,9 +3,9 @@
 
 The columns (a, b) come already rotated (`fastrisk.simulate.copulas` applies
 pyvinecopulib's rotation to the data); for the Gaussian and t copulas they are the normal /
-Student-t scores of the data. The densities are those of VineCopula (``src/likelihood.c``)
-and vinecopulib (``include/vinecopulib/bicop/*.hpp``), checked against
-``pyvinecopulib.Bicop.loglik`` to ~1e-10 relative (``tests/test_copula_fits.py``):
+Student-t scores of the data. The densities are pyvinecopulib's (the simulation's sampler),
+written here from each family's CDF and checked against ``pyvinecopulib.Bicop.loglik``
+within 1e-9 relative (``tests/test_copula_fits.py``):
 
 - Gaussian (rho): -log(1 - rho^2) / 2 - (rho^2 (x^2 + y^2) - 2 rho x y) / (2 (1 - rho^2));
 - t (rho, nu): lgamma((nu + 2) / 2) + lgamma(nu / 2) - 2 lgamma((nu + 1) / 2)

@@ -11,11 +11,13 @@ them (repositories ``julian-urbano/sigir2019-statistical``, "the study", and Vin
   bounds of ``MLE_intern`` / ``MLE_intern_Tawn`` (`VC_BOUNDS`, `_fit_family`), the lowest
   AIC = -2 loglik + 2 k wins (`select_copula`). Before fitting, ``BiCopSelect``'s default
   ``presel = TRUE`` swaps ``todo_fams`` for ``todo_fams_presel`` (`preselect`): the
-  families whose tail asymmetry contradicts the data's are not fitted. Densities and
-  sampling are ``pyvinecopulib``'s (Tawn type 1 is its Tawn with psi2 = 1, type 2 with
-  psi1 = 1). Deviation: parameters beyond what ``pyvinecopulib`` represents (Clayton > 28,
-  Gumbel > 50, Frank |theta| > 35, Joe > 30: Frank's binds from |tau| ~ 0.89, the others above
-  0.93; 8 of the 52,538 bundled pairs, always toward weaker dependence) are capped there.
+  families whose tail asymmetry contradicts the data's are not fitted. Sampling is
+  ``pyvinecopulib``'s; the log-likelihoods maximised are fastrisk's kernels
+  (`fastrisk._kernels.copulas`), pyvinecopulib's densities (Tawn type 1 is its Tawn with
+  psi2 = 1, type 2 with psi1 = 1). Deviation: parameters beyond what ``pyvinecopulib``
+  represents (Clayton > 28, Gumbel > 50, Frank |theta| > 35, Joe > 30: Frank's binds from
+  |tau| ~ 0.89, the others above 0.93; 11 of the 52,538 bundled pairs, always toward weaker
+  dependence) are capped there; the others are listed in `_fit_family`.
 """
 
 from __future__ import annotations
