@@ -198,7 +198,7 @@ def loglik(family, d, p1, p2, p3):
         for i in range(n):
             out += _bb7(d, i, p1, p2)
     elif family == BB8:
-        pd = math.exp(p1 * math.log1p(-p2))  # (1 - de)^th
+        pd = math.exp(p1 * math.log1p(-p2)) if p2 < 1.0 else 0.0  # (1 - de)^th (0 at VineCopula's bound de = 1)
         leta = math.log1p(-pd)  # log eta, eta = 1 - (1 - de)^th
         for i in range(n):
             out += _bb8(d, i, p1, p2, pd, leta)
