@@ -387,10 +387,6 @@ def flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop):
 #: Largest c max|x| for which a row goes through the float32 products (no overflow, and the
 #: error bounds below hold); larger rows, or any non-finite value, take the float64 products.
 SINGLE_MAX = 1e30
-#: Columns of a row's float32 decision intervals (`boot_bounds`, `flip_bounds`): the thresholds
-#: of the counts in the domain of the product's value.
-N_BOOT_BOUNDS = 7
-N_FLIP_BOUNDS = 5
 
 
 @njit
@@ -468,79 +464,101 @@ def _margin(c, terms, mag):
 
 
 @njit
-def _interval(centre, terms, mag, c, L, H, q):
-    """``L[q]``, ``H[q]``: float32 values with L <= centre - e and centre + e <= H, e = `_margin`
-    (twice the margin around the centre, rounded to the nearest float32)."""
-    e = _margin(c, terms, mag + abs(centre))
-    L[q] = np.float32(centre - 2.0 * e)
-    H[q] = np.float32(centre + 2.0 * e)
+def _hull(centres, terms, mag, c, L, H, q):
+    """``L[q]``, ``H[q]``: float32 values with L <= x - e and x + e <= H for every threshold x of
+    ``centres`` (NaN: none), e = `_margin` of each: twice the margin around each, rounded to the
+    nearest float32. A replicate sum outside [L, H] decides every test of these thresholds."""
+    lo = np.inf
+    hi = -np.inf
+    for x in centres:
+        if x == x:
+            e = _margin(c, terms, mag + abs(x))
+            lo = min(lo, x - 2.0 * e)
+            hi = max(hi, x + 2.0 * e)
+    L[q] = np.float32(lo)
+    H[q] = np.float32(hi)
 
 
 @njit
 def boot_bounds(X, xt, xtol, rbar):
-    """Per row j of the bootstrap (`boot_units`'s ``X``, ``xt``, ``xtol``, ``rbar``), the float32
-    intervals (L, H) (rows, `N_BOOT_BOUNDS`) around each threshold of `_tally_boot`'s tests in
-    the domain of the replicate sum s (u = s - total): [u >= up, u <= down, u >= far,
-    u <= -far, u - rbar >= up, u - rbar >= far, u - rbar <= -far] (|u| >= far is the union of
-    the 3rd and 4th). Each test is monotone in s (rounded differences are), and its boundary
-    is within a few ulps of the centre; ``ok[j]``: the row may use float32."""
+    """Per row j of the bootstrap (`boot_units`'s ``X``, ``xt``, ``xtol``, ``rbar``), four float32
+    intervals (L, H) (rows, 4) that hold the thresholds of `_tally_boot`'s tests in the domain
+    of the replicate sum s (u = s - total, up/down = total -/+ tol, far = |total| - tol):
+    u >= up, u <= down and u >= far (total >= 0; u <= -far if not) at s ~ 2 total (interval
+    0), the other side of |u| >= far at s ~ 0 (1); boot''s u - rbar >= up and one side of
+    |u - rbar| >= far at s ~ 2 total + rbar (2), its other side at s ~ rbar (3). Each test is
+    monotone in s (rounded differences are), its boundary within a few ulps of the centre.
+    The intervals 0 and 1 (2 and 3) are at least 2 e wide, e >= 2 (c + 2) 2^-24 c max |x| >
+    1e-12 sum |x| = tol, so they never leave room for a sum above one and below the other
+    (total >= 0: L1 <= tol - 2 e < -tol + 2 e <= H0), which `_tally_boot32` relies on.
+    ``pos``: total >= 0; ``ok[j]``: the row may use float32."""
     rows, c = X.shape
-    L = np.empty((rows, N_BOOT_BOUNDS), np.float32)
-    H = np.empty((rows, N_BOOT_BOUNDS), np.float32)
+    L = np.empty((rows, 4), np.float32)
+    H = np.empty((rows, 4), np.float32)
+    pos = np.empty(rows, np.bool_)
     ok = np.empty(rows, np.bool_)
     for j in range(rows):
         big = 0.0
         for i in range(c):
             big = max(big, abs(X[j, i]))
         t, tol = xt[j], xtol[j]
-        rb = rbar[j] if rbar[j] == rbar[j] else 0.0
+        centred = rbar[j] == rbar[j]
+        rb = rbar[j] if centred else 0.0
         ok[j] = c * big <= SINGLE_MAX and abs(t) <= SINGLE_MAX and abs(rb) <= SINGLE_MAX
         terms = c * big  # sum_i C_bi |x_i| <= c max |x_i|
         far = abs(t) - tol
         mag = abs(t) + abs(rb) + abs(tol) + abs(far)
-        _interval(t + (t - tol), terms, mag, c, L[j], H[j], 0)
-        _interval(t + (t + tol), terms, mag, c, L[j], H[j], 1)
-        _interval(t + far, terms, mag, c, L[j], H[j], 2)
-        _interval(t - far, terms, mag, c, L[j], H[j], 3)
-        _interval((t + rb) + (t - tol), terms, mag, c, L[j], H[j], 4)
-        _interval((t + rb) + far, terms, mag, c, L[j], H[j], 5)
-        _interval((t + rb) - far, terms, mag, c, L[j], H[j], 6)
-    return L, H, ok
+        p = t >= 0.0
+        pos[j] = p
+        near, other = (t + far, t - far) if p else (t - far, t + far)
+        _hull((t + (t - tol), t + (t + tol), near), terms, mag, c, L[j], H[j], 0)
+        _hull((other, other, other), terms, mag, c, L[j], H[j], 1)
+        if centred:
+            near, other = ((t + rb) + far, (t + rb) - far) if p else ((t + rb) - far, (t + rb) + far)
+            _hull(((t + rb) + (t - tol), near, near), terms, mag, c, L[j], H[j], 2)
+            _hull((other, other, other), terms, mag, c, L[j], H[j], 3)
+        else:
+            L[j, 2], H[j, 2], L[j, 3], H[j, 3] = L[j, 0], H[j, 0], L[j, 1], H[j, 1]
+    return L, H, pos, ok
 
 
 @njit(inline="always")  # in the replicate loop, which it must not stop from vectorising
-def _sure_boot(s, L0, H0, L1, H1, L2, H2, L3, H3):
-    """The three shift-to-null tests of `_tally_boot` ([>=, <=, |.|>=]) of a replicate whose
-    float32 sum is ``s``, given `boot_bounds`'s intervals (four of them): the tests that hold
-    surely, and whether s falls in an interval (then it is summed again in float64)."""
-    und = ((s >= L0) & (s <= H0)) | ((s >= L1) & (s <= H1)) | ((s >= L2) & (s <= H2)) | ((s >= L3) & (s <= H3))
-    return s > H0, s < L1, (s > H2) | (s < L3), und
+def _inside(s, L, H):
+    return (s >= L) & (s <= H)
 
 
 @njit
-def _tally_boot32(s32, n, L, H, centred, X, j, C, total, tol, rbar, flags, acc):
-    """`_tally_boot`'s counts of row j from the float32 replicate sums ``s32[:n]``: the replicates
-    outside every interval counted from them, the others (within ~1e-4 relative of a threshold:
-    about one in a thousand) flagged in ``flags`` (uint8, a multiple of 8 long, zero past n),
-    found again eight flags a word, summed again as the float64 product sums them (topic order,
-    counts ``C``) and counted exactly. Equal to `_tally_boot` on the float64 sums, bit for bit."""
-    L0, L1, L2, L3, L4, L5, L6 = L[0], L[1], L[2], L[3], L[4], L[5], L[6]
-    H0, H1, H2, H3, H4, H5, H6 = H[0], H[1], H[2], H[3], H[4], H[5], H[6]
-    n0 = n1 = n2 = n9 = n10 = und = 0
+def _tally_boot32(s32, n, L, H, pos, centred, X, j, C, total, tol, rbar, flags, acc):
+    """`_tally_boot`'s counts of row j from the float32 replicate sums ``s32[:n]`` and
+    `boot_bounds`'s intervals ``L``, ``H`` of the row. A sum outside the intervals decides every
+    test: u >= up iff s > H0 (g), u <= down iff not g, |u| >= far iff g or s < L1 (total >= 0;
+    s > H1 or not g otherwise), and boot''s the same with intervals 2 and 3, so the first loop
+    counts g, the other side and the sums inside (``flags``: uint8, a multiple of 8 long, zero
+    past n). Those (about one in a thousand; many more on lattice-valued scores), found eight
+    flags a word, are summed again as the float64 product sums them (topic order, counts
+    ``C``) and tested exactly. Equal to `_tally_boot` on the float64 sums, bit for bit."""
+    L0, L1, L2, L3 = L[0], L[1], L[2], L[3]
+    H0, H1, H2, H3 = H[0], H[1], H[2], H[3]
+    sg = np.float32(1.0) if pos else np.float32(-1.0)  # the other side: sg s < sg bound, exact
+    b1 = L1 if pos else -H1
+    b3 = L3 if pos else -H3
+    g0 = o1 = g2 = o3 = und = 0
     for r in range(n):
-        t0, t1, t2, u = _sure_boot(s32[r], L0, H0, L1, H1, L2, H2, L3, H3)
-        n0 += t0
-        n1 += t1
-        n2 += t2
+        x = s32[r]
+        u = _inside(x, L0, H0) | _inside(x, L1, H1)
+        g0 += x > H0
+        o1 += sg * x < b1
         und += u
         flags[r] = u
     if centred:
         for r in range(n):
-            t9, _, t10, u = _sure_boot(s32[r], L4, H4, L4, H4, L5, H5, L6, H6)
-            n9 += t9
-            n10 += t10
+            x = s32[r]
+            u = _inside(x, L2, H2) | _inside(x, L3, H3)
+            g2 += x > H2
+            o3 += sg * x < b3
             und += u
             flags[r] |= u
+    e0 = e1 = e2 = e9 = e10 = nu = 0
     if und:
         up, down, far = total - tol, total + tol, abs(total) - tol
         c = X.shape[1]
@@ -551,24 +569,29 @@ def _tally_boot32(s32, n, L, H, centred, X, j, C, total, tol, rbar, flags, acc):
             for r in range(8 * w, min(n, 8 * w + 8)):
                 if not flags[r]:
                     continue
-                t0, t1, t2, _ = _sure_boot(s32[r], L0, H0, L1, H1, L2, H2, L3, H3)
-                t9, _, t10, _ = _sure_boot(s32[r], L4, H4, L4, H4, L5, H5, L6, H6)
-                x = 0.0
+                nu += 1
+                x = s32[r]
+                g0 -= x > H0
+                o1 -= sg * x < b1
+                g2 -= x > H2
+                o3 -= sg * x < b3
+                v = 0.0
                 for i in range(c):
-                    x += np.float64(C[i, r]) * X[j, i]
-                v = x - total
-                n0 += np.int64(v >= up) - np.int64(t0)
-                n1 += np.int64(v <= down) - np.int64(t1)
-                n2 += np.int64(abs(v) >= far) - np.int64(t2)
-                if centred:
-                    y = v - rbar
-                    n9 += np.int64(y >= up) - np.int64(t9)
-                    n10 += np.int64(abs(y) >= far) - np.int64(t10)
-    acc[0] += n0
-    acc[1] += n1
-    acc[2] += n2
-    acc[3] += n9
-    acc[4] += n10
+                    v += np.float64(C[i, r]) * X[j, i]
+                v = v - total
+                e0 += v >= up
+                e1 += v <= down
+                e2 += abs(v) >= far
+                y = v - rbar
+                e9 += y >= up
+                e10 += abs(y) >= far
+    dec = n - nu
+    acc[0] += g0 + e0
+    acc[1] += dec - g0 + e1
+    acc[2] += (g0 + o1 if pos else o1 + dec - g0) + e2
+    if centred:
+        acc[3] += g2 + e9
+        acc[4] += (g2 + o3 if pos else o3 + dec - g2) + e10
 
 
 @pjit
@@ -582,7 +605,7 @@ def boot_units32(X, xt, xtol, rbar, base, B, c, stop):
     nb = block_size32(c)
     blocks = (B + nb - 1) // nb
     tiles, split, per = _layout(rows, TILE, blocks)
-    L, H, _ = boot_bounds(X, xt, xtol, rbar)
+    L, H, pos, _ = boot_bounds(X, xt, xtol, rbar)
     X32 = X.astype(np.float32)
     part = np.zeros((tiles * split, per, 5), np.int64)
     for u in prange(tiles * split):
@@ -600,62 +623,50 @@ def boot_units32(X, xt, xtol, rbar, base, B, c, stop):
                 j1 = min(rows, (t + 1) * per, j0 + TILE)
                 _product8(X32, j0, j1, C, n, buf)
                 for j in range(j0, j1):
-                    _tally_boot32(buf[j - j0], n, L[j], H[j], rbar[j] == rbar[j], X, j, C, xt[j], xtol[j],
+                    _tally_boot32(buf[j - j0], n, L[j], H[j], pos[j], rbar[j] == rbar[j], X, j, C, xt[j], xtol[j],
                                   rbar[j], flags, part[u, j - t * per])
     return _sum_units(part, rows, per, split)
 
 
 @njit
 def flip_bounds(D, total, tol, scale, sc):
-    """Per pair, the float32 intervals (L, H) (K, `N_FLIP_BOUNDS`) around the thresholds of
-    `_tally_flips`'s tests without ZRisk/GeoRisk in the domain of a = sum s_i d_i (h = a / 2,
-    the flipped mean 2 h / c): [h >= up, h <= down, |h| >= far, mean >= xm, |mean| >= |xm|]
-    at a = 2 up, 2 down, 2 far, c xm, c |xm|; ``scale``: sum |d| (bounds |a|). ``ok``: the pair
-    may use float32."""
+    """Per pair, two float32 intervals (L, H) (K, 2) that hold the thresholds of `_tally_flips`'s
+    tests without ZRisk/GeoRisk in the domain of a = sum s_i d_i (h = a / 2, the flipped mean
+    a / c): h >= up, h <= down and the mean >= xm at a ~ total (interval 0), |h| >= far and
+    |mean| >= |xm| at |a| ~ |total| (1); ``scale``: sum |d| (bounds |a|). ``ok``: the pair may
+    use float32."""
     K, c = D.shape
-    L = np.empty((K, N_FLIP_BOUNDS), np.float32)
-    H = np.empty((K, N_FLIP_BOUNDS), np.float32)
+    L = np.empty((K, 2), np.float32)
+    H = np.empty((K, 2), np.float32)
     ok = np.empty(K, np.bool_)
     for k in range(K):
         hobs = 0.5 * total[k]
-        xm = sc[k, 7] if sc[k, 7] == sc[k, 7] else 0.0
-        ok[k] = scale[k] <= SINGLE_MAX and abs(xm) * c <= SINGLE_MAX
-        mag = abs(total[k]) + tol[k] + abs(xm) * c
-        _interval(2.0 * (hobs - tol[k]), scale[k], mag, c, L[k], H[k], 0)
-        _interval(2.0 * (hobs + tol[k]), scale[k], mag, c, L[k], H[k], 1)
-        _interval(2.0 * (abs(hobs) - tol[k]), scale[k], mag, c, L[k], H[k], 2)
-        _interval(xm * c, scale[k], mag, c, L[k], H[k], 3)
-        _interval(abs(xm) * c, scale[k], mag, c, L[k], H[k], 4)
+        xm = sc[k, 7]
+        xc, xa = (xm * c, abs(xm) * c) if xm == xm else (np.nan, np.nan)
+        ok[k] = scale[k] <= SINGLE_MAX and not abs(xm) * c > SINGLE_MAX
+        mag = abs(total[k]) + tol[k] + (abs(xm) * c if xm == xm else 0.0)
+        _hull((2.0 * (hobs - tol[k]), 2.0 * (hobs + tol[k]), xc), scale[k], mag, c, L[k], H[k], 0)
+        _hull((2.0 * (abs(hobs) - tol[k]), xa, xa), scale[k], mag, c, L[k], H[k], 1)
     return L, H, ok
 
 
 @njit
 def _tally_flips32(a32, n, L, H, raw, D, k, F, total, tol, xm, flags, acc):
-    """`_tally_flips`'s counts of pair k (without ZRisk/GeoRisk) from the float32 sums
-    ``a32[:n]``, as `_tally_boot32` (the undecided flips summed again in float64, signs ``F``):
-    [h >= up, h <= down, |h| >= far] are `_sure_boot`'s tests on (a, a, |a|), the flipped
-    mean's [>=, |.| >=] on (a, |a|)."""
-    L0, L1, L2, L3, L4 = L[0], L[1], L[2], L[3], L[4]
-    H0, H1, H2, H3, H4 = H[0], H[1], H[2], H[3], H[4]
-    n3 = n4 = n11 = n12 = n13 = und = 0
+    """`_tally_flips`'s counts of pair k (without ZRisk/GeoRisk) from the float32 sums ``a32[:n]``
+    and `flip_bounds`'s intervals, as `_tally_boot32`: outside them, h >= up iff a > H0 (g),
+    h <= down iff not g, the mean >= xm iff g, |h| >= far and |mean| >= |xm| iff |a| > H1; the
+    flips inside are summed again in float64 (signs ``F``) and tested exactly."""
+    L0, L1, H0, H1 = L[0], L[1], H[0], H[1]
+    g = m = und = 0
     for r in range(n):
-        a = a32[r]
-        t3, t4, _, u = _sure_boot(a, L0, H0, L1, H1, L0, H0, L0, H0)
-        t11, _, _, u2 = _sure_boot(abs(a), L2, H2, L2, H2, L2, H2, L2, H2)
-        n3 += t3
-        n4 += t4
-        n11 += t11
-        und += u | u2
-        flags[r] = u | u2
-    if raw:
-        for r in range(n):
-            a = a32[r]
-            t12, _, _, u = _sure_boot(a, L3, H3, L3, H3, L3, H3, L3, H3)
-            t13, _, _, u2 = _sure_boot(abs(a), L4, H4, L4, H4, L4, H4, L4, H4)
-            n12 += t12
-            n13 += t13
-            und += u | u2
-            flags[r] |= u | u2
+        x = a32[r]
+        ax = abs(x)
+        u = _inside(x, L0, H0) | _inside(ax, L1, H1)
+        g += x > H0
+        m += ax > H1
+        und += u
+        flags[r] = u
+    e3 = e4 = e11 = e12 = e13 = nu = 0
     if und:
         c = D.shape[1]
         hobs = 0.5 * total
@@ -667,27 +678,25 @@ def _tally_flips32(a32, n, L, H, raw, D, k, F, total, tol, xm, flags, acc):
             for r in range(8 * w, min(n, 8 * w + 8)):
                 if not flags[r]:
                     continue
-                a = a32[r]
-                t3, t4, _, _ = _sure_boot(a, L0, H0, L1, H1, L0, H0, L0, H0)
-                t11, _, _, _ = _sure_boot(abs(a), L2, H2, L2, H2, L2, H2, L2, H2)
-                t12, _, _, _ = _sure_boot(a, L3, H3, L3, H3, L3, H3, L3, H3)
-                t13, _, _, _ = _sure_boot(abs(a), L4, H4, L4, H4, L4, H4, L4, H4)
-                x = 0.0
+                nu += 1
+                g -= a32[r] > H0
+                m -= abs(a32[r]) > H1
+                v = 0.0
                 for i in range(c):
-                    x += np.float64(F[i, r]) * D[k, i]
-                h = 0.5 * x
-                n3 += np.int64(h >= up) - np.int64(t3)
-                n4 += np.int64(h <= down) - np.int64(t4)
-                n11 += np.int64(abs(h) >= far) - np.int64(t11)
-                if raw:
-                    xb = 2.0 * h / c
-                    n12 += np.int64(xb >= xm) - np.int64(t12)
-                    n13 += np.int64(abs(xb) >= abs(xm)) - np.int64(t13)
-    acc[0] += n3
-    acc[1] += n4
-    acc[2] += n11
-    acc[3] += n12
-    acc[4] += n13
+                    v += np.float64(F[i, r]) * D[k, i]
+                h = 0.5 * v
+                e3 += h >= up
+                e4 += h <= down
+                e11 += abs(h) >= far
+                xb = 2.0 * h / c
+                e12 += xb >= xm
+                e13 += abs(xb) >= abs(xm)
+    acc[0] += g + e3
+    acc[1] += n - nu - g + e4
+    acc[2] += m + e11
+    if raw:
+        acc[3] += g + e12
+        acc[4] += m + e13
 
 
 @pjit

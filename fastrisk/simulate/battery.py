@@ -304,7 +304,7 @@ def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boo
         rbar = np.full(len(X), np.nan)
         if boot:
             rbar[:K] = _crn.centres(_crn.count_sums(base, B, c), D, total, B)
-        single = SINGLE_PRODUCTS and _crn.boot_bounds(X, xt, xtol, rbar)[2].all()
+        single = SINGLE_PRODUCTS and _crn.boot_bounds(X, xt, xtol, rbar)[3].all()
         acc = (_crn.boot_units32 if single else _crn.boot_units)(X, xt, xtol, rbar, base, B, c, stop)
         j = np.arange(len(X))
         k = np.where(j < K, j, (j - K) // max(A, 1)) if boot else j // max(A, 1)
