@@ -54,34 +54,51 @@ def count_block(base, b0, n, c, C):
     """``C[i, r]`` = times topic i is drawn in bootstrap resample ``b0 + r`` (r < n), the draws
     of `fastrisk._kernels.battery._boot_block` from stream ``stream_state(base, b0 + r)``:
     two topics per 64 bits (Lemire's multiply-shift on each half), the odd one of the last
-    pair unused when c is odd."""
+    pair unused when c is odd. The random words of a pair of draws are made for the whole
+    block at once (the loop over r vectorises, as in `_boot_block`), then counted."""
     cc = np.uint64(c)
     for i in range(c):
         for r in range(n):
             C[i, r] = 0.0
+    st = np.empty(n, np.uint64)
+    lo = np.empty(n, np.int64)
+    hi = np.empty(n, np.int64)
     for r in range(n):
-        st = stream_state(base, np.uint64(b0 + r))
-        for m in range((c + 1) // 2):
-            st = st + _GOLDEN
-            z = mix64(st)
-            C[np.int64(((z & _LOW32) * cc) >> _S32), r] += 1.0
-            if 2 * m + 1 < c:
-                C[np.int64(((z >> _S32) * cc) >> _S32), r] += 1.0
+        st[r] = stream_state(base, np.uint64(b0 + r))
+    for m in range((c + 1) // 2):
+        for r in range(n):
+            z = st[r] + _GOLDEN
+            st[r] = z
+            z = mix64(z)
+            lo[r] = np.int64(((z & _LOW32) * cc) >> _S32)
+            hi[r] = np.int64(((z >> _S32) * cc) >> _S32)
+        for r in range(n):
+            C[lo[r], r] += 1.0
+        if 2 * m + 1 < c:
+            for r in range(n):
+                C[hi[r], r] += 1.0
 
 
 @njit
 def sign_block(base, b0, n, c, exact, F):
     """``F[i, r]`` = the sign (+1.0 / -1.0) of topic i in flip ``b0 + r`` (r < n), the bits of
     `fastrisk._kernels.battery._flip_words` (stream ``stream_state(base, b0 + r)``, or pattern
-    b0 + r with ``exact``)."""
+    b0 + r with ``exact``): the block's words of topics 64 w .. 64 w + 63 made at once, then
+    spread a topic at a time (both loops over r vectorise)."""
+    st = np.empty(n, np.uint64)
+    word = np.empty(n, np.uint64)
     for r in range(n):
-        z = stream_state(base, np.uint64(b0 + r))
-        word = np.uint64(b0 + r)
-        for i in range(c):
-            if (i & 63) == 0 and not exact:
-                z = z + _GOLDEN
-                word = mix64(z)
-            F[i, r] = 1.0 if (word >> np.uint64(i & 63)) & _ONE else -1.0
+        st[r] = stream_state(base, np.uint64(b0 + r))
+    for w in range((c + 63) >> 6):
+        for r in range(n):
+            z = st[r] + _GOLDEN
+            st[r] = z
+            word[r] = np.uint64(b0 + r) if exact else mix64(z)
+        for i in range(64 * w, min(c, 64 * w + 64)):
+            f = F[i]
+            sh = np.uint64(i & 63)
+            for r in range(n):
+                f[r] = 1.0 if (word[r] >> sh) & _ONE else -1.0
 
 
 @pjit
