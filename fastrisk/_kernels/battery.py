@@ -289,6 +289,24 @@ def _flip_sums(W, c, d, h, q, ad, ah, aq):
             aq[r] += qi if plus else -qi
 
 
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _zg_sure(S2, A2, N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi):
+    """(sure, zs > zhi, zs < zlo, gs > ghi, gs < glo) of a flip with sums S2, A2: the filter's ZRisk
+    and GeoRisk differences (`_z_filter`, `_g_filter`), their bounds widened by the differences'
+    own rounding; ``sure``: both lie beyond their bound from every threshold (NaN or inf: not)."""
+    S1 = N - S2
+    z1, d1 = _z_filter(S1, W - A2, pos & (S1 > 0.0), iN, W)
+    z2, d2 = _z_filter(S2, A2, pos & (S2 > 0.0), iN, W)
+    zs = z2 - z1
+    dzs = 10.0 * _U * (d1 + d2)
+    G1, dG1, ok1 = _g_filter(S1, z1, 8.0 * _U * d1, kappa, hc)
+    G2, dG2, ok2 = _g_filter(S2, z2, 8.0 * _U * d2, kappa, hc)
+    gs = G2 - G1
+    dgs = 1.01 * (dG1 + dG2) + 2.0 * _U * (G1 + G2)
+    zg, zl, gg, gl = zs > zhi + dzs, zs < zlo - dzs, gs > ghi + dgs, gs < glo - dgs
+    return ok1 & ok2 & (zg | zl) & (gg | gl), zg, zl, gg, gl
+
+
 @njit(error_model="numpy")
 def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
     """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``):
@@ -297,8 +315,9 @@ def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
     A first loop (no call, so it vectorises) evaluates both differences without a division
     but A / r and with erfc's series (`_z_filter`, `_g_filter`): each within a proven bound of
     `_zg`'s value, so a flip whose value lies farther than the bound from every threshold is
-    counted from it. The others (a flip within ~1e-14 relative of a threshold: in practice
-    none but exact ties) are evaluated exactly (`_zpair`, `_zg`'s erfc) in a second loop."""
+    counted from it (`_zg_sure`). The others (within ~1e-15 relative of a ZRisk threshold, ~1e-7
+    of a GeoRisk one, erfc's series being within 1e-8: about one flip in 10^5, and exact ties) are
+    evaluated exactly (`_zpair`, `_zg`'s erfc) in a second loop."""
     n5 = n6 = n7 = n8 = und = 0
     pos = N > 0.0
     iN = 1.0 / N if pos else 1.0
@@ -307,19 +326,7 @@ def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
     zlo, zhi = min(zup, zdown), max(zup, zdown)
     glo, ghi = min(gup, gdown), max(gup, gdown)
     for r in range(n):
-        S2 = Sm + ah[r]
-        A2 = Am + aq[r]
-        S1 = N - S2
-        z1, d1 = _z_filter(S1, W - A2, pos & (S1 > 0.0), iN, W)
-        z2, d2 = _z_filter(S2, A2, pos & (S2 > 0.0), iN, W)
-        zs = z2 - z1
-        dzs = 10.0 * _U * (d1 + d2)
-        G1, dG1, ok1 = _g_filter(S1, z1, 8.0 * _U * d1, kappa, hc)
-        G2, dG2, ok2 = _g_filter(S2, z2, 8.0 * _U * d2, kappa, hc)
-        gs = G2 - G1
-        dgs = 1.01 * (dG1 + dG2) + 2.0 * _U * (G1 + G2)
-        zg, zl, gg, gl = zs > zhi + dzs, zs < zlo - dzs, gs > ghi + dgs, gs < glo - dgs
-        sure = ok1 & ok2 & (zg | zl) & (gg | gl)  # NaN or inf: not sure
+        sure, zg, zl, gg, gl = _zg_sure(Sm + ah[r], Am + aq[r], N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi)
         n5 += sure & zg
         n6 += sure & zl
         n7 += sure & gg
@@ -329,16 +336,7 @@ def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
         for r in range(n):
             S2 = Sm + ah[r]
             A2 = Am + aq[r]
-            S1 = N - S2
-            z1, d1 = _z_filter(S1, W - A2, pos & (S1 > 0.0), iN, W)
-            z2, d2 = _z_filter(S2, A2, pos & (S2 > 0.0), iN, W)
-            zs = z2 - z1
-            dzs = 10.0 * _U * (d1 + d2)
-            G1, dG1, ok1 = _g_filter(S1, z1, 8.0 * _U * d1, kappa, hc)
-            G2, dG2, ok2 = _g_filter(S2, z2, 8.0 * _U * d2, kappa, hc)
-            gs = G2 - G1
-            dgs = 1.01 * (dG1 + dG2) + 2.0 * _U * (G1 + G2)
-            if ok1 & ok2 & ((zs > zhi + dzs) | (zs < zlo - dzs)) & ((gs > ghi + dgs) | (gs < glo - dgs)):
+            if _zg_sure(S2, A2, N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi)[0]:
                 continue
             _, e1, e2 = _zpair(S2, A2, N, W)
             ze = e2 - e1
