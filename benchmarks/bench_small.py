@@ -3,8 +3,6 @@
 Each fastrisk call against the plain vectorised NumPy of the same arithmetic, timed in
 alternating blocks in one session (``conftest.side_by_side``): ``extra_info`` holds the
 medians, the ratio NumPy / fastrisk (aim >= 5, issue #31; 3 in issue #20) and the load average.
-``topic_risk_all`` also reads the three arrays `topic_risk` computes on first access (the
-NumPy peer computes them every time): recorded, without an aim.
 Run: ``pytest benchmarks/bench_small.py --benchmark-columns=median,rounds``.
 """
 
@@ -68,25 +66,12 @@ CASES = {
               lambda ours, peer: (ours.zrisk, peer[0].T)),
     "topic_risk": (lambda m, b, crit: fastrisk.topic_risk(m, b, alpha=ALPHAS),
                    lambda m, b, crit: numpy_topic_risk(m.values, b.values, ALPHAS, crit),
-                   lambda ours, peer: (ours.tr, peer[1])),
+                   lambda ours, peer: (np.stack([ours.tr, ours.tj, ours.influence, ours.pseudo_values]),
+                                       np.stack(peer[1:5]))),
     "t_test": (lambda m, b, crit: fastrisk.t_test(m, b, alpha=ALPHAS),
                lambda m, b, crit: numpy_t_test(m.values, b.values, ALPHAS),
                lambda ours, peer: (ours.statistic, peer[0])),
-    # topic_risk computes TJ, the influences and the pseudo-values on first access, the NumPy
-    # peer always: the same call with the three read, so that the same arithmetic is timed
-    "topic_risk_all": (lambda m, b, crit: _read_all(fastrisk.topic_risk(m, b, alpha=ALPHAS)),
-                       lambda m, b, crit: numpy_topic_risk(m.values, b.values, ALPHAS, crit),
-                       lambda ours, peer: (ours.tj, peer[2])),
 }
-
-#: aim per case (issue #31: 5x NumPy for the calls as users make them); None: recorded only.
-AIMS = {"topic_risk_all": None}
-
-
-def _read_all(res):
-    """The result, with its fields computed on first access read."""
-    res.tj, res.influence, res.pseudo_values  # noqa: B018 - the reads are the point
-    return res
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -96,6 +81,6 @@ def test_small_call(benchmark, trec, name):
     ours, peer, compare = CASES[name]
     crit = t_critical(0.05, m.n_topics - 1)
     benchmark.group = f"small-{name}-48x50x4"
-    np.testing.assert_allclose(*compare(ours(m, base, crit), peer(m, base, crit)), rtol=1e-9)
+    np.testing.assert_allclose(*compare(ours(m, base, crit), peer(m, base, crit)), rtol=1e-9, atol=1e-12)
     side_by_side(benchmark, lambda: ours(m, base, crit), {"numpy": lambda: peer(m, base, crit)},
-                 aim=AIMS.get(name, 5.0))
+                 aim=5.0)

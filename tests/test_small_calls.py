@@ -116,11 +116,11 @@ def test_t_test_against_itself_only_does_not_warn():
     assert np.all(np.isnan(res.statistic[:, 0])) and np.all(np.isfinite(res.statistic[:, 1]))
 
 
-# ---------------------------------------------------------------------- topic_risk, lazy fields
-LAZY = ("tj", "influence", "pseudo_values")
+# ---------------------------------------------------------------------- topic_risk, jackknife fields
+JACKKNIFE = ("tj", "influence", "pseudo_values")
 
 
-def lazy_case(seed=0, S=5, c=11):
+def jackknife_case(seed=0, S=5, c=11):
     rng = np.random.default_rng(seed)
     V = rng.random((S, c))
     V[3] = V[0] + 0.05  # zero SE against s0: TR ±inf, TJ NaN
@@ -128,16 +128,14 @@ def lazy_case(seed=0, S=5, c=11):
 
 
 @pytest.mark.parametrize("convention", ["classic", "minus"])
-def test_lazy_fields_are_computed_on_first_access_and_match_the_reference(convention):
-    matrix = lazy_case()
+def test_the_one_call_jackknife_fields_match_the_reference(convention):
+    """TJ, the influences and the pseudo-values of the linear one-call path (computed with TR in
+    `linear_topic_risk_table`) against plain leave-one-out means."""
+    matrix = jackknife_case()
     alphas = [0.0, 1.0, 5.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = fastrisk.topic_risk(matrix, "s0", alpha=alphas, convention=convention)
-    assert not set(LAZY) & set(vars(res))  # not computed by the call
-    first = res.tj
-    assert set(LAZY) <= set(vars(res)) and "_lazy" not in vars(res)
-    assert res.tj is first  # computed once
     s = -1.0 if convention == "minus" else 1.0
     for a, alpha in enumerate(alphas):
         for k in (1, 2, 4):
@@ -151,20 +149,17 @@ def test_lazy_fields_are_computed_on_first_access_and_match_the_reference(conven
     assert np.all(np.isnan(res.tj[:, 0])) and np.all(np.isnan(res.tj[:, 3]))  # self and the shifted copy
 
 
-def test_lazy_fields_equal_the_eager_constructor_and_survive_pickle_replace_and_long_form():
-    matrix = lazy_case(1, S=4, c=7)
+def test_the_one_call_result_equals_the_constructor_and_survives_pickle_replace_and_long_form():
+    matrix = jackknife_case(1, S=4, c=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = fastrisk.topic_risk(matrix, "s1", alpha=[0.0, 2.0])
-        again = fastrisk.topic_risk(matrix, "s1", alpha=[0.0, 2.0])
-    arrow = res.to_arrow()  # before any access: the long form computes what it needs
-    restored = pickle.loads(pickle.dumps(again))
-    assert not set(LAZY) & set(vars(restored))
     eager = TopicRiskResult(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
-    for name in LAZY:
+    restored = pickle.loads(pickle.dumps(res))
+    for name in JACKKNIFE:
         np.testing.assert_array_equal(getattr(restored, name), getattr(eager, name))
-        np.testing.assert_array_equal(getattr(dataclasses.replace(again, significance=0.1), name),
+        np.testing.assert_array_equal(getattr(dataclasses.replace(res, significance=0.1), name),
                                       getattr(eager, name))
-    assert arrow.to_pandas().equals(eager.to_arrow().to_pandas())  # (NaN where NaN)
+    assert res.to_arrow().to_pandas().equals(eager.to_arrow().to_pandas())  # (NaN where NaN)
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         res.nonexistent  # noqa: B018 - the attribute access is the test

@@ -389,26 +389,29 @@ TOPIC_BIAS, TOPIC_ZERO, TOPIC_THETA, TOPIC_RJSD, TOPIC_JSD_POSITIVE = range(5)
 
 
 @pjit
-def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
-    """What `fastrisk.topic_risk` reports for the linear value function, in one call, except
-    the jackknife arrays (TJ, influences, pseudo-values: `topic_influence`, from this call's
-    outputs).
+def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi, jackknife):
+    """What `fastrisk.topic_risk` reports for the linear value function, in one call.
 
-    Returns ``ok``; ``arrays`` ``[2, alpha, system, topic]``: x and TR, each times ``sign``;
-    ``flags`` ``[2, alpha, system, topic]``: loss and win (classic TR beyond ∓ ``crit``);
-    ``stats`` ``[5, alpha, system]``, rows `TOPIC_BIAS` ... : the jackknife bias times
-    ``sign``, ``zero`` as 1.0 / 0.0 (SE_x below the relative floor of `floored_t`: TR is then
-    x/0 by the ±inf/NaN rule and TJ NaN), the classic theta (URisk), 1 / SD_J (0 where SD_J
-    is not > 0) and SD_J > 0 as 1.0 / 0.0; and the count of ``zero``. ``ok`` is False when a
-    score x is not finite or a non-zero |x| lies outside [lo, hi] (the caller rescales; the
-    rest is then unspecified). The formulas are `topic_risk`'s with the moments of
-    `risk_sums` / `risk_at_rows` (the same URisk, SE_x and SE_J as `linear_risk_table`),
-    every alpha's in loops over systems, then one pass per alpha and system writing the
-    outputs. Few, packed outputs: each returned array costs a box on the way to Python.
+    Returns ``ok``; ``x`` ``[alpha, system, topic]`` and ``arrays`` ``[1 or 4, alpha, system,
+    topic]``: TR and, with ``jackknife``, TJ, the influences and the pseudo-values, each times
+    ``sign`` (TJ_i = influence_i / SD_J, ±inf or NaN where SD_J = 0 or SE_x is floored, by
+    `_topic_row`'s rules); ``flags``
+    ``[2, alpha, system, topic]``: loss and win (classic TR beyond ∓ ``crit``); ``stats``
+    ``[5, alpha, system]``, rows `TOPIC_BIAS` ... : the jackknife bias times ``sign``,
+    ``zero`` as 1.0 / 0.0 (SE_x below the relative floor of `floored_t`: TR is then x/0 by the
+    ±inf/NaN rule and TJ NaN), the classic theta (URisk), 1 / SD_J (0 where SD_J is not > 0)
+    and SD_J > 0 as 1.0 / 0.0; and the count of ``zero``. ``ok`` is False when a score x is
+    not finite or a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then
+    unspecified). The formulas are `topic_risk`'s with the moments of `risk_sums` /
+    `risk_at_rows` (the same URisk, SE_x and SE_J as `linear_risk_table`), every alpha's in
+    loops over systems, then one pass per alpha and system writing the outputs (x apart from
+    the rest: an output in the same array as its input did not vectorise). Few, packed
+    outputs: each returned array costs a box on the way to Python.
     """
     S, c = R.shape
     A = alphas.shape[0]
-    arrays = np.empty((2, A, S, c))
+    x = np.empty((A, S, c))
+    arrays = np.empty((4 if jackknife else 1, A, S, c))
     flags = np.empty((2, A, S, c), dtype=np.bool_)
     stats = np.empty((5, A, S))
     inv = 1.0 / (c - 1)
@@ -436,6 +439,7 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
             stats[TOPIC_RJSD, a, k] = np.divide(1.0, jsd) if jsd > 0.0 else 0.0
             stats[TOPIC_JSD_POSITIVE, a, k] = 1.0 if jsd > 0.0 else 0.0
     bad = np.zeros(S, dtype=np.bool_)
+    c1 = c - 1.0
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
         for a in range(A):  # no row views: each would cost two reference-count updates
@@ -443,66 +447,45 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi):
             out_of_range = 0  # an integer count: a sum LLVM may vectorise (a boolean OR it did not)
             for i in range(c):
                 v = risk_score(R[k, i] - b[i], w)
-                arrays[0, a, k, i] = v
+                x[a, k, i] = v
                 mag = abs(v)
                 out_of_range += 1 if (not mag <= hi) | ((mag < lo) & (mag != 0.0)) else 0  # NaN is out of range
             if out_of_range:
                 bad[k] = True
             r = rsd[a, k]
-            for i in range(c):  # simple loops, one output each (vectorisable)
-                t = arrays[0, a, k, i] * r
-                arrays[1, a, k, i] = sign * t
+            for i in range(c):  # simple loops, outputs apart from their input x (vectorisable)
+                t = x[a, k, i] * r
+                arrays[0, a, k, i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
-            if sign != 1.0:  # times 1.0 is exact: nothing to do in the classic convention
+            if jackknife:  # theta_(i) = (c theta - x_i) / (c - 1), eq. 23 (`_topic_row`)
+                theta = stats[TOPIC_THETA, a, k]
+                ct = c * theta
+                rjsd = stats[TOPIC_RJSD, a, k]
                 for i in range(c):
-                    arrays[0, a, k, i] *= sign
-            if stats[TOPIC_ZERO, a, k] != 0.0:  # constant scores up to rounding: TR = x / 0
+                    loo = (ct - x[a, k, i]) * inv
+                    influence = sign * (c1 * (theta - loo))
+                    arrays[2, a, k, i] = influence
+                    arrays[3, a, k, i] = sign * (ct - c1 * loo)
+                    arrays[1, a, k, i] = influence * rjsd  # sign * (inf_i / jsd); rare cases below
+            zero = stats[TOPIC_ZERO, a, k] != 0.0
+            if zero:  # constant scores up to rounding: TR = x / 0
                 for i in range(c):
-                    v = sign * arrays[0, a, k, i]  # classic x
-                    t = math.nan if v == 0.0 else math.copysign(math.inf, v)
-                    arrays[1, a, k, i] = sign * t
+                    t = math.nan if x[a, k, i] == 0.0 else math.copysign(math.inf, x[a, k, i])
+                    arrays[0, a, k, i] = sign * t
                     flags[0, a, k, i] = t < -crit
                     flags[1, a, k, i] = t > crit
-    return not bad.any(), arrays, flags, stats, n_zero
-
-
-@pjit
-def topic_influence(x, stats, sign):
-    """TJ, the influences and the pseudo-values ``[3, alpha, system, topic]``, each times
-    ``sign``, from the signed scores ``x`` and the ``stats`` of `linear_topic_risk_table`
-    (what `fastrisk.topic_risk` computes on first access): with theta_(i) = (c theta - x_i) /
-    (c - 1), influence_i = (c - 1)(theta - theta_(i)), pseudo_i = c theta - (c - 1) theta_(i)
-    and TJ_i = influence_i / SD_J (Dinçer, Macdonald & Ounis 2014, eq. 23), by `_topic_row`'s
-    rules for SD_J = 0 (±inf, NaN for 0 / 0) and for floored SE_x (the influences are 0 / 0:
-    TJ NaN)."""
-    A, S, c = x.shape
-    out = np.empty((3, A, S, c))
-    inv = 1.0 / (c - 1)
-    c1 = c - 1.0
-    for k in prange(S):
-        for a in range(A):
-            theta = stats[TOPIC_THETA, a, k]
-            ct = c * theta
-            rjsd = stats[TOPIC_RJSD, a, k]
-            for i in range(c):  # one loop, three outputs (vectorised: few enough arrays); the
-                loo = (ct - sign * x[a, k, i]) * inv  # classic x: times ±1 is exact
-                influence = sign * (c1 * (theta - loo))
-                out[1, a, k, i] = influence
-                out[2, a, k, i] = sign * (ct - c1 * loo)
-                out[0, a, k, i] = influence * rjsd  # sign * (inf_i / jsd); rare cases patched below
-            z = stats[TOPIC_ZERO, a, k] != 0.0
-            if z or stats[TOPIC_JSD_POSITIVE, a, k] == 0.0:
+            if jackknife and (zero or stats[TOPIC_JSD_POSITIVE, a, k] == 0.0):
+                for i in range(c):  # TJ: the influences are 0 / 0 when zero, else ±inf (NaN for 0 / 0)
+                    inf_i = sign * arrays[2, a, k, i]
+                    t = math.nan if zero or inf_i == 0.0 else math.copysign(math.inf, inf_i)
+                    arrays[1, a, k, i] = sign * t
+            if sign != 1.0:  # times 1.0 is exact: nothing to do in the classic convention
                 for i in range(c):
-                    if z:  # the influences are 0 / 0
-                        out[0, a, k, i] = math.nan
-                    else:
-                        inf_i = sign * out[1, a, k, i]
-                        out[0, a, k, i] = sign * (math.nan if inf_i == 0.0 else math.copysign(math.inf, inf_i))
-    return out
+                    x[a, k, i] *= sign
+    return not bad.any(), x, arrays, flags, stats, n_zero
 
 
-topic_influence_serial = serial(topic_influence)
 linear_topic_risk_table_serial = serial(linear_topic_risk_table)
 
 

@@ -110,8 +110,6 @@ class TopicRiskResult(Result):
     s_x), ``tj`` (TJ_i = influence_i / (sqrt(c) SE_J)), ``influence`` ((c-1)(theta -
     theta_(i))), ``pseudo_values`` (column ``pseudo_value``), significance flags
     ``loss`` / ``win`` (beyond ∓ ``critical_t``, judged on TR_i); ``bias`` ``[alpha, system]``.
-    For the linear value function ``tj``, ``influence`` and ``pseudo_values`` are computed on
-    first access (one compiled pass over ``x``; the same numbers as computed with the rest).
 
     Long form (one row per alpha, system, topic): ``alpha``, ``loss_weight``, ``system``,
     ``topic``, ``baseline``, ``convention``, ``x``, ``tr``, ``tj``, ``influence``,
@@ -119,7 +117,6 @@ class TopicRiskResult(Result):
     """
 
     _constants = ("baseline", "convention")
-    _lazy_fields = frozenset({"tj", "influence", "pseudo_values"})
 
     systems: tuple
     topics: tuple
@@ -415,18 +412,18 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     crit = t_critical(significance, df)
     s = _sign(convention)
     if vf.is_linear:  # the usual case: one compiled call
-        ok, arrays, flags, stats, n_zero = _topic_table(matrix, base, vf, s, crit, threads)
+        ok, x, arrays, flags, stats, n_zero = _topic_table(matrix, base, vf, s, crit, threads, True)
         if ok:
             if n_zero:
                 _numerics.warn_zero_variance(
                     _numerics.zero_rows((stats[_k.TOPIC_ZERO] != 0.0).any(axis=0), matrix.systems, base.system),
                     where=f" against baseline {base.name!r}")
-            x = arrays[0]
             return TopicRiskResult._trusted(
                 systems=matrix.systems, topics=matrix.topics, baseline=base.name, alpha=vf.alpha,
                 loss_weight=vf.loss_weight, convention=convention, value=vf.name, df=df,
-                significance=float(significance), critical_t=crit, x=x, tr=arrays[1], bias=stats[_k.TOPIC_BIAS],
-                loss=flags[0], win=flags[1], _lazy=(_topic_jackknife, x, stats, s, threads))
+                significance=float(significance), critical_t=crit, x=x, tr=arrays[0], tj=arrays[1],
+                influence=arrays[2], pseudo_values=arrays[3], bias=stats[_k.TOPIC_BIAS], loss=flags[0],
+                win=flags[1])
     scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, value=value,
                          missing=missing, threads=threads)
     with limit_threads(threads, scores.x.size):
@@ -448,18 +445,11 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     )
 
 
-def _topic_jackknife(x, stats, sign: float, threads) -> dict:
-    """TJ, influences and pseudo-values of a linear `topic_risk`, from its signed ``x`` and the
-    kernel's ``stats`` (`fastrisk._kernels.risk.topic_influence`): computed on first access."""
-    out = run(_k.topic_influence, _k.topic_influence_serial, x.size, threads, x, stats, sign)
-    return {"tj": out[0], "influence": out[1], "pseudo_values": out[2]}  # views by index: cheaper than unpacking
-
-
-def _topic_table(matrix, base, vf, sign: float, crit: float, threads):
+def _topic_table(matrix, base, vf, sign: float, crit: float, threads, jackknife: bool):
     """`fastrisk._kernels.risk.linear_topic_risk_table` on a validated matrix and baseline."""
     R = matrix.values
     return run(_k.linear_topic_risk_table, _k.linear_topic_risk_table_serial, R.size * len(vf.alpha), threads,
-               R, base.values, vf.alpha, sign, crit, _numerics.VARIANCE_RTOL, _LO, _HI)
+               R, base.values, vf.alpha, sign, crit, _numerics.VARIANCE_RTOL, _LO, _HI, jackknife)
 
 
 def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
@@ -502,9 +492,9 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")
     choice(convention, "convention", CONVENTIONS)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, None, convention, 0.05, missing)
-    ok, arrays = _topic_table(matrix, base, vf, 1.0, 0.0, threads)[:2]  # TR_i, classic sign
+    ok, _, arrays = _topic_table(matrix, base, vf, 1.0, 0.0, threads, False)[:3]  # TR_i, classic sign
     if ok:
-        tr = arrays[1]
+        tr = arrays[0]
     else:  # scores extreme enough to need rescaling (TR_i is scale-free)
         scores = risk_scores(matrix, base, alpha=alpha, loss_weight=loss_weight, threads=threads)
         with limit_threads(threads, scores.x.size):

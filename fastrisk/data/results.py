@@ -232,8 +232,6 @@ class Result:
     _constants: ClassVar[tuple[str, ...]] = ()
     #: the array of the publication tables when none is named (`to_wide`).
     _headline: ClassVar[str] = "statistic"
-    #: fields a fast path may leave to be computed on first access (see `_trusted`, `__getattr__`).
-    _lazy_fields: ClassVar[frozenset] = frozenset()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -248,17 +246,13 @@ class Result:
         (a frozen one assigns each of its fields through ``object.__setattr__``: microseconds per
         small call). For results whose every field the caller gives with the right type and
         shape, as the kernels guarantee; omitted fields take their defaults, an unknown one is
-        refused. Equal to ``cls(**values)``. ``_lazy=(function, *args)`` stands for the fields
-        of `_lazy_fields`: ``function(*args)`` computes them on first access (`__getattr__`)."""
+        refused. Equal to ``cls(**values)``."""
         defaults = _DEFAULTS.get(cls)
         if defaults is None:
             defaults = _DEFAULTS[cls] = _field_defaults(cls)
         names, required, plain, fallback, accepted = defaults
         given = tuple(values)  # a call site passes the same names each time: checked once
         if given not in accepted:
-            if "_lazy" in values:  # the fields of `_lazy_fields` come later, from the function it names
-                required = required - cls._lazy_fields
-                names = names | {"_lazy"}
             if fallback or not required <= values.keys() <= names:  # __post_init__, a factory, a missing or wrong name
                 return cls(**values)  # (which raises what the constructor raises)
             accepted.add(given)
@@ -267,19 +261,6 @@ class Result:
         state.update(plain)
         state.update(values)
         return obj
-
-    def __getattr__(self, name):
-        """A field of `_lazy_fields` that `_trusted` was given as ``_lazy=(function, *args)``:
-        ``function(*args)`` returns every such field (a dict), computed on the first access and
-        kept. Called only when the normal lookup fails."""
-        state = self.__dict__
-        lazy = state.get("_lazy") if name in type(self)._lazy_fields else None
-        if lazy is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
-        function, *args = lazy
-        state.update(function(*args))
-        state.pop("_lazy", None)
-        return state[name]
 
     # ------------------------------------------------------------------ declarations
     @classmethod
