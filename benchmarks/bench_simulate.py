@@ -395,32 +395,42 @@ def test_study_trial_float32_vs_float64_products(benchmark, size, topics, tests)
     benchmark.extra_info["ms_per_trial"] = {k: v / len(V) * 1e3 for k, v in med.items()}
 
 
+def _product_vs_blas(benchmark, topics, dtype):
+    """`_product` (float64) or `_product8` (float32) on 32 rows x a block of resamples, as a work
+    unit computes them, against ``np.matmul`` (OpenBLAS ``dgemm`` / ``sgemm``), one thread each;
+    ``ns_per_madd`` of both in ``extra_info``."""
+    from fastrisk._kernels import crn
+    from fastrisk._runtime.threads import blas_threads
+
+    single = dtype == np.float32
+    nb, rows = int(crn.block_size32(topics) if single else crn.block_size(topics)), crn.TILE
+    g = np.random.default_rng(0)
+    M = g.standard_normal((rows, topics)).astype(dtype)
+    A = g.integers(0, 3, (topics, nb)).astype(dtype)
+    out, out2 = np.empty((rows, nb), dtype), np.empty((rows, nb), dtype)
+    kernel = crn._product8 if single else crn._product
+
+    def ours():
+        kernel(M, 0, rows, A, nb, out)
+
+    def blas():
+        np.matmul(M, A, out=out2)
+
+    peer = "sgemm" if single else "dgemm"
+    benchmark.group = f"crn-product32-{topics}" if single else f"crn-product-{topics}"
+    with blas_threads(1):
+        side_by_side(benchmark, ours, {peer: blas}, blocks=21, block_seconds=0.02)
+    np.testing.assert_allclose(out, out2, rtol=1e-4 if single else 1e-12, atol=1e-3 if single else 1e-9)
+    med = benchmark.extra_info["median_seconds"]
+    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}
+
+
 @pytest.mark.parametrize("topics", [25, 50, 100])
 def test_crn_product_vs_dgemm(benchmark, topics):
     """The shared resamples' product (32 rows x a block of `block_size` resamples, as a work
     unit computes it) by `fastrisk._kernels.crn._product` (each sum in topic order, no FMA)
     against ``np.matmul`` (OpenBLAS dgemm, one thread) on the same arrays."""
-    from fastrisk._kernels import crn
-    from fastrisk._runtime.threads import blas_threads
-
-    nb, rows = int(crn.block_size(topics)), crn.TILE
-    g = np.random.default_rng(0)
-    M = g.standard_normal((rows, topics))
-    A = g.integers(0, 3, (topics, nb)).astype(float)
-    out, out2 = np.empty((rows, nb)), np.empty((rows, nb))
-
-    def ours():
-        crn._product(M, 0, rows, A, nb, out)
-
-    def dgemm():
-        np.matmul(M, A, out=out2)
-
-    benchmark.group = f"crn-product-{topics}"
-    with blas_threads(1):
-        side_by_side(benchmark, ours, {"dgemm": dgemm}, blocks=21, block_seconds=0.02)
-    np.testing.assert_allclose(out, out2, rtol=1e-12, atol=1e-9)
-    med = benchmark.extra_info["median_seconds"]
-    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}
+    _product_vs_blas(benchmark, topics, np.float64)
 
 
 @pytest.mark.parametrize("topics", [25, 50, 100])
@@ -428,24 +438,4 @@ def test_crn_product32_vs_sgemm(benchmark, topics):
     """The float32 product of the shared resamples' filter (32 rows x a block of `block_size32`
     resamples) by `fastrisk._kernels.crn._product8` (eight rows and four topics a pass) against
     ``np.matmul`` in float32 (OpenBLAS ``sgemm``, one thread) on the same arrays."""
-    from fastrisk._kernels import crn
-    from fastrisk._runtime.threads import blas_threads
-
-    nb, rows = int(crn.block_size32(topics)), crn.TILE
-    g = np.random.default_rng(0)
-    M = g.standard_normal((rows, topics)).astype(np.float32)
-    A = g.integers(0, 3, (topics, nb)).astype(np.float32)
-    out, out2 = np.empty((rows, nb), np.float32), np.empty((rows, nb), np.float32)
-
-    def ours():
-        crn._product8(M, 0, rows, A, nb, out)
-
-    def sgemm():
-        np.matmul(M, A, out=out2)
-
-    benchmark.group = f"crn-product32-{topics}"
-    with blas_threads(1):
-        side_by_side(benchmark, ours, {"sgemm": sgemm}, blocks=21, block_seconds=0.02)
-    np.testing.assert_allclose(out, out2, rtol=1e-4, atol=1e-3)
-    med = benchmark.extra_info["median_seconds"]
-    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}
+    _product_vs_blas(benchmark, topics, np.float32)

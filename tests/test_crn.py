@@ -283,3 +283,20 @@ def test_large_scores_take_the_float64_products():
         mp.setattr(battery_module, "SINGLE_PRODUCTS", False)
         ref64 = battery(V, **kw)
     np.testing.assert_array_equal(res.pvalue, ref64.pvalue)
+
+
+def test_float32_units_stop_at_a_block_boundary_when_asked():
+    """Ctrl-C: with the stop flag set (`fastrisk._kernels._interrupt`), the float32 units draw no
+    block and count nothing; unset, they count every replicate."""
+    V = _pairs(4, 20, 6)
+    D, Q, total, tol, sc = crn.prepare(V, 0.0, np.empty(0))
+    X, xt, xtol, _ = crn.boot_rows(D, total, tol, np.empty(0), True, False)
+    rbar = np.full(len(X), np.nan)
+    base = np.uint64(crn.stream_base(1, KEY, 0))
+    scale = np.abs(D).sum(axis=1)
+    for flag, want in ((1, 0), (0, 5000)):
+        stop = np.full(1, flag, np.uint8)
+        boot = crn.boot_units32(X, xt, xtol, rbar, base, 5000, 20, stop)
+        flips = crn.flip_units32(D, total, tol, scale, sc, base, 5000, False, 20, stop)
+        assert (boot[:, 0] + boot[:, 1] >= want).all() and (boot[:, :3].sum() == 0) == (want == 0)
+        assert (flips[:, 0] + flips[:, 1] >= want).all() and (flips[:, :3].sum() == 0) == (want == 0)
