@@ -20,7 +20,10 @@ side with independent draws, on two threads; ``ms_per_trial`` of both in ``extra
 same for the paper's own battery (t, Wilcoxon, sign, bootstrap, permutation: group
 ``study-trial-paper-<topics>-B<B>``). The product behind the shared resamples (group
 ``crn-product-<topics>``): `fastrisk._kernels.crn._product` (topic-order sums) against
-``np.matmul`` (OpenBLAS ``dgemm``) on the same shapes, one thread each; ``ns_per_madd`` of both.
+``np.matmul`` (OpenBLAS ``dgemm``) on the same shapes, one thread each; ``ns_per_madd`` of both;
+the float32 product of the filter against ``sgemm`` (group ``crn-product32-<topics>``). The
+shared trial with float32 products and the float64 products side by side (group
+``study-trial-crn-<battery>-<topics>-B<B>``).
 
 Run: ``pytest benchmarks/bench_simulate.py --benchmark-columns=min,median,rounds``.
 """
@@ -323,9 +326,22 @@ def test_fit_pairs_side_by_side(benchmark):
     assert ratios["pyvinecopulib_loglik"] > 0
 
 
-#: The study's trial costs: (replicates, pairs per call) by size, and the topic-set sizes.
-TRIAL_SIZES = {"1e4": (10**4, 256), "1e5": (10**5, 64), "1e6": (10**6, 16)}
+#: The study's trial costs: (replicates, pairs a call with shared resamples, pairs a call with
+#: independent draws) by size. Shared: the study's blocks of 1,000 trials share their draws (256
+#: at 10^6, to keep a call near a second); independent draws cost the same per trial whatever
+#: the pairs.
+TRIAL_SIZES = {"1e4": (10**4, 1000, 256), "1e5": (10**5, 1000, 64), "1e6": (10**6, 256, 16)}
 TRIAL_AIMS = {"1e5": 1.0, "1e6": 4.0}  # ms a trial on two cores with shared resamples (issue #31)
+
+
+def _trial_battery(size, topics, tests):
+    """(B, shared pairs, independent pairs, battery keywords) of a study trial benchmark."""
+    from fastrisk.simulate.grid import PAPER_TESTS, trial_tests
+
+    B, T, Ti = TRIAL_SIZES[size]
+    want = trial_tests()["main"] if tests == "full" else list(PAPER_TESTS)
+    return B, _pairs(T, topics), _pairs(Ti, topics), dict(replicates=B, rng=1, protocol="urbano2019", tests=want,
+                                                            threads=2)
 
 
 @pytest.mark.parametrize("tests", ["full", "paper"])
@@ -334,30 +350,86 @@ TRIAL_AIMS = {"1e5": 1.0, "1e6": 4.0}  # ms a trial on two cores with shared res
 def test_study_trial_shared_vs_independent(benchmark, size, topics, tests):
     """One trial of the study on its own pairs (the battery's tests that a trial keeps there:
     t, Wilcoxon, sign, bootstrap, permutation, ZRisk, GeoRisk; or the paper's five),
-    ``protocol="urbano2019"``, two threads: shared resamples (ours) against independent draws,
-    alternating blocks; each call scores the same pairs, so the ratio is the ratio of per-trial
-    costs."""
-    from fastrisk.simulate.grid import PAPER_TESTS, trial_tests
-
-    B, T = TRIAL_SIZES[size]
-    V = _pairs(T, topics)
-    want = trial_tests()["main"] if tests == "full" else list(PAPER_TESTS)
-    kw = dict(replicates=B, rng=1, protocol="urbano2019", tests=want, threads=2)
+    ``protocol="urbano2019"``, two threads: shared resamples (ours, on a block of the study's
+    trials) against independent draws (fewer pairs a call: the same cost per trial), alternating
+    blocks; ``ms_per_trial`` of both and their ratio per trial in ``extra_info``."""
+    B, V, Vi, kw = _trial_battery(size, topics, tests)
 
     def shared():
         return battery(V, start=0, shared_resamples=True, **kw)
 
     def independent():
-        return battery(V, **kw)
+        return battery(Vi, **kw)
 
     benchmark.group = f"study-trial-{topics}-B{size}" if tests == "full" else f"study-trial-paper-{topics}-B{size}"
     battery(V[:2], replicates=100, rng=1, protocol="urbano2019", shared_resamples=True)  # compiled
-    ratios = side_by_side(benchmark, shared, {"independent": independent}, blocks=3 if B >= 10**6 else 5,
-                          block_seconds=0.0, aim=TRIAL_AIMS.get(size))
+    side_by_side(benchmark, shared, {"independent": independent}, blocks=3 if B >= 10**6 else 5, block_seconds=0.0,
+                 aim=TRIAL_AIMS.get(size))
     med = benchmark.extra_info["median_seconds"]
-    benchmark.extra_info["ms_per_trial"] = {"shared": med["fastrisk"] / T * 1e3,
-                                            "independent": med["independent"] / T * 1e3}
-    benchmark.extra_info["ratio_independent_over_shared"] = ratios["independent"]
+    ms = {"shared": med["fastrisk"] / len(V) * 1e3, "independent": med["independent"] / len(Vi) * 1e3}
+    benchmark.extra_info["ms_per_trial"] = ms
+    ratio = ms["independent"] / ms["shared"]  # per trial: the two calls score different numbers of pairs
+    benchmark.extra_info["ratio_independent_over_shared"] = ratio
+    benchmark.extra_info["ratio_peer_over_fastrisk"] = {"independent": ratio}
+
+
+@pytest.mark.parametrize("tests", ["full", "paper"])
+@pytest.mark.parametrize("topics", [25, 50, 100])
+@pytest.mark.parametrize("size", ["1e5", "1e6"])
+def test_study_trial_float32_vs_float64_products(benchmark, size, topics, tests):
+    """The shared resamples' trial as above with its products in float32 and each replicate
+    decided from its float32 sum where the error bound allows (ours, the default) against the
+    float64 products (``SINGLE_PRODUCTS = False``, the code before): the same counts bit for bit,
+    checked here; ``ms_per_trial`` of both in ``extra_info``."""
+    import importlib
+
+    module = importlib.import_module("fastrisk.simulate.battery")
+    B, V, _, kw = _trial_battery(size, topics, tests)
+
+    def single():
+        return battery(V, start=0, shared_resamples=True, **kw)
+
+    def double():
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(module, "SINGLE_PRODUCTS", False)
+            return battery(V, start=0, shared_resamples=True, **kw)
+
+    benchmark.group = f"study-trial-crn-{tests}-{topics}-B{size}"
+    np.testing.assert_array_equal(single().pvalue, double().pvalue)
+    side_by_side(benchmark, single, {"float64": double}, blocks=3 if B >= 10**6 else 5, block_seconds=0.0,
+                 aim=TRIAL_AIMS.get(size))
+    med = benchmark.extra_info["median_seconds"]
+    benchmark.extra_info["ms_per_trial"] = {k: v / len(V) * 1e3 for k, v in med.items()}
+
+
+def _product_vs_blas(benchmark, topics, dtype):
+    """`_product` (float64) or `_product8` (float32) on 32 rows x a block of resamples, as a work
+    unit computes them, against ``np.matmul`` (OpenBLAS ``dgemm`` / ``sgemm``), one thread each;
+    ``ns_per_madd`` of both in ``extra_info``."""
+    from fastrisk._kernels import crn
+    from fastrisk._runtime.threads import blas_threads
+
+    single = dtype == np.float32
+    nb, rows = int(crn.block_size32(topics) if single else crn.block_size(topics)), crn.TILE
+    g = np.random.default_rng(0)
+    M = g.standard_normal((rows, topics)).astype(dtype)
+    A = g.integers(0, 3, (topics, nb)).astype(dtype)
+    out, out2 = np.empty((rows, nb), dtype), np.empty((rows, nb), dtype)
+    kernel = crn._product8 if single else crn._product
+
+    def ours():
+        kernel(M, 0, rows, A, nb, out)
+
+    def blas():
+        np.matmul(M, A, out=out2)
+
+    peer = "sgemm" if single else "dgemm"
+    benchmark.group = f"crn-product32-{topics}" if single else f"crn-product-{topics}"
+    with blas_threads(1):
+        side_by_side(benchmark, ours, {peer: blas}, blocks=21, block_seconds=0.02)
+    np.testing.assert_allclose(out, out2, rtol=1e-4 if single else 1e-12, atol=1e-3 if single else 1e-9)
+    med = benchmark.extra_info["median_seconds"]
+    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}
 
 
 @pytest.mark.parametrize("topics", [25, 50, 100])
@@ -365,24 +437,12 @@ def test_crn_product_vs_dgemm(benchmark, topics):
     """The shared resamples' product (32 rows x a block of `block_size` resamples, as a work
     unit computes it) by `fastrisk._kernels.crn._product` (each sum in topic order, no FMA)
     against ``np.matmul`` (OpenBLAS dgemm, one thread) on the same arrays."""
-    from fastrisk._kernels import crn
-    from fastrisk._runtime.threads import blas_threads
+    _product_vs_blas(benchmark, topics, np.float64)
 
-    nb, rows = int(crn.block_size(topics)), crn.TILE
-    g = np.random.default_rng(0)
-    M = g.standard_normal((rows, topics))
-    A = g.integers(0, 3, (topics, nb)).astype(float)
-    out, out2 = np.empty((rows, nb)), np.empty((rows, nb))
 
-    def ours():
-        crn._product(M, 0, rows, A, nb, out)
-
-    def dgemm():
-        np.matmul(M, A, out=out2)
-
-    benchmark.group = f"crn-product-{topics}"
-    with blas_threads(1):
-        side_by_side(benchmark, ours, {"dgemm": dgemm}, blocks=21, block_seconds=0.02)
-    np.testing.assert_allclose(out, out2, rtol=1e-12, atol=1e-9)
-    med = benchmark.extra_info["median_seconds"]
-    benchmark.extra_info["ns_per_madd"] = {k: v / (rows * nb * topics) * 1e9 for k, v in med.items()}
+@pytest.mark.parametrize("topics", [25, 50, 100])
+def test_crn_product32_vs_sgemm(benchmark, topics):
+    """The float32 product of the shared resamples' filter (32 rows x a block of `block_size32`
+    resamples) by `fastrisk._kernels.crn._product8` (eight rows and four topics a pass) against
+    ``np.matmul`` in float32 (OpenBLAS ``sgemm``, one thread) on the same arrays."""
+    _product_vs_blas(benchmark, topics, np.float32)

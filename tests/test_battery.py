@@ -122,7 +122,10 @@ def test_flips_with_subnormal_half_differences_sum_the_halves():
     assert res.p("permutation", "less")[0] == (le + 1) / 101
 
 
-def test_georisk_bounds_hold_and_erfc_series_is_within_its_margin():
+def test_zrisk_georisk_filter_bounds_hold_and_erfc_series_is_within_its_margin():
+    """The erfc series is within ERFC_MARGIN / 20 of erfc, and the filter's ZRisk and GeoRisk
+    (`_z_filter`, `_g_filter`) are within their stated bounds of `_zpair`'s and `_zg`'s, on pairs
+    of runs with extreme scores (|ZRisk / c| near its bound) -- and far inside them."""
     from fastrisk._kernels import battery as kb
 
     v = np.linspace(-kb.SERIES_MAX, kb.SERIES_MAX, 20001)
@@ -130,15 +133,23 @@ def test_georisk_bounds_hold_and_erfc_series_is_within_its_margin():
     assert np.abs(series - special.erfc(v)).max() < kb.ERFC_MARGIN / 20
     assert max(abs(s - math.erfc(t)) for s, t in zip(series, v)) < kb.ERFC_MARGIN / 20
     rng = np.random.default_rng(41)
-    for _ in range(2000):  # pairs of runs, some with extreme scores (|ZRisk / c| near its bound)
+    slack = []
+    for _ in range(2000):
         c = int(rng.integers(2, 200))
         x, y = rng.beta(*rng.choice([0.05, 1.0, 20.0], 2), size=c), rng.beta(*rng.choice([0.05, 1.0, 20.0], 2), size=c)
         T = x + y
         N, W, S2, A2 = T.sum(), np.sqrt(T).sum(), y.sum(), (y / np.sqrt(T)).sum()
         S1, z1, z2 = kb._zpair(S2, A2, N, W)
-        lo, hi, ok = kb._geo_bounds(S1, z1, S2, z2, c)
-        gs = kb._zg(S2, A2, N, W, c)[1]
-        assert ok and lo <= gs <= hi and hi - lo < 1e-11
+        g = kb._zg(S2, A2, N, W, c)[1]
+        f1, d1 = kb._z_filter(S1, W - A2, True, 1.0 / N, W)
+        f2, d2 = kb._z_filter(S2, A2, True, 1.0 / N, W)
+        assert abs(f1 - z1) <= 4 * kb._U * d1 and abs(f2 - z2) <= 4 * kb._U * d2
+        G1, dG1, ok1 = kb._g_filter(S1, f1, 8 * kb._U * d1, -1.0 / (c * math.sqrt(2)), 0.5 / c)
+        G2, dG2, ok2 = kb._g_filter(S2, f2, 8 * kb._U * d2, -1.0 / (c * math.sqrt(2)), 0.5 / c)
+        if ok1 and ok2:  # else |v| is within rounding of SERIES_MAX: `_zg_counts` evaluates exactly
+            assert abs((G2 - G1) - g) <= dG1 + dG2 < 1e-6
+            slack.append(abs((G2 - G1) - g) / (dG1 + dG2))
+    assert len(slack) > 1900 and max(slack) < 0.5
 
 
 @pytest.mark.parametrize("c", [1, 30])

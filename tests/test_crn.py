@@ -4,6 +4,8 @@ case against the independent battery, and invariance to threads, subsets and blo
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,6 +19,7 @@ from fastrisk.simulate import battery
 from fastrisk.simulate.battery import battery_test_names
 
 KEY = 5
+battery_module = importlib.import_module("fastrisk.simulate.battery")  # the module (the package exports the function)
 
 
 def _pairs(K, c, seed):
@@ -175,3 +178,125 @@ def test_many_pairs_in_uneven_tiles_count_what_each_pair_counts_alone():
     res = battery(V, **kw)
     for k in (0, 24, 25, 49, 50, 74):
         np.testing.assert_array_equal(res.pvalue[k], battery(V[k:k + 1], **kw).pvalue[0])
+
+
+def _rows(kind, K, c, g):
+    """Differences of K pairs of c topics: continuous, lattice-valued (P@10's steps of 0.1, many
+    flips and resamples tie a threshold), all zero, tiny, or one pair of each."""
+    if kind == "continuous":
+        V = g.random((K, 2, c))
+    elif kind == "lattice":
+        V = np.round(g.random((K, 2, c)) * 10) / 10
+    elif kind == "zero":
+        V = np.repeat(g.random((K, 1, c)), 2, axis=1)
+    else:  # tiny: float32's subnormal range
+        V = g.random((K, 2, c)) * 1e-41
+    return V
+
+
+def _single_and_double(V, B, seed, urbano, exact=False):
+    """Bootstrap (d, x at alpha = 5, boot' centres) and sign-flip counts of the shared draws through
+    the float32 filter and through the float64 products."""
+    K, _, c = V.shape
+    xmean = battery_module.r_mean(V[:, 1] - V[:, 0]) if urbano else np.empty(0)
+    D, Q, total, tol, sc = crn.prepare(V, 0.01, xmean)
+    X, xt, xtol, _ = crn.boot_rows(D, total, tol, np.array([5.0]), True, True)
+    bb, bf = np.uint64(crn.stream_base(seed, KEY, 0)), np.uint64(crn.stream_base(seed, KEY, 1))
+    rbar = np.full(len(X), np.nan)
+    rbar[:K] = crn.centres(crn.count_sums(bb, B, c), D, total, B)
+    stop = np.zeros(1, np.uint8)
+    scale = np.abs(D).sum(axis=1)
+    n_perm = (1 << c) if exact else B
+    assert crn.boot_bounds(X, xt, xtol, rbar)[3].all() and crn.flip_bounds(D, total, tol, scale, sc)[2].all()
+    return ((crn.boot_units32(X, xt, xtol, rbar, bb, B, c, stop), crn.boot_units(X, xt, xtol, rbar, bb, B, c, stop)),
+            (crn.flip_units32(D, total, tol, scale, sc, bf, n_perm, exact, c, stop),
+             crn.flip_units(D, 1, total, tol, sc, bf, n_perm, exact, False, c, stop)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(K=st.integers(1, 40), c=st.integers(1, 130), B=st.integers(1, 1500), seed=st.integers(0, 2**32),
+       kind=st.sampled_from(["continuous", "lattice", "zero", "tiny"]), urbano=st.booleans())
+def test_float32_filter_counts_what_the_float64_products_count(K, c, B, seed, kind, urbano):
+    """Every bootstrap and sign-flip count of the float32 products (each replicate decided from its
+    float32 sum unless within the error bound of a threshold, then summed again in float64) is
+    the float64 products' count, bit for bit: on continuous scores, on lattice-valued ones whose
+    replicates tie the thresholds, on identical runs (d = 0) and in float32's subnormal range."""
+    g = np.random.default_rng(seed)
+    V = _rows(kind, K, c, g)
+    (b32, b64), (f32, f64) = _single_and_double(V, B, seed, urbano)
+    np.testing.assert_array_equal(b32, b64)
+    np.testing.assert_array_equal(f32, f64)
+
+
+def test_float32_filter_on_the_exact_enumeration():
+    V = _rows("lattice", 5, 9, np.random.default_rng(1))
+    (_, _), (f32, f64) = _single_and_double(V, 600, 3, True, exact=True)
+    np.testing.assert_array_equal(f32, f64)
+
+
+def test_lattice_scores_exercise_the_float64_path():
+    """The lattice case of the test above is not vacuous: many of its replicates fall inside the
+    intervals of `boot_bounds` / `flip_bounds` and are decided by their float64 sums."""
+    c, B = 50, 4000
+    V = _rows("lattice", 4, c, np.random.default_rng(2))
+    xmean = battery_module.r_mean(V[:, 1] - V[:, 0])
+    D, Q, total, tol, sc = crn.prepare(V, 0.01, xmean)
+    F = np.empty((c, B), np.float32)
+    crn.sign_block(np.uint64(crn.stream_base(3, KEY, 1)), 0, B, c, False, F)
+    a = D.astype(np.float32) @ F
+    L, H, _ = crn.flip_bounds(D, total, tol, np.abs(D).sum(axis=1), sc)
+    inside = (a >= L[:, [0]]) & (a <= H[:, [0]]) | (np.abs(a) >= L[:, [1]]) & (np.abs(a) <= H[:, [1]])
+    assert inside.mean() > 0.01
+    (b32, b64), (f32, f64) = _single_and_double(V, B, 3, True)
+    np.testing.assert_array_equal(f32, f64)
+    np.testing.assert_array_equal(b32, b64)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 20), c=st.integers(1, 130), n=st.integers(1, 70), j0=st.integers(0, 9),
+       seed=st.integers(0, 2**32), counts=st.booleans())
+def test_float32_product_is_within_its_error_bound(rows, c, n, j0, seed, counts):
+    """`_product8` (eight rows a pass, then `_product`'s four and one) against the exact product
+    (float64 of float32 inputs is exact here): within (c + 1) 2^-24 sum_i |A_ir M_ji| (Higham's
+    bound, on which `_margin` rests), every row and replicate written, none beyond."""
+    g = np.random.default_rng(seed)
+    M = (g.standard_normal((j0 + rows, c)) * 10.0 ** g.integers(-3, 4, (j0 + rows, c))).astype(np.float32)
+    A = (g.integers(0, 5, (c, n + 3)) if counts else g.choice([-1.0, 1.0], (c, n + 3))).astype(np.float32)
+    out = np.full((rows, n + 3), np.nan, np.float32)
+    crn._product8(M, j0, j0 + rows, A, n, out)
+    M64, A64 = M[j0:].astype(np.float64), A[:, :n].astype(np.float64)
+    exact = M64 @ A64
+    bound = (c + 1) * 2.0 ** -24 * (np.abs(M64) @ np.abs(A64))
+    assert (np.abs(out[:, :n] - exact) <= bound).all()
+    assert np.isnan(out[:, n:]).all()
+
+
+def test_large_scores_take_the_float64_products():
+    """Scores beyond float32's range (c max |d| > SINGLE_MAX) fail the bounds' check, and the
+    battery gives the numbers of the float64 products."""
+    V = _pairs(3, 20, 4) * 1e35
+    D, Q, total, tol, sc = crn.prepare(V, 0.0, np.empty(0))
+    assert not crn.flip_bounds(D, total, tol, np.abs(D).sum(axis=1), sc)[2].all()
+    kw = dict(replicates=500, rng=1, start=KEY, shared_resamples=True)
+    res = battery(V, **kw)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(battery_module, "SINGLE_PRODUCTS", False)
+        ref64 = battery(V, **kw)
+    np.testing.assert_array_equal(res.pvalue, ref64.pvalue)
+
+
+def test_float32_units_stop_at_a_block_boundary_when_asked():
+    """Ctrl-C: with the stop flag set (`fastrisk._kernels._interrupt`), the float32 units draw no
+    block and count nothing; unset, they count every replicate."""
+    V = _pairs(4, 20, 6)
+    D, Q, total, tol, sc = crn.prepare(V, 0.0, np.empty(0))
+    X, xt, xtol, _ = crn.boot_rows(D, total, tol, np.empty(0), True, False)
+    rbar = np.full(len(X), np.nan)
+    base = np.uint64(crn.stream_base(1, KEY, 0))
+    scale = np.abs(D).sum(axis=1)
+    for flag, want in ((1, 0), (0, 5000)):
+        stop = np.full(1, flag, np.uint8)
+        boot = crn.boot_units32(X, xt, xtol, rbar, base, 5000, 20, stop)
+        flips = crn.flip_units32(D, total, tol, scale, sc, base, 5000, False, 20, stop)
+        assert (boot[:, 0] + boot[:, 1] >= want).all() and (boot[:, :3].sum() == 0) == (want == 0)
+        assert (flips[:, 0] + flips[:, 1] >= want).all() and (flips[:, :3].sum() == 0) == (want == 0)

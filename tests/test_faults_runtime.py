@@ -220,3 +220,19 @@ def test_a_helper_is_called_by_kernels_and_from_python_and_cached(tmp_path):
     assert names == ["helped.caller", "helped.twice", "helped.twice_py"]
     second = _python(run, tmp_path)  # the caller loads with the helper's code inside: no helper signature
     assert second.returncode == 0 and second.stdout.split() == ["4.0", "8.0", "0", "1"], second.stderr
+
+
+def test_a_kernel_is_recompiled_when_a_helper_it_inlines_changes_in_another_file(tmp_path):
+    """numba keys a cached kernel on its own file only: a kernel inlining a helper of another
+    file kept the old helper's code (`_jit.kernel_files_stamp` joins the stamp of every file
+    of its folder and of the package's kernel folders)."""
+    (tmp_path / "parts.py").write_text("from fastrisk._kernels._jit import helper\n\n"
+                                       "@helper\ndef scale(x):\n    return 2.0 * x\n")
+    (tmp_path / "user.py").write_text("from fastrisk._kernels._jit import njit\nfrom parts import scale\n\n"
+                                      "@njit\ndef caller(x):\n    return scale(x) + 1.0\n")
+    run = "import user; print(user.caller(1.5))"
+    assert _python(run, tmp_path).stdout.split() == ["4.0"]
+    assert _python(run, tmp_path).stdout.split() == ["4.0"]  # from the cache
+    (tmp_path / "parts.py").write_text((tmp_path / "parts.py").read_text().replace("2.0 * x", "3.0 * x"))
+    again = _python(run, tmp_path)
+    assert again.returncode == 0 and again.stdout.split() == ["5.5"], again.stderr

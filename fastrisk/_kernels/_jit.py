@@ -1,10 +1,15 @@
 """The single numba configuration point: every kernel is cached, none uses fastmath.
 
-Three guards live here, so that no kernel module needs to know about them:
+Four guards live here, so that no kernel module needs to know about them:
 
 - A corrupt on-disk cache (a truncated or overwritten ``__pycache__/*.nbi`` index or
   ``*.nbc`` data file) is treated as a cache miss: the index is reset, the kernel compiled
   again and the cache rewritten, instead of an ``UnpicklingError`` on every run.
+- A stale one: numba keys a cached kernel on its own file's time stamp and size only, so a
+  kernel that inlines a helper of another file kept its old machine code when only that
+  file changed (a silent wrong number after an update of a source tree). Every kernel's
+  stamp here also covers the package's kernel files and those of the kernel's own folder
+  (`kernel_files_stamp`).
 - numba's ``workqueue`` threading layer (used when neither TBB nor OpenMP is available)
   aborts the process when two Python threads enter parallel kernels at once. Parallel
   kernels are therefore called through a thin wrapper that, under that layer only,
@@ -19,12 +24,14 @@ Compile time (issue #20): no kernel builds numba's C-callable wrapper, and `help
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 import threading
 import types
 import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
+from pathlib import Path
 
 import numba
 from numba.core import event as _event
@@ -48,8 +55,38 @@ prange = numba.prange
 _OPTIONS = {"cache": True, "fastmath": False, "nogil": True, "no_cfunc_wrapper": True}
 
 
+#: The folders of the package's kernels: any file there may hold a helper another kernel inlines.
+KERNEL_DIRS = (Path(__file__).resolve().parent, Path(__file__).resolve().parents[1] / "simulate" / "_r" / "_kernels")
+
+
+def tree_stamp(dirs) -> str:
+    """A digest of the name, modification time and size of every ``*.py`` file in ``dirs``."""
+    digest = hashlib.sha256()
+    for folder in dirs:
+        for path in sorted(Path(folder).glob("*.py")):
+            st = path.stat()
+            digest.update(f"{path.name}:{st.st_mtime_ns}:{st.st_size};".encode())
+    return digest.hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_files_stamp(folder: str) -> str:
+    """`tree_stamp` of `KERNEL_DIRS` and ``folder``, once a process (the files do not change
+    under a running one)."""
+    return tree_stamp((*KERNEL_DIRS, folder))
+
+
 class _RebuildingCache(FunctionCache):
-    """numba's function cache, except that an unreadable cache entry is a miss and is reset."""
+    """numba's function cache, except that an unreadable cache entry is a miss and is reset, and
+    that an entry is valid only for the kernel files it was compiled from (`kernel_files_stamp`
+    joins numba's stamp of the kernel's own file: a change to any of them recompiles)."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        index = getattr(self, "_cache_file", None)  # numba's private API: checked, not assumed
+        if hasattr(index, "_source_stamp"):
+            folder = os.path.dirname(os.path.abspath(py_func.__code__.co_filename))
+            index._source_stamp = (index._source_stamp, kernel_files_stamp(folder))
 
     def load_overload(self, sig, target_context):
         try:

@@ -14,8 +14,8 @@ The resampling runs in blocks of `R` replicates whose inner loops run over the b
 they vectorise (64-bit multiplies of the SplitMix64 draws, masked adds of the sign flips):
 replicate b still draws from its own stream (seed, pair, b) and sums its topics in their
 order, so every count is the one-replicate-at-a-time count, whatever the threads or blocks.
-GeoRisk's erfc is evaluated only for the flips whose bounds (`_geo_bounds`) do not settle
-the comparison.
+ZRisk's and GeoRisk's exact evaluation (divisions, erfc) is made only for the flips that a
+cheaper evaluation with a proven error bound (`_zg_counts`) does not settle.
 """
 
 from __future__ import annotations
@@ -129,14 +129,15 @@ def _zg(S2, A2, N, W, c):
 
 
 #: erf(v) = v sum_n ERF_SERIES[n] v^2n (Maclaurin: 2 / sqrt(pi) (-1)^n / (n! (2n + 1))); up to
-#: n = 17 the terms left out are below 5e-18 for |v| <= SERIES_MAX (alternating, decreasing).
+#: n = 11 the terms left out are below 1e-10 for |v| <= SERIES_MAX (alternating, decreasing).
 #: |ZRisk_k| <= sum_i sqrt(T_i) <= c sqrt(2), so erfc's argument never leaves [-1, 1].
-ERF_SERIES = tuple(2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(18))
+ERF_SERIES = tuple(2.0 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(12))
 SERIES_MAX = 1.0
 #: Bound on |erfc(v) - (1 - series)| for |v| <= SERIES_MAX with the rounding of both sides: the
-#: series is within ~1e-15 of erf and libm's erfc within an ulp or so of the true value
-#: (tests/test_battery.py checks both on a dense grid), so 1e-13 leaves a wide margin.
-ERFC_MARGIN = 1e-13
+#: series is within ~1e-10 of erf and libm's erfc within an ulp or so of the true value
+#: (tests/test_battery.py checks both on a dense grid), so 1e-8 leaves a wide margin. A filter's
+#: margin: wider only sends more flips (about 1e-5 of them) to the exact evaluation.
+ERFC_MARGIN = 1e-8
 
 
 @njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
@@ -144,13 +145,7 @@ def _erfc_series(v):
     """1 - erf(v) from `ERF_SERIES` (Horner in v^2), within ``ERFC_MARGIN`` of erfc(v)."""
     C = ERF_SERIES
     u = v * v
-    p = C[17]
-    p = p * u + C[16]
-    p = p * u + C[15]
-    p = p * u + C[14]
-    p = p * u + C[13]
-    p = p * u + C[12]
-    p = p * u + C[11]
+    p = C[11]
     p = p * u + C[10]
     p = p * u + C[9]
     p = p * u + C[8]
@@ -165,20 +160,40 @@ def _erfc_series(v):
     return 1.0 - v * p
 
 
+#: Twice float64's unit roundoff: the rounding of one operation, with room.
+_U = 2.0 ** -52
+#: 1 / erfc(SERIES_MAX) rounded up: erfc(v) >= erfc(1) = 0.1573 for |v| <= SERIES_MAX, so a
+#: relative change of erfc is at most this times the absolute one.
+_INV_ERFC_MIN = 6.36
+
+
 @njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
-def _geo_bounds(S1, z1, S2, z2, c):
-    """(lo, hi, ok): lo <= GeoRisk difference of `_zg` <= hi, without an erfc: each erfc is
-    replaced by the series -/+ ``ERFC_MARGIN``, and ``_geo`` is non-decreasing in e in floating
-    point (rounded products and sqrt are monotone), as is the difference in g_y and -g_x.
-    ``ok``: both arguments within ``SERIES_MAX`` (else the bounds mean nothing)."""
-    v1 = _erfc_arg(z1, c)
-    v2 = _erfc_arg(z2, c)
-    ok = abs(v1) <= SERIES_MAX and abs(v2) <= SERIES_MAX
-    e1 = _erfc_series(min(max(v1, -SERIES_MAX), SERIES_MAX))  # clamped: e > 0 even when not ok
-    e2 = _erfc_series(min(max(v2, -SERIES_MAX), SERIES_MAX))
-    lo = _geo(S2, c, e2 - ERFC_MARGIN) - _geo(S1, c, e1 + ERFC_MARGIN)
-    hi = _geo(S2, c, e2 + ERFC_MARGIN) - _geo(S1, c, e1 - ERFC_MARGIN)
-    return lo, hi, ok
+def _z_filter(S, A, ok, iN, W):
+    """(z, d): ZRisk of a run with sums S, A as `_zpair` computes it (0 unless ``ok``: N > 0 and
+    S > 0) but with S * (1 / N) for S / N, and d = |A / r| + |W r|: the two differ by at most
+    4 _U d (S / N to within 2 u, r within 2 u, A / r and W r within 3 u, the difference u |z|)."""
+    r = math.sqrt((S if ok else 1.0) * iN)
+    a = A / r
+    b = W * r
+    return (a - b) if ok else 0.0, (abs(a) + abs(b)) if ok else 0.0
+
+
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _g_filter(S, z, dz, kappa, hc):
+    """(G, dG, ok): GeoRisk sqrt(S / c Phi(z / c)) of a run with score sum S and ZRisk z (within
+    dz of `_zpair`'s) as `_geo` computes it, but with erfc's series at v = z kappa
+    (kappa = -1 / (c sqrt 2)) and S * (0.5 / c); |G - `_geo`| <= dG: v is within |kappa| dz +
+    2 _U |v| of `_erfc_arg`'s, erfc moves by at most 2 / sqrt(pi) < 1.2 times that, the series
+    is within ERFC_MARGIN of erfc, a relative change of erfc (>= erfc(1)) halves under the
+    square root, and both square roots carry 3 _U of rounding. ``ok``: |v| (and `_zg`'s v) within
+    SERIES_MAX."""
+    v = z * kappa
+    dv = abs(kappa) * dz * 1.01 + 2.0 * _U * abs(v)
+    ok = abs(v) + dv <= SERIES_MAX
+    e = _erfc_series(min(max(v, -SERIES_MAX), SERIES_MAX))  # clamped: e > 0 even when not ok
+    G = math.sqrt(max(S, 0.0) * hc * e)
+    rho = _INV_ERFC_MIN * (ERFC_MARGIN + 1.2 * dv) + 6.0 * _U
+    return G, G * rho * 1.01, ok
 
 
 #: Bootstrap replicates kept per pair for the second pass of boot' (more are drawn twice).
@@ -274,36 +289,62 @@ def _flip_sums(W, c, d, h, q, ad, ah, aq):
             aq[r] += qi if plus else -qi
 
 
+@njit(error_model="numpy", inline="always")  # too long for LLVM to inline: the loop would not vectorise
+def _zg_sure(S2, A2, N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi):
+    """(sure, zs > zhi, zs < zlo, gs > ghi, gs < glo) of a flip with sums S2, A2: the filter's ZRisk
+    and GeoRisk differences (`_z_filter`, `_g_filter`), their bounds widened by the differences'
+    own rounding; ``sure``: both lie beyond their bound from every threshold (NaN or inf: not)."""
+    S1 = N - S2
+    z1, d1 = _z_filter(S1, W - A2, pos & (S1 > 0.0), iN, W)
+    z2, d2 = _z_filter(S2, A2, pos & (S2 > 0.0), iN, W)
+    zs = z2 - z1
+    dzs = 10.0 * _U * (d1 + d2)
+    G1, dG1, ok1 = _g_filter(S1, z1, 8.0 * _U * d1, kappa, hc)
+    G2, dG2, ok2 = _g_filter(S2, z2, 8.0 * _U * d2, kappa, hc)
+    gs = G2 - G1
+    dgs = 1.01 * (dG1 + dG2) + 2.0 * _U * (G1 + G2)
+    zg, zl, gg, gl = zs > zhi + dzs, zs < zlo - dzs, gs > ghi + dgs, gs < glo - dgs
+    return ok1 & ok2 & (zg | zl) & (gg | gl), zg, zl, gg, gl
+
+
 @njit(error_model="numpy")
 def _zg_counts(ah, aq, n, Sm, Am, N, W, c, zup, zdown, gup, gdown):
     """The ZRisk / GeoRisk tail counts of flips r < n (t = ``ah[r]``, q = ``aq[r]``):
-    #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`. GeoRisk's
-    erfc is computed only for the flips whose bounds (`_geo_bounds`) straddle a threshold: the
-    first loop (no call, so it vectorises) counts the others."""
+    #{zs >= zup}, #{zs <= zdown}, #{gs >= gup}, #{gs <= gdown} of `_zg`, bit for bit.
+
+    A first loop (no call, so it vectorises) evaluates both differences without a division
+    but A / r and with erfc's series (`_z_filter`, `_g_filter`): each within a proven bound of
+    `_zg`'s value, so a flip whose value lies farther than the bound from every threshold is
+    counted from it (`_zg_sure`). The others (within ~1e-15 relative of a ZRisk threshold, ~1e-7
+    of a GeoRisk one, erfc's series being within 1e-8: about one flip in 10^5, and exact ties) are
+    evaluated exactly (`_zpair`, `_zg`'s erfc) in a second loop."""
     n5 = n6 = n7 = n8 = und = 0
+    pos = N > 0.0
+    iN = 1.0 / N if pos else 1.0
+    kappa = -1.0 / (c * _SQRT2)
+    hc = 0.5 / c
+    zlo, zhi = min(zup, zdown), max(zup, zdown)
+    glo, ghi = min(gup, gdown), max(gup, gdown)
     for r in range(n):
-        S2 = Sm + ah[r]
-        S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
-        zs = z2 - z1
-        n5 += zs >= zup
-        n6 += zs <= zdown
-        lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
-        k7 = ok & (lo >= gup)
-        k8 = ok & (hi <= gdown)
-        n7 += k7
-        n8 += k8
-        und += not (ok & (k7 | (hi < gup)) & (k8 | (lo > gdown)))
+        sure, zg, zl, gg, gl = _zg_sure(Sm + ah[r], Am + aq[r], N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi)
+        n5 += sure & zg
+        n6 += sure & zl
+        n7 += sure & gg
+        n8 += sure & gl
+        und += not sure
     if und:
         for r in range(n):
             S2 = Sm + ah[r]
-            S1, z1, z2 = _zpair(S2, Am + aq[r], N, W)
-            lo, hi, ok = _geo_bounds(S1, z1, S2, z2, c)
-            sure7 = ok and (lo >= gup or hi < gup)
-            sure8 = ok and (hi <= gdown or lo > gdown)
-            if not (sure7 and sure8):
-                gs = _zg(S2, Am + aq[r], N, W, c)[1]
-                n7 += (not sure7) and gs >= gup
-                n8 += (not sure8) and gs <= gdown
+            A2 = Am + aq[r]
+            if _zg_sure(S2, A2, N, W, pos, iN, kappa, hc, zlo, zhi, glo, ghi)[0]:
+                continue
+            _, e1, e2 = _zpair(S2, A2, N, W)
+            ze = e2 - e1
+            ge = _zg(S2, A2, N, W, c)[1]
+            n5 += ze >= zup
+            n6 += ze <= zdown
+            n7 += ge >= gup
+            n8 += ge <= gdown
     return n5, n6, n7, n8
 
 

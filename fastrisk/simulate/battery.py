@@ -73,6 +73,11 @@ from fastrisk.errors import InputError
 
 TAILS = ("two-sided", "less", "greater")
 BASE_TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
+#: Shared resamples' products in float32, each replicate decided from its float32 sum unless it
+#: lies within the sum's error bound of a threshold (`fastrisk._kernels.crn.boot_units32`,
+#: `flip_units32`): the counts of the float64 products bit for bit. False: the float64 products
+#: only (the benchmarks' peer).
+SINGLE_PRODUCTS = True
 #: Largest n with the exact Wilcoxon distribution (as R and scipy).
 WILCOXON_EXACT_MAX = 50
 
@@ -299,7 +304,8 @@ def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boo
         rbar = np.full(len(X), np.nan)
         if boot:
             rbar[:K] = _crn.centres(_crn.count_sums(base, B, c), D, total, B)
-        acc = _crn.boot_units(X, xt, xtol, rbar, base, B, c, stop)
+        single = SINGLE_PRODUCTS and _crn.boot_bounds(X, xt, xtol, rbar)[3].all()
+        acc = (_crn.boot_units32 if single else _crn.boot_units)(X, xt, xtol, rbar, base, B, c, stop)
         j = np.arange(len(X))
         k = np.where(j < K, j, (j - K) // max(A, 1)) if boot else j // max(A, 1)
         for q in range(3):
@@ -308,12 +314,17 @@ def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boo
             counts[:K, 9], counts[:K, 10] = acc[:K, 3], acc[:K, 4]
     if perm:
         base = np.uint64(_crn.stream_base(seed, key, 1))
-        m = 2 if zg else 1  # product rows: d (then q, for ZRisk / GeoRisk) of each pair
-        P = np.empty((m * K, c))
-        P[::m] = D
-        if zg:
-            P[1::m] = Q
-        acc = _crn.flip_units(P, m, total, tol, sc, base, (1 << c) if exact else B, exact, zg, c, stop)
+        n_perm = (1 << c) if exact else B
+        scale = np.abs(D).sum(axis=1)
+        if SINGLE_PRODUCTS and not zg and _crn.flip_bounds(D, total, tol, scale, sc)[2].all():
+            acc = _crn.flip_units32(D, total, tol, scale, sc, base, n_perm, exact, c, stop)
+        else:  # ZRisk / GeoRisk need each flip's float64 sums of d and q
+            m = 2 if zg else 1  # product rows: d (then q, for ZRisk / GeoRisk) of each pair
+            P = np.empty((m * K, c))
+            P[::m] = D
+            if zg:
+                P[1::m] = Q
+            acc = _crn.flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop)
         counts[:, [3, 4, 11, 12, 13, 5, 6, 7, 8]] = acc
     return counts
 
