@@ -148,10 +148,10 @@ class _LogLik:
             z = self._scores[nu] = special.stdtrit(nu, self._values)[self._at]
         return z
 
-    def __call__(self, x) -> float:
+    def __call__(self, x, floor: float | None = None) -> float:
         x0, x1 = float(x[0]), float(x[1]) if len(x) > 1 else 0.0
         d = self._t_scores(x1) if self.family == _k.STUDENT else self.d
-        return _k.loglik_at(self.family, self.ttype, d, x0, x1, self.floor)
+        return _k.loglik_at(self.family, self.ttype, d, x0, x1, self.floor if floor is None else floor)
 
     def fg(self, x, lo, hi):
         """(-ll(x), its gradient): ``fg`` of `_r_lbfgsb`, compiled. R's central differences
@@ -317,7 +317,7 @@ def _r_lbfgsb(ll, start, bounds, *, maxit: int = 500):
 
 #: ``BiCopEst.intern``'s starting (par, par2) magnitudes for ``method = "mle"`` (VineCopula
 #: ``R/BiCopEst.R``): BB1 (0.5, 1.5), BB6 (1.5, 1.5), BB7 and BB8 (1.5, 0.5), the negatives
-#: for the 90 and 270 degree rotations (the t copula's is (sin(tau pi / 2), 8), `_fit_family`).
+#: for the 90 and 270 degree rotations (the t copula's is computed, `_fit_family`).
 _START = {"bb1": (0.5, 1.5), "bb6": (1.5, 1.5), "bb7": (1.5, 0.5), "bb8": (1.5, 0.5)}
 
 
@@ -332,9 +332,12 @@ def _fit_family(u, code: int, tau: float):
     - BB1, BB6, BB7, BB8 and rotations: ``optim(start, t_LL, method = "L-BFGS-B", lower, up,
       control = list(fnscale = -1, maxit = 500))`` from `_START` (`_r_lbfgsb`: R's lmm 5,
       factr 1e7, pgtol 0, central differences with ndeps 1e-3);
-    - t: ``optim(c(sin(tau pi / 2), 8), t_LL, gr_LL, ..., lower = c(-0.9999, 2.0001),
-      upper = c(0.9999, max.df = 30))``, the same settings with the analytic gradient
-      (`_LogLik.fg`: R's differences there stall on the ridge rho ~ 1 of near-identical runs);
+    - t: ``optim(c(rho0, nu0), t_LL, gr_LL, ..., lower = c(-0.9999, 2.0001), upper =
+      c(0.9999, max.df = 30))``, the same settings with the analytic gradient (`_LogLik.fg`:
+      R's differences there stall on the ridge rho ~ 1 of near-identical runs), from
+      ``BiCopEst.intern``'s start: rho0 = sin(tau pi / 2) and nu0 the maximum of the
+      log-likelihood in nu at rho0 (``MLE_intern(..., cor.fixed = TRUE)``: ``optimize(t_LL,
+      maximum = TRUE, interval = c(2.0001, max.df))``, Brent's fmin, its floor -10^250);
     - Tawn types 1 and 2 (``MLE_intern_Tawn``): `_r_lbfgsb` from theta = 1 + 6 |tau|,
       psi = min(|tau| + 0.1, 0.999) in theta [1.001, 20], psi [max(|tau| - 0.1, 1e-4),
       min(|tau| + 0.2, 0.99)].
@@ -355,7 +358,11 @@ def _fit_family(u, code: int, tau: float):
     if len(b) == 1:  # optimize(t_LL, interval = c(low, up), maximum = TRUE): Brent's fmin
         x, f = _brent(lambda p: -ll((p,)), *b[0], _R_TOL)
         return -f, (x,)
-    start = (math.sin(tau * math.pi / 2), 8.0) if family == "student" else _START[family]
+    if family == "student":
+        rho = math.sin(tau * math.pi / 2)
+        start = (rho, _brent(lambda nu: -ll((rho, nu), floor=-1e250), *b[1], _R_TOL)[0])
+    else:
+        start = _START[family]
     return _r_lbfgsb(ll, start, b)
 
 
