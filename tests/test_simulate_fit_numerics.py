@@ -90,7 +90,8 @@ def _reference_module(monkeypatch):
     monkeypatch.setattr(copulas, "_brent", _scipy_brent)
     monkeypatch.setattr(copulas, "_SETULB_DIRECT", False)
     monkeypatch.setattr(copulas, "kendall_tau", lambda u: float(stats.kendalltau(u[:, 0], u[:, 1]).statistic))
-    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf, stdtrit=copulas.special.stdtrit))
+    monkeypatch.setattr(copulas, "special", types.SimpleNamespace(ndtri=stats.norm.ppf, stdtrit=copulas.special.stdtrit,
+                                                                   psi=copulas.special.psi))
 
 
 @pytest.mark.slow
