@@ -283,9 +283,10 @@ def _pyvinecopulib_loglik(u, family, rotation, ttype):
     from fastrisk.simulate import copulas
 
     cop = pv.Bicop(family=getattr(pv.BicopFamily, family), rotation=rotation)
-    floor = -1e10 if family == "student" else -1e250
+    default = -1e10 if family == "student" else -1e250
 
-    def ll(x):
+    def ll(x, floor=None):
+        floor = default if floor is None else floor
         try:
             cop.parameters = copulas._params(family, ttype, x)
             v = cop.loglik(u)
