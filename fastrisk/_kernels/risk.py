@@ -404,9 +404,11 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi, jackknife):
     not finite or a non-zero |x| lies outside [lo, hi] (the caller rescales; the rest is then
     unspecified). The formulas are `topic_risk`'s with the moments of `risk_sums` /
     `risk_at_rows` (the same URisk, SE_x and SE_J as `linear_risk_table`), every alpha's in
-    loops over systems, then one pass per alpha and system writing the outputs (x apart from
-    the rest: an output in the same array as its input did not vectorise). Few, packed
-    outputs: each returned array costs a box on the way to Python.
+    loops over systems, the range check of every alpha's x once a system (from |d| and the
+    extreme loss weights), then one pass per alpha and system writing x, TR and the flags, and
+    one the jackknife arrays (x apart from the rest: an output in the same array as its input
+    did not vectorise, nor one loop writing all seven). Few, packed outputs: each returned
+    array costs a box on the way to Python.
     """
     S, c = R.shape
     A = alphas.shape[0]
@@ -440,21 +442,26 @@ def linear_topic_risk_table(R, B, alphas, sign, crit, rtol, lo, hi, jackknife):
             stats[TOPIC_JSD_POSITIVE, a, k] = 1.0 if jsd > 0.0 else 0.0
     bad = np.zeros(S, dtype=np.bool_)
     c1 = c - 1.0
+    w_lo = 1.0 + alphas.min()  # |x| of a loss is |d| w: the extremes of w bound every alpha's
+    w_hi = 1.0 + alphas.max()
     for k in prange(S):
         b = B[k] if B.shape[0] > 1 else B[0]
+        out_of_range = 0  # an integer count: a sum LLVM may vectorise (a boolean OR it did not)
+        for i in range(c):  # every alpha's |x| in [lo, hi] (or 0), exactly: rounded products are monotone
+            d = R[k, i] - b[i]
+            m = abs(d)
+            small = m * w_lo if d < 0.0 else m
+            large = m * w_hi if d < 0.0 else m
+            out_of_range += 1 if (not large <= hi) | ((small < lo) & (m != 0.0)) else 0  # NaN is out of range
+        if out_of_range:
+            bad[k] = True
         for a in range(A):  # no row views: each would cost two reference-count updates
             w = 1.0 + alphas[a]
-            out_of_range = 0  # an integer count: a sum LLVM may vectorise (a boolean OR it did not)
-            for i in range(c):
-                v = risk_score(R[k, i] - b[i], w)
-                x[a, k, i] = v
-                mag = abs(v)
-                out_of_range += 1 if (not mag <= hi) | ((mag < lo) & (mag != 0.0)) else 0  # NaN is out of range
-            if out_of_range:
-                bad[k] = True
             r = rsd[a, k]
             for i in range(c):  # simple loops, outputs apart from their input x (vectorisable)
-                t = x[a, k, i] * r
+                v = risk_score(R[k, i] - b[i], w)
+                x[a, k, i] = v
+                t = v * r
                 arrays[0, a, k, i] = sign * t
                 flags[0, a, k, i] = t < -crit
                 flags[1, a, k, i] = t > crit
