@@ -34,7 +34,7 @@ from fastrisk._runtime.validation import flag
 from fastrisk.core.urisk import _moments, risk
 from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.measures.agreement import _check_p, _check_ties, friedman, kendall_tau_matrix, rbo_matrix
 
@@ -77,8 +77,8 @@ class BaselineTable(TRiskInference, Result):
     given: str
     value: str
     convention: str
-    rank_ties: str
-    exclude_self: bool
+    rank_ties: str = param(doc="How ``rank`` treats tied URisk values (as scipy.stats.rankdata's ``method``).")
+    exclude_self: bool = param(doc="Whether a system is left out of the ranking under itself as the baseline.")
     n_topics: int
     df: int
     urisk: np.ndarray = array("alpha", "system", "baseline")
@@ -139,7 +139,7 @@ class RankAgreement(Result):
     alpha: float
     baselines: tuple
     systems: tuple
-    friedman: object
+    friedman: object = param(doc="Friedman's test over the baselines' rankings (a `FriedmanResult`, with Kendall's W).")
     _scores: np.ndarray = field(repr=False, compare=False)  # (B, S), larger is better
     _p: float = 0.9
     _rbo_ties: str = "a"

@@ -24,7 +24,7 @@ from fastrisk._runtime.resources import check_memory
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.data.matrix import ScoreMatrix, as_matrix, is_frame
-from fastrisk.data.results import Result, array, html_table
+from fastrisk.data.results import Result, array, html_table, param
 from fastrisk.errors import InputError
 from fastrisk.inference.resampling._engine import _choice, _positive_int
 from fastrisk.inference.resampling._scores import _as_scores_array
@@ -153,14 +153,14 @@ class TukeyHSDResult(Result):
     _coords = {"pair": {"system": "system_a", "baseline": "system_b"}}
     _table = ("pair",)
 
-    system_a: tuple
-    system_b: tuple
+    system_a: tuple = param(doc="First system of each pair (the ``system`` column).")
+    system_b: tuple = param(doc="Second system of each pair (the ``baseline`` column).")
     systems: tuple
     replicates: int
     seed: int
     statistic: np.ndarray = array("pair")
     pvalue: np.ndarray = array("pair")
-    means: np.ndarray = array("system")
+    means: np.ndarray = array("system", doc="Mean score of each system over the topics.")
     null_distribution: np.ndarray = array("replicate")
 
     def pvalue_matrix(self) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from fastrisk._kernels import agreement as _k
 from fastrisk._runtime.threads import limit_threads, parallel
 from fastrisk._runtime.validation import choice, open_unit
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 __all__ = [
@@ -321,8 +321,8 @@ class RBOResult(Result):
     _constants = ("ties",)
 
     ties: str
-    labels_a: tuple
-    labels_b: tuple
+    labels_a: tuple = param(doc="Name of the first ranking of each pair.")
+    labels_b: tuple = param(doc="Name of the second ranking of each pair.")
     ext: float | np.ndarray = array("pair")
     min: float | np.ndarray = array("pair")
     max: float | np.ndarray = array("pair")
@@ -526,11 +526,12 @@ class PrefixAgreement(Result):
     _coords = {"depth": {"depth": "depth"}}
     _constants = ("p", "ties")
 
-    depth: np.ndarray
+    depth: np.ndarray = param(doc="Prefix depths compared (the labels of the ``depth`` dim).")
     p: float
     ties: str
-    length_a: np.ndarray = array("depth")
-    length_b: np.ndarray = array("depth")
+    length_a: np.ndarray = array("depth", doc="Length of the compared prefix of ``a`` (a tie group straddling the depth"
+                                              " is kept whole).")
+    length_b: np.ndarray = array("depth", doc="Length of the compared prefix of ``b``.")
     ext: np.ndarray = array("depth")
     min: np.ndarray = array("depth")
     max: np.ndarray = array("depth")
@@ -710,13 +711,14 @@ class FriedmanResult(Result):
 
     _coords = {"item": {"item": "items"}}
 
-    items: tuple
-    n_rankings: int
-    blocks: str
-    mean_ranks: np.ndarray = array("item", column="mean_rank")
+    items: tuple = param(doc="Labels of the ranked items (the treatments).")
+    n_rankings: int = param(doc="Number K of rankings (blocks).")
+    blocks: str = param(doc="Which axis of the input held the blocks (the rankings).")
+    mean_ranks: np.ndarray = array("item", column="mean_rank", doc="Each item's mean rank across the K rankings (1 = "
+                                                                   "highest).")
     statistic: float = array()
     pvalue: float = array()
-    kendall_w: float = array()
+    kendall_w: float = array(doc="Kendall's coefficient of concordance W = statistic / (K (n - 1)).")
 
 
 def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",

@@ -33,7 +33,7 @@ from fastrisk._kernels._jit import run_strided
 from fastrisk._runtime.threads import limit_threads, thread_count
 from fastrisk._runtime.validation import listing
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.data.runs import Qrels, RunSet, align, read_qrels, read_runs
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.measures.names import Measure, parse_measure
@@ -143,11 +143,12 @@ class Evaluation(Result):
     """
 
     _coords = {"measure": {"measure": "measures"}}
-    measures: tuple
+    measures: tuple = param(doc="Names of the measures (the labels of the ``measure`` dim).")
     systems: tuple
     topics: tuple
-    values: np.ndarray = array("measure", "system", "topic", column="value")
-    no_relevant: str = "skip"
+    values: np.ndarray = array("measure", "system", "topic", column="value", doc="Score of each system on each scored "
+                                                                                 "topic, per measure.")
+    no_relevant: str = param("skip", doc="What happened to topics without a positive judgment (``skip``: left out).")
 
     @property
     def matrices(self) -> dict:

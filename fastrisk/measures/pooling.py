@@ -56,7 +56,7 @@ from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads, thread_count
 from fastrisk._runtime.validation import choice, positive_int
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.data.runs import RunSet
 from fastrisk.errors import InputError
 from fastrisk.measures.metrics import (
@@ -325,12 +325,15 @@ class LeaveOneOut(Result):
 
     systems: tuple
     measure: str
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
-    true: np.ndarray = array("system")
-    unpooled: np.ndarray = array("system")
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
+    true: np.ndarray = array("system", doc="Each system's mean score against all judgments.")
+    unpooled: np.ndarray = array("system", doc="Each system's mean score against the pool of the other systems.")
 
     @property
     def bias(self) -> np.ndarray:
@@ -388,15 +391,19 @@ class LooAdjustment(Result):
 
     _coords = {"system": {"system": "pooled"}}
 
-    new: str
-    pooled: tuple
-    pooled_unjudged: str
-    ideal: str
-    unpooled: float
-    adjustment: float
-    estimate: float
-    true: float
-    deltas: np.ndarray = array("system", column="delta")
+    new: str = param(doc="Name of the run being adjusted (not in the pool).")
+    pooled: tuple = param(doc="Names of the pooled systems (the labels of ``deltas``).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
+    unpooled: float = param(doc="The new run's mean score against the pool.")
+    adjustment: float = param(doc="Mean over pooled systems of (score on the full pool - score with the system "
+                                  "replaced).")
+    estimate: float = param(doc="Adjusted score, ``unpooled + adjustment`` (Algorithm 1).")
+    true: float = param(doc="The new run's mean score against all judgments.")
+    deltas: np.ndarray = array("system", column="delta", doc="Each pooled system's score change when the new run "
+                                                             "replaces it in the pool.")
 
 
 def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, depth=10,
@@ -450,14 +457,14 @@ class CommonTopicAdjustment(Result):
     ``standard_error``, ``accurate`` (``n`` and ``N`` in the metadata).
     """
 
-    estimate: float = array()
-    adjustment: float = array()
-    unpooled: float = array()
-    variance: float = array()
+    estimate: float = array(doc="Adjusted mean score, ``mean(unpooled) + adjustment`` (Algorithm 2).")
+    adjustment: float = array(doc="Mean of ``true - unpooled`` over the n common topics.")
+    unpooled: float = array(doc="Mean unpooled score over all N topics.")
+    variance: float = array(doc="Estimated variance of ``estimate``, eq. 7 (eq. 3 with the sample variance s_a^2).")
     standard_error: float = array()
-    n: int = 0
-    N: int = 0
-    accurate: bool = array(default=False)
+    n: int = param(0, doc="Number of common topics (scored against every judgment).")
+    N: int = param(0, doc="Number of topics.")
+    accurate: bool = array(default=False, doc="Eq. 6 estimated: the adjustment is expected to help.")
 
 
 def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustment:
@@ -529,28 +536,42 @@ class PoolingExperiment(Result):
     _derived = {"bias": ("width", "repeat")}
     _table = ("width", "repeat", "n")
 
-    widths: tuple
-    common_topics: tuple
-    repeats: int
-    topic_repeats: int
+    widths: tuple = param(doc="Pool widths w (numbers of pooled systems), the labels of the ``width`` dim.")
+    common_topics: tuple = param(doc="Numbers n of common topics (Algorithm 2), the labels of the ``n`` dim.")
+    repeats: int = param(doc="Draws of pooled systems and unpooled run per width.")
+    topic_repeats: int = param(doc="Draws J of the common topics for each n.")
     n_topics: int
     measure: str
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
     seed: int
-    system_names: tuple
-    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
-    true: np.ndarray = array("width", "repeat")
-    unpooled: np.ndarray = array("width", "repeat")
-    loo_adjustment: np.ndarray = array("width", "repeat")
-    adjusted_abs: np.ndarray = array("width", "repeat", "n")
-    mixed_abs: np.ndarray = array("width", "repeat", "n")
-    adjusted_err: np.ndarray = array("width", "repeat", "n")
-    adjusted_sq: np.ndarray = array("width", "repeat", "n")
-    variance_estimate: np.ndarray = array("width", "repeat", "n")
-    accurate: np.ndarray = array("width", "repeat", "n")
+    system_names: tuple = param(doc="Names of the systems that ``systems`` indexes.")
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index",
+                                doc="Members of each draw: the unpooled run r, then the pooled systems (indices into "
+                                    "``system_names``, -1 padded).")
+    true: np.ndarray = array("width", "repeat", doc="The unpooled run's true mean score (against every judgment).")
+    unpooled: np.ndarray = array("width", "repeat", doc="The unpooled run's mean score against the pool of the sampled "
+                                                        "systems.")
+    loo_adjustment: np.ndarray = array("width", "repeat", doc="Algorithm 1's leave-one-out adjustment ``a`` of the "
+                                                              "unpooled run.")
+    adjusted_abs: np.ndarray = array("width", "repeat", "n", doc="Mean over the J topic draws of |common-topic adjusted"
+                                                                 " estimate - true| (Algorithm 2).")
+    mixed_abs: np.ndarray = array("width", "repeat", "n", doc="Mean over the J topic draws of |mixed estimate - true| "
+                                                              "(true scores on the n common topics, unpooled ones "
+                                                              "elsewhere).")
+    adjusted_err: np.ndarray = array("width", "repeat", "n", doc="Mean signed error of the common-topic adjusted "
+                                                                 "estimate (adjusted - true).")
+    adjusted_sq: np.ndarray = array("width", "repeat", "n", doc="Mean squared error of the common-topic adjusted "
+                                                                "estimate.")
+    variance_estimate: np.ndarray = array("width", "repeat", "n", doc="Mean of the estimated variance of the adjusted "
+                                                                      "estimate, eq. 7: ``(N - n)/(n N) s_a^2``.")
+    accurate: np.ndarray = array("width", "repeat", "n", doc="Eq. 6 with population values: the squared bias exceeds "
+                                                             "the adjusted estimator's variance.")
 
     @property
     def bias(self) -> np.ndarray:
@@ -713,28 +734,45 @@ class PoolingComparison(Result):
     _derived = {"bias": ("measure", "width", "repeat")}
     _table = ("measure", "width", "repeat", "n")
 
-    measures: tuple
-    widths: tuple
-    common_topics: tuple
-    repeats: int
-    topic_repeats: int
+    measures: tuple = param(doc="Names of the measures (the labels of the ``measure`` dim).")
+    widths: tuple = param(doc="Pool widths w (numbers of pooled systems), the labels of the ``width`` dim.")
+    common_topics: tuple = param(doc="Numbers n of common topics (Algorithm 2), the labels of the ``n`` dim.")
+    repeats: int = param(doc="Draws of pooled systems and unpooled run per width.")
+    topic_repeats: int = param(doc="Draws J of the common topics for each n.")
     n_topics: int
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
     seed: int
-    system_names: tuple
-    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
-    true: np.ndarray = array("measure", "width", "repeat")
-    unpooled: np.ndarray = array("measure", "width", "repeat")
-    loo_adjustment: np.ndarray = array("measure", "width", "repeat")
-    adjusted_abs: np.ndarray = array("measure", "width", "repeat", "n")
-    mixed_abs: np.ndarray = array("measure", "width", "repeat", "n")
-    adjusted_err: np.ndarray = array("measure", "width", "repeat", "n")
-    adjusted_sq: np.ndarray = array("measure", "width", "repeat", "n")
-    variance_estimate: np.ndarray = array("measure", "width", "repeat", "n")
-    accurate: np.ndarray = array("measure", "width", "repeat", "n")
+    system_names: tuple = param(doc="Names of the systems that ``systems`` indexes.")
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index",
+                                doc="Members of each draw: the unpooled run r, then the pooled systems (indices into "
+                                    "``system_names``, -1 padded).")
+    true: np.ndarray = array("measure", "width", "repeat", doc="The unpooled run's true mean score (against every "
+                                                               "judgment).")
+    unpooled: np.ndarray = array("measure", "width", "repeat", doc="The unpooled run's mean score against the pool of "
+                                                                   "the sampled systems.")
+    loo_adjustment: np.ndarray = array("measure", "width", "repeat", doc="Algorithm 1's leave-one-out adjustment ``a`` "
+                                                                         "of the unpooled run.")
+    adjusted_abs: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean over the J topic draws of |common-"
+                                                                            "topic adjusted estimate - true| (Algorithm"
+                                                                            " 2).")
+    mixed_abs: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean over the J topic draws of |mixed "
+                                                                         "estimate - true| (true scores on the n common"
+                                                                         " topics, unpooled ones elsewhere).")
+    adjusted_err: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean signed error of the common-topic "
+                                                                            "adjusted estimate (adjusted - true).")
+    adjusted_sq: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean squared error of the common-topic "
+                                                                           "adjusted estimate.")
+    variance_estimate: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean of the estimated variance of the"
+                                                                                 " adjusted estimate, eq. 7: ``(N - "
+                                                                                 "n)/(n N) s_a^2``.")
+    accurate: np.ndarray = array("measure", "width", "repeat", "n", doc="Eq. 6 with population values: the squared bias"
+                                                                        " exceeds the adjusted estimator's variance.")
 
     @property
     def bias(self) -> np.ndarray:
