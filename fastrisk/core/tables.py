@@ -229,6 +229,26 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     -------
     BaselineTable
         Arrays ``[alpha, system, baseline]``.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014, 26-38.
+
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012, 761-770.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> table = fastrisk.baseline_table(matrix, alpha=[0, 5])
+    >>> table.urisk.shape
+    (2, 48, 48)
+    >>> k = table.systems.index('uogTrA44xi')
+    >>> round(float(table.urisk[1, k, table.baselines.index('qutwb')]), 4)
+    0.0499
     """
     matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)

@@ -224,6 +224,28 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
     -------
     RiskScores
         ``x`` ``[alpha, system, topic]`` and the differences ``d`` ``[system, topic]``.
+
+    References
+    ----------
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012, 761-770.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014, 23-32.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> scores = fastrisk.risk_scores(matrix, baseline, alpha=[0, 5])
+    >>> scores.x.shape
+    (2, 48, 50)
+    >>> k = scores.systems.index('uogTrA44xi')
+    >>> print(np.round(scores.x[:, k, :3], 4))
+    [[0.1583 0.1348 0.0387]
+     [0.1583 0.1348 0.0387]]
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
     X = value_scores(matrix.values, base.values, vf, threads)
@@ -288,6 +310,14 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
         give the system × α publication table.
+
+    References
+    ----------
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012, 761-770.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014, 23-32.
 
     Examples
     --------
@@ -417,6 +447,24 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     TopicRiskResult
         ``x``, ``tr``, ``tj``, ``influence``, ``pseudo_values``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014, 23-32.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.topic_risk(matrix, baseline, alpha=5)
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> int(res.loss[0, k].sum()), int(res.win[0, k].sum())
+    (4, 0)
+    >>> print(np.round(res.tr[0, k, :4], 3))
+    [0.127 0.109 0.031 0.742]
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     df = matrix.n_topics - 1
@@ -498,6 +546,20 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
     AdaptiveRiskResult
         ``adaptive_alpha`` and ``weights`` ``[alpha, system, topic]``, the adaptive ``urisk``
         ``[alpha, system]``.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014, 23-32.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.adaptive_risk(matrix, baseline, alpha=5, method='saro')
+    >>> round(float(res.urisk[0, res.systems.index('uogTrA44xi')]), 4)
+    -0.1861
     """
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")

@@ -103,6 +103,26 @@ def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> Adjusted
     -------
     AdjustedPValues
         An array of the input's shape with attributes ``m`` and ``method``.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of Statistics
+    6(2), 65-70.
+
+    Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate: a practical and powerful approach
+    to multiple testing. JRSS B 57(1), 289-300.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> p = fastrisk.risk(matrix, baseline, alpha=[0, 5]).pvalue
+    >>> adjusted = fastrisk.adjust_pvalues(p, 'holm')
+    >>> print(np.round(adjusted[:, :4], 3))
+    [[0.426 0.13  0.693 1.   ]
+     [0.042 0.028 0.049 0.125]]
     """
     _choice(method, "method", CORRECTIONS)
     p = _pvalues_iv(pvalues)
@@ -202,6 +222,24 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
     -------
     TukeyHSDResult
         The mean difference and p-value of every pair.
+
+    References
+    ----------
+    Carterette, B. (2012). Multiple testing in statistical analysis of systems-based information retrieval
+    experiments. ACM TOIS 30(1), 4.
+
+    Sakai, T. (2014). Statistical reform in information retrieval? SIGIR Forum 48(1), 3-12.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> small = matrix.select(['uogTrA44xi', 'srchvrs12c09', 'qutwb'])
+    >>> res = fastrisk.tukey_hsd(small, replicates=1000, rng=1)
+    >>> print(np.round(res.pvalue, 3))
+    [0.973 0.006 0.012]
     """
     B = _positive_int(replicates, "replicates")
     if is_frame(data):

@@ -231,6 +231,26 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     Evaluation
         ``result["ERR@20"]`` is the `ScoreMatrix` of one measure; ``to_arrow()`` the
         long table (measure, system, topic, score).
+
+    References
+    ----------
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022,
+    305-310.
+
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.evaluate(runs, qrels, ['nDCG@20', 'AP'])
+    >>> res['AP']
+    ScoreMatrix(4 systems x 50 topics, measure='AP')
+    >>> round(float(res['AP'].scores_of(runs.systems[0]).mean()), 4)
+    0.112
     """
 
     measures = _evaluate_iv(measures, no_relevant, threads)

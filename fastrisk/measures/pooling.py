@@ -140,6 +140,23 @@ def build_pool(runs: RunSet, depth: int = 10) -> Pool:
     -------
     Pool
         Membership of each pooled document, per topic.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> pool = fastrisk.build_pool(runs, 10)
+    >>> pool.depth
+    10
     """
     depth = _depth_iv(depth)
     key = ("pool", depth)
@@ -297,6 +314,23 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
     -------
     ScoreMatrix
         Systems x judged topics (topics with a positive judgment).
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> m = fastrisk.score_against_pool(runs, qrels, 'AP', pool_systems=runs.systems[:2], depth=10)
+    >>> m
+    ScoreMatrix(4 systems x 50 topics, measure='AP (pool depth 10, assumed)')
+    >>> print(np.round(m.values.mean(axis=1), 4))
+    [0.3497 0.304  0.3492 0.2928]
     """
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
@@ -364,6 +398,24 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     -------
     LeaveOneOut
         ``true`` and ``unpooled`` mean scores ``[system]``.
+
+    References
+    ----------
+    Zobel, J. (1998). How reliable are the results of large-scale information retrieval experiments? SIGIR 1998,
+    307-314.
+
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.leave_one_out(runs, qrels, 'AP', depth=10)
+    >>> print(np.round(res.bias, 3))
+    [-0.207 -0.178 -0.227 -0.183]
     """
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
@@ -425,6 +477,20 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     -------
     LooAdjustment
         ``estimate = unpooled + adjustment`` and the per-system ``deltas``.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.loo_adjustment(runs, qrels, 'AP', pooled=runs.systems[:3], new=runs.systems[3])
+    >>> round(float(res.unpooled), 4), round(float(res.estimate), 4), round(float(res.true), 4)
+    (0.2856, 0.3022, 0.1022)
     """
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     pooled_idx = _systems_iv(ctx.runs, pooled, "pooled")
@@ -487,6 +553,19 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
     -------
     CommonTopicAdjustment
         The adjusted estimate, its variance and whether it is accurate.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> unpooled = np.array([0.20, 0.30, 0.25, 0.40])
+    >>> res = fastrisk.common_topic_adjustment(unpooled, np.array([0.26, 0.33]), [0, 1])
+    >>> round(float(res.estimate), 4), round(float(res.adjustment), 4), res.n, res.N
+    (0.3325, 0.045, 2, 4)
     """
     unpooled = np.asarray(unpooled, dtype=np.float64)
     if unpooled.ndim != 1 or unpooled.size < 2 or not np.all(np.isfinite(unpooled)):
@@ -672,6 +751,22 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     -------
     PoolingExperiment
         Errors per (width, repeat) and per number of common topics.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.pooling_experiment(runs, qrels, 'AP', widths=[2], repeats=4, common_topics=[10], topic_repeats=20, rng=1)
+    >>> res.adjusted_abs.shape
+    (1, 4, 1)
+    >>> round(float(res.bias.mean()), 4)
+    -0.1981
     """
     return _experiment(_context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal), widths, repeats,
                        common_topics, topic_repeats, mode, pooled_unjudged, ideal, resolve_seed(rng), threads)
@@ -839,6 +934,20 @@ def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, w
     -------
     PoolingComparison
         The experiments' arrays with a leading ``measure`` axis, and their stacked tables.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.pooling_comparison(runs, qrels, ['AP', 'Bpref'], widths=[2], repeats=4, common_topics=[10], topic_repeats=20, rng=1)
+    >>> res.measures, res.adjusted_abs.shape
+    (('AP', 'Bpref'), (2, 1, 4, 1))
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]
