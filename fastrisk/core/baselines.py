@@ -38,7 +38,7 @@ class Baseline:
     References
     ----------
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Examples
     --------
@@ -90,7 +90,7 @@ def virtual_baseline(matrix: ScoreMatrix, kind: str, *, systems: Sequence[str] |
     References
     ----------
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Examples
     --------
@@ -195,7 +195,7 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
     References
     ----------
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Examples
     --------

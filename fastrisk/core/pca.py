@@ -147,7 +147,7 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     References
     ----------
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Pearson, K. (1901). On lines and planes of closest fit to systems of points in space. Philosophical Magazine
     2(11), 559-572.

@@ -233,10 +233,10 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     References
     ----------
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
-    optimization. SIGIR 2012, 761-770.
+    optimization. SIGIR 2012.
 
     Examples
     --------

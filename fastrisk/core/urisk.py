@@ -228,10 +228,10 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
     References
     ----------
     Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
-    optimization. SIGIR 2012, 761-770.
+    optimization. SIGIR 2012.
 
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
@@ -314,10 +314,10 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     References
     ----------
     Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
-    optimization. SIGIR 2012, 761-770.
+    optimization. SIGIR 2012.
 
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
@@ -451,7 +451,7 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     References
     ----------
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
@@ -550,7 +550,7 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
     References
     ----------
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------

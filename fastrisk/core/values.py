@@ -33,10 +33,10 @@ class ValueFunction:
 
     References
     ----------
-    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019, 81-93.
+    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019.
 
     Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
-    optimization. SIGIR 2012, 761-770.
+    optimization. SIGIR 2012.
 
     Examples
     --------
@@ -164,10 +164,10 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
 
     References
     ----------
-    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019, 81-93.
+    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019.
 
     Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
-    optimization. SIGIR 2012, 761-770.
+    optimization. SIGIR 2012.
 
     Examples
     --------

@@ -152,7 +152,7 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     References
     ----------
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2016). Risk-sensitive evaluation and learning to rank using
-    multiple baselines. SIGIR 2016, 483-492.
+    multiple baselines. SIGIR 2016.
 
     Examples
     --------

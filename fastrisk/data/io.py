@@ -100,8 +100,7 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     ----------
     Clarke, C. L. A., Craswell, N. & Voorhees, E. M. (2012). Overview of the TREC 2012 Web Track. TREC 2012.
 
-    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022,
-    305-310.
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
 
     Examples
     --------

@@ -75,7 +75,7 @@ def parse_ranking(text: str) -> list:
 
     References
     ----------
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -123,7 +123,7 @@ def format_ranking(ranking) -> str:
 
     References
     ----------
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -160,7 +160,7 @@ def ranking_from_scores(scores, items: Sequence | None = None) -> list:
 
     References
     ----------
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -416,7 +416,7 @@ def rbo_many(a, b, *, p=0.9, ties: str = "a", labels: Sequence | None = None,
     ----------
     Webber, W., Moffat, A. & Zobel, J. (2010). A similarity measure for indefinite rankings. ACM TOIS 28(4), 20.
 
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -467,7 +467,7 @@ def rbo(a, b, *, p: float = 0.9, ties: str = "a", labels: Sequence = ("a", "b"))
     ----------
     Webber, W., Moffat, A. & Zobel, J. (2010). A similarity measure for indefinite rankings. ACM TOIS 28(4), 20.
 
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -553,7 +553,7 @@ def rbo_matrix(scores, *, p: float = 0.9, ties: str = "a", labels: Sequence | No
     ----------
     Webber, W., Moffat, A. & Zobel, J. (2010). A similarity measure for indefinite rankings. ACM TOIS 28(4), 20.
 
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -664,7 +664,7 @@ def prefix_agreement(a, b, *, depths=None, p: float = 0.9, ties: str = "a",
     ----------
     Webber, W., Moffat, A. & Zobel, J. (2010). A similarity measure for indefinite rankings. ACM TOIS 28(4), 20.
 
-    Corsi, M. & Urbano, J. (2024). How do ties affect evaluation measures? (RBO with ties.) SIGIR 2024.
+    Corsi, M. & Urbano, J. (2024). The treatment of ties in rank-biased overlap. SIGIR 2024.
 
     Examples
     --------
@@ -877,7 +877,7 @@ def friedman(scores, *, items: Sequence | None = None, blocks: str = "rows",
     variance. JASA 32(200), 675-701.
 
     Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
-    of retrieval systems. ECIR 2014, 26-38.
+    of retrieval systems. ECIR 2014.
 
     Examples
     --------

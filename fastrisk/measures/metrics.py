@@ -234,8 +234,7 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
 
     References
     ----------
-    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022,
-    305-310.
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
 
     Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
     Press.

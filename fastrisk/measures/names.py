@@ -173,8 +173,7 @@ class Measure:
 
     References
     ----------
-    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022,
-    305-310.
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
 
     Examples
     --------
@@ -390,8 +389,7 @@ def parse_measure(measure) -> Measure:
 
     References
     ----------
-    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022,
-    305-310.
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
 
     Examples
     --------

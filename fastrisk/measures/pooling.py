@@ -143,7 +143,7 @@ def build_pool(runs: RunSet, depth: int = 10) -> Pool:
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
     Press.
@@ -317,7 +317,7 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------
@@ -401,10 +401,9 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
 
     References
     ----------
-    Zobel, J. (1998). How reliable are the results of large-scale information retrieval experiments? SIGIR 1998,
-    307-314.
+    Zobel, J. (1998). How reliable are the results of large-scale information retrieval experiments? SIGIR 1998.
 
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------
@@ -480,7 +479,7 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------
@@ -556,7 +555,7 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------
@@ -754,7 +753,7 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------
@@ -937,7 +936,7 @@ def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, w
 
     References
     ----------
-    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009, 444-451.
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
 
     Examples
     --------

@@ -41,11 +41,11 @@ class Experiment:
 
     References
     ----------
-    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. SciPy 2015,
-    126-132.
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
 
     Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
-    empirical analysis of type I, type II and type III errors. SIGIR 2019, 505-514.
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
 
     Examples
     --------
@@ -99,11 +99,11 @@ class Grid:
 
     References
     ----------
-    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. SciPy 2015,
-    126-132.
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
 
     Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
-    empirical analysis of type I, type II and type III errors. SIGIR 2019, 505-514.
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
 
     Examples
     --------
@@ -137,8 +137,8 @@ class Grid:
 
         References
         ----------
-        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. SciPy
-        2015, 126-132.
+        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling.
+        Proceedings of the 14th Python in Science Conference (SciPy 2015), 130-136.
 
         Examples
         --------
@@ -190,11 +190,11 @@ class Grid:
 
         References
         ----------
-        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. SciPy
-        2015, 126-132.
+        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling.
+        Proceedings of the 14th Python in Science Conference (SciPy 2015), 130-136.
 
         Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information
-        retrieval: an empirical analysis of type I, type II and type III errors. SIGIR 2019, 505-514.
+        retrieval: an empirical analysis of type I, type II and type III errors. SIGIR 2019.
 
         Examples
         --------

@@ -79,8 +79,8 @@ def register_kind(name: str, func: Callable, *, data: str = "matrix", seed: str 
 
     References
     ----------
-    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. SciPy 2015,
-    126-132.
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
 
     Examples
     --------

@@ -232,10 +232,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     ----------
     Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
 
-    Sakai, T. (2006). Evaluating evaluation metrics based on the bootstrap. SIGIR 2006, 525-532.
+    Sakai, T. (2006). Evaluating evaluation metrics based on the bootstrap. SIGIR 2006.
 
     Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
-    empirical analysis of type I, type II and type III errors. SIGIR 2019, 505-514.
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
 
     Examples
     --------
@@ -392,10 +392,10 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     References
     ----------
     Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical significance tests for
-    information retrieval evaluation. CIKM 2007, 623-632.
+    information retrieval evaluation. CIKM 2007.
 
     Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
-    empirical analysis of type I, type II and type III errors. SIGIR 2019, 505-514.
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
 
     Examples
     --------
@@ -491,7 +491,7 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     Efron, B. (1982). The Jackknife, the Bootstrap and Other Resampling Plans. SIAM.
 
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
@@ -630,7 +630,7 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     Student (1908). The probable error of a mean. Biometrika 6(1), 1-25.
 
     Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
-    retrieval systems. SIGIR 2014, 23-32.
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
