@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import doctest
 import importlib
+import importlib.util
 import inspect
 import re
 import warnings
@@ -135,3 +136,19 @@ def test_all_is_the_public_table():
     assert sorted(listed) == fastrisk.__all__ and len(set(listed)) == len(listed)
     for name in fastrisk.__all__:
         assert getattr(fastrisk, name) is not None
+
+
+@pytest.mark.slow
+def test_the_api_pages_show_what_each_result_field_holds():
+    """mkdocstrings reads the source statically; the griffe extension of the docs build
+    (docs/_hooks/result_fields.py) gives each field of a result class its generated text."""
+    griffe = pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("result_fields", ROOT / "docs" / "_hooks" / "result_fields.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    pkg = griffe.load("fastrisk", search_paths=[str(ROOT)], extensions=griffe.Extensions(hook.ResultFields()))
+    fields = pkg["core.urisk.RiskResult"].members
+    assert fields["ugain"].docstring.value.startswith("UGain: ``freward - frisk``")
+    assert fields["ugain"].docstring.value.endswith("``[system]``")
+    assert "FReward" in fields["freward"].docstring.value  # a GLOSSARY text
+    assert "Algorithm 2" in pkg["measures.pooling.PoolingExperiment"].members["adjusted_abs"].docstring.value

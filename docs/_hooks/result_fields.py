@@ -44,6 +44,8 @@ class ResultFields(griffe.Extension):
         from fastrisk.data.results import Result  # the docs build imports fastrisk anyway
 
         for module in _modules(pkg):
+            if module.name == "__main__" or module.path.startswith("fastrisk.cli") or not module.classes:
+                continue  # the entry point and the commands define no result
             try:
                 runtime = importlib.import_module(module.path)
             except ImportError:  # an optional dependency the docs environment lacks
