@@ -45,6 +45,17 @@ RESULTS = sorted({getattr(importlib.import_module(m), n) for m, n in ALL_PUBLIC
                   if inspect.isclass(getattr(importlib.import_module(m), n))
                   and issubclass(getattr(importlib.import_module(m), n), Result)}, key=lambda c: c.__name__)
 
+
+def _subclasses(cls) -> set:
+    return set(cls.__subclasses__()).union(*(_subclasses(c) for c in cls.__subclasses__()))
+
+
+#: Every result class of fastrisk that the public modules load (the public ones and those a
+#: public result holds, e.g. ``RankAgreement``, ``LooAdjustment``), so a new one is covered.
+ALL_RESULTS = sorted({c for c in _subclasses(Result) | set(RESULTS)
+                      if c.__module__.startswith("fastrisk.") and not c.__name__.startswith("_")},
+                     key=lambda c: (c.__module__, c.__name__))
+
 #: Positional parameters with a default that are data, not options (name -> why).
 POSITIONAL_DATA = {
     "baseline": "what the scores are compared with, as in risk(matrix, baseline)",
@@ -97,6 +108,41 @@ def test_result_classes_document_their_attributes(cls):
     wanted = {f.name for f in dataclasses.fields(cls) if not f.name.startswith("_")}
     wanted |= {n for n in cls._derived if not n.startswith("_")}
     assert wanted <= listed, f"{cls.__name__}: Attributes misses {sorted(wanted - listed)}"
+
+
+def _attribute_texts(cls) -> dict[str, str]:
+    """Each entry of the generated ``Attributes`` section -> its text (empty if it has none)."""
+    section = (inspect.getdoc(cls) or "").split("Attributes\n----------\n", 1)[-1]
+    entries = re.findall(r"^(\w+) :[^\n]*\n((?:[ \t]+\S[^\n]*\n?)*)", section, re.M)
+    return {name: " ".join(text.split()) for name, text in entries}
+
+
+@pytest.mark.parametrize("cls", ALL_RESULTS, ids=[c.__name__ for c in ALL_RESULTS])
+def test_every_result_field_says_what_it_holds(cls):
+    """Every field and derived array of every result class has a description: its
+    ``array(doc=...)`` / ``param(doc=...)`` text, its property's docstring or its `GLOSSARY` entry."""
+    texts = _attribute_texts(cls)
+    wanted = {f.name for f in dataclasses.fields(cls) if not f.name.startswith("_")}
+    wanted |= {n for n in cls._derived if not n.startswith("_")}
+    empty = sorted(n for n in wanted if not texts.get(n))
+    assert not empty, f"{cls.__module__}.{cls.__name__}: no description of {empty} (give array(doc=...) or param(doc=...))"
+
+
+def test_the_description_check_finds_an_empty_field():
+    from dataclasses import dataclass
+
+    from fastrisk.data.results import array, param
+
+    @dataclass(frozen=True, repr=False)
+    class Probe(Result):
+        """A probe."""
+
+        said: np.ndarray = array("system", doc="Said.")
+        unsaid: np.ndarray = array("system")
+        scalar: int = param(3, doc="A scalar.")
+
+    texts = _attribute_texts(Probe)
+    assert texts == {"said": "Said.", "unsaid": "", "scalar": "A scalar."}
 
 
 def test_every_result_name_has_one_meaning():

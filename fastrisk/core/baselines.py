@@ -34,6 +34,23 @@ class Baseline:
     ``values`` is ``(1, c)`` (one baseline for every system) or ``(S, c)`` (one row per system,
     e.g. a virtual baseline that leaves the evaluated system out). ``system`` is the row of the
     matrix that *is* the baseline, if any.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> b = fastrisk.Baseline('indriCASP', np.array([[baseline[t] for t in matrix.topics]]))
+    >>> b.name, b.values.shape
+    ('indriCASP', (1, 50))
+    >>> round(float(fastrisk.risk(matrix, b, alpha=5).urisk[0, 0]), 4)
+    -0.7665
     """
 
     name: str
@@ -69,6 +86,23 @@ def virtual_baseline(matrix: ScoreMatrix, kind: str, *, systems: Sequence[str] |
     -------
     Baseline
         ``values`` ``(1, c)``, or ``(S, c)`` with ``leave_out``.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> b = fastrisk.virtual_baseline(matrix, 'mean')
+    >>> b.name, b.values.shape, round(float(b.values[0, 0]), 4)
+    ('MEAN', (1, 50), 0.2519)
+    >>> res = fastrisk.risk(matrix, b, alpha=5)
+    >>> round(float(res.urisk[0, res.systems.index('uogTrA44xi')]), 4)
+    0.0123
     """
     kind = str(kind).lower()
     if kind not in VIRTUAL:
@@ -157,6 +191,23 @@ def resolve_baseline(matrix: ScoreMatrix, baseline, *, missing: str = "raise",
         ``matrix``, without the dropped topics if any.
     baseline : Baseline
         Aligned with the returned matrix's topics.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> m, b = fastrisk.resolve_baseline(matrix, 'uogTrA44xi')
+    >>> b.name, b.system, m.n_topics
+    ('uogTrA44xi', 23, 50)
+    >>> m, b = fastrisk.resolve_baseline(matrix, baseline)
+    >>> b.name, b.system, round(float(b.values.mean()), 4)
+    ('baseline', None, 0.1947)
     """
     check_missing_policy(missing)
     if baseline is None:

@@ -20,7 +20,7 @@ import pyarrow as pa
 from fastrisk._runtime.validation import flag
 from fastrisk.core.baselines import Baseline
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 
@@ -43,15 +43,20 @@ class PCAResult(Result):
 
     systems: tuple
     topics: tuple
-    extra_names: tuple
-    center: bool
-    scores: np.ndarray = array("system", "component", column="score")
-    components: np.ndarray = array("component", "topic", column="loading")
-    explained_variance: np.ndarray = array("component")
-    explained_variance_ratio: np.ndarray = array("component")
-    singular_values: np.ndarray = array("component", column="singular_value")
-    mean: np.ndarray = array("topic")
-    extra_scores: np.ndarray = array("extra", "component", column="extra_score")
+    extra_names: tuple = param(doc="Names of the extra points projected onto the components (the ``extra`` dim).")
+    center: bool = param(doc="Whether the topic means were subtracted before the decomposition.")
+    scores: np.ndarray = array("system", "component", column="score", doc="The systems' coordinates on the first m "
+                                                                          "components.")
+    components: np.ndarray = array("component", "topic", column="loading", doc="Unit loadings of each component over "
+                                                                               "the topics.")
+    explained_variance: np.ndarray = array("component", doc="Variance along each component (S - 1 degrees of freedom).")
+    explained_variance_ratio: np.ndarray = array("component", doc="Share of the total variance along each component.")
+    singular_values: np.ndarray = array("component", column="singular_value", doc="Singular values of the (centred) "
+                                                                                  "system x topic matrix.")
+    mean: np.ndarray = array("topic", doc="Topic means used for centring (zeros when ``center`` is False).")
+    extra_scores: np.ndarray = array("extra", "component", column="extra_score", doc="Coordinates of the extra points "
+                                                                                     "``extra_names`` on the "
+                                                                                     "components.")
 
     def transform(self, points) -> np.ndarray:
         """Project (k, c) points (or one (c,) point) into the component space."""
@@ -138,6 +143,26 @@ def pca(matrix: ScoreMatrix, n_components: int | None = None, *, extra=None, ext
     -------
     PCAResult
         Scores of systems and extra points, components, explained variance ratios.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014.
+
+    Pearson, K. (1901). On lines and planes of closest fit to systems of points in space. Philosophical Magazine
+    2(11), 559-572.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.pca(matrix, 2)
+    >>> res.scores.shape, res.components.shape
+    ((48, 2), (2, 50))
+    >>> print(np.round(res.explained_variance_ratio, 3))
+    [0.287 0.135]
     """
     matrix = as_matrix(matrix)
     S, c = matrix.shape

@@ -34,7 +34,7 @@ from fastrisk._runtime.validation import flag
 from fastrisk.core.urisk import _moments, risk
 from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.measures.agreement import _check_p, _check_ties, friedman, kendall_tau_matrix, rbo_matrix
 
@@ -77,8 +77,8 @@ class BaselineTable(TRiskInference, Result):
     given: str
     value: str
     convention: str
-    rank_ties: str
-    exclude_self: bool
+    rank_ties: str = param(doc="How ``rank`` treats tied URisk values (as scipy.stats.rankdata's ``method``).")
+    exclude_self: bool = param(doc="Whether a system is left out of the ranking under itself as the baseline.")
     n_topics: int
     df: int
     urisk: np.ndarray = array("alpha", "system", "baseline")
@@ -139,7 +139,7 @@ class RankAgreement(Result):
     alpha: float
     baselines: tuple
     systems: tuple
-    friedman: object
+    friedman: object = param(doc="Friedman's test over the baselines' rankings (a `FriedmanResult`, with Kendall's W).")
     _scores: np.ndarray = field(repr=False, compare=False)  # (B, S), larger is better
     _p: float = 0.9
     _rbo_ties: str = "a"
@@ -229,6 +229,26 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     -------
     BaselineTable
         Arrays ``[alpha, system, baseline]``.
+
+    References
+    ----------
+    Dinçer, B. T., Ounis, I. & Macdonald, C. (2014). Tackling biased baselines in the risk-sensitive evaluation
+    of retrieval systems. ECIR 2014.
+
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> table = fastrisk.baseline_table(matrix, alpha=[0, 5])
+    >>> table.urisk.shape
+    (2, 48, 48)
+    >>> k = table.systems.index('uogTrA44xi')
+    >>> round(float(table.urisk[1, k, table.baselines.index('qutwb')]), 4)
+    0.0499
     """
     matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)

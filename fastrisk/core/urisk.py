@@ -49,8 +49,9 @@ class RiskScores(Result):
     baseline: str
     value: str
     baseline_system: int | None
-    x: np.ndarray = array("alpha", "system", "topic")
-    d: np.ndarray = array("system", "topic")
+    x: np.ndarray = array("alpha", "system", "topic", doc="Per-topic risk-reward score x_i (the value function of d_i; "
+                                                          "linear: ``d + alpha min(d, 0)``), classic convention.")
+    d: np.ndarray = array("system", "topic", doc="Per-topic difference from the baseline, ``d_i = r_i - b_i``.")
 
 
 @dataclass(frozen=True, repr=False)
@@ -92,8 +93,10 @@ class RiskResult(TRiskInference, Result):
     rewarding: np.ndarray = array("alpha", "system")
     freward: np.ndarray = array("system")
     frisk: np.ndarray = array("system")
-    ugain: np.ndarray = array("system")
-    se_rmse: np.ndarray = array("alpha")
+    ugain: np.ndarray = array("system", doc="UGain: ``freward - frisk``, the mean difference from the baseline (Wang, "
+                                            "Bennett & Collins-Thompson 2012).")
+    se_rmse: np.ndarray = array("alpha", doc="RMSE of ``standard_error - se_jack`` over the systems: how far SE_x and "
+                                             "SE_J disagree.")
 
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
@@ -128,14 +131,18 @@ class TopicRiskResult(Result):
     df: int
     significance: float
     critical_t: float
-    x: np.ndarray = array("alpha", "system", "topic")
-    tr: np.ndarray = array("alpha", "system", "topic")
-    tj: np.ndarray = array("alpha", "system", "topic")
-    influence: np.ndarray = array("alpha", "system", "topic")
+    x: np.ndarray = array("alpha", "system", "topic", doc="Per-topic risk-reward score x_i, signed by the convention.")
+    tr: np.ndarray = array("alpha", "system", "topic", doc="TR_i = x_i / s_x: the topic's standardised score (Dinçer, "
+                                                           "Macdonald & Ounis 2014, eq. 21).")
+    tj: np.ndarray = array("alpha", "system", "topic", doc="TJ_i = influence_i / (sqrt(c) SE_J): the topic's "
+                                                           "standardised jackknife influence (eq. 23).")
+    influence: np.ndarray = array("alpha", "system", "topic", doc="Jackknife influence of the topic, ``(c - 1)(theta - "
+                                                                  "theta_(i))``.")
     pseudo_values: np.ndarray = array("alpha", "system", "topic", column="pseudo_value")
     bias: np.ndarray = array("alpha", "system")
-    loss: np.ndarray = array("alpha", "system", "topic")
-    win: np.ndarray = array("alpha", "system", "topic")
+    loss: np.ndarray = array("alpha", "system", "topic", doc="The topic is a significant loss: TR_i below "
+                                                             "``-critical_t``.")
+    win: np.ndarray = array("alpha", "system", "topic", doc="The topic is a significant win: TR_i above ``critical_t``.")
 
 
 @dataclass(frozen=True, repr=False)
@@ -161,8 +168,12 @@ class AdaptiveRiskResult(Result):
     alpha: np.ndarray
     loss_weight: np.ndarray
     convention: str
-    adaptive_alpha: np.ndarray = array("alpha", "system", "topic")
-    weights: np.ndarray = array("alpha", "system", "topic", column="weight")
+    adaptive_alpha: np.ndarray = array("alpha", "system", "topic", doc="Per-topic risk aversion alpha'_i = [1 - "
+                                                                       "Phi(TR_i)] alpha (Dinçer et al. 2014).")
+    weights: np.ndarray = array("alpha", "system", "topic", column="weight", doc="Per-topic multiplier 1 + alpha'_i "
+                                                                                 "that ``method`` applies (SARO: losses"
+                                                                                 " only, 1 elsewhere; FARO: every "
+                                                                                 "topic).")
     urisk: np.ndarray = array("alpha", "system")
 
 
@@ -213,6 +224,28 @@ def risk_scores(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike 
     -------
     RiskScores
         ``x`` ``[alpha, system, topic]`` and the differences ``d`` ``[system, topic]``.
+
+    References
+    ----------
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> scores = fastrisk.risk_scores(matrix, baseline, alpha=[0, 5])
+    >>> scores.x.shape
+    (2, 48, 50)
+    >>> k = scores.systems.index('uogTrA44xi')
+    >>> print(np.round(scores.x[:, k, :3], 4))
+    [[0.1583 0.1348 0.0387]
+     [0.1583 0.1348 0.0387]]
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, "classic", 0.05, missing)
     X = value_scores(matrix.values, base.values, vf, threads)
@@ -277,6 +310,14 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
         give the system × α publication table.
+
+    References
+    ----------
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
 
     Examples
     --------
@@ -406,6 +447,24 @@ def topic_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike |
     TopicRiskResult
         ``x``, ``tr``, ``tj``, ``influence``, ``pseudo_values``, ``loss``, ``win``
         ``[alpha, system, topic]`` and the jackknife ``bias`` ``[alpha, system]``.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.topic_risk(matrix, baseline, alpha=5)
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> int(res.loss[0, k].sum()), int(res.win[0, k].sum())
+    (4, 0)
+    >>> print(np.round(res.tr[0, k, :4], 3))
+    [0.127 0.109 0.031 0.742]
     """
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     df = matrix.n_topics - 1
@@ -487,6 +546,20 @@ def adaptive_risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLik
     AdaptiveRiskResult
         ``adaptive_alpha`` and ``weights`` ``[alpha, system, topic]``, the adaptive ``urisk``
         ``[alpha, system]``.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.adaptive_risk(matrix, baseline, alpha=5, method='saro')
+    >>> round(float(res.urisk[0, res.systems.index('uogTrA44xi')]), 4)
+    -0.1861
     """
     if method not in ("saro", "faro"):
         raise InputError(f"`method` must be 'saro' or 'faro', got {method!r}")

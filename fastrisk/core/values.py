@@ -29,7 +29,24 @@ DEFAULT_ALPHAS = (0.0, 1.0, 5.0, 10.0)
 @dataclass(frozen=True)
 class ValueFunction:
     """A resolved value function: ``name``; for ``linear`` the alphas and loss weights (A,);
-    otherwise ``func``, a numba-compiled scalar function, with A = 1 and alpha undefined."""
+    otherwise ``func``, a numba-compiled scalar function, with A = 1 and alpha undefined.
+
+    References
+    ----------
+    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019.
+
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> vf = fastrisk.resolve_value(alpha=[0, 5])
+    >>> vf.name, vf.alpha.tolist(), vf.loss_weight.tolist()
+    ('linear', [0.0, 5.0], [1.0, 6.0])
+    >>> fastrisk.resolve_value('smooth').name
+    'smooth'
+    """
 
     name: str
     alpha: np.ndarray
@@ -144,6 +161,24 @@ def resolve_value(value=None, *, alpha=None, loss_weight=None, default_alphas=DE
     ValueFunction
         ``name``, ``alpha`` and ``loss_weight`` (NaN for non-linear ones), ``given`` and the
         compiled ``func`` (None for linear).
+
+    References
+    ----------
+    Benham, R., Moffat, A. & Culpepper, J. S. (2019). On the pluses and minuses of risk. AIRS 2019.
+
+    Wang, L., Bennett, P. N. & Collins-Thompson, K. (2012). Robust ranking models via risk-sensitive
+    optimization. SIGIR 2012.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> fastrisk.resolve_value(loss_weight=[1, 6]).alpha.tolist()
+    [0.0, 5.0]
+    >>> res = fastrisk.risk(matrix, baseline, value='smooth')
+    >>> round(float(res.urisk[0, res.systems.index('uogTrA44xi')]), 5)
+    0.01613
     """
     if value is None or (isinstance(value, str) and value == "linear"):
         key = _linear_key(alpha, loss_weight, default_alphas)

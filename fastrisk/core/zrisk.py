@@ -148,6 +148,21 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     ------
     InputError
         On negative scores or a bad option.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2016). Risk-sensitive evaluation and learning to rank using
+    multiple baselines. SIGIR 2016.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.zrisk(matrix, alpha=[0, 5])
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> round(float(res.zrisk[1, k]), 3), round(float(res.georisk[1, k]), 4)
+    (-31.496, 0.2877)
     """
     if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("zrisk", value=(value, (None, "linear")))

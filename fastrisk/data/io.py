@@ -95,6 +95,22 @@ def read_matrix(path, *, format: str | None = None, measure: str | None = None, 
     -------
     ScoreMatrix
         Systems × topics, with ``measure`` set when the input names it.
+
+    References
+    ----------
+    Clarke, C. L. A., Craswell, N. & Voorhees, E. M. (2012). Overview of the TREC 2012 Web Track. TREC 2012.
+
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> m = fastrisk.read_matrix(datasets.path('trec-matrices/web2012_err20.csv'), measure='ERR@20')
+    >>> m
+    ScoreMatrix(48 systems x 50 topics, measure='ERR@20')
+    >>> m.systems[:3]
+    ('run1', 'run2', 'run3')
     """
     check_missing_policy(missing)
     if is_frame(path):
@@ -174,6 +190,22 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     -------
     pyarrow.Table
         The rows as written; a CSV's comment header as schema metadata (key -> value).
+
+    References
+    ----------
+    Apache Arrow (2016-). Columnar format specification, https://arrow.apache.org/docs/format/Columnar.html.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'risk.csv')
+    >>> fastrisk.risk(matrix, baseline, alpha=5).to_arrow().to_pandas().to_csv(path, index=False)
+    >>> table = fastrisk.read_table(path)
+    >>> table.num_rows, table.column_names[:3]
+    (48, ['alpha', 'loss_weight', 'system'])
     """
     p = Path(path)
     require_file(p)
@@ -205,6 +237,21 @@ def write_matrix(matrix: ScoreMatrix, path, *, format: str | None = None) -> Non
         The file (written atomically).
     format : {"parquet", "ipc", "csv", "csv-wide"}, optional
         Default: from the suffix (``.parquet``, ``.arrow``/``.ipc``), else ``csv``.
+
+    References
+    ----------
+    Apache Arrow (2016-). Columnar format specification, https://arrow.apache.org/docs/format/Columnar.html.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), 'web2012.parquet')
+    >>> fastrisk.write_matrix(matrix, path)
+    >>> fastrisk.read_matrix(path) == matrix
+    True
     """
     path = Path(path)
     fmt = format or {"parquet": "parquet", "ipc": "ipc"}.get(_SUFFIX_FORMATS.get(path.suffix.lower(), ""), "csv")

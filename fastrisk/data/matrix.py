@@ -131,6 +131,22 @@ class ScoreMatrix:
         Row and column labels.
     measure : str or None
         The measure's name.
+
+    References
+    ----------
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> m = fastrisk.ScoreMatrix([[0.5, 0.2, 0.9], [0.4, 0.3, 0.7]], ['bm25', 'rm3'], ['401', '402', '403'], 'AP')
+    >>> m
+    ScoreMatrix(2 systems x 3 topics, measure='AP')
+    >>> m.scores_of('rm3').tolist()
+    [0.4, 0.3, 0.7]
     """
 
     __slots__ = ("_table", "_values", "systems", "topics", "measure")
@@ -143,7 +159,21 @@ class ScoreMatrix:
     @classmethod
     def from_array(cls, values, measure: str | None = None) -> ScoreMatrix:
         """An ``(S, c)`` array with systems and topics named by position (``"0"``, ``"1"``, ...):
-        the cheap form for the many small matrices of a simulation loop."""
+        the cheap form for the many small matrices of a simulation loop.
+
+        References
+        ----------
+        Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information
+        Retrieval. MIT Press.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import numpy as np
+        >>> m = fastrisk.ScoreMatrix.from_array(np.array([[0.5, 0.2, 0.9], [0.4, 0.3, 0.7]]), measure='AP')
+        >>> m.systems, m.topics
+        (('0', '1'), ('0', '1', '2'))
+        """
         arr = _score_array(values)
         self = cls.__new__(cls)
         self._build(arr, _positions(arr.shape[0]), _positions(arr.shape[1]), measure, None)
@@ -254,6 +284,20 @@ class ScoreMatrix:
         ``missing`` says what to do with (system, topic) cells that have no row: ``"raise"``,
         ``"drop"`` the topics any system lacks, or ``"zero"`` (as ``trec_eval -c``).
         ``source`` and ``lines`` (line number of each row) make errors name the file and line.
+
+        References
+        ----------
+        Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information
+        Retrieval. MIT Press.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> m = fastrisk.ScoreMatrix.from_long(['bm25', 'bm25', 'rm3', 'rm3'], ['401', '402', '401', '402'], [0.5, 0.2, 0.4, 0.3])
+        >>> m
+        ScoreMatrix(2 systems x 2 topics)
+        >>> m.scores_of('bm25').tolist()
+        [0.5, 0.2]
         """
         check_missing_policy(missing)
         sys_labels = np.asarray([label(s) for s in systems], dtype=object)
@@ -322,6 +366,19 @@ class ScoreMatrix:
         Long form: columns ``system``, ``topic``, ``score`` (names configurable). Wide form:
         one float column per system, one row per topic; topic ids from a ``topic`` column, from
         ``topics=``, or implied by row order (``"1".."c"``).
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import pyarrow as pa
+        >>> table = pa.table({'system': ['bm25', 'bm25', 'rm3', 'rm3'], 'topic': ['401', '402', '401', '402'], 'score': [0.5, 0.2, 0.4, 0.3]})
+        >>> fastrisk.ScoreMatrix.from_arrow(table, measure='AP')
+        ScoreMatrix(2 systems x 2 topics, measure='AP')
         """
         if layout not in ("auto", "native", "long", "wide"):
             raise InputError(f"`layout` must be auto, native, long or wide; got {layout!r}")
@@ -369,7 +426,22 @@ class ScoreMatrix:
     @classmethod
     def from_wide(cls, table: pa.Table, *, topic: str = "topic", topics=None, measure=None, missing="raise",
                   source: str | None = None) -> "ScoreMatrix":
-        """From a wide table: one column per system, one row per topic (empty cells are missing)."""
+        """From a wide table: one column per system, one row per topic (empty cells are missing).
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import pyarrow as pa
+        >>> table = pa.table({'topic': ['401', '402'], 'bm25': [0.5, 0.2], 'rm3': [0.4, 0.3]})
+        >>> m = fastrisk.ScoreMatrix.from_wide(table)
+        >>> m.systems, m.scores_of('rm3').tolist()
+        (('bm25', 'rm3'), [0.4, 0.3])
+        """
         check_missing_policy(missing)
         names = list(table.column_names)
         where = f" in {source}" if source else ""
@@ -417,7 +489,21 @@ class ScoreMatrix:
     @classmethod
     def from_pandas(cls, df, **kwargs) -> "ScoreMatrix":
         """From a pandas DataFrame in long or wide form (see `from_arrow`). A named
-        index that is the topic column (as `to_pandas` writes it) is used as one."""
+        index that is the topic column (as `to_pandas` writes it) is used as one.
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({'system': ['bm25', 'bm25', 'rm3', 'rm3'], 'topic': ['401', '402', '401', '402'], 'score': [0.5, 0.2, 0.4, 0.3]})
+        >>> fastrisk.ScoreMatrix.from_pandas(df)
+        ScoreMatrix(2 systems x 2 topics)
+        """
         topic = kwargs.get("topic", "topic")
         names = [n for n in (df.index.names or []) if n is not None]
         if names and (topic in names or any(n in ALIASES["topic"] + ALIASES["system"] for n in names)):
@@ -432,7 +518,21 @@ class ScoreMatrix:
 
     @classmethod
     def from_polars(cls, df, **kwargs) -> "ScoreMatrix":
-        """From a polars DataFrame in long or wide form (see `from_arrow`)."""
+        """From a polars DataFrame in long or wide form (see `from_arrow`).
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import polars as pl
+        >>> df = pl.DataFrame({'system': ['bm25', 'bm25', 'rm3', 'rm3'], 'topic': ['401', '402', '401', '402'], 'score': [0.5, 0.2, 0.4, 0.3]})
+        >>> fastrisk.ScoreMatrix.from_polars(df)
+        ScoreMatrix(2 systems x 2 topics)
+        """
         return cls.from_arrow(df.to_arrow(), **kwargs)
 
     # ------------------------------------------------------------------ export

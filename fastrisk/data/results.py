@@ -17,9 +17,11 @@ Nothing else needs to be written by a result class.
 
 Every result class's docstring gets a numpydoc ``Attributes`` section built from the same
 declarations when the class is created (`_attributes_section`): one entry per public field and
-derived array, its type, its dims and its meaning — the text given to `array` (``doc=``), else
-the one meaning of the name in `GLOSSARY`. So a name means one thing in every result and the
-section cannot drift from the fields.
+derived array, its type, its dims and its meaning — the text given to `array` (or `param`, for a
+scalar field: ``doc=``), else the one meaning of the name in `GLOSSARY`; a derived array's is the
+first paragraph of its property's docstring. So a name means one thing in every result and the
+section cannot drift from the fields (``tests/test_api_contract.py`` fails on an entry without
+text).
 """
 
 from __future__ import annotations
@@ -51,7 +53,23 @@ COORDS: dict[str, dict[str, str]] = {
 
 
 class ConfidenceInterval(NamedTuple):
-    """Lower and upper confidence limits (arrays of the statistic's shape); unpacks like scipy's."""
+    """Lower and upper confidence limits (arrays of the statistic's shape); unpacks like scipy's.
+
+    References
+    ----------
+    Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.bootstrap(matrix, baseline, replicates=1000, rng=1)
+    >>> low, high = res.confidence_interval
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> round(float(low[0, k]), 3), round(float(high[0, k]), 3)
+    (0.012, 0.221)
+    """
 
     low: Any
     high: Any
@@ -87,8 +105,8 @@ GLOSSARY: dict[str, str] = {
     "critical_t": "Two-sided critical value of t at ``significance``.",
     "at_risk": "Significantly worse than the baseline at ``significance`` (in either convention).",
     "rewarding": "Significantly better than the baseline at ``significance`` (in either convention).",
-    "freward": "Fraction of topics on which the system beats the baseline.",
-    "frisk": "Fraction of topics on which the system loses to the baseline.",
+    "freward": "FReward (Wang et al. 2012): the mean gain over the baseline, ``sum(max(d, 0)) / c``.",
+    "frisk": "FRisk (Wang et al. 2012): the mean loss to the baseline, ``-sum(min(d, 0)) / c`` (>= 0).",
     "replicates": "Number of resampling replicates (``2^c`` for an exact enumeration).",
     "seed": "The seed that reproduces the random numbers (None when nothing was random).",
     "exact": "Whether every sign pattern was enumerated (an exact p-value).",
@@ -100,6 +118,15 @@ GLOSSARY: dict[str, str] = {
     "method": "The method used (see the function that made the result).",
     "confidence_interval": "``(low, high)`` confidence limits (a named tuple of arrays, as scipy's).",
     "confidence_level": "Coverage of ``confidence_interval``.",
+    "labels": "Labels of the rankings (the ``a`` and ``b`` coordinates).",
+    "p": "RBO's persistence p: depth d weighs ``p^(d-1)`` (Webber, Moffat & Zobel, TOIS 2010).",
+    "ties": "RBO's treatment of ties (Corsi & Urbano, SIGIR 2024): ``w`` (tied items share the rank), ``a`` (the "
+            "expected RBO over random tie-breaking) or ``b`` (corrected for the information lost to ties).",
+    "ext": "RBO_EXT: the point estimate extrapolated from the seen prefixes (Webber, Moffat & Zobel, TOIS 2010).",
+    "min": "RBO_MIN: the lower bound (the unseen items all disagree).",
+    "max": "RBO_MAX: the upper bound (the unseen items all agree), ``min + res``.",
+    "res": "RBO_RES: the residual uncertainty ``max - min``.",
+    "baseline_system": "Row of the baseline in the matrix (None for a virtual baseline).",
     "test": "The bootstrap test: ``shift`` (replicates shifted to the null) or ``t`` (also studentised).",
 }
 
@@ -128,6 +155,26 @@ def array(*dims: str, column: str | None = None, default=MISSING, doc: str | Non
     return field(default=default, metadata=meta)
 
 
+def param(default=MISSING, *, doc: str):
+    """A dataclass field holding a scalar parameter or labels (no dims), with its text.
+
+    Parameters
+    ----------
+    default : optional
+        Default value (default: none, the field is required).
+    doc : str
+        What the field holds, for the ``Attributes`` section.
+
+    Returns
+    -------
+    dataclasses.Field
+    """
+    meta = {"doc": doc}
+    if default is MISSING:
+        return field(metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 def _own_fields(cls) -> dict[str, tuple[Any, dict]]:
     """Public fields of ``cls`` at class creation (before `dataclass` runs): those of its
     dataclass bases, then its own annotations; name -> (annotation, field metadata)."""
@@ -148,17 +195,25 @@ def _type_name(ann) -> str:
     return text.replace("np.ndarray", "ndarray")
 
 
+def _first_paragraph(attribute) -> str | None:
+    """The first paragraph of a derived array's property docstring (its ``Attributes`` text)."""
+    doc = getattr(attribute, "__doc__", None) if isinstance(attribute, property) or hasattr(attribute, "func") \
+        else None
+    return " ".join(inspect.cleandoc(doc).split("\n\n", 1)[0].split()) if doc else None
+
+
 def _attributes_section(cls) -> str:
     """The numpydoc ``Attributes`` section of a result class, from its declarations."""
     lines = ["Attributes", "----------"]
     derived = getattr(cls, "_derived", {})
     entries = [(name, _type_name(ann), meta.get("dims"), meta.get("doc")) for name, (ann, meta) in
                _own_fields(cls).items()]
-    entries += [(name, "ndarray", dims, None) for name, dims in derived.items() if not name.startswith("_")]
+    entries += [(name, "ndarray", dims, None if name in GLOSSARY else _first_paragraph(getattr(cls, name, None)))
+                for name, dims in derived.items() if not name.startswith("_")]
     for name, kind, dims, doc in entries:
         shape = f" ``[{', '.join(dims)}]``" if dims else ""
         lines.append(f"{name} : {kind}{shape}")
-        text = doc or GLOSSARY.get(name) or ("Computed on access." if name in derived else "")
+        text = doc or GLOSSARY.get(name)
         if text:
             lines.append(textwrap.fill(text, 92, initial_indent="    ", subsequent_indent="    "))
     return "\n".join(lines)

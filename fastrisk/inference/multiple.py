@@ -24,7 +24,7 @@ from fastrisk._runtime.resources import check_memory
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.data.matrix import ScoreMatrix, as_matrix, is_frame
-from fastrisk.data.results import Result, array, html_table
+from fastrisk.data.results import Result, array, html_table, param
 from fastrisk.errors import InputError
 from fastrisk.inference.resampling._engine import _choice, _positive_int
 from fastrisk.inference.resampling._scores import _as_scores_array
@@ -103,6 +103,26 @@ def adjust_pvalues(pvalues, method: str = "holm", *, axis: int = -1) -> Adjusted
     -------
     AdjustedPValues
         An array of the input's shape with attributes ``m`` and ``method``.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scandinavian Journal of Statistics
+    6(2), 65-70.
+
+    Benjamini, Y. & Hochberg, Y. (1995). Controlling the false discovery rate: a practical and powerful approach
+    to multiple testing. JRSS B 57(1), 289-300.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> p = fastrisk.risk(matrix, baseline, alpha=[0, 5]).pvalue
+    >>> adjusted = fastrisk.adjust_pvalues(p, 'holm')
+    >>> print(np.round(adjusted[:, :4], 3))
+    [[0.426 0.13  0.693 1.   ]
+     [0.042 0.028 0.049 0.125]]
     """
     _choice(method, "method", CORRECTIONS)
     p = _pvalues_iv(pvalues)
@@ -153,14 +173,14 @@ class TukeyHSDResult(Result):
     _coords = {"pair": {"system": "system_a", "baseline": "system_b"}}
     _table = ("pair",)
 
-    system_a: tuple
-    system_b: tuple
+    system_a: tuple = param(doc="First system of each pair (the ``system`` column).")
+    system_b: tuple = param(doc="Second system of each pair (the ``baseline`` column).")
     systems: tuple
     replicates: int
     seed: int
     statistic: np.ndarray = array("pair")
     pvalue: np.ndarray = array("pair")
-    means: np.ndarray = array("system")
+    means: np.ndarray = array("system", doc="Mean score of each system over the topics.")
     null_distribution: np.ndarray = array("replicate")
 
     def pvalue_matrix(self) -> np.ndarray:
@@ -202,6 +222,24 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
     -------
     TukeyHSDResult
         The mean difference and p-value of every pair.
+
+    References
+    ----------
+    Carterette, B. (2012). Multiple testing in statistical analysis of systems-based information retrieval
+    experiments. ACM TOIS 30(1), 4.
+
+    Sakai, T. (2014). Statistical reform in information retrieval? SIGIR Forum 48(1), 3-12.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> small = matrix.select(['uogTrA44xi', 'srchvrs12c09', 'qutwb'])
+    >>> res = fastrisk.tukey_hsd(small, replicates=1000, rng=1)
+    >>> print(np.round(res.pvalue, 3))
+    [0.973 0.006 0.012]
     """
     B = _positive_int(replicates, "replicates")
     if is_frame(data):

@@ -19,7 +19,7 @@ import numpy as np
 
 from fastrisk.core.urisk import risk
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.ltr.letor import LetorData
 from fastrisk.ltr.objective import check_gains, parse_ndcg, query_ndcg
@@ -141,13 +141,13 @@ class RobustnessResult(Result):
     systems: tuple
     baseline: str
     measure: str
-    n_queries: int
-    mean: np.ndarray = array("system")
-    wins: np.ndarray = array("system")
-    losses: np.ndarray = array("system")
-    big_losses: np.ndarray = array("system")
-    risk_reward: np.ndarray = array("system")
-    loss_win: np.ndarray = array("system")
+    n_queries: int = param(doc="Number of queries (topics).")
+    mean: np.ndarray = array("system", doc="Mean measure of each system.")
+    wins: np.ndarray = array("system", doc="Queries on which the system beats the baseline.")
+    losses: np.ndarray = array("system", doc="Queries on which the system loses to the baseline.")
+    big_losses: np.ndarray = array("system", doc="Queries with a relative loss above 20 % of the baseline's score.")
+    risk_reward: np.ndarray = array("system", doc="FRisk / FReward (Wang et al. 2012).")
+    loss_win: np.ndarray = array("system", doc="``losses / wins``.")
 
 
 def robustness(matrix: ScoreMatrix, baseline: str, *, systems=None) -> RobustnessResult:

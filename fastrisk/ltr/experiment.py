@@ -21,7 +21,7 @@ from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.style import FONT_SIZE, LINESTYLES, MARKERS, OKABE_ITO, SMALL_FONT_SIZE, WIDE_FIGSIZE
 from fastrisk._runtime.validation import positive_int
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.ltr.evaluation import (
     _check_data,
@@ -53,24 +53,28 @@ class LTRExperiment(Result):
 
     _coords = {"model": {"model": "models", "kind": "kinds", "alpha": "alphas"}}
     _constants = ("baseline",)
-    models: tuple
-    kinds: tuple
-    alphas: np.ndarray
+    models: tuple = param(doc="Name of each model (``baseline``, ``lambdarank``, then every risk-sensitive kind and "
+                              "alpha).")
+    kinds: tuple = param(doc="Objective of each model.")
+    alphas: np.ndarray = param(doc="Risk aversion alpha of each model (0 for the baseline and LambdaRank).")
     baseline: str
-    baseline_feature: int
-    rounds: int
+    baseline_feature: int = param(doc="Index of the feature that ranks the baseline.")
+    rounds: int = param(doc="Boosting rounds.")
     seed: int
-    n_train_queries: int
-    n_test_queries: int
-    ndcg1: np.ndarray = array("model")
-    ndcg10: np.ndarray = array("model")
-    risk_reward: np.ndarray = array("model")
-    loss_win: np.ndarray = array("model")
-    big_losses: np.ndarray = array("model")
-    wins: np.ndarray = array("model")
-    losses: np.ndarray = array("model")
-    matrix: ScoreMatrix | None = field(default=None, compare=False)
-    matrix_at_1: ScoreMatrix | None = field(default=None, compare=False)
+    n_train_queries: int = param(doc="Number of training queries.")
+    n_test_queries: int = param(doc="Number of test queries.")
+    ndcg1: np.ndarray = array("model", doc="Mean test nDCG@1.")
+    ndcg10: np.ndarray = array("model", doc="Mean test nDCG@10.")
+    risk_reward: np.ndarray = array("model", doc="FRisk / FReward against the baseline at nDCG@10 (NaN for the baseline"
+                                                 " row).")
+    loss_win: np.ndarray = array("model", doc="Losses / wins against the baseline at nDCG@10.")
+    big_losses: np.ndarray = array("model", doc="Test queries with a relative nDCG@10 loss above 20 %.")
+    wins: np.ndarray = array("model", doc="Test queries better than the baseline at nDCG@10.")
+    losses: np.ndarray = array("model", doc="Test queries worse than the baseline at nDCG@10.")
+    matrix: ScoreMatrix | None = field(default=None, compare=False,
+                                       metadata={"doc": "Per-query test nDCG@10 of every model (a `ScoreMatrix`)."})
+    matrix_at_1: ScoreMatrix | None = field(default=None, compare=False,
+                                            metadata={"doc": "Per-query test nDCG@1 of every model (a `ScoreMatrix`)."})
 
     def row(self, model: str) -> dict:
         """Every figure of one model."""

@@ -33,7 +33,7 @@ from fastrisk._kernels._jit import run_strided
 from fastrisk._runtime.threads import limit_threads, thread_count
 from fastrisk._runtime.validation import listing
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.data.runs import Qrels, RunSet, align, read_qrels, read_runs
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.measures.names import Measure, parse_measure
@@ -143,11 +143,12 @@ class Evaluation(Result):
     """
 
     _coords = {"measure": {"measure": "measures"}}
-    measures: tuple
+    measures: tuple = param(doc="Names of the measures (the labels of the ``measure`` dim).")
     systems: tuple
     topics: tuple
-    values: np.ndarray = array("measure", "system", "topic", column="value")
-    no_relevant: str = "skip"
+    values: np.ndarray = array("measure", "system", "topic", column="value", doc="Score of each system on each scored "
+                                                                                 "topic, per measure.")
+    no_relevant: str = param("skip", doc="What happened to topics without a positive judgment (``skip``: left out).")
 
     @property
     def matrices(self) -> dict:
@@ -230,6 +231,25 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     Evaluation
         ``result["ERR@20"]`` is the `ScoreMatrix` of one measure; ``to_arrow()`` the
         long table (measure, system, topic, score).
+
+    References
+    ----------
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
+
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.evaluate(runs, qrels, ['nDCG@20', 'AP'])
+    >>> res['AP']
+    ScoreMatrix(4 systems x 50 topics, measure='AP')
+    >>> round(float(res['AP'].scores_of(runs.systems[0]).mean()), 4)
+    0.112
     """
 
     measures = _evaluate_iv(measures, no_relevant, threads)

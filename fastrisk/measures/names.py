@@ -169,7 +169,19 @@ _NOT_COMPUTED = {
 
 @dataclass(frozen=True)
 class Measure:
-    """A parsed measure: family, cutoff and parameters (see `parse_measure`)."""
+    """A parsed measure: family, cutoff and parameters (see `parse_measure`).
+
+    References
+    ----------
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> m = fastrisk.parse_measure('RBP(rel=1,p=0.8)@10')
+    >>> m.family, m.cutoff, m.p
+    ('RBP', 10, 0.8)
+    """
 
     family: str
     cutoff: int | None
@@ -374,6 +386,18 @@ def parse_measure(measure) -> Measure:
     -------
     Measure
         Family, cutoff and parameters; ``str(measure)`` is the canonical (ir_measures) name.
+
+    References
+    ----------
+    MacAvaney, S., Macdonald, C. & Ounis, I. (2022). Streamlining evaluation with ir-measures. ECIR 2022.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> fastrisk.parse_measure('nDCG@20').cutoff
+    20
+    >>> fastrisk.parse_measure('P.10').family
+    'P'
     """
     if isinstance(measure, Measure):
         return measure

@@ -56,7 +56,7 @@ from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads, thread_count
 from fastrisk._runtime.validation import choice, positive_int
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.data.runs import RunSet
 from fastrisk.errors import InputError
 from fastrisk.measures.metrics import (
@@ -140,6 +140,23 @@ def build_pool(runs: RunSet, depth: int = 10) -> Pool:
     -------
     Pool
         Membership of each pooled document, per topic.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> pool = fastrisk.build_pool(runs, 10)
+    >>> pool.depth
+    10
     """
     depth = _depth_iv(depth)
     key = ("pool", depth)
@@ -297,6 +314,23 @@ def score_against_pool(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pool_syste
     -------
     ScoreMatrix
         Systems x judged topics (topics with a positive judgment).
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> m = fastrisk.score_against_pool(runs, qrels, 'AP', pool_systems=runs.systems[:2], depth=10)
+    >>> m
+    ScoreMatrix(4 systems x 50 topics, measure='AP (pool depth 10, assumed)')
+    >>> print(np.round(m.values.mean(axis=1), 4))
+    [0.3497 0.304  0.3492 0.2928]
     """
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
@@ -325,12 +359,15 @@ class LeaveOneOut(Result):
 
     systems: tuple
     measure: str
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
-    true: np.ndarray = array("system")
-    unpooled: np.ndarray = array("system")
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
+    true: np.ndarray = array("system", doc="Each system's mean score against all judgments.")
+    unpooled: np.ndarray = array("system", doc="Each system's mean score against the pool of the other systems.")
 
     @property
     def bias(self) -> np.ndarray:
@@ -361,6 +398,23 @@ def leave_one_out(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, mode=
     -------
     LeaveOneOut
         ``true`` and ``unpooled`` mean scores ``[system]``.
+
+    References
+    ----------
+    Zobel, J. (1998). How reliable are the results of large-scale information retrieval experiments? SIGIR 1998.
+
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.leave_one_out(runs, qrels, 'AP', depth=10)
+    >>> print(np.round(res.bias, 3))
+    [-0.207 -0.178 -0.227 -0.183]
     """
 
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
@@ -388,15 +442,19 @@ class LooAdjustment(Result):
 
     _coords = {"system": {"system": "pooled"}}
 
-    new: str
-    pooled: tuple
-    pooled_unjudged: str
-    ideal: str
-    unpooled: float
-    adjustment: float
-    estimate: float
-    true: float
-    deltas: np.ndarray = array("system", column="delta")
+    new: str = param(doc="Name of the run being adjusted (not in the pool).")
+    pooled: tuple = param(doc="Names of the pooled systems (the labels of ``deltas``).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
+    unpooled: float = param(doc="The new run's mean score against the pool.")
+    adjustment: float = param(doc="Mean over pooled systems of (score on the full pool - score with the system "
+                                  "replaced).")
+    estimate: float = param(doc="Adjusted score, ``unpooled + adjustment`` (Algorithm 1).")
+    true: float = param(doc="The new run's mean score against all judgments.")
+    deltas: np.ndarray = array("system", column="delta", doc="Each pooled system's score change when the new run "
+                                                             "replaces it in the pool.")
 
 
 def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, depth=10,
@@ -418,6 +476,20 @@ def loo_adjustment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, pooled, new, d
     -------
     LooAdjustment
         ``estimate = unpooled + adjustment`` and the per-system ``deltas``.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.loo_adjustment(runs, qrels, 'AP', pooled=runs.systems[:3], new=runs.systems[3])
+    >>> round(float(res.unpooled), 4), round(float(res.estimate), 4), round(float(res.true), 4)
+    (0.2856, 0.3022, 0.1022)
     """
     ctx = _context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal)
     pooled_idx = _systems_iv(ctx.runs, pooled, "pooled")
@@ -450,14 +522,14 @@ class CommonTopicAdjustment(Result):
     ``standard_error``, ``accurate`` (``n`` and ``N`` in the metadata).
     """
 
-    estimate: float = array()
-    adjustment: float = array()
-    unpooled: float = array()
-    variance: float = array()
+    estimate: float = array(doc="Adjusted mean score, ``mean(unpooled) + adjustment`` (Algorithm 2).")
+    adjustment: float = array(doc="Mean of ``true - unpooled`` over the n common topics.")
+    unpooled: float = array(doc="Mean unpooled score over all N topics.")
+    variance: float = array(doc="Estimated variance of ``estimate``, eq. 7 (eq. 3 with the sample variance s_a^2).")
     standard_error: float = array()
-    n: int = 0
-    N: int = 0
-    accurate: bool = array(default=False)
+    n: int = param(0, doc="Number of common topics (scored against every judgment).")
+    N: int = param(0, doc="Number of topics.")
+    accurate: bool = array(default=False, doc="Eq. 6 estimated: the adjustment is expected to help.")
 
 
 def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustment:
@@ -480,6 +552,19 @@ def common_topic_adjustment(unpooled, true_common, common) -> CommonTopicAdjustm
     -------
     CommonTopicAdjustment
         The adjusted estimate, its variance and whether it is accurate.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> unpooled = np.array([0.20, 0.30, 0.25, 0.40])
+    >>> res = fastrisk.common_topic_adjustment(unpooled, np.array([0.26, 0.33]), [0, 1])
+    >>> round(float(res.estimate), 4), round(float(res.adjustment), 4), res.n, res.N
+    (0.3325, 0.045, 2, 4)
     """
     unpooled = np.asarray(unpooled, dtype=np.float64)
     if unpooled.ndim != 1 or unpooled.size < 2 or not np.all(np.isfinite(unpooled)):
@@ -529,28 +614,42 @@ class PoolingExperiment(Result):
     _derived = {"bias": ("width", "repeat")}
     _table = ("width", "repeat", "n")
 
-    widths: tuple
-    common_topics: tuple
-    repeats: int
-    topic_repeats: int
+    widths: tuple = param(doc="Pool widths w (numbers of pooled systems), the labels of the ``width`` dim.")
+    common_topics: tuple = param(doc="Numbers n of common topics (Algorithm 2), the labels of the ``n`` dim.")
+    repeats: int = param(doc="Draws of pooled systems and unpooled run per width.")
+    topic_repeats: int = param(doc="Draws J of the common topics for each n.")
     n_topics: int
     measure: str
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
     seed: int
-    system_names: tuple
-    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
-    true: np.ndarray = array("width", "repeat")
-    unpooled: np.ndarray = array("width", "repeat")
-    loo_adjustment: np.ndarray = array("width", "repeat")
-    adjusted_abs: np.ndarray = array("width", "repeat", "n")
-    mixed_abs: np.ndarray = array("width", "repeat", "n")
-    adjusted_err: np.ndarray = array("width", "repeat", "n")
-    adjusted_sq: np.ndarray = array("width", "repeat", "n")
-    variance_estimate: np.ndarray = array("width", "repeat", "n")
-    accurate: np.ndarray = array("width", "repeat", "n")
+    system_names: tuple = param(doc="Names of the systems that ``systems`` indexes.")
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index",
+                                doc="Members of each draw: the unpooled run r, then the pooled systems (indices into "
+                                    "``system_names``, -1 padded).")
+    true: np.ndarray = array("width", "repeat", doc="The unpooled run's true mean score (against every judgment).")
+    unpooled: np.ndarray = array("width", "repeat", doc="The unpooled run's mean score against the pool of the sampled "
+                                                        "systems.")
+    loo_adjustment: np.ndarray = array("width", "repeat", doc="Algorithm 1's leave-one-out adjustment ``a`` of the "
+                                                              "unpooled run.")
+    adjusted_abs: np.ndarray = array("width", "repeat", "n", doc="Mean over the J topic draws of |common-topic adjusted"
+                                                                 " estimate - true| (Algorithm 2).")
+    mixed_abs: np.ndarray = array("width", "repeat", "n", doc="Mean over the J topic draws of |mixed estimate - true| "
+                                                              "(true scores on the n common topics, unpooled ones "
+                                                              "elsewhere).")
+    adjusted_err: np.ndarray = array("width", "repeat", "n", doc="Mean signed error of the common-topic adjusted "
+                                                                 "estimate (adjusted - true).")
+    adjusted_sq: np.ndarray = array("width", "repeat", "n", doc="Mean squared error of the common-topic adjusted "
+                                                                "estimate.")
+    variance_estimate: np.ndarray = array("width", "repeat", "n", doc="Mean of the estimated variance of the adjusted "
+                                                                      "estimate, eq. 7: ``(N - n)/(n N) s_a^2``.")
+    accurate: np.ndarray = array("width", "repeat", "n", doc="Eq. 6 with population values: the squared bias exceeds "
+                                                             "the adjusted estimator's variance.")
 
     @property
     def bias(self) -> np.ndarray:
@@ -651,6 +750,22 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
     -------
     PoolingExperiment
         Errors per (width, repeat) and per number of common topics.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.pooling_experiment(runs, qrels, 'AP', widths=[2], repeats=4, common_topics=[10], topic_repeats=20, rng=1)
+    >>> res.adjusted_abs.shape
+    (1, 4, 1)
+    >>> round(float(res.bias.mean()), 4)
+    -0.1981
     """
     return _experiment(_context(runs, qrels, measure, depth, mode, pooled_unjudged, ideal), widths, repeats,
                        common_topics, topic_repeats, mode, pooled_unjudged, ideal, resolve_seed(rng), threads)
@@ -713,28 +828,45 @@ class PoolingComparison(Result):
     _derived = {"bias": ("measure", "width", "repeat")}
     _table = ("measure", "width", "repeat", "n")
 
-    measures: tuple
-    widths: tuple
-    common_topics: tuple
-    repeats: int
-    topic_repeats: int
+    measures: tuple = param(doc="Names of the measures (the labels of the ``measure`` dim).")
+    widths: tuple = param(doc="Pool widths w (numbers of pooled systems), the labels of the ``width`` dim.")
+    common_topics: tuple = param(doc="Numbers n of common topics (Algorithm 2), the labels of the ``n`` dim.")
+    repeats: int = param(doc="Draws of pooled systems and unpooled run per width.")
+    topic_repeats: int = param(doc="Draws J of the common topics for each n.")
     n_topics: int
-    depth: int
-    mode: str
-    pooled_unjudged: str
-    ideal: str
+    depth: int = param(doc="Pool depth k: the top k documents of each pooled run are judged.")
+    mode: str = param(doc="How unjudged documents are scored: ``assumed`` (assumed irrelevant) or ``condensed`` "
+                          "(removed).")
+    pooled_unjudged: str = param(doc="What a pooled document absent from the qrels counts as: ``unjudged`` or "
+                                     "``nonrelevant`` (Webber & Park's protocol).")
+    ideal: str = param(doc="Where a pooled score's normaliser (ideal DCG, R) comes from: ``pool`` (the judged pool) or "
+                           "``full`` (every positive judgment).")
     seed: int
-    system_names: tuple
-    systems: np.ndarray = array("width", "repeat", "member", column="system_index")
-    true: np.ndarray = array("measure", "width", "repeat")
-    unpooled: np.ndarray = array("measure", "width", "repeat")
-    loo_adjustment: np.ndarray = array("measure", "width", "repeat")
-    adjusted_abs: np.ndarray = array("measure", "width", "repeat", "n")
-    mixed_abs: np.ndarray = array("measure", "width", "repeat", "n")
-    adjusted_err: np.ndarray = array("measure", "width", "repeat", "n")
-    adjusted_sq: np.ndarray = array("measure", "width", "repeat", "n")
-    variance_estimate: np.ndarray = array("measure", "width", "repeat", "n")
-    accurate: np.ndarray = array("measure", "width", "repeat", "n")
+    system_names: tuple = param(doc="Names of the systems that ``systems`` indexes.")
+    systems: np.ndarray = array("width", "repeat", "member", column="system_index",
+                                doc="Members of each draw: the unpooled run r, then the pooled systems (indices into "
+                                    "``system_names``, -1 padded).")
+    true: np.ndarray = array("measure", "width", "repeat", doc="The unpooled run's true mean score (against every "
+                                                               "judgment).")
+    unpooled: np.ndarray = array("measure", "width", "repeat", doc="The unpooled run's mean score against the pool of "
+                                                                   "the sampled systems.")
+    loo_adjustment: np.ndarray = array("measure", "width", "repeat", doc="Algorithm 1's leave-one-out adjustment ``a`` "
+                                                                         "of the unpooled run.")
+    adjusted_abs: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean over the J topic draws of |common-"
+                                                                            "topic adjusted estimate - true| (Algorithm"
+                                                                            " 2).")
+    mixed_abs: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean over the J topic draws of |mixed "
+                                                                         "estimate - true| (true scores on the n common"
+                                                                         " topics, unpooled ones elsewhere).")
+    adjusted_err: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean signed error of the common-topic "
+                                                                            "adjusted estimate (adjusted - true).")
+    adjusted_sq: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean squared error of the common-topic "
+                                                                           "adjusted estimate.")
+    variance_estimate: np.ndarray = array("measure", "width", "repeat", "n", doc="Mean of the estimated variance of the"
+                                                                                 " adjusted estimate, eq. 7: ``(N - "
+                                                                                 "n)/(n N) s_a^2``.")
+    accurate: np.ndarray = array("measure", "width", "repeat", "n", doc="Eq. 6 with population values: the squared bias"
+                                                                        " exceeds the adjusted estimator's variance.")
 
     @property
     def bias(self) -> np.ndarray:
@@ -801,6 +933,20 @@ def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, w
     -------
     PoolingComparison
         The experiments' arrays with a leading ``measure`` axis, and their stacked tables.
+
+    References
+    ----------
+    Webber, W. & Park, L. A. F. (2009). Score adjustment for correction of pooling bias. SIGIR 2009.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> res = fastrisk.pooling_comparison(runs, qrels, ['AP', 'Bpref'], widths=[2], repeats=4, common_topics=[10], topic_repeats=20, rng=1)
+    >>> res.measures, res.adjusted_abs.shape
+    (('AP', 'Bpref'), (2, 1, 4, 1))
     """
     if isinstance(measures, (str, Measure)):
         measures = [measures]

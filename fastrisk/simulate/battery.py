@@ -68,7 +68,7 @@ from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.core.batch import Stack, stack
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 TAILS = ("two-sided", "less", "greater")
@@ -94,12 +94,12 @@ class BatteryResult(Result):
 
     _coords: ClassVar[dict] = {"test": {"test": "tests"}, "tails": {"tails": "tails"}}
 
-    tests: tuple
-    tails: tuple
+    tests: tuple = param(doc="Names of the tests (the labels of the ``test`` dim).")
+    tails: tuple = param(doc="The alternatives of ``pvalue``'s last axis: two-sided, less, greater.")
     replicates: int
     seed: int | None
-    min_diff: float
-    correction: bool
+    min_diff: float = param(doc="Differences within ``min_diff`` are ties (the sign test drops them).")
+    correction: bool = param(doc="Whether the Wilcoxon normal approximation has the 0.5 continuity correction.")
     statistic: np.ndarray = array("batch", "test")
     pvalue: np.ndarray = array("batch", "test", "tails")
 

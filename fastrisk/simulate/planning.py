@@ -39,7 +39,7 @@ from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import save_figure
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.validation import choice, level, non_negative_int, open_unit, positive_int
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
 from fastrisk.simulate.battery import battery, battery_test_names
@@ -62,25 +62,26 @@ class TopicsResult(Result):
     _constants: ClassVar[tuple] = ("measure", "test", "tails")
 
     measure: str
-    test: str
-    tails: str
-    alpha: float
-    delta: float
-    target: float
-    topics: int | None
-    min_topics: int
-    max_topics: int
+    test: str = param(doc="Name of the planned test of the battery.")
+    tails: str = param(doc="The alternative of the planned test.")
+    alpha: float = param(doc="Significance level of the planned test.")
+    delta: float = param(doc="The effect size the power is simulated against.")
+    target: float = param(doc="The power wanted.")
+    topics: int | None = param(doc="The answer: the smallest number of topics whose power reaches ``target`` (None if "
+                                   "none does).")
+    min_topics: int = param(doc="Smallest number of topics searched.")
+    max_topics: int = param(doc="Largest number of topics searched.")
     replicates: int
     seed: int
-    collections: str
-    fits: str
-    skipped: str
-    n: tuple
-    power: np.ndarray = array("n")
-    se: np.ndarray = array("n")
-    low: np.ndarray = array("n")
-    high: np.ndarray = array("n")
-    trials: np.ndarray = array("n")
+    collections: str = param(doc="The collections whose fitted models were simulated.")
+    fits: str = param(doc="Where the fitted models came from (JSON).")
+    skipped: str = param(doc="Pairs whose transformation or calibration failed (JSON).")
+    n: tuple = param(doc="Numbers of topics evaluated, ascending (the labels of the ``n`` dim).")
+    power: np.ndarray = array("n", doc="Simulated power at each n.")
+    se: np.ndarray = array("n", doc="Monte-Carlo standard error of ``power``, ``sqrt(p (1 - p) / trials)``.")
+    low: np.ndarray = array("n", doc="Lower limit of the 95 % Wilson band of ``power``.")
+    high: np.ndarray = array("n", doc="Upper limit of the 95 % Wilson band of ``power``.")
+    trials: np.ndarray = array("n", doc="Trials at each n where the test is defined.")
 
     @property
     def reached(self) -> bool:

@@ -64,7 +64,7 @@ from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import atomic_open
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1, prepare_nulls
@@ -470,23 +470,26 @@ class StudyResult(Result):
                                "tails": {"tails": "tails"}, "level": {"alpha": "alphas"}}
     _constants: ClassVar[tuple] = ("study", "measure", "topics")
 
-    study: str
+    study: str = param(doc="Which study: ``type1``, ``power`` or ``type3``.")
     measure: str
-    topics: int
-    protocol: str
-    trials: int
+    topics: int = param(doc="Number of topics of each simulated trial.")
+    protocol: str = param(doc="The published protocol followed (``urbano2019``).")
+    trials: int = param(doc="Trials per delta.")
     replicates: int
     seed: int
-    deltas: tuple
-    tests: tuple
-    tails: tuple
-    alphas: tuple
-    hypotheses: tuple
-    fits: str
-    skipped: str
-    rate: np.ndarray = array("delta", "test", "tails", "level")
-    n: np.ndarray = array("delta", "test", "tails", "level")
-    se: np.ndarray = array("delta", "test", "tails", "level")
+    deltas: tuple = param(doc="Effect sizes simulated (the labels of the ``delta`` dim).")
+    tests: tuple = param(doc="Names of the tests (the labels of the ``test`` dim).")
+    tails: tuple = param(doc="Tails of each rate: one-tailed (e > b) and two-sided.")
+    alphas: tuple = param(doc="Significance levels (the labels of the ``level`` dim).")
+    hypotheses: tuple = param(doc="Per test, the hypothesis its rate was measured under.")
+    fits: str = param(doc="Where the fitted models came from (JSON).")
+    skipped: str = param(doc="Per delta, the (baseline, experimental) pairs whose transformation or calibration failed "
+                             "(JSON).")
+    rate: np.ndarray = array("delta", "test", "tails", "level", doc="Error rate (type I, power or type III) of each "
+                                                                    "test.")
+    n: np.ndarray = array("delta", "test", "tails", "level", doc="Trials the rate is over.")
+    se: np.ndarray = array("delta", "test", "tails", "level", doc="Monte-Carlo standard error of ``rate``, ``sqrt(p (1 "
+                                                                  "- p) / n)``.")
 
     def tables(self) -> dict:
         """The study's tables (pandas), named as its output files: type I one per cell

@@ -38,6 +38,21 @@ class Experiment:
     ``"trec2012-web:err20"``, a file path), an in-memory object (a ScoreMatrix), a list of
     them, or a mapping name -> spec/object. ``grid``: parameter name -> list of values, one
     job per combination (data outermost, then the axes in order).
+
+    References
+    ----------
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
+
+    Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> exp = fastrisk.Experiment('risk', 'trec:web2012_err20', params={'baseline': 'mean'}, grid={'alpha': [0, 5]})
+    >>> len(fastrisk.Grid([exp], rng=1).jobs())
+    2
     """
 
     kind: str
@@ -81,6 +96,22 @@ class Grid:
         Generator gives one). None: `sweep` draws one and records it.
     base_dir : str or os.PathLike, optional
         Where relative data paths are resolved (a grid file's directory).
+
+    References
+    ----------
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
+
+    Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> exp = fastrisk.Experiment('risk', 'trec:web2012_err20', params={'baseline': 'mean'}, grid={'alpha': [0, 5]})
+    >>> grid = fastrisk.Grid([exp], rng=2019)
+    >>> len(grid), grid.seed
+    (2, 2019)
     """
 
     def __init__(self, experiments: Sequence[Experiment], *, rng=None, base_dir: str | Path | None = None):
@@ -102,7 +133,20 @@ class Grid:
     # ------------------------------------------------------------ construction
     @classmethod
     def from_dict(cls, spec: Mapping, *, base_dir=None) -> "Grid":
-        """From the TOML structure: ``[sweep] seed = ...`` and ``[[experiment]]`` tables."""
+        """From the TOML structure: ``[sweep] seed = ...`` and ``[[experiment]]`` tables.
+
+        References
+        ----------
+        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling.
+        Proceedings of the 14th Python in Science Conference (SciPy 2015), 130-136.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> spec = {'sweep': {'seed': 1}, 'experiment': [{'kind': 'risk', 'data': 'trec:web2012_err20', 'params': {'baseline': 'mean'}, 'grid': {'alpha': [0, 5]}}]}
+        >>> len(fastrisk.Grid.from_dict(spec))
+        2
+        """
         if not isinstance(spec, Mapping):
             raise InputError("a sweep grid must be a table with [[experiment]] entries")
         unknown = set(spec) - {"sweep", "experiment"}
@@ -133,6 +177,33 @@ class Grid:
 
     @classmethod
     def from_toml(cls, path) -> "Grid":
+        """Read a grid file: the TOML form of `from_dict`, data paths relative to its directory.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The TOML file (``[sweep] seed = ...`` and ``[[experiment]]`` tables).
+
+        Returns
+        -------
+        Grid
+
+        References
+        ----------
+        Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling.
+        Proceedings of the 14th Python in Science Conference (SciPy 2015), 130-136.
+
+        Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information
+        retrieval: an empirical analysis of type I, type II and type III errors. SIGIR 2019.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> from fastrisk.data import datasets
+        >>> grid = fastrisk.Grid.from_toml(datasets.path('sweeps/resampling.toml'))
+        >>> grid.seed, len(grid) > 0
+        (2019, True)
+        """
         path = Path(path)
         try:
             import tomllib

@@ -76,6 +76,20 @@ def register_kind(name: str, func: Callable, *, data: str = "matrix", seed: str 
     -------
     JobKind
         The registered kind.
+
+    References
+    ----------
+    Rocklin, M. (2015). Dask: parallel computation with blocked algorithms and task scheduling. Proceedings of
+    the 14th Python in Science Conference (SciPy 2015), 130-136.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import pyarrow as pa
+    >>> def mean_score(data, **params):
+    ...     return pa.table({'system': list(data.systems), 'mean': data.values.mean(axis=1)})
+    >>> fastrisk.register_kind('mean_score', mean_score, replace=True).name
+    'mean_score'
     """
     if data not in ("matrix", "runs"):
         raise InputError(f"`data` must be 'matrix' or 'runs', got {data!r}")

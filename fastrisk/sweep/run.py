@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.validation import non_negative_int, non_negative_number, positive_int
-from fastrisk.data.results import Result
+from fastrisk.data.results import Result, param
 from fastrisk.errors import InputError
 from fastrisk.sweep.backends import _backend, _run_batch
 from fastrisk.sweep.checkpoint import _META_KEY, _Checkpoint, _reason
@@ -34,15 +34,15 @@ class SweepResult(Result):
     (rerun with resume); ``n_retried`` counts the jobs of resubmitted batches.
     """
 
-    table: pa.Table
+    table: pa.Table = param(doc="The gathered table: one block of rows per job, in job order.")
     seed: int
-    n_jobs: int
-    n_computed: int
-    n_reused: int
-    n_failed: int
-    n_missing: int
-    path: str | None
-    n_retried: int = 0
+    n_jobs: int = param(doc="Number of jobs of the grid.")
+    n_computed: int = param(doc="Jobs that ran now.")
+    n_reused: int = param(doc="Jobs read from the checkpoint.")
+    n_failed: int = param(doc="Jobs that raised (``status == \"error\"``).")
+    n_missing: int = param(doc="Jobs lost with their workers after every retry (rerun with resume).")
+    path: str | None = param(doc="The checkpoint directory (None without one).")
+    n_retried: int = param(0, doc="Jobs of resubmitted batches.")
 
     @property
     def complete(self) -> bool:

@@ -64,6 +64,22 @@ class RunSet:
         Topic ``t``'s documents are global ids ``doc_offsets[t] .. doc_offsets[t+1]-1``.
     sources : tuple of str
         The file each system was read from ("" when built in memory).
+
+    References
+    ----------
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> runs
+    RunSet(4 systems x 50 topics, depth 837, 30627 distinct documents)
+    >>> runs.systems[:2]
+    ('indri-ql-cata-filtered', 'indri-ql-catb-filtered')
     """
 
     systems: tuple
@@ -84,6 +100,19 @@ class RunSet:
 
         Ids may be arbitrary non-negative integers (``-1`` = padding); they are re-encoded
         densely by best rank. ``vocab[t][old_id]`` names the documents if given.
+
+        References
+        ----------
+        Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information
+        Retrieval. MIT Press.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import numpy as np
+        >>> runs = fastrisk.RunSet.from_arrays(np.array([[[0, 1, 2]], [[2, 1, 0]]]), systems=['a', 'b'], topics=['401'])
+        >>> runs
+        RunSet(2 systems x 1 topics, depth 3, 3 distinct documents)
         """
         docs = np.asarray(docs)
         if docs.ndim != 3 or not np.issubdtype(docs.dtype, np.integer):
@@ -117,7 +146,24 @@ class RunSet:
 
     @classmethod
     def load(cls, path) -> RunSet:
-        """Memory-map a RunSet written by `save`."""
+        """Memory-map a RunSet written by `save`.
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import numpy as np
+        >>> import os, tempfile
+        >>> runs = fastrisk.RunSet.from_arrays(np.array([[[0, 1, 2]], [[2, 1, 0]]]), systems=['a', 'b'], topics=['401'])
+        >>> path = os.path.join(tempfile.mkdtemp(), 'runs.arrow')
+        >>> runs.save(path)
+        >>> fastrisk.RunSet.load(path)
+        RunSet(2 systems x 1 topics, depth 3, 3 distinct documents)
+        """
         return cls(*ipc.runs_fields(path))
 
     # -- shape ---------------------------------------------------------------------
@@ -274,6 +320,19 @@ class Qrels:
 
     ``grades`` are the judged grades with negative grades (spam, -2) counted as 0;
     ``raw_grades`` keeps the file's values. ``topic_offsets`` delimits each topic's rows.
+
+    References
+    ----------
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> qrels.topics[:3], len(qrels.topics)
+    (('151', '152', '153'), 50)
     """
 
     topics: tuple
@@ -285,7 +344,20 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
-        """Build from ``{topic: {docid: grade}}``."""
+        """Build from ``{topic: {docid: grade}}``.
+
+        References
+        ----------
+        Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information
+        Retrieval. MIT Press.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> qrels = fastrisk.Qrels.from_dict({'401': {'d1': 1, 'd2': 0}, '402': {'d3': 2}})
+        >>> qrels
+        Qrels(2 topics, 3 judgments)
+        """
         topics = topic_order(str(t) for t in judgments)
         lookup = {str(t): v for t, v in judgments.items()}
         docs, grades, offsets = [], [], [0]
@@ -303,7 +375,22 @@ class Qrels:
 
     @classmethod
     def from_rows(cls, topic_dict, topic, docids, raw, source="") -> Qrels:
-        """From per-row topic codes (into ``topic_dict``), document names and raw grades."""
+        """From per-row topic codes (into ``topic_dict``), document names and raw grades.
+
+        References
+        ----------
+        Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information
+        Retrieval. MIT Press.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import numpy as np
+        >>> import pyarrow as pa
+        >>> qrels = fastrisk.Qrels.from_rows(pa.array(['401', '402']), np.array([0, 0, 1]), pa.array(['d1', 'd2', 'd3']), np.array([1, 0, 2]))
+        >>> qrels
+        Qrels(2 topics, 3 judgments)
+        """
         names = topic_dict.to_pylist()
         topics = topic_order(names)
         rank = {t: i for i, t in enumerate(topics)}
@@ -329,7 +416,24 @@ class Qrels:
 
     @classmethod
     def load(cls, path) -> Qrels:
-        """Memory-map a Qrels written by `save`."""
+        """Memory-map a Qrels written by `save`.
+
+        References
+        ----------
+        Apache Arrow (2016-). Columnar format specification,
+        https://arrow.apache.org/docs/format/Columnar.html.
+
+        Examples
+        --------
+        >>> import fastrisk
+        >>> import os, tempfile
+        >>> qrels = fastrisk.Qrels.from_dict({'401': {'d1': 1, 'd2': 0}, '402': {'d3': 2}})
+        >>> path = os.path.join(tempfile.mkdtemp(), 'qrels.arrow')
+        >>> qrels.save(path)
+        >>> loaded = fastrisk.Qrels.load(path)
+        >>> loaded.topics, len(loaded.docids)
+        (('401', '402'), 3)
+        """
         return cls(*ipc.qrels_fields(path))
 
     def topic_slice(self, t: int) -> slice:

@@ -56,6 +56,21 @@ def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None 
     -------
     RunSet
         Every run's ranking per topic, with dense per-topic document ids.
+
+    References
+    ----------
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Clarke, C. L. A., Craswell, N. & Voorhees, E. M. (2012). Overview of the TREC 2012 Web Track. TREC 2012.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> runs = fastrisk.read_runs(datasets.path('trec2012-web/runs'), pattern='*filtered*')
+    >>> runs.systems
+    ('indri-ql-cata-filtered', 'indri-ql-catb-filtered', 'indri-rm-cata-filtered', 'indri-rm-catb-filtered')
     """
     if sources.is_in_memory(paths):
         return sources.runs_from(paths, names=names)
@@ -95,6 +110,21 @@ def read_qrels(path) -> Qrels:
     -------
     Qrels
         Grades per (topic, document).
+
+    References
+    ----------
+    Voorhees, E. M. & Harman, D. K. (eds.) (2005). TREC: Experiment and Evaluation in Information Retrieval. MIT
+    Press.
+
+    Clarke, C. L. A., Craswell, N. & Voorhees, E. M. (2012). Overview of the TREC 2012 Web Track. TREC 2012.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> qrels = fastrisk.read_qrels(datasets.path('trec2012-web/qrels.adhoc.txt'))
+    >>> len(qrels.topics), len(qrels.docids)
+    (50, 16055)
     """
     if isinstance(path, Qrels):
         return path

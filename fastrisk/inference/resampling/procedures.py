@@ -227,6 +227,25 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         ``exclude_self``, ``missing``, ``statistic``, ``test``, ``method``,
         ``confidence_level``, ``keep_replicates``, ``chunk_size``, ``progress`` other than their
         defaults (`InputError` naming the option).
+
+    References
+    ----------
+    Efron, B. & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+
+    Sakai, T. (2006). Evaluating evaluation metrics based on the bootstrap. SIGIR 2006.
+
+    Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.bootstrap(matrix, baseline, alpha=[0, 5], replicates=1000, rng=1)
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> round(float(res.pvalue[0, k]), 3), round(float(res.ci_low[0, k]), 3), round(float(res.ci_high[0, k]), 3)
+    (0.031, 0.012, 0.221)
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)),
@@ -369,6 +388,24 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
         ``[batch, alpha, system]``; the stack takes none of ``value``, ``pairs``,
         ``convention``, ``exclude_self``, ``missing``, ``keep_replicates``, ``chunk_size``,
         ``progress`` other than their defaults (`InputError` naming the option).
+
+    References
+    ----------
+    Smucker, M. D., Allan, J. & Carterette, B. (2007). A comparison of statistical significance tests for
+    information retrieval evaluation. CIKM 2007.
+
+    Urbano, J., Lima, H. & Hanjalic, A. (2019). Statistical significance testing in information retrieval: an
+    empirical analysis of type I, type II and type III errors. SIGIR 2019.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.permutation_test(matrix, baseline, replicates=1000, rng=1)
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> round(float(res.pvalue[0, k]), 3)
+    0.022
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),
@@ -448,6 +485,24 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     -------
     JackknifeResult
         Arrays ``[alpha, system]`` (leave-one-out values ``[alpha, system, topic]``).
+
+    References
+    ----------
+    Efron, B. (1982). The Jackknife, the Bootstrap and Other Resampling Plans. SIAM.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.jackknife(matrix, baseline, alpha=[0, 5])
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> print(np.round(res.standard_error[:, k], 4))
+    [0.0528 0.1755]
     """
     _choice(convention, "convention", CONVENTIONS)
     stat = _statistic_iv(statistic)
@@ -569,6 +624,24 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
         collections: a `BatchTTestResult` ``[batch, alpha, system]``; the stack takes none of
         ``value``, ``pairs``, ``convention``, ``exclude_self``, ``missing`` other than their
         defaults (`InputError` naming the option).
+
+    References
+    ----------
+    Student (1908). The probable error of a mean. Biometrika 6(1), 1-25.
+
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive evaluation of
+    retrieval systems. SIGIR 2014.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> import numpy as np
+    >>> from fastrisk.data import datasets
+    >>> matrix, baseline = datasets.trec2012_web()
+    >>> res = fastrisk.t_test(matrix, baseline, alpha=[0, 5])
+    >>> k = res.systems.index('uogTrA44xi')
+    >>> print(np.round(res.statistic[:, k], 3), np.round(res.pvalue[:, k], 4))
+    [ 2.244 -1.116] [0.0294 0.2697]
     """
     if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
         _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),

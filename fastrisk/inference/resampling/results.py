@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from fastrisk.data.results import ConfidenceInterval, Result, array
+from fastrisk.data.results import ConfidenceInterval, Result, array, param
 from fastrisk.errors import InputError
 
 
@@ -24,9 +24,11 @@ class QQData(Result):
     systems: tuple
     alpha: np.ndarray | None
     loss_weight: np.ndarray | None = None
-    probabilities: np.ndarray = array("quantile", column="probability", default=None)
-    theoretical: np.ndarray = array("quantile", default=None)
-    sample: np.ndarray = array("alpha", "system", "quantile", default=None)
+    probabilities: np.ndarray = array("quantile", column="probability", default=None, doc="Plotting positions ``(i + "
+                                                                                          "0.5) / Q`` of the quantiles.")
+    theoretical: np.ndarray = array("quantile", default=None, doc="N(0, 1) quantiles at ``probabilities``.")
+    sample: np.ndarray = array("alpha", "system", "quantile", default=None, doc="Quantiles of the standardised "
+                                                                                "replicates.")
 
 
 @dataclass(frozen=True, repr=False)
@@ -93,14 +95,17 @@ class BootstrapResult(_Labelled):
     test: str = "shift"
     replicates: int = 0
     seed: int = 0
-    path: str = "linear"
+    path: str = param("linear", doc="How the replicates were computed: ``linear`` (the mean, one pass) or ``generic`` "
+                                    "(a user's statistic on each resample).")
 
     @property
     def ci_low(self) -> np.ndarray:
+        """Lower confidence limit, ``confidence_interval.low``."""
         return self.confidence_interval.low
 
     @property
     def ci_high(self) -> np.ndarray:
+        """Upper confidence limit, ``confidence_interval.high``."""
         return self.confidence_interval.high
 
     def qq(self, points: int | None = None) -> QQData:
@@ -149,8 +154,8 @@ class PermutationResult(_Labelled):
     replicates: int = 0
     exact: bool = False
     seed: int | None = None
-    null_hypothesis: str = ("the per-topic differences are symmetric about 0 (system and baseline exchangeable); "
-                            "the same p-value for every alpha")
+    null_hypothesis: str = param("the per-topic differences are symmetric about 0 (system and baseline "
+                                 "exchangeable); the same p-value for every alpha", doc="What the p-value tests, in words.")
 
 
 @dataclass(frozen=True, repr=False)
