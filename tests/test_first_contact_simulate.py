@@ -139,7 +139,7 @@ def test_a_grid_cell_names_the_seed_that_reproduces_it(monkeypatch, tmp_path, ca
             return pa.table({"x": [1]})
 
     def fake_run(modes, measure, topics, **kw):
-        seen.append((measure, topics, kw["rng"]))
+        seen.append((measure, topics, kw["sampling"].rng))
         return {m: _Stub() for m in modes}
 
     monkeypatch.setattr(studies, "_run", fake_run)

@@ -251,10 +251,10 @@ def test_cli_grid_paper_tests(web12, tmp_path, capsys, monkeypatch):
     args = ["simulate", "grid", str(file), "--trials", "100", "--replicates", "50", "--cache", str(cache),
             "--tables", str(tmp_path), "--quiet"]
     assert main(args + ["--paper-tests"]) in (0, None)
-    assert got["tests"] == PAPER_TESTS
+    assert got["selection"].tests == PAPER_TESTS
     assert main(args + ["--tests", "t, bootstrap"]) in (0, None)
-    assert got["tests"] == ["t", "bootstrap"]
+    assert got["selection"].tests == ["t", "bootstrap"]
     assert main(args) in (0, None)
-    assert got["tests"] is None
+    assert got["selection"].tests is None
     assert main(args + ["--paper-tests", "--tests", "t"]) == 2
     assert "--paper-tests or --tests, not both" in capsys.readouterr().err

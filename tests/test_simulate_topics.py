@@ -177,6 +177,6 @@ def test_result_table_and_figure(gaussian, tmp_path):
 
 def test_only_the_planned_test_is_simulated(gaussian, monkeypatch):
     seen, real = [], studies._run
-    monkeypatch.setattr(studies, "_run", lambda *a, **kw: (seen.append(kw["tests"]), real(*a, **kw))[1])
+    monkeypatch.setattr(studies, "_run", lambda *a, **kw: (seen.append(kw["selection"].tests), real(*a, **kw))[1])
     res = topics(gaussian, measure="AP", test="wilcoxon", delta=DELTA, power=0.5, trials=200, rng=1, max_topics=16)
     assert seen and set(seen) == {("wilcoxon",)} and len(seen) == len(res.n)

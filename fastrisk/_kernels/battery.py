@@ -33,9 +33,20 @@ from fastrisk._kernels.risk import risk_at, risk_sums, smooth_value, value_momen
 #: value function s(d) of Benham, Moffat & Culpepper 2019).
 MEAN, SD, WPLUS, WN, WTIES, WZERO, SPOS, SNEG, ZOBS, GOBS, TSMOOTH = range(11)
 N_STATS = 11
-#: Columns of the counts array (see `_battery_one`); the bootstrap tests of URisk_alpha add
-#: three columns per alpha after these (`battery_batch`'s ``boot_risk``).
+#: Rows of the risk array (URisk_alpha and TRisk_alpha of y against x, one column per alpha).
+URISK, TRISK = range(2)
+#: Columns of the counts array (see `_battery_one`): the shift-to-null bootstrap of d [>=, <=,
+#: |.| >=], the sign flips of d [>=, <=], of ZRisk and of GeoRisk [>=, <=], the study's bootstrap
+#: (R/test.cpp: replicates centred by their own mean) [>=, |.| >=], the flips' |.| >=, the study's
+#: permutation (R's mean, no tolerance) [>=, |.| >=]. The names are the battery registry's slots
+#: (`fastrisk._runtime.battery_tests`).
+(BOOT_GE, BOOT_LE, BOOT_ABS, PERM_GE, PERM_LE, ZRISK_GE, ZRISK_LE, GEO_GE, GEO_LE, RBOOT_GE, RBOOT_ABS, PERM_ABS,
+ RPERM_GE, RPERM_ABS) = range(14)
 N_COUNTS = 14
+#: The bootstrap tests of URisk_alpha add three columns per alpha after these (`battery_batch`'s
+#: ``boot_risk``): [>=, <=, |.| >=] of alpha a at BOOT_RISK_GE + BOOT_RISK_STRIDE a.
+BOOT_RISK_GE, BOOT_RISK_LE, BOOT_RISK_ABS = N_COUNTS, N_COUNTS + 1, N_COUNTS + 2
+BOOT_RISK_STRIDE = 3
 
 
 @njit
@@ -455,8 +466,8 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, risk
         gains, losses, s_ee, s_ef, s_ff, s_e, s_f = risk_sums(y, x)
         for a in range(alphas_risk.shape[0]):
             m, se, _ = risk_at(alphas_risk[a], c, gains, losses, s_ee, s_ef, s_ff, s_e, s_f)
-            risk[0, a] = m
-            _, risk[1, a] = floored_t(m, se, c, VARIANCE_RTOL)
+            risk[URISK, a] = m
+            _, risk[TRISK, a] = floored_t(m, se, c, VARIANCE_RTOL)
     # TRisk with the smooth value function: the moments of s(d_i) (`value_moments`, as every value path)
     for i in range(c):
         buf_v[i] = smooth_value(buf_d[i])
@@ -510,10 +521,11 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, risk
             u = blk[r] - rbar
             n9 += u >= up
             n10 += abs(u) >= far
-    counts[0], counts[1], counts[2], counts[9], counts[10] = n0, n1, n2, n9, n10
+    counts[BOOT_GE], counts[BOOT_LE], counts[BOOT_ABS], counts[RBOOT_GE], counts[RBOOT_ABS] = n0, n1, n2, n9, n10
     if boot_risk:
         for a in range(alphas_risk.shape[0]):
-            _boot_counts(base, B, c, buf_d, alphas_risk[a], buf_v, st, lo, hi, blk, counts, N_COUNTS + 3 * a)
+            _boot_counts(base, B, c, buf_d, alphas_risk[a], buf_v, st, lo, hi, blk, counts,
+                         BOOT_RISK_GE + BOOT_RISK_STRIDE * a)
     # sign flips: the statistic t = sum(s_i h_i), the study's flipped sum of d, and the
     # ZRisk/GeoRisk sums of the flipped pair
     n_perm = ((1 << c) if exact else B) if perm else 0
@@ -549,8 +561,8 @@ def _battery_one(x, y, seed, k, B, exact, min_diff, alphas_risk, zg, stats, risk
             n6 += z6
             n7 += z7
             n8 += z8
-    counts[3], counts[4], counts[11], counts[12], counts[13] = n3, n4, n11, n12, n13
-    counts[5], counts[6], counts[7], counts[8] = n5, n6, n7, n8
+    counts[PERM_GE], counts[PERM_LE], counts[PERM_ABS], counts[RPERM_GE], counts[RPERM_ABS] = n3, n4, n11, n12, n13
+    counts[ZRISK_GE], counts[ZRISK_LE], counts[GEO_GE], counts[GEO_LE] = n5, n6, n7, n8
 
 
 @pjit
@@ -572,7 +584,7 @@ def battery_batch(V, seed, keys, B, exact, min_diff, alphas_risk, zg, chunk, xme
     A = alphas_risk.shape[0]
     stats = np.empty((K, N_STATS))
     risk = np.empty((K, 2, A))
-    counts = np.empty((K, N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
+    counts = np.empty((K, N_COUNTS + (BOOT_RISK_STRIDE * A if boot_risk else 0)), np.int64)
     n_chunks = (K + chunk - 1) // chunk
     raw = xmean.shape[0] > 0
     for q in prange(n_chunks):  # buffers once per chunk of collections, not per collection

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
 
@@ -32,14 +34,24 @@ def _ints(text: str, name: str) -> list[int]:
         raise InputError(f"--{name} must be comma-separated integers, got {text!r}") from None
 
 
-def _common(args, paper: bool = False) -> dict:
+def _options(args, paper: bool = False, executor=None) -> tuple:
+    """The study's options objects (`fastrisk.simulate.options`: Sampling, TestSelection,
+    Execution), built once from the command line."""
+    from fastrisk.simulate.options import Execution, Sampling, TestSelection  # imported when the command runs
+
     if args.replicates is None and not paper:
         args.replicates = 1000
     if args.replicates is not None and not 0 <= args.replicates <= MAX_REPLICATES:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
-    return dict(trials=args.trials, replicates=args.replicates, rng=args.seed,
-                trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
-                progress=False if args.quiet else None, cache=args.cache, ties_seed=args.ties_seed)
+    tests = [t.strip() for t in args.tests.split(",") if t.strip()] if args.tests else None
+    sampling = Sampling(trials=args.trials, replicates=args.replicates, rng=args.seed,
+                        shared_resamples=args.shared_resamples or False)
+    selection = TestSelection(tests=tests, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
+                              risk_nulls=not args.no_risk_nulls)
+    execution = Execution(executor=executor, progress=False if args.quiet else None, cache=args.cache,
+                          ties_seed=args.ties_seed, resume=args.resume,
+                          out=args.checkpoint if args.study in _STUDIES else None)
+    return sampling, selection, execution
 
 
 def _cmd_simulate(args) -> int:
@@ -64,16 +76,14 @@ def _cmd_simulate(args) -> int:
             return _grid(args, collections, executor)
         if args.study == "topics":
             return _topics(args, collections, executor)
-        common = dict(_common(args), topics=args.topics, collections=collections, out=args.checkpoint,
-                      resume=args.resume, risk_nulls=not args.no_risk_nulls,
-                      shared_resamples=args.shared_resamples or False,
-                      tests=[t.strip() for t in args.tests.split(",") if t.strip()] if args.tests else None)
+        sampling, selection, execution = _options(args, executor=executor)
+        common = dict(topics=args.topics, collections=collections, sampling=sampling, selection=selection,
+                      execution=execution)
         if args.study == "type1":
-            result = simulate.type1(args.measure, executor=executor, **common)
+            result = simulate.type1(args.measure, **common)
         else:
             fn = simulate.power if args.study == "power" else simulate.type3
-            result = fn(args.measure, delta=_floats(args.delta or STUDY_DELTAS, "delta"), executor=executor,
-                        **common)
+            result = fn(args.measure, delta=_floats(args.delta or STUDY_DELTAS, "delta"), **common)
     finally:
         close()
     write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the study
@@ -126,11 +136,14 @@ def _topics(args, collections, executor) -> int:
         raise InputError(f"simulate topics plans for one effect size: give one --delta, got {args.delta!r}")
     if args.replicates is not None and not 0 <= args.replicates <= MAX_REPLICATES:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
+    from fastrisk.simulate.options import Execution, Sampling  # imported when the command runs
+
     result = topics(collections, measure=args.measure, test=args.test, alpha=args.alpha, delta=delta[0],
-                    power=args.power, tails=args.tails, trials=args.trials, replicates=args.replicates,
-                    rng=args.seed, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
-                    min_topics=args.min_topics, max_topics=args.max_topics, executor=executor,
-                    progress=not args.quiet, cache=args.cache, ties_seed=args.ties_seed)
+                    power=args.power, tails=args.tails, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"),
+                    min_diff=args.min_diff, min_topics=args.min_topics, max_topics=args.max_topics,
+                    sampling=Sampling(trials=args.trials, replicates=args.replicates, rng=args.seed),
+                    execution=Execution(executor=executor, progress=not args.quiet, cache=args.cache,
+                                        ties_seed=args.ties_seed))
     print(result.summary(), file=sys.stderr)
     write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the curve
     if args.plot:
@@ -153,18 +166,17 @@ def _grid(args, collections, executor) -> int:
     measures = [m.strip() for m in args.measures.split(",") if m.strip()] if args.measures else None
     if collections is not None and args.measure:
         measures = [args.measure]
-    common = _common(args, paper=args.paper_size)
     if args.paper_tests and args.tests:
         raise InputError("give --paper-tests or --tests, not both (--paper-tests is --tests "
                          f"{','.join(PAPER_TESTS)})")
-    tests = PAPER_TESTS if args.paper_tests else ([t.strip() for t in args.tests.split(",") if t.strip()]
-                                                  if args.tests else None)
+    sampling, selection, execution = _options(args, paper=args.paper_size, executor=executor)
+    if args.paper_tests:
+        selection = replace(selection, tests=PAPER_TESTS)
     run_grid(studies, args.tables, measures=measures, collections=collections,
              topics=_ints(args.topic_sizes, "topic-sizes"), delta=_floats(args.delta or STUDY_DELTAS, "delta"),
-             executor=executor, resume=args.resume, plot=args.plot, plot_format=args.plot_format,
-             paper_size=args.paper_size, shared_resamples=args.shared_resamples or False,
-             risk_nulls=not args.no_risk_nulls, tests=tests,
-             workers=args.processes or _local_workers(args.scheduler), **common)
+             plot=args.plot, plot_format=args.plot_format, paper_size=args.paper_size,
+             workers=args.processes or _local_workers(args.scheduler), sampling=sampling, selection=selection,
+             execution=execution)
     return 0
 
 
@@ -204,6 +216,11 @@ _ONLY = {
 _MEASURE_HELP = {"fit": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
                         "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix files "
                         "that do not name theirs, their measure (any measure on [0, 1])"}
+
+
+def _battery_names() -> str:
+    """The battery's tests for a help text (the registry's; a family as ``name@A``)."""
+    return ", ".join(f"{b.name}@A" if b.family else b.name for b in _bt.BATTERY.values())
 
 
 class _ActionHelp(argparse.Action):
@@ -263,8 +280,7 @@ def register(sub) -> None:
     p.add_argument("--delta", default=None,
                    help="effect sizes for power / type3 (default the study's 0.01..0.1); topics: one (default 0.05)")
     p.add_argument("--test", default="t",
-                   help="topics: the test planned for (t, wilcoxon, sign, bootstrap, permutation, trisk@A, zrisk, "
-                        "georisk; default t)")
+                   help=f"topics: the test planned for ({_battery_names()}; default t)")
     p.add_argument("--alpha", type=float, default=0.05, help="topics: significance level (default 0.05)")
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
@@ -303,7 +319,7 @@ def register(sub) -> None:
                         "study's own pairs are simulated only for one of their tests and a risk null's pairs (and "
                         "its calibration) only for one of its")
     p.add_argument("--paper-tests", action="store_true",
-                   help="grid: the paper's own battery, --tests t,wilcoxon,sign,bootstrap,permutation (no ZRisk/"
+                   help=f"grid: the paper's own battery, --tests {','.join(_bt.paper_tests())} (no ZRisk/"
                         "GeoRisk flips, no risk nulls)")
     p.add_argument("--shared-resamples", nargs="?", type=int, const=True, default=None, metavar="TRIALS",
                    help="common random numbers: each block of 1000 (or TRIALS) trials of a collection shares its "

@@ -8,6 +8,8 @@
 - `type1`, `power`, `type3`, `grid`: their error-rate studies, with
   the published protocol, on the sweep engine, on the bundled collections or any score
   matrix of any measure on [0, 1] (margins by the measure's support);
+- `Sampling`, `TestSelection`, `Execution`: the studies' options as objects, shared by the
+  studies, the grid and the CLI (or built from the old keywords);
 - `topics`: topic-set-size planning, the smallest number of topics whose simulated power
   reaches a target (`TopicsResult`);
 - `resample_topics`, `CollectionModel` (`fit_hurdle_margin`, `fit_exchangeable_copula`),
@@ -26,11 +28,12 @@ from fastrisk.simulate.collections import (
 from fastrisk.simulate.copulas import fit_copula
 from fastrisk.simulate.fits import CollectionFit, fit_collections
 from fastrisk.simulate.margins import Margin, fit_hurdle_margin
+from fastrisk.simulate.options import Execution, Sampling, TestSelection
 from fastrisk.simulate.planning import TopicsResult, topics
 from fastrisk.simulate.simireff import SimMargin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
-__all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Margin",
-           "SimMargin", "StudyResult", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
+__all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Execution",
+           "Margin", "Sampling", "SimMargin", "StudyResult", "TestSelection", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
            "fit_hurdle_margin", "fit_margin", "power",
            "resample_topics", "simulate_pairs", "topics", "type1", "type3"]

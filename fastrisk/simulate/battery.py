@@ -63,6 +63,7 @@ from scipy import special
 from fastrisk._kernels import _interrupt
 from fastrisk._kernels import battery as _k
 from fastrisk._kernels import crn as _crn
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.rng import resolve_seed
@@ -72,7 +73,6 @@ from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 TAILS = ("two-sided", "less", "greater")
-BASE_TESTS = ("t", "wilcoxon", "sign", "bootstrap", "permutation")
 #: Shared resamples' products in float32, each replicate decided from its float32 sum unless it
 #: lies within the sum's error bound of a threshold (`fastrisk._kernels.crn.boot_units32`,
 #: `flip_units32`): the counts of the float64 products bit for bit. False: the float64 products
@@ -141,10 +141,124 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests,
 
 
 def battery_test_names(trisk_alpha) -> tuple:
-    """Names of the tests of a battery with TRisk (and the bootstrap test of URisk) at ``trisk_alpha``."""
-    ar = np.asarray(trisk_alpha, float).reshape(-1)
-    return (BASE_TESTS + tuple(f"trisk@{a:g}" for a in ar) + ("zrisk", "georisk", "trisk_smooth")
-            + tuple(f"bootstrap_risk@{a:g}" for a in ar))
+    """Names of the tests of a battery with TRisk (and the bootstrap test of URisk) at ``trisk_alpha``:
+    the registry's tests (`fastrisk._runtime.battery_tests.BATTERY`) in order, each family at
+    every alpha."""
+    return _bt.test_names([float(a) for a in np.asarray(trisk_alpha, float).reshape(-1)])
+
+
+@dataclass(frozen=True)
+class _Context:
+    """The kernel's arrays of one battery call and what forming its p-values needs."""
+
+    stats: np.ndarray
+    risk: np.ndarray
+    counts: np.ndarray
+    B: int
+    c: int
+    exact: bool
+    urbano: bool
+    correction: bool
+
+    def stat(self, b, a, k=0):
+        """The ``k``-th kernel statistic of record ``b`` (a family: its ``risk`` row at alpha index ``a``)."""
+        return self.risk[:, _slot(b.risk), a] if b.family else self.stats[:, _slot(b.stats[k])]
+
+    def count(self, name, a=None):
+        """A counts column by name (a family's at alpha index ``a``); None if not computed."""
+        j = _slot(name) + (_k.BOOT_RISK_STRIDE * a if a is not None else 0)
+        return self.counts[:, j] if j < self.counts.shape[1] else None
+
+
+def _slot(name: str) -> int:
+    """The column of a kernel slot named in the registry (`fastrisk._kernels.battery` constants)."""
+    return int(getattr(_k, name))
+
+
+def _mean_t(ctx, b, a):
+    mean, sd = ctx.stat(b, a, 0), ctx.stat(b, a, 1)
+    _, _, t, _ = _numerics.floor_standardise(mean, sd / np.sqrt(ctx.c), ctx.c)  # the one variance floor
+    return t, _t_tails(t, ctx.c - 1)
+
+
+def _student_t(ctx, b, a):
+    t = ctx.stat(b, a)
+    return t, _t_tails(t, ctx.c - 1)
+
+
+def _wilcoxon(ctx, b, a):
+    w, n, ties, nzero = (ctx.stats[:, _slot(s)] for s in b.stats)
+    return w, _wilcoxon_p(w, n, ties, nzero, ctx.correction, WILCOXON_EXACT_MAX - ctx.urbano)
+
+
+def _sign(ctx, b, a):
+    kpos, kneg = (ctx.stats[:, _slot(s)] for s in b.stats)
+    return kpos, _sign_p(kpos, kpos + kneg)
+
+
+def _bootstrap(ctx, b, a):
+    S, P, B = ctx.stat(b, a), np.full((len(ctx.stats), 3), np.nan), ctx.B
+    ge, le, ab = (ctx.count(s, a) for s in b.counts)
+    if B > 0 and ge is not None:
+        if ctx.urbano and b.urbano_counts:  # R/test.cpp: count / B, the replicates centred by their own mean
+            ge, ab = (ctx.count(s) for s in b.urbano_counts)
+            P[:, 0], P[:, 2] = ab / B, ge / B
+        else:
+            P[:, 2] = (ge + 1.0) / (B + 1.0)
+            P[:, 1] = (le + 1.0) / (B + 1.0)
+            P[:, 0] = (ab + 1.0) / (B + 1.0)
+    return S, P
+
+
+def _flip(ctx, b, a):
+    S, P, B = ctx.stat(b, a), np.full((len(ctx.stats), 3), np.nan), ctx.B
+    if B > 0:
+        if ctx.urbano and b.urbano_counts:  # R/test.cpp: count / B, two-sided from |.| >=
+            ge, ab = (ctx.count(s) for s in b.urbano_counts)
+            P[:, 0], P[:, 2] = ab / B, ge / B
+        else:
+            n = 2 ** ctx.c if ctx.exact else B
+            adj = 0.0 if ctx.exact else 1.0
+            ge, le = (ctx.count(s, a) for s in b.counts)
+            pg = (ge + adj) / (n + adj)
+            pl = (le + adj) / (n + adj)
+            P[:] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
+    return S, P
+
+
+#: The p-value rules of the registry (`fastrisk._runtime.battery_tests.PVALUE_RULES`): rule ->
+#: function (context, record, alpha index or None) -> (statistic (K,), p-values (K, 3)).
+PVALUES = {"mean_t": _mean_t, "student_t": _student_t, "wilcoxon": _wilcoxon, "sign": _sign,
+           "bootstrap": _bootstrap, "flip": _flip}
+
+
+def _pvalues(names, ar, ctx):
+    """Statistics (K, T) and p-values (K, T, 3) of the tests ``names`` (`battery_test_names` of
+    ``ar``) from the kernel's arrays."""
+    K, T = len(ctx.stats), len(names)
+    S, P = np.empty((K, T)), np.full((K, T, 3), np.nan)
+    members = [(b, a) for b in _bt.registry().values() for a in (range(len(ar)) if b.family else [None])]
+    for j, (b, a) in enumerate(members):
+        S[:, j], P[:, j] = PVALUES[b.pvalues](ctx, b, a)
+    for j, (b, a) in enumerate(members):  # a family whose test at A = 0 is another test: its numbers, bit for bit
+        if b.same_at_zero is not None and ar[a] == 0:
+            k = names.index(b.same_at_zero)
+            S[:, j], P[:, j] = S[:, k], P[:, k]
+    return S, P
+
+
+def _check_slots(tests=None) -> None:
+    """Every kernel slot a registry record names exists in `fastrisk._kernels.battery`, and every
+    rule has its function (a misspelt record fails at import, not mid-study)."""
+    for b in _bt.registry(tests).values():
+        for name in (*b.stats, *b.counts, *b.urbano_counts, *([b.risk] if b.risk else [])):
+            if not isinstance(getattr(_k, name, None), int):
+                raise ValueError(f"battery test {b.name!r}: no kernel slot {name!r} in fastrisk._kernels.battery")
+        if b.pvalues not in PVALUES:
+            raise ValueError(f"battery test {b.name!r}: no p-value function for rule {b.pvalues!r}")
+
+
+_check_slots()
 
 
 def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: float | None = None,
@@ -215,9 +329,10 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     if shared_resamples and not (isinstance(start, numbers.Integral) and not isinstance(start, bool)):
         raise InputError(f"with `shared_resamples`, `start` is the one stream key of the shared draws (an integer >= 0), "
                          f"got {start!r}")
-    boot, perm = "bootstrap" in want, "permutation" in want
-    zg = bool(risk_tests) and bool(want & {"zrisk", "georisk"})
-    boot_risk = any(t.startswith("bootstrap_risk@") for t in want)
+    passes = {p for t in want for p in _bt.lookup(t)[0].passes}  # the kernel passes the wanted tests need
+    boot, perm = "bootstrap" in passes, "flips" in passes
+    zg = bool(risk_tests) and "risk_flips" in passes
+    boot_risk = "risk_bootstrap" in passes
     V = st.values
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B and not urbano
@@ -231,70 +346,28 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         if shared_resamples:
             counts = _shared_counts(V, s0, int(start), B, exact, md, ar, zg, xmean, boot, perm or zg, boot_risk,
                                     stop)
-    tests = names
-    T = len(tests)
-    A = len(ar)
-    jz, jg, js = 5 + A, 6 + A, 7 + A  # zrisk, georisk, trisk_smooth; bootstrap_risk@a at 8 + A + a
-    P = np.full((K, T, 3), np.nan)
-    S = np.empty((K, T))
-    df = c - 1
-    # t
-    mean, sd = stats[:, _k.MEAN], stats[:, _k.SD]
-    _, _, t, _ = _numerics.floor_standardise(mean, sd / np.sqrt(c), c)  # the one variance floor
-    S[:, 0] = t
-    P[:, 0] = _t_tails(t, df)
-    # Wilcoxon
-    S[:, 1], P[:, 1] = stats[:, _k.WPLUS], _wilcoxon_p(stats, correction, WILCOXON_EXACT_MAX - urbano)
-    # sign
-    kpos, npairs = stats[:, _k.SPOS], stats[:, _k.SPOS] + stats[:, _k.SNEG]
-    S[:, 2], P[:, 2] = kpos, _sign_p(kpos, npairs)
-    # bootstrap and permutation (and the ZRisk / GeoRisk flips)
-    S[:, 3] = S[:, 4] = mean
-    if B > 0:
-        n = 2 ** c if exact else B
-        adj = 0.0 if exact else 1.0
-        P[:, 3, 2] = (counts[:, 0] + 1.0) / (B + 1.0)
-        P[:, 3, 1] = (counts[:, 1] + 1.0) / (B + 1.0)
-        P[:, 3, 0] = (counts[:, 2] + 1.0) / (B + 1.0)
-        for j, (ge, le) in ((4, (3, 4)), (jz, (5, 6)), (jg, (7, 8)))[:3 if risk_tests else 1]:
-            pg = (counts[:, ge] + adj) / (n + adj)
-            pl = (counts[:, le] + adj) / (n + adj)
-            P[:, j] = np.stack([np.minimum(1.0, 2 * np.minimum(pg, pl)), pl, pg], axis=-1)
-        if urbano:  # R/test.cpp: count / B; the bootstrap centred by the replicates' own mean
-            nan = np.full(K, np.nan)
-            P[:, 3] = np.stack([counts[:, 10] / B, nan, counts[:, 9] / B], axis=-1)
-            P[:, 4] = np.stack([counts[:, 13] / B, nan, counts[:, 12] / B], axis=-1)
-    for a in range(A):
-        S[:, 5 + a] = risk[:, 1, a]
-        P[:, 5 + a] = _t_tails(risk[:, 1, a], df)
-        j, q = 8 + A + a, _k.N_COUNTS + 3 * a
-        S[:, j] = risk[:, 0, a]  # the observed URisk_alpha
-        if B > 0 and boot_risk:  # fastrisk.bootstrap's shift test: (count + 1) / (B + 1), two-sided |.| >=
-            P[:, j] = (counts[:, [q + 2, q + 1, q]] + 1.0) / (B + 1.0)
-    zero = np.flatnonzero(ar == 0)  # TRisk at alpha = 0 is the paired t test: its own numbers, bit for bit
-    S[:, 5 + zero], P[:, 5 + zero] = S[:, [0]], P[:, [0]]
-    S[:, js] = stats[:, _k.TSMOOTH]
-    P[:, js] = _t_tails(stats[:, _k.TSMOOTH], df)
-    S[:, jz], S[:, jg] = stats[:, _k.ZOBS], stats[:, _k.GOBS]
-    skipped = [j for j, t in enumerate(tests) if t not in want and _resampled(t)]
-    skipped += [jz, jg] if not zg else []
-    P[:, skipped] = np.nan
+    ctx = _Context(stats, risk, counts, B, c, exact, urbano, bool(correction))
+    S, P = _pvalues(names, ar, ctx)
+    for j, t in enumerate(names):  # a resampling test not asked for, or the flip tests without risk_tests: NaN
+        b, _ = _bt.lookup(t)
+        if (b.resampled and t not in want) or ("risk_flips" in b.passes and not zg):
+            P[:, j] = np.nan
     n_rep = (2 ** c if exact else B)
     if urbano:
         P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals
-    return BatteryResult(tests=tests, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
+    return BatteryResult(tests=names, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
 
 
 def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boot, perm, boot_risk, stop):
     """The counts array of `fastrisk._kernels.battery.battery_batch` (K, N_COUNTS [+ 3 A]) for the
     K pairs V, every pair drawing the resamples and flips of stream key ``key``
-    (`fastrisk._kernels.crn`). ``boot``: the bootstrap of d (columns 0-2, 9-10); ``perm``: the
-    sign flips (3, 4, 11-13, and 5-8 with ``zg``); ``boot_risk``: the bootstrap of URisk at each
-    alpha (N_COUNTS + 3 a ..). Columns not asked for stay 0."""
+    (`fastrisk._kernels.crn`). ``boot``: the bootstrap of d (BOOT_*, RBOOT_*); ``perm``: the
+    sign flips (PERM_*, RPERM_*, and ZRISK_*, GEO_* with ``zg``); ``boot_risk``: the bootstrap of
+    URisk at each alpha (BOOT_RISK_* + 3 a). Columns not asked for stay 0."""
     K, A = V.shape[0], alphas_risk.shape[0]
     c = V.shape[2]
-    counts = np.zeros((K, _k.N_COUNTS + (3 * A if boot_risk else 0)), np.int64)
+    counts = np.zeros((K, _k.N_COUNTS + (_k.BOOT_RISK_STRIDE * A if boot_risk else 0)), np.int64)
     if B == 0:
         return counts
     D, Q, total, tol, sc = _crn.prepare(V, min_diff, xmean)
@@ -311,7 +384,7 @@ def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boo
         for q in range(3):
             counts[k, dest + q] = acc[:, q]
         if boot:
-            counts[:K, 9], counts[:K, 10] = acc[:K, 3], acc[:K, 4]
+            counts[:K, _k.RBOOT_GE], counts[:K, _k.RBOOT_ABS] = acc[:K, 3], acc[:K, 4]
     if perm:
         base = np.uint64(_crn.stream_base(seed, key, 1))
         n_perm = (1 << c) if exact else B
@@ -325,12 +398,9 @@ def _shared_counts(V, seed, key, B, exact, min_diff, alphas_risk, zg, xmean, boo
             if zg:
                 P[1::m] = Q
             acc = _crn.flip_units(P, m, total, tol, sc, base, n_perm, exact, zg, c, stop)
-        counts[:, [3, 4, 11, 12, 13, 5, 6, 7, 8]] = acc
+        counts[:, [_k.PERM_GE, _k.PERM_LE, _k.PERM_ABS, _k.RPERM_GE, _k.RPERM_ABS, _k.ZRISK_GE, _k.ZRISK_LE,
+                   _k.GEO_GE, _k.GEO_LE]] = acc
     return counts
-
-
-def _resampled(test: str) -> bool:
-    return test in ("bootstrap", "permutation", "zrisk", "georisk") or test.startswith("bootstrap_risk@")
 
 
 def _wanted(tests, names) -> set:
@@ -375,10 +445,9 @@ def _binomial_cdf(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.where(uk >= un, 1.0, special.bdtr(uk, un, 0.5))[inverse.reshape(-1)].reshape(k.shape)
 
 
-def _wilcoxon_p(stats, correction, exact_max=WILCOXON_EXACT_MAX):
-    """p-values (K, 3) of the signed-rank statistic: exact table (n <= ``exact_max``) or
-    tie-corrected normal."""
-    w, n, ties, nzero = stats[:, _k.WPLUS], stats[:, _k.WN], stats[:, _k.WTIES], stats[:, _k.WZERO]
+def _wilcoxon_p(w, n, ties, nzero, correction, exact_max=WILCOXON_EXACT_MAX):
+    """p-values (K, 3) of the signed-rank statistic W+ ``w`` over ``n`` non-zero differences
+    (tie term ``ties``, ``nzero`` zeros): exact table (n <= ``exact_max``) or tie-corrected normal."""
     ni = n.astype(np.int64)
     exact = (ni <= exact_max) & (ties == 0) & (nzero == 0) & (ni > 0)
     out = np.full((len(w), 3), np.nan)

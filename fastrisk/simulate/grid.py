@@ -17,18 +17,21 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numba
 import numpy as np
 import pyarrow as pa
 
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.atomic import write_parquet
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
-from fastrisk.simulate.battery import BASE_TESTS, battery, battery_test_names
+from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.measures import canonical_measure, file_stem
+from fastrisk.simulate.options import Execution, Sampling, TestSelection, from_keywords
 from fastrisk.viz.figures import plot_studies
 
 STUDIES = ("type1", "power", "type3")
@@ -39,8 +42,9 @@ PLOT_FORMATS = ("svg", "png", "pdf")
 PAPER_TRIALS = {"type1": 1_667_000, "h1": 167_000}
 PAPER_REPLICATES = 10**6
 #: The paper's own battery (Urbano, Lima & Hanjalic 2019, ``R/ir_tests.R``): t, Wilcoxon, sign,
-#: bootstrap, permutation. ZRisk, GeoRisk, TRisk and the risk nulls are fastrisk's additions.
-PAPER_TESTS = BASE_TESTS
+#: bootstrap, permutation (the registry's ``paper`` records). ZRisk, GeoRisk, TRisk and the risk
+#: nulls are fastrisk's additions.
+PAPER_TESTS = _bt.paper_tests()
 
 
 def cell_seed(seed: int, measure: str, topics: int) -> int:
@@ -59,7 +63,8 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
              min_diff: float = 0.01, executor=None, progress=None, cache=None, resume: bool = False, plot=None,
              chunk: int = _s.CHUNK, ties_seed: int = 0, plot_format: str = "svg", h1_trials: int | None = None,
              paper_size: bool = False, shared_resamples=False, workers: int | None = None,
-             risk_nulls: bool = True, tests=None) -> dict:
+             risk_nulls: bool = True, tests=None, sampling: Sampling | None = None,
+             selection: TestSelection | None = None, execution: Execution | None = None) -> dict:
     """Run ``studies`` (type1, power, type3) over ``measures`` x ``topics``; write the tables
     under ``directory``; returns {study: [StudyResult, ...]}. ``plot``: a directory for one
     figure per study, as ``plot_format`` (svg, png or pdf). ``collections``: bundled names or
@@ -72,9 +77,15 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
     `fastrisk.simulate.studies.type1`, as ``risk_nulls`` and ``tests`` (only these tests of the battery,
     e.g. `PAPER_TESTS`: the paper's own battery, whose trials need no ZRisk/GeoRisk flips and no risk
     nulls). Before it starts, the grid's cost is estimated (`estimate_grid`, on ``workers`` cores, for
-    the tests that will run) and printed to standard error."""
-    trials, h1_trials, replicates = paper_counts(paper_size, trials, h1_trials, replicates)
-    tests = _s._tests_iv(tests, trisk_alpha, risk_nulls)
+    the tests that will run) and printed to standard error.
+
+    ``sampling``, ``selection``, ``execution``: those options as objects
+    (`fastrisk.simulate.options`; ``sampling.trials`` is ``trials``, ``execution.resume`` the
+    grid's ``resume``), as `fastrisk.simulate.type1` takes them."""
+    sampling, selection, execution = from_keywords(run_grid, locals())
+    trials, h1_trials, replicates = paper_counts(paper_size, sampling.trials, h1_trials, sampling.replicates)
+    trisk_alpha, risk_nulls, resume = selection.trisk_alpha, selection.risk_nulls, execution.resume
+    tests = _s._tests_iv(selection.tests, trisk_alpha, risk_nulls)
     if plot_format not in PLOT_FORMATS:
         raise InputError(f"`plot_format` must be one of {', '.join(PLOT_FORMATS)}, got {plot_format!r}")
     studies = tuple(studies)
@@ -88,16 +99,19 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
         cells = [(key, items)]
     else:
         cells = [(canonical_measure(m), None) for m in (measures or _s.MEASURES)]
-    root = resolve_seed(rng)
+    root = resolve_seed(sampling.rng)
     out = Path(directory)
     ck = out / "checkpoints"
     ck.mkdir(parents=True, exist_ok=True)
     results: dict = {s: [] for s in studies}
-    shared = _s.shared_size(shared_resamples, chunk)
-    common = dict(replicates=replicates, trisk_alpha=trisk_alpha, min_diff=min_diff,
-                  alphas=_s.ALPHAS, executor=executor, chunk=chunk, progress=progress, cache=cache,
-                  protocol="urbano2019", ties_seed=ties_seed, shared_resamples=shared or False, risk_nulls=risk_nulls,
-                  tests=tests)
+    shared = _s.shared_size(sampling.shared_resamples, execution.chunk)
+    selection = replace(selection, tests=tests)
+
+    def cell(seed, n_trials):  # a cell's sampling: its own seed and trials
+        return replace(sampling, trials=n_trials, replicates=replicates, rng=seed, shared_resamples=shared or False)
+
+    def run_at(f):  # a cell's sweep: checkpointed at f
+        return replace(execution, out=f, resume=resume and _has(f))
     h1 = tuple(s for s in ("power", "type3") if s in studies)
     est = estimate_grid(studies, len(cells), topics, len(delta), trials, h1_trials, replicates, trisk_alpha,
                         shared, workers, risk_nulls, tests)
@@ -115,14 +129,14 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
             seed = cell_seed(root, m, n)
             if "type1" in studies:
                 f = ck / f"type1_{stem}_{n}.parquet"
-                r = _s._run(("type1",), m, n, rng=seed, deltas=[0.0], out=f, resume=resume and _has(f),
-                            collections=items, trials=trials, **common)["type1"]
+                r = _s._run(("type1",), m, n, deltas=[0.0], sampling=cell(seed, trials), selection=selection,
+                            execution=run_at(f), collections=items)["type1"]
                 results["type1"].append(r)
                 r.write_tables(out)
             if h1:
                 f = ck / f"h1_{stem}_{n}.parquet"
-                rs = _s._run(h1, m, n, rng=seed, deltas=list(delta), out=f, resume=resume and _has(f),
-                             collections=items, trials=h1_trials, **common)
+                rs = _s._run(h1, m, n, deltas=list(delta), sampling=cell(seed, h1_trials), selection=selection,
+                             execution=run_at(f), collections=items)
                 for s in h1:
                     results[s].append(rs[s])
                     rs[s].write_tables(out)
@@ -167,16 +181,22 @@ def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True, tests=None) -> 
     and the bootstrap test of URisk_A on pairs of its own null) and ``"smooth"`` (smooth TRisk);
     with ``tests``, only those tests, and only the groups that keep one of them (the groups a
     study runs)."""
-    groups = {"main": [t for t in battery_test_names(trisk_alpha) if _s._null_of(t) is None]}
-    if risk_nulls:
-        for a in dict.fromkeys(float(a) for a in np.atleast_1d(trisk_alpha)):
-            if a > 0:
-                groups[f"urisk@{a:g}"] = [f"trisk@{a:g}", f"bootstrap_risk@{a:g}"]
-        groups["smooth"] = ["trisk_smooth"]
+    groups: dict = {"main": []}
+    for t in battery_test_names(trisk_alpha):  # each test in the group of its null (the registry's)
+        null = _s._null_of(t)
+        if null is None or risk_nulls:
+            groups.setdefault(_group_name(null), []).append(t)
     if tests is not None:
         groups = {g: [t for t in ts if t in tests] for g, ts in groups.items()}
         groups = {g: ts for g, ts in groups.items() if ts}
     return groups
+
+
+def _group_name(null) -> str:
+    """A group of trials by its null: "main" (the study's pairs), "urisk@A" or the null's family."""
+    if null is None:
+        return "main"
+    return f"urisk@{null.alpha:g}" if null.family == "urisk" else null.family
 
 
 def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.0, 5.0), pairs: int = 256,
@@ -194,9 +214,9 @@ def trial_cost(topics: int, replicates: int, *, shared: int = 0, trisk_alpha=(1.
     B = min(replicates, PROBE_REPLICATES)
     out = {}
     for g, want in trial_tests(trisk_alpha, risk_nulls, tests).items():
+        null = _s._null_of(want[0])
         kw = dict(rng=seed, tests=want, threads=1, protocol="urbano2019",
-                  trisk_alpha=[float(g.partition("@")[2])] if g.startswith("urisk@") else
-                  ([] if g == "smooth" else trisk_alpha), risk_tests=g == "main")
+                  trisk_alpha=_s._group_alphas(trisk_alpha, null), risk_tests=null is None)
         if shared:
             kw.update(start=0, shared_resamples=True)
         battery(V[:8], replicates=B, **kw)  # compiled and warm

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 from scipy import special
 
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import save_figure
 from fastrisk._runtime.rng import resolve_seed
@@ -43,6 +44,7 @@ from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
 from fastrisk.simulate.battery import battery, battery_test_names
+from fastrisk.simulate.options import Execution, Sampling, TestSelection, from_keywords
 
 #: Normal quantile of the 95 % Monte-Carlo band.
 Z95 = 1.959963984540054
@@ -170,7 +172,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
            power: float = 0.8, tails: str = "two-sided", trials: int = 10000, replicates: int | None = None,
            rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, min_topics: int = 2,
            max_topics: int = 1000, executor=None, chunk: int = _s.CHUNK, progress: bool | None = None,
-           cache=None, ties_seed: int = 0) -> TopicsResult:
+           cache=None, ties_seed: int = 0, sampling: Sampling | None = None,
+           execution: Execution | None = None) -> TopicsResult:
     """The smallest number of topics at which ``test`` reaches ``power`` at level ``alpha``
     against an effect ``delta``, simulated on the fitted models of ``collections``.
 
@@ -215,6 +218,12 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
         As `fastrisk.simulate.power`.
     progress : bool, optional
         Print each size's power to stderr as it is computed.
+    sampling : Sampling, optional
+        ``trials``, ``replicates`` and ``rng`` as one object (`fastrisk.simulate.options`, as the
+        studies take it; no shared resamples here); not both it and those keywords.
+    execution : Execution, optional
+        ``executor``, ``chunk``, ``progress``, ``cache`` and ``ties_seed`` as one object (no
+        checkpoint here).
 
     Returns
     -------
@@ -228,23 +237,31 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
         A collection keeps fewer than 11 runs (`fastrisk.simulate.studies.runs_needed`: the
         study's H1 pairs, and a risk test's own pairs, are a baseline and its 10 nearest runs).
     """
+    sampling, execution = from_keywords(topics, locals(), only=("sampling", "execution"))
+    if sampling.shared_resamples is not False:
+        raise InputError("topics draws independent resamples: `sampling.shared_resamples` must be False")
+    if execution.out is not None or execution.resume:
+        raise InputError("topics keeps no checkpoint: `execution.out` must be None and `execution.resume` False")
+    trials, replicates, rng = sampling.trials, sampling.replicates, sampling.rng
+    executor, cache, ties_seed, progress = execution.executor, execution.cache, execution.ties_seed, execution.progress
     replicates = _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
                             max_topics)
     key, items = _s.load_collections(measure, collections)
     fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
     # the battery's TRisk only at the planned test's alpha (its trials and p-values are the same); `tests=`
     # simulates only the planned test's group of trials and calibrates only its null
-    name, _, a = test.partition("@")
-    plan_alpha = [float(a)] if name in ("trisk", "bootstrap_risk") else []
+    _, a = _bt.lookup(test)  # a family's test (trisk@A, bootstrap_risk@A): its alpha
+    plan_alpha = [] if a is None else [a]
     seed = resolve_seed(rng)
     points: dict[int, tuple] = {}
     meta = {}
 
     def at(n: int) -> float:
         if n not in points:
-            r = _s._run(("power",), key, n, trials, replicates, [delta], seed, plan_alpha, min_diff, [alpha], items,
-                        executor, chunk, False, cache, "urbano2019", ties_seed=ties_seed, nested=int(max_topics),
-                        fitted=fitted, tests=(test,))["power"]  # only the test's trials (a risk test: its own null, #28)
+            r = _s._run(("power",), key, n, deltas=[delta], sampling=Sampling(trials, replicates, seed),
+                        selection=TestSelection(tests=(test,), trisk_alpha=plan_alpha, min_diff=min_diff, alphas=[alpha]),
+                        execution=replace(execution, progress=False), collections=items, nested=int(max_topics),
+                        fitted=fitted)["power"]  # only the test's trials (a risk test: its own null, #28)
             k, t = r.tests.index(test), r.tails.index(tails)
             rate, valid = float(r.rate[0, k, t, 0]), int(r.n[0, k, t, 0])
             points[n] = (0.0 if math.isnan(rate) else rate, valid)

@@ -60,6 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fastrisk._kernels import simulate as _k
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import atomic_open
 from fastrisk._runtime.rng import resolve_seed
@@ -70,6 +71,7 @@ from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1, prepare_nulls
 from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
 from fastrisk.simulate.nulls import RiskNull
+from fastrisk.simulate.options import ALPHAS, CHUNK, Execution, Sampling, TestSelection, from_keywords
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -80,15 +82,12 @@ MEASURES = {
     "ndcg20": ("web2010_ndcg20", "web2011_ndcg20", "web2012_ndcg20", "web2013_ndcg20"),
     "err20": ("web2010_err20", "web2011_err20", "web2012_err20", "web2013_err20"),
 }
-#: Significance levels, topic-set sizes and effect sizes of the study (``R/common.R``).
-ALPHAS = tuple(np.round(np.concatenate([np.arange(1, 10) / 1000, np.arange(1, 10) / 100, [0.1]]), 3))
+#: Topic-set sizes and effect sizes of the study (``R/common.R``; its significance levels:
+#: `ALPHAS`, of `fastrisk.simulate.options`).
 TOPICS = (25, 50, 100)
 DELTAS = tuple(np.round(np.arange(1, 11) / 100, 2))
 PROTOCOLS = ("urbano2019",)
-#: Trials per sweep job.
-CHUNK = 1000
 TAILS = ("one-tailed", "two-sided")
-_CODES = {"t": "t", "wilcoxon": "w", "sign": "s", "bootstrap": "b", "permutation": "p"}
 
 
 def resolve(measure=None, collections=None) -> tuple[str, tuple]:
@@ -298,8 +297,7 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
     (None: all of them); the others are not resampled."""
     fits, only = _fits(fits), tests
     rn = None if null is None else RiskNull(null[0], float(null[1]))
-    if rn is not None:
-        trisk_alpha = [rn.alpha] if rn.family == "urisk" else []
+    trisk_alpha = _group_alphas(trisk_alpha, rn)
     coll, a, b, h1 = _plan(fits, mode, delta, study_seed, trials, rn)
     if rn is not None:
         mode = "h1"
@@ -380,22 +378,28 @@ def _trial_pvalues(pairs, keep, tests, lo, mine, collection, shared, **kw):
 
 
 def _nulls(trisk_alpha) -> list:
-    """The risk nulls a study calibrates for a battery with TRisk at ``trisk_alpha``: URisk_a
-    for every a > 0 (trisk@a, bootstrap_risk@a) and the smooth value function (trisk_smooth).
-    At a = 0, URisk_0 = E[d] = 0 holds on the study's own pairs: trisk@0 and bootstrap_risk@0
-    run there, beside the t test."""
-    ar = [float(a) for a in np.atleast_1d(np.asarray(trisk_alpha, dtype=np.float64))]
-    return [RiskNull("urisk", a) for a in dict.fromkeys(ar) if a > 0] + [RiskNull("smooth")]
+    """The risk nulls a study calibrates for a battery with TRisk at ``trisk_alpha``, in the
+    battery's order: each test's own (`fastrisk._runtime.battery_tests.null_of`), URisk_a for
+    every a > 0 (trisk@a, bootstrap_risk@a) and the smooth value function (trisk_smooth). At
+    a = 0, URisk_0 = E[d] = 0 holds on the study's own pairs: trisk@0 and bootstrap_risk@0 run
+    there, beside the t test."""
+    nulls = (_null_of(t) for t in battery_test_names(trisk_alpha))
+    return list(dict.fromkeys(n for n in nulls if n is not None))
 
 
 def _null_of(test: str):
-    """The `RiskNull` of a battery test run under its own null, or None (the study's pairs)."""
-    if test == "trisk_smooth":
-        return RiskNull("smooth")
-    name, _, a = test.partition("@")
-    if name in ("trisk", "bootstrap_risk") and float(a) > 0:
-        return RiskNull("urisk", float(a))
-    return None
+    """The `RiskNull` of a battery test run under its own null (the registry's ``null``), or
+    None (the study's pairs)."""
+    spec = _bt.null_of(test)
+    return None if spec is None else RiskNull(*spec)
+
+
+def _group_alphas(trisk_alpha, null) -> list:
+    """The TRisk alphas of the battery a group of trials runs: the study's on its own pairs
+    (``null`` None), a URisk null's own alpha on its calibrated pairs, none on the smooth null's."""
+    if null is None:
+        return trisk_alpha
+    return [null.alpha] if null.family == "urisk" else []
 
 
 def _group_tests(trisk_alpha, null, tests=None) -> set:
@@ -500,15 +504,15 @@ class StudyResult(Result):
         ``trisk1_1 [URisk_1 = 0]``, ``bootstrap_risk5_2 [URisk_5 = delta]``)."""
         import pandas as pd
 
-        cols, idx = [], []
+        cols, idx, codes = [], [], _bt.codes()
         for tail in ((1, 2) if self.study != "type3" else (2,)):
             for k, test in enumerate(self.tests):
-                if test in _CODES:
-                    cols.append(f"{_CODES[test]}{tail}")
+                if test in codes:
+                    cols.append(f"{codes[test]}{tail}")
                     idx.append((k, tail))
         for tail in ((1, 2) if self.study != "type3" else (2,)):
             for k, test in enumerate(self.tests):
-                if test not in _CODES:
+                if test not in codes:
                     cols.append(f"{test.replace('@', '')}_{tail} [{self.hypotheses[k]}]")
                     idx.append((k, tail))
         stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
@@ -572,14 +576,22 @@ def _study_iv(topics, trials, replicates, deltas, protocol):
     return d
 
 
-def _run(modes, measure, topics, trials, replicates, deltas, rng, trisk_alpha, min_diff, alphas, collections,
-         executor, chunk, progress, cache, protocol, out=None, resume=False, ties_seed=0, nested=0, fitted=None,
-         risk_nulls=True, shared_resamples=False, tests=None):
-    """The studies ``modes`` (their first mode's trials: power and type III share them).
-    ``tests``: the battery tests to run (None: all); a group of trials (the study's own pairs,
-    or one risk null's calibrated pairs) runs only if one of its tests is asked for, and only
-    those tests are resampled, so its risk null alone is calibrated. A kept test's numbers are
-    the same as without ``tests`` (same group seed, same trial streams)."""
+def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSelection, execution: Execution, *,
+         collections=None, nested=0, fitted=None):
+    """The studies ``modes`` (their first mode's trials: power and type III share them) at
+    ``topics`` topics and effect sizes ``deltas``, with the options objects.
+    ``selection.tests``: the battery tests to run (None: all); a group of trials (the study's own
+    pairs, or one risk null's calibrated pairs) runs only if one of its tests is asked for, and
+    only those tests are resampled, so its risk null alone is calibrated. A kept test's numbers
+    are the same as without ``tests`` (same group seed, same trial streams)."""
+    trials, replicates, rng, shared_resamples = (sampling.trials, sampling.replicates, sampling.rng,
+                                                 sampling.shared_resamples)
+    tests, trisk_alpha, min_diff, risk_nulls, alphas, protocol = (
+        selection.tests, selection.trisk_alpha, selection.min_diff, selection.risk_nulls, selection.alphas,
+        selection.protocol)
+    executor, chunk, progress, cache, out, resume, ties_seed = (
+        execution.executor, execution.chunk, execution.progress, execution.cache, execution.out, execution.resume,
+        execution.ties_seed)
     deltas = _study_iv(topics, trials, replicates, deltas, protocol)
     if risk_nulls not in (True, False):
         raise InputError(f"`risk_nulls` must be True or False, got {risk_nulls!r}")
@@ -811,6 +823,15 @@ def _doc(fn):
         all): the study's own pairs are simulated only for one of their tests, a risk null's
         pairs (calibrated only then) only for one of its; a test's rates are the same as in the
         whole study with the same seed.
+    sampling : Sampling, optional
+        ``trials``, ``replicates``, ``rng`` and ``shared_resamples`` as one object
+        (`fastrisk.simulate.options`; not both it and those keywords).
+    selection : TestSelection, optional
+        ``tests``, ``trisk_alpha``, ``min_diff``, ``risk_nulls``, ``alphas`` and ``protocol`` as one
+        object.
+    execution : Execution, optional
+        ``executor``, ``chunk``, ``progress``, ``cache``, ``out``, ``resume`` and ``ties_seed`` as
+        one object.
 
     Returns
     -------
@@ -826,12 +847,11 @@ def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: in
           trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
           resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False, tests=None) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
+          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
     risk tests under their own null."""
-    return _run(("type1",), measure, topics, trials, replicates, [0.0], rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["type1"]
+    return _run(("type1",), measure, topics, [0.0], *from_keywords(type1, locals()), collections=collections)["type1"]
 
 
 @_doc
@@ -839,13 +859,12 @@ def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False, tests=None) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
+          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
     risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
-    return _run(("power",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["power"]
+    return _run(("power",), measure, topics, delta, *from_keywords(power, locals()), collections=collections)["power"]
 
 
 @_doc
@@ -853,11 +872,9 @@ def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, 
           rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
-          shared_resamples: bool | int = False, tests=None) -> StudyResult:
+          shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
+          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference (a risk test: its own observed
     statistic) has the wrong sign. The same simulations as `power` for the same seed."""
-    return _run(("type3",), measure, topics, trials, replicates, delta, rng, trisk_alpha, min_diff, alphas,
-                collections, executor, chunk, progress, cache, protocol, out, resume, ties_seed,
-                risk_nulls=risk_nulls, shared_resamples=shared_resamples, tests=tests)["type3"]
-
+    return _run(("type3",), measure, topics, delta, *from_keywords(type3, locals()), collections=collections)["type3"]

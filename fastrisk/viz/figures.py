@@ -16,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.atomic import save_figure
 from fastrisk.errors import InputError
 from fastrisk.viz._axes import _axes, _finish
 
-#: The study's colours (``.TEST_COLORS``) and names.
-TEST_STYLE = {"t": ("#e41a1c", "t-test"), "wilcoxon": ("#377eb8", "Wilcoxon"), "sign": ("#4daf4a", "Sign"),
-              "permutation": ("#ff7f00", "Permutation"), "bootstrap": ("#984ea3", "Bootstrap")}
+#: The colours of the tests without their own (the registry's ``color`` None), in turn, dotted;
+#: the others (the study's ``.TEST_COLORS``) are the battery registry's
+#: (`fastrisk._runtime.battery_tests`).
 _RISK_COLORS = ("#666666", "#000000", "#a65628", "#f781bf", "#999999", "#1b9e77", "#d95f02", "#7570b3",
                 "#e7298a")
 #: Inches of one panel of `plot_studies`, of the legend column beside them, and the raster
@@ -33,11 +34,20 @@ DPI = 150
 MEASURE_NAMES = {"ap": "AP", "p10": "P@10", "rr": "RR", "ndcg20": "nDCG@20", "err20": "ERR@20"}
 
 
+def _record(test):
+    """The registry's record of a test with its own figure style, or None."""
+    try:
+        b = _bt.lookup(test)[0]
+    except KeyError:  # a result of tests the registry no longer has: drawn in the risk palette
+        return None
+    return b if b.color is not None else None
+
+
 def _style(test, k, hypothesis=None):
     where = f" [{hypothesis}]" if hypothesis else ""
-    if test in TEST_STYLE:
-        c, name = TEST_STYLE[test]
-        return dict(color=c, label=name + where, lw=1.0, ls="--" if test == "permutation" else "-")
+    b = _record(test)
+    if b is not None:
+        return dict(color=b.color, label=(b.label or b.name) + where, lw=1.0, ls=b.linestyle)
     return dict(color=_RISK_COLORS[k % len(_RISK_COLORS)], label=test + where, lw=1.0, ls=":")
 
 
@@ -108,7 +118,7 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
         if tests is not None and test not in tests:
             continue
         style = _style(test, risk, getattr(result, "hypotheses", None) and result.hypotheses[k])
-        risk += test not in TEST_STYLE
+        risk += _record(test) is None
         ax.plot(xs, sel(k), **style)
     what = f" δ={deltas[0 if delta is None else int(np.argmin(np.abs(deltas - delta)))]:g}" \
         if (x == "alpha" and result.study != "type1") else (f" α={alpha:g}" if x == "delta" else "")
