@@ -221,11 +221,47 @@ def _validate_fit_doc(doc) -> str | None:
                     isinstance(t, list) and len(t) == 3 and _index(t[0], S) and _finite(t[1]) and _finite(t[2])
                     for t in lst):
                 return f"h1 {delta}: baseline {b}: not [run, a, b] triples of kept runs and finite numbers"
+            if any(t[0] == int(b) or not (t[1] > 0 and t[2] > 0) for t in lst):
+                return f"h1 {delta}: baseline {b}: a pair of the baseline with itself or a beta shape that is not > 0"
+    problem = _validate_nulls(doc.get("nulls", {}), S)
+    if problem is not None:
+        return problem
     if "values" in doc:
         v = doc["values"]
         if not isinstance(v, list) or len(v) != S or not all(isinstance(r, list) for r in v) \
                 or len({len(r) for r in v}) > 1 or not all(_finite(x) for r in v for x in r):
             return f"'values' is not {S} rows of finite scores of one length"
+    return None
+
+
+_NULL_KEY = re.compile(r"(urisk|smooth):([^:]+):([^:]+)")
+
+
+def _validate_nulls(nulls, S: int) -> str | None:
+    """What is wrong with a fit document's ``nulls`` (the calibrated risk nulls,
+    `fastrisk.simulate.nulls.null_transforms`'s form: {`RiskNull.key`: {"pairs": {baseline:
+    [[e, a, b, mu_e, value], ...]}, "failed": n, "calls": n}}), None if nothing: keys that
+    parse, baselines and partners among the ``S`` runs kept (never the baseline itself), beta
+    shapes a, b finite and > 0, finite means and values, counts that are integers >= 0."""
+    if not isinstance(nulls, dict):
+        return "'nulls' is not an object"
+    for key, d in nulls.items():
+        m = _NULL_KEY.fullmatch(key)
+        try:
+            ok = m is not None and math.isfinite(float(m[2])) and float(m[2]) >= 0 and math.isfinite(float(m[3]))
+        except ValueError:
+            ok = False
+        if not ok:
+            return f"nulls {key!r}: not a risk null's key (family:alpha:target)"
+        if not isinstance(d, dict) or not _index(d.get("failed"), 2**63) or not _index(d.get("calls", 0), 2**63) \
+                or not isinstance(d.get("pairs"), dict):
+            return f"nulls {key}: not pairs and counts of failures and calls"
+        for b, lst in d["pairs"].items():
+            if not (b.isdigit() and int(b) < S) or not isinstance(lst, list) or not all(
+                    isinstance(r, list) and len(r) == 5 and _index(r[0], S) and r[0] != int(b)
+                    and all(_finite(x) for x in r[1:]) and r[1] > 0 and r[2] > 0 for r in lst):
+                return (f"nulls {key}: baseline {b}: not [run, a, b, mean, value] rows of other kept runs, "
+                        "beta shapes > 0 and finite numbers")
     return None
 
 
