@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import pytest
 
 from fastrisk.errors import CacheWarning
 from fastrisk.simulate import fits
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # ------------------------------------------------------------- item 1: the fit file's `nulls`
 
@@ -92,3 +95,58 @@ def test_a_calibration_under_a_key_that_is_no_null_is_refitted(tmp_path, key):
     doc["sha256"] = fits.fit_checksum(doc)
     got, warned, _ = _load(tmp_path, doc)
     assert got is None and len(warned) == 1 and "not a risk null's key" in str(warned[0].message)
+
+
+# ------------------------------------- items 3 and 6: the environment, refused in one line
+
+
+def _fastrisk(*args, env=None, preexec_fn=None, cwd=None, timeout=600):
+    import os
+    import subprocess
+    import sys
+
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "fastrisk", *args], capture_output=True, text=True, env=full,
+                          preexec_fn=preexec_fn, cwd=cwd, timeout=timeout)
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two", ""])
+@pytest.mark.parametrize("command", [["info", "--help"], ["risk", "x.csv", "--baseline", "a"], ["warmup"]])
+def test_numba_num_threads_that_is_no_thread_count_is_one_line_exit_2(value, command):
+    got = _fastrisk(*command, env={"NUMBA_NUM_THREADS": value})
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.count("\n") == 1 and "Traceback" not in got.stderr and not got.stdout
+    assert f"NUMBA_NUM_THREADS={value!r} is not a thread count" in got.stderr and "whole number >= 1" in got.stderr
+
+
+def test_a_positive_numba_num_threads_is_accepted():
+    got = _fastrisk("info", "--help", env={"NUMBA_NUM_THREADS": "1"})
+    assert got.returncode == 0 and "usage: fastrisk info" in got.stdout
+
+
+@pytest.mark.skipif(__import__("sys").platform == "win32", reason="no address-space limit on Windows")
+@pytest.mark.parametrize("megabytes", [400, 700])
+def test_a_memory_limit_too_small_to_load_the_libraries_is_one_line_exit_2(megabytes):
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    got = _fastrisk("info", "bench_data/trec-matrices/web2012_err20.csv", preexec_fn=limit, cwd=ROOT, timeout=120)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.count("\n") == 1 and "Traceback" not in got.stderr
+    assert f"the memory limit (ulimit -v) is {megabytes}.0 MiB, too small" in got.stderr
+    assert "ulimit -v 1048576" in got.stderr
+
+
+def test_a_library_that_cannot_be_mapped_under_a_limit_names_the_limit(monkeypatch):
+    from fastrisk._runtime import resources
+
+    monkeypatch.setattr(resources, "address_space_limit", lambda: 3 << 30)
+    assert resources.address_space_problem() is None
+    got = resources.address_space_problem(ImportError("libarrow.so.2600: failed to map segment from shared object"))
+    assert got.startswith("the memory limit (ulimit -v) is 3.0 GiB, too small to load numba, SciPy and pyarrow "
+                          "(ImportError: libarrow.so.2600: failed to map segment")
+    assert "raise it to at least 6.0 GiB (ulimit -v 6291456)" in got
+    monkeypatch.setattr(resources, "address_space_limit", lambda: None)
+    assert resources.address_space_problem(ImportError("x")) is None
