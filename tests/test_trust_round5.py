@@ -150,3 +150,89 @@ def test_a_library_that_cannot_be_mapped_under_a_limit_names_the_limit(monkeypat
     assert "raise it to at least 6.0 GiB (ulimit -v 6291456)" in got
     monkeypatch.setattr(resources, "address_space_limit", lambda: None)
     assert resources.address_space_problem(ImportError("x")) is None
+
+
+# ---------------------------------------------- item 7: every printed seed repeats its run
+
+MATRIX = str(ROOT / "bench_data/trec-matrices/web2012_err20.csv")
+
+
+def _main(capsys, *argv):
+    import re
+
+    from fastrisk.cli import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    printed = re.findall(r"seed (\d+)", out + err)
+    return out, err, printed
+
+
+SEEDED = {
+    "bootstrap": ["bootstrap", MATRIX, "--baseline", "run24", "--alpha", "0,1", "--replicates", "300"],
+    "bootstrap-csv": ["bootstrap", MATRIX, "--baseline", "run24", "--replicates", "300", "--format", "csv"],
+    "test-bootstrap": ["test", MATRIX, "--baseline", "run24", "--method", "bootstrap", "--replicates", "300"],
+    "test-permutation": ["test", MATRIX, "--baseline", "run24", "--method", "permutation", "--replicates", "300"],
+    "test-tukey": ["test", MATRIX, "--method", "tukey", "--replicates", "50"],
+    "pool-bias": ["pool-bias", str(ROOT / "bench_data/trec2012-web/runs"), "--qrels",
+                  str(ROOT / "bench_data/trec2012-web/qrels.adhoc.txt"), "--depth", "5", "--measure", "P@5",
+                  "--widths", "4", "--repeats", "2", "--common-topics", "10", "--topic-repeats", "3"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(SEEDED))
+def test_an_unseeded_runs_printed_seed_repeats_it_byte_for_byte(capsys, command):
+    out, err, printed = _main(capsys, *SEEDED[command])
+    assert len(set(printed)) == 1, (out[:300], err)
+    seed = printed[0]
+    assert f"--seed {seed} repeats this run" in err
+    again, _, printed_again = _main(capsys, *SEEDED[command], "--seed", seed)
+    assert again == out
+    assert printed_again in ([], [seed])  # a seed given is printed (bootstrap's caption) as given
+
+
+def test_bootstrap_prints_the_seed_it_was_given_and_that_seed_repeats_it(capsys):
+    out, err, printed = _main(capsys, *SEEDED["bootstrap"], "--seed", "1")
+    assert printed == ["1"] and "seed" not in err
+    again, _, _ = _main(capsys, *SEEDED["bootstrap"], "--seed", "1")
+    assert again == out
+
+
+def test_the_seed_is_recorded_in_the_outputs_metadata(capsys, tmp_path):
+    from fastrisk.data.io import read_table
+
+    out = tmp_path / "b.parquet"
+    _main(capsys, *SEEDED["bootstrap"], "--seed", "7", "--format", "parquet", "--out", out)
+    assert read_table(out).schema.metadata[b"seed"] == b"7"
+
+
+def test_a_negative_seed_is_refused(capsys):
+    from fastrisk.cli import main
+
+    assert main([*SEEDED["bootstrap"], "--seed", "-1"]) == 2
+    assert "--seed must be a non-negative integer, got -1" in capsys.readouterr().err
+
+
+SWEEP = """
+[[experiment]]
+name = "boot"
+kind = "bootstrap"
+data = "{matrix}"
+[experiment.params]
+baseline = "run24"
+replicates = 200
+[experiment.grid]
+alpha = [0, 5]
+"""
+
+
+def test_an_unseeded_sweeps_printed_root_seed_repeats_it(capsys, tmp_path):
+    grid = tmp_path / "g.toml"
+    grid.write_text(SWEEP.format(matrix=MATRIX))
+    _, err, printed = _main(capsys, "sweep", grid, "--out", tmp_path / "a.parquet")
+    seed = printed[0]
+    assert f"--seed {seed} repeats this run" in err
+    _, err2, printed2 = _main(capsys, "sweep", grid, "--out", tmp_path / "b.parquet", "--seed", seed)
+    assert printed2 == [seed] and "repeats this run" not in err2
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
