@@ -236,3 +236,46 @@ def test_an_unseeded_sweeps_printed_root_seed_repeats_it(capsys, tmp_path):
     _, err2, printed2 = _main(capsys, "sweep", grid, "--out", tmp_path / "b.parquet", "--seed", seed)
     assert printed2 == [seed] and "repeats this run" not in err2
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+# ------------------------------------- item 12: evaluate --matrix-out writes the file named
+
+WEB = ROOT / "bench_data/trec2012-web"
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".arrow"])
+def test_matrix_out_with_several_measures_writes_the_file_named_as_the_readme_says(capsys, tmp_path, suffix):
+    import numpy as np
+
+    import fastrisk
+    from fastrisk.cli import main
+
+    out = tmp_path / f"web12{suffix}"
+    assert main(["evaluate", str(WEB / "runs"), "--qrels", str(WEB / "qrels.adhoc.txt"), "--measure", "nDCG@20",
+                 "--measure", "ERR@20", "--matrix-out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]
+    assert f"wrote {out}: nDCG@20, ERR@20, 8 systems x 50 topics each" in err
+    ev = fastrisk.evaluate(fastrisk.read_runs(WEB / "runs"), fastrisk.read_qrels(WEB / "qrels.adhoc.txt"),
+                           ["nDCG@20", "ERR@20"])
+    for measure in ("nDCG@20", "ERR@20"):
+        got = fastrisk.read_matrix(out, measure=measure)
+        assert got.measure == measure and got.systems == ev[measure].systems and got.topics == ev[measure].topics
+        np.testing.assert_array_equal(got.values, ev[measure].values)
+    if suffix == ".parquet":  # the README's next step
+        assert main(["info", str(out)]) == 0
+        text = capsys.readouterr().out
+        assert "measure:  nDCG@20" in text and "measure:  ERR@20" in text and "8 systems x 50 topics" in text
+        assert main(["info", str(out), "--measure", "ERR@20"]) == 0
+        assert "nDCG@20" not in capsys.readouterr().out
+
+
+def test_matrix_out_with_one_measure_is_that_scorematrix(capsys, tmp_path):
+    import fastrisk
+    from fastrisk.cli import main
+
+    out = tmp_path / "m.parquet"
+    assert main(["evaluate", str(WEB / "runs"), "--qrels", str(WEB / "qrels.adhoc.txt"), "--measure", "AP",
+                 "--matrix-out", str(out)]) == 0
+    assert f"wrote {out}: AP, 8 systems x 50 topics" in capsys.readouterr().err
+    assert fastrisk.read_matrix(out).measure == "AP"
