@@ -279,3 +279,55 @@ def test_matrix_out_with_one_measure_is_that_scorematrix(capsys, tmp_path):
                  "--matrix-out", str(out)]) == 0
     assert f"wrote {out}: AP, 8 systems x 50 topics" in capsys.readouterr().err
     assert fastrisk.read_matrix(out).measure == "AP"
+
+
+# ------------------------------ item 5: a lattice measure's scores snapped before hashing
+
+
+def _respelled(values):
+    """The same scores, computed another way: 3/10 as 0.30000000000000004 (0.1 + 0.2), every
+    other lattice point one ulp off, alternately above and below."""
+    import numpy as np
+
+    V = np.array(values, dtype=np.float64)
+    up = np.nextafter(V, 2.0)
+    down = np.nextafter(V, -1.0)
+    odd = (np.arange(V.size).reshape(V.shape) % 2).astype(bool)
+    out = np.where(odd, up, down)
+    out[V == 0.0] = 0.0  # 0 is not respelled (and must stay in [0, 1])
+    out[V == 1.0] = 1.0
+    out[V == 0.3] = 0.1 + 0.2
+    return out
+
+
+def test_snap_to_support_puts_noise_on_the_lattice_and_leaves_rounded_data_alone():
+    import numpy as np
+
+    from fastrisk.simulate.measures import snap_to_support
+
+    V = np.arange(11, dtype=np.float64).reshape(1, -1) / 10
+    np.testing.assert_array_equal(snap_to_support(_respelled(V), "P@10"), V)
+    rr = np.array([[0.3333, 1 / 3 + 1e-12, 0.5, 0.0, 0.05 + 3e-17]])  # the study's RR is rounded to 4 decimals
+    np.testing.assert_array_equal(snap_to_support(rr, "RR"), [[0.3333, 1 / 3, 0.5, 0.0, 0.05]])
+    ap = np.array([[0.30000000000000004]])
+    assert snap_to_support(ap, "AP")[0, 0] == 0.30000000000000004  # continuous: as given
+
+
+def test_the_same_p10_matrix_spelled_two_ways_gets_the_same_fit(tmp_path):
+    import numpy as np
+
+    pytest.importorskip("pyvinecopulib")
+    from fastrisk.data.datasets import trec_matrix
+    from fastrisk.data.matrix import ScoreMatrix
+    from fastrisk.simulate.fits import fit_collections
+
+    m = trec_matrix("adhoc5_p10")
+    V = m.values[:8]
+    W = _respelled(V)
+    assert (W != V).sum() > 100 and (W == 0.1 + 0.2).any()
+    a = fit_collections({"p": ScoreMatrix(V, m.systems[:8], m.topics)}, "p10", cache=False)["p"]
+    b = fit_collections({"p": ScoreMatrix(W, m.systems[:8], m.topics)}, "p10", cache=tmp_path)["p"]
+    assert a.hash == b.hash
+    np.testing.assert_array_equal(a.values, b.values)
+    assert a.copulas == b.copulas
+    assert [(x.family, x.params) for x in a.margins] == [(x.family, x.params) for x in b.margins]

@@ -25,7 +25,7 @@ from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
+from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection, snap_to_support
 from fastrisk.simulate.nulls import merge_transforms, null_transforms, protocol_baselines
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
@@ -423,6 +423,8 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
             meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
         mat = mat if mat is not None else trec_matrix(name)
         values = np.asarray(getattr(mat, "values", mat), dtype=np.float64)
+        if values.ndim == 2:  # a lattice measure's scores on its lattice before anything is hashed or fitted
+            values = snap_to_support(values, meas)
         if values.ndim != 2 or values.shape[0] < 3:
             raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems, "
                              f"it has {values.shape[0] if values.ndim == 2 else 'no'}")
