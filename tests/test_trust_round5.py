@@ -331,3 +331,97 @@ def test_the_same_p10_matrix_spelled_two_ways_gets_the_same_fit(tmp_path):
     np.testing.assert_array_equal(a.values, b.values)
     assert a.copulas == b.copulas
     assert [(x.family, x.params) for x in a.margins] == [(x.family, x.params) for x in b.margins]
+
+
+# -------------------------- item 4: one writer at a time, merge on write for the fit cache
+
+_HOLD = """
+import sys
+from fastrisk._runtime.atomic import file_lock
+with file_lock(sys.argv[1]):
+    print("locked", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _holder(path):
+    import os
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", _HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=os.environ.copy())
+    assert p.stdout.readline().strip() == "locked"
+    return p
+
+
+def test_a_sweep_into_an_out_another_process_is_writing_is_refused_and_leaves_it_alone(tmp_path):
+    grid = tmp_path / "g.toml"
+    grid.write_text(SWEEP.format(matrix=MATRIX))
+    out = tmp_path / "r.parquet"
+    holder = _holder(out)  # another process writing OUT (a sweep between two checkpoints)
+    try:
+        (tmp_path / "r.parquet.parts").mkdir()
+        (tmp_path / "r.parquet.parts" / "part-1.parquet").write_bytes(b"theirs")
+        got = _fastrisk("sweep", str(grid), "--out", str(out), "--seed", "1", cwd=tmp_path)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, got.stderr
+        assert f"another sweep is writing {out} (and its checkpoint {out}.parts) now" in got.stderr
+        assert (tmp_path / "r.parquet.parts" / "part-1.parquet").read_bytes() == b"theirs"  # not removed
+    finally:
+        holder.communicate("\n")
+    (tmp_path / "r.parquet.parts" / "part-1.parquet").unlink()
+    (tmp_path / "r.parquet.parts").rmdir()
+    got = _fastrisk("sweep", str(grid), "--out", str(out), "--seed", "1", cwd=tmp_path)
+    assert got.returncode == 0 and out.exists() and not (tmp_path / "r.parquet.parts").exists()
+
+
+def test_two_sweeps_started_together_into_one_out_leave_one_intact_result(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    grid = tmp_path / "g.toml"
+    grid.write_text(SWEEP.format(matrix=MATRIX).replace("replicates = 200", "replicates = 20000"))
+    out = tmp_path / "r.parquet"
+    argv = [sys.executable, "-m", "fastrisk", "sweep", str(grid), "--out", str(out), "--seed", "3", "--quiet"]
+    procs = [subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=os.environ.copy()) for _ in range(2)]
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    for status, err in results:
+        assert status == 0 or (status == 2 and "another sweep is writing" in err), err
+    assert any(status == 0 for status, _ in results)
+    assert not (tmp_path / "r.parquet.parts").exists()
+    again = _fastrisk("sweep", str(grid), "--out", str(tmp_path / "s.parquet"), "--seed", "3", "--quiet")
+    assert again.returncode == 0 and out.read_bytes() == (tmp_path / "s.parquet").read_bytes()
+
+
+_CALIBRATE = """
+import json, sys, time
+from pathlib import Path
+from fastrisk.simulate import fits
+path, key, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+fit = fits.load_fit(path, "h" * 64)
+assert fit is not None
+print("loaded", flush=True)
+while not go.exists():
+    time.sleep(0.01)
+fit.nulls[key] = {"pairs": {"1": [[0, 1.5, 0.5, 0.4, 0.0]]}, "failed": 0, "calls": 3}
+fit.save()
+"""
+
+
+def test_two_processes_calibrating_different_nulls_into_one_cache_file_both_keep_theirs(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "toy_ap-0123.json"
+    path.write_text(json.dumps(_fit_doc()))
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _CALIBRATE, str(path), key, str(go)], stdout=subprocess.PIPE,
+                              text=True, env=os.environ.copy()) for key in ("urisk:1:0", "smooth:0:0")]
+    for p in procs:  # both read the file before either writes: the race of two `simulate` runs
+        assert p.stdout.readline().strip() == "loaded"
+    go.touch()
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    got, warned, _ = _load(tmp_path, json.loads(path.read_text()))
+    assert not warned and sorted(got.nulls) == ["smooth:0:0", "urisk:1:0", "urisk:5:0"]

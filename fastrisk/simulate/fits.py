@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk._runtime.atomic import write_text
+from fastrisk._runtime.atomic import file_lock, write_text
 from fastrisk._runtime.extras import require
 from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.threads import blas_threads
@@ -138,8 +138,27 @@ class CollectionFit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OSError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}", str(self.path)) from None
-        write_text(self.path, json.dumps(self.to_json()), follow_symlinks=False)
+        with file_lock(self.path):  # another process may calibrate other nulls into this file now
+            self._merge_saved()
+            write_text(self.path, json.dumps(self.to_json()), follow_symlinks=False)
         self._dirty = False
+
+    def _merge_saved(self) -> None:
+        """Keep what another process saved to this fit's file since it was read: the h1
+        transformations and calibrated nulls this fit lacks (merge on write, under the file's
+        lock, so two processes calibrating different nulls into one cache both keep theirs).
+        A file of another fit, another version or one that fails validation is replaced."""
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(doc, dict) or doc.get("version") != FIT_VERSION or doc.get("hash") != self.hash \
+                or doc.get("kept") != self.kept.tolist() or _validate_fit_doc(doc) is not None:
+            return
+        for key, value in doc.get("h1", {}).items():
+            self.h1.setdefault(key, value)
+        for key, value in doc.get("nulls", {}).items():
+            self.nulls.setdefault(key, value)
 
     def to_json(self) -> dict:
         """The cache file's document, with the SHA-256 of the rest (`fit_checksum`) under ``"sha256"``."""
