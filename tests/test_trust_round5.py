@@ -425,3 +425,35 @@ def test_two_processes_calibrating_different_nulls_into_one_cache_file_both_keep
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     got, warned, _ = _load(tmp_path, json.loads(path.read_text()))
     assert not warned and sorted(got.nulls) == ["smooth:0:0", "urisk:1:0", "urisk:5:0"]
+
+
+# ------------------------------------------------------------------ item 14: first contact
+
+
+def test_risk_with_the_smooth_value_function_names_it_instead_of_nan_alpha(capsys):
+    from fastrisk.cli import main
+
+    for fmt in ("table", "csv"):
+        assert main(["risk", MATRIX, "--baseline", "median", "--value", "smooth", "--convention", "minus",
+                     "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        header = out.splitlines()[0].replace(",", " ").split()
+        assert header[:3] == ["system", "value", "urisk"] and "alpha" not in header and "loss_weight" not in header
+        assert "nan" not in out.splitlines()[1] and "smooth" in out.splitlines()[1]
+    assert main(["risk", MATRIX, "--baseline", "run24", "--alpha", "1", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("system,alpha,loss_weight,urisk")
+
+
+def test_to_markdown_says_what_the_cells_are_and_how_the_rows_are_sorted():
+    import fastrisk
+
+    m = fastrisk.read_matrix(MATRIX)
+    res = fastrisk.risk(m, "run24", alpha=[0, 5])
+    first = res.to_markdown().splitlines()[0]
+    assert first == ("TRisk of every system against the baseline run24, one column per α; rows sorted by the mean "
+                     "of their cells, descending (rows without a value last).")
+    assert res.to_markdown(sort_by=5, sort="ascending").splitlines()[0].endswith(
+        "rows sorted by the column α = 5, ascending (rows without a value last).")
+    assert res.to_markdown(sort=None).splitlines()[0].endswith("rows in the result's order.")
+    assert res.to_markdown(caption="").startswith("| system |")
+    assert res.to_markdown(caption="Mine.").splitlines()[0] == "Mine."
