@@ -457,3 +457,66 @@ def test_to_markdown_says_what_the_cells_are_and_how_the_rows_are_sorted():
     assert res.to_markdown(sort=None).splitlines()[0].endswith("rows in the result's order.")
     assert res.to_markdown(caption="").startswith("| system |")
     assert res.to_markdown(caption="Mine.").splitlines()[0] == "Mine."
+
+
+def test_the_demo_prints_the_published_values_beside_its_own_and_the_largest_difference(capsys):
+    from fastrisk.cli import main
+
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("system") and "urisk_paper" in line).split()
+    assert header.index("urisk_paper") == header.index("urisk") + 1
+    assert header.index("pvalue_paper") == header.index("pvalue") + 1
+    row = next(line for line in out.splitlines() if line.startswith("qutwb") and " 10.0000" in line).split()
+    assert row[header.index("trisk")] == "-2.7295" and row[header.index("trisk_paper")] == "-2.7295"
+    assert row[header.index("pvalue_paper")] == "0.0090"
+    line = next(line for line in out.splitlines() if line.startswith("Largest difference"))
+    assert "the 8 cells recorded" in line and "all within the published rounding" in line
+
+
+def _python_blocks(text):
+    import re
+
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["README.md", "docs/quickstart.md"])
+def test_the_first_python_examples_run_without_a_warning(page, tmp_path, monkeypatch):
+    (tmp_path / "bench_data").symlink_to(ROOT / "bench_data", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    blocks = _python_blocks((ROOT / page).read_text(encoding="utf-8"))
+    code = blocks[0] if page == "README.md" else "\n".join(blocks)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the duplicate runs' ZeroVarianceWarning was the first thing a user saw
+        exec(compile(code, page, "exec"), {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench_data"]  # nothing written into the clone
+
+
+def test_the_quickstarts_shell_lines_write_into_a_temporary_directory():
+    import re
+
+    text = (ROOT / "docs/quickstart.md").read_text(encoding="utf-8")
+    block = re.findall(r"```bash\n(.*?)```", text, re.S)[-1]
+    assert block.startswith("out=$(mktemp -d)\n")
+    outs = re.findall(r"--out (\S+)", block)
+    assert outs and all(o.startswith('"$out/') for o in outs)
+
+
+def test_the_bundled_datas_readme_says_why_runs_are_duplicates():
+    import itertools
+
+    import numpy as np
+
+    from fastrisk.data.datasets import trec_matrix
+
+    text = (ROOT / "fastrisk/bench_data/README.md").read_text(encoding="utf-8")
+    m = trec_matrix("web2012_err20")
+    same = [f"`{m.systems[i]}`/`{m.systems[j]}`" for i, j in itertools.combinations(range(m.n_systems), 2)
+            if np.array_equal(m.values[i], m.values[j])]
+    assert same == ["`run5`/`run31`", "`run6`/`run32`"]
+    assert all(pair in text for pair in same) and "Urbano" in text and "ZeroVarianceWarning" in text
+
+
+def test_the_built_documentation_is_ignored_by_git():
+    assert "site/" in (ROOT / ".gitignore").read_text(encoding="utf-8").split()
