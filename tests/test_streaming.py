@@ -129,7 +129,8 @@ def test_table_pieces_are_the_long_form(matrix):
     _same(pa.concat_tables(pieces).to_pandas(), result.to_pandas()[TABLE])
 
 
-def test_a_failure_mid_stream_leaves_the_previous_file(tmp_path):
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # the writer's finaliser wrote to
+def test_a_failure_mid_stream_leaves_the_previous_file(tmp_path):                # the closed file (#41)
     out = tmp_path / "out.parquet"
     pq.write_table(pa.table({"x": [1.0, 2.0]}), out)
     before = out.read_bytes()

@@ -5,6 +5,9 @@ temporary file and leaves the previous file, if any, exactly as it was. The rena
 ``os.replace`` (atomic on POSIX and Windows within one file system); the data is fsynced
 first, so a crash never leaves a renamed but empty file. Targets that are not regular files
 (``/dev/stdout``, a FIFO) are written directly.
+
+`file_lock` serialises processes that write one file (a sweep's result and checkpoint, a fit
+cache entry): an advisory ``flock`` on a hidden ``.NAME.lock`` beside it while they write.
 """
 
 from __future__ import annotations
@@ -16,7 +19,12 @@ import tempfile
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_open", "save_figure", "write_bytes", "write_parquet", "write_text"]
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; file_lock then locks nothing
+    fcntl = None
+
+__all__ = ["Locked", "atomic_open", "file_lock", "save_figure", "write_bytes", "write_parquet", "write_text"]
 
 _UMASK_LOCK = threading.Lock()
 _UMASK: int | None = None
@@ -134,3 +142,51 @@ def save_figure(fig, path, **kwargs) -> None:
     kwargs.setdefault("format", Path(path).suffix.lstrip(".").lower() or None)
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, **kwargs)
+
+
+class Locked(OSError):
+    """`file_lock(..., wait=False)` found the lock held by another process."""
+
+
+def lock_path(path) -> Path:
+    """The lock file of ``path``: ``.NAME.lock`` in the same directory."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.lock")
+
+
+@contextlib.contextmanager
+def file_lock(path, *, wait: bool = True):
+    """Hold an exclusive advisory lock (``flock``) on ``path``'s lock file (`lock_path`) for the
+    block: other processes taking it wait (``wait=True``) or get `Locked` (``wait=False``). The
+    lock goes with the process (a killed holder releases it, leaving the empty lock file). The
+    holder removes the lock file before it lets go, and a taker whose locked file is no longer
+    the one at the path (removed meanwhile) takes the new one: no lock file stays behind, and
+    no two processes ever hold the lock of one path. No lock where the platform has no
+    ``flock`` (Windows)."""
+    if fcntl is None:
+        yield None
+        return
+    lock = lock_path(path)
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            try:
+                same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+        except BlockingIOError:
+            os.close(fd)
+            raise Locked(f"{path} is being written by another process (it holds {lock})") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)  # the holder before us removed that file: take the one at the path now
+    try:
+        yield lock
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)  # releases the lock

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 
 from fastrisk.errors import ResourceError
@@ -58,6 +59,38 @@ def _read_available_memory() -> int | None:
     if limit is not None and used is not None:
         found.append(max(limit - used, 0))
     return min(found) if found else None
+
+
+#: The address space (``ulimit -v``) below which the command line refuses to start: loading
+#: numba, SciPy (OpenBLAS and its threads) and pyarrow maps about 750 MiB on 2 cores (measured:
+#: under 700 MiB an import fails, segfaults or OpenBLAS raises SIGINT; under 550 MiB it can hang).
+MIN_ADDRESS_SPACE = 1 << 30
+
+
+def address_space_limit() -> int | None:
+    """The soft limit on this process's address space (``ulimit -v``, ``RLIMIT_AS``) in bytes,
+    or None when there is none (or the platform has no such limit)."""
+    if sys.platform == "win32":
+        return None
+    import resource  # Unix only: imported where it exists
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY or soft < 0 else int(soft)
+
+
+def address_space_problem(loading: BaseException | None = None) -> str | None:
+    """What to tell a user whose address-space limit is too small for fastrisk to load its
+    libraries (None if there is no limit, or, without ``loading``, when it is at least
+    `MIN_ADDRESS_SPACE`). ``loading``: the error an import raised under the limit."""
+    limit = address_space_limit()
+    if limit is None or (loading is None and limit >= MIN_ADDRESS_SPACE):
+        return None
+    lines = str(loading).strip().splitlines() if loading is not None else []
+    why = f" ({type(loading).__name__}: {lines[0] if lines else ''})" if loading is not None else ""
+    floor = max(MIN_ADDRESS_SPACE, 2 * limit if limit >= MIN_ADDRESS_SPACE else 0)
+    return (f"the memory limit (ulimit -v) is {format_bytes(limit)}, too small to load numba, SciPy and pyarrow"
+            f"{why}: raise it to at least {format_bytes(floor)} (ulimit -v {floor // 1024}) or remove it "
+            "(ulimit -v unlimited)")
 
 
 def format_bytes(n: float) -> str:

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from fastrisk.cli._args import alpha_kwargs
 from fastrisk.cli._output import write_table
-from fastrisk.cli._resampling import _common, _inputs, _progress, _science
+from fastrisk.cli._resampling import _common, _inputs, _progress, _science, run_seed
 from fastrisk.inference.resampling import bootstrap
 
 
 def _cmd_bootstrap(args) -> None:
     data, base, kw = _inputs(args)
+    seed = run_seed(args, "bootstrap")
     res = bootstrap(data, base, replicates=args.replicates, method=args.method,
                     confidence_level=args.confidence_level, alternative=args.alternative, test=args.test,
-                    rng=args.seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
+                    rng=seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
                     **kw, **_science(args), **alpha_kwargs(args))
     if args.format == "table" and args.out is None:  # a reader of the text table sees what ci_low/ci_high are
-        print(caption(res))
+        print(caption(res, seed))
     write_table(res.to_arrow(), args.format, args.out)
 
 
@@ -23,11 +24,12 @@ def _cmd_bootstrap(args) -> None:
 _METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa", "studentized": "studentized (bootstrap-t)"}
 
 
-def caption(res) -> str:
-    """The line above the text table: the interval's method and level, the test, the replicates."""
+def caption(res, seed: int) -> str:
+    """The line above the text table: the interval's method and level, the test, the replicates
+    and the seed given as ``rng=`` (``--seed``; not ``res.seed``, the 63-bit seed derived from it)."""
     return (f"# ci_low, ci_high: {res.confidence_level:.4g} {_METHODS.get(res.method, res.method)} bootstrap "
             f"interval ({res.alternative}); pvalue: {res.test} test; {res.replicates:,} replicates, seed "
-            f"{res.seed}")
+            f"{seed}")
 
 
 def register(sub) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import re
+import sys
 from pathlib import Path
 
+import pyarrow as pa
+
+from fastrisk._runtime import atomic
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.data.io import write_matrix
+from fastrisk.data.io import write_csv, write_matrix
 from fastrisk.data.runs import read_runs
 from fastrisk.measures.metrics import evaluate
 
@@ -35,19 +38,44 @@ def register(subparsers) -> None:
     p.add_argument("--pattern", help="in run directories, read only files matching this glob (e.g. '*.gz')")
     p.add_argument("--per-topic", action="store_true", help="print every (measure, system, topic) score")
     p.add_argument("--matrix-out", metavar="PATH",
-                   help="also write each measure's ScoreMatrix (Parquet/IPC/CSV by suffix); with several "
-                        "measures the measure name is added before the suffix")
+                   help="also write the scores to PATH (Parquet/IPC/CSV by suffix): one measure as its "
+                        "ScoreMatrix; several as one long table system, topic, measure, score, read per "
+                        "measure with --measure (fastrisk.read_matrix(PATH, measure=...))")
     p.add_argument("--threads", type=int, help="numba threads (default: all cores)")
     add_format_options(p)
     p.set_defaults(func=run)
 
 
-def matrix_path(path: str, measure: str, several: bool) -> Path:
+def write_matrices(result, path) -> str:
+    """Write the scores of ``result`` (an `fastrisk.Evaluation`) to the one file ``path``
+    (Parquet, IPC or CSV by its suffix, as `fastrisk.write_matrix`): one measure as its
+    `ScoreMatrix` (the native layout), several as one long table ``system, topic, measure,
+    score`` that `fastrisk.read_matrix` reads per measure (``measure=``) and ``fastrisk info``
+    describes. Returns what was written, for the user."""
     path = Path(path)
-    if not several:
-        return path
-    tag = re.sub(r"[^A-Za-z0-9.@=_-]+", "_", measure).strip("_")
-    return path.with_name(f"{path.stem}.{tag}{path.suffix}")
+    measures = list(result.measures)
+    first = result[measures[0]]
+    size = f"{first.n_systems} systems x {first.n_topics} topics"
+    if len(measures) == 1:
+        write_matrix(first, path)
+        return f"wrote {path}: {measures[0]}, {size}"
+    parts = []
+    for name in measures:
+        long = result[name].to_long()
+        parts.append(long.add_column(2, "measure", pa.array([name] * long.num_rows, pa.string())))
+    table = pa.concat_tables(parts)
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        atomic.write_parquet(table, path)
+    elif suffix in (".arrow", ".ipc", ".feather"):
+        import pyarrow.feather as feather  # pyarrow's Feather writer: only for an IPC --matrix-out
+
+        with atomic.atomic_open(path, "wb") as fh:
+            feather.write_feather(table, fh, compression="uncompressed")
+    else:
+        write_csv(table, path)
+    return (f"wrote {path}: {', '.join(measures)}, {size} each, as one long table (system, topic, measure, score): "
+            f"read one measure with --measure, e.g. fastrisk info {path} --measure {measures[0]}")
 
 
 def run(args) -> None:
@@ -55,7 +83,5 @@ def run(args) -> None:
     runs = read_runs(args.runs, pattern=args.pattern, threads=args.threads)
     result = evaluate(runs, args.qrels, measures, no_relevant=args.no_relevant, threads=args.threads)
     if args.matrix_out:
-        several = len(result.measures) > 1
-        for name in result.measures:
-            write_matrix(result[name], matrix_path(args.matrix_out, name, several))
+        print(f"fastrisk evaluate: {write_matrices(result, args.matrix_out)}", file=sys.stderr)
     write_table(result.to_arrow() if args.per_topic else result.means(), args.format, args.out)

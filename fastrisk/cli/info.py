@@ -7,8 +7,34 @@ import numpy as np
 from fastrisk.cli._args import add_matrix_arguments, load_matrix
 
 
+def _measures(args) -> list:
+    """The measures of a one-file long table with a ``measure`` column, when ``--measure`` does
+    not pick one (``fastrisk evaluate --matrix-out`` writes one for several measures); else [None]."""
+    if args.measure is not None or args.qrels or len(args.files) != 1:
+        return [None]
+    import pyarrow.parquet as pq  # only for a Parquet file's measure column
+
+    path = args.files[0]
+    try:
+        if str(path).lower().endswith((".parquet", ".pq")) and "measure" in pq.read_schema(path).names:
+            column = pq.read_table(path, columns=["measure"]).column("measure")
+            return list(dict.fromkeys(column.cast("string").to_pylist()))
+    except (OSError, ValueError):
+        pass  # not a readable Parquet file: read_matrix says what is wrong
+    return [None]
+
+
 def _cmd_info(args) -> None:
-    matrix = load_matrix(args)
+    measures = _measures(args)
+    for k, measure in enumerate(measures):
+        if measure is not None:
+            args.measure = measure
+        if k:
+            print()
+        _describe(load_matrix(args))
+
+
+def _describe(matrix) -> None:
     v = matrix.values
     means = v.mean(axis=1)
     lines = [

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
+from fastrisk.cli._resampling import run_seed
 from fastrisk.errors import InputError
 from fastrisk.measures.pooling import pooling_comparison
 
@@ -61,9 +60,7 @@ def run(args) -> None:
         args.runs, args.qrels, measures, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
         topic_repeats=args.topic_repeats, mode=args.mode, pooled_unjudged=args.pooled_unjudged, ideal=args.ideal,
-        rng=args.seed, threads=args.threads)
-    if args.seed is None:
-        print(f"fastrisk pool-bias: seed {res.seed}", file=sys.stderr)
+        rng=run_seed(args, "pool-bias"), threads=args.threads)
     table = {"mae": res.mae_table, "mae-long": res.mae_long, "bias": res.bias_distribution}[args.report]()
     if len(measures) == 1:
         table = table.drop_columns(["measure"])

@@ -27,7 +27,9 @@ def _cmd_risk(args) -> None:
                      columns=len(columns), **stream_options())
         return
     result = risk(matrix, base, **kwargs)
-    table = result.to_arrow().select(["system", "alpha", "loss_weight", "urisk", "standard_error", "se_jack",
+    # alpha and the loss weight belong to the linear value function; another (--value smooth) is named instead
+    params = ["alpha", "loss_weight"] if result.value == "linear" else ["value"]
+    table = result.to_arrow().select(["system", *params, "urisk", "standard_error", "se_jack",
                                       "trisk", "pvalue", "at_risk", "rewarding"])
     write_table(table, args.format, args.out)
 

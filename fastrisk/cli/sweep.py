@@ -41,6 +41,11 @@ def _executor(args):
 
 def _cmd_sweep(args) -> int:
     grid = load_grid(args.grid)
+    drawn = grid.seed is None and args.seed is None  # sweep() draws the root: printed, with how to repeat it
+    if args.seed is not None:
+        if args.seed < 0:
+            raise InputError(f"--seed must be a non-negative integer, got {args.seed}")
+        grid.seed = args.seed  # the root itself, as a grid file's [sweep] seed = N
     out = Path(args.out) if args.out else Path(Path(args.grid).stem + ".parquet")
     if args.verbose:  # workers inherit it: their third-party exit reports are kept
         os.environ[VERBOSE_ENV] = "1"
@@ -66,7 +71,8 @@ def _cmd_sweep(args) -> int:
         print("fastrisk sweep: a failed job is kept as failed by --resume; to compute the failed jobs again, "
               "fix their cause and rerun with --resume --retry-errors", file=sys.stderr)
     if not args.quiet or not result.complete:
-        print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}): {result.n_computed} computed, "
+        print(f"fastrisk sweep: {result.n_jobs} jobs (root seed {result.seed}"
+              + (f"; --seed {result.seed} repeats this run" if drawn else "") + f"): {result.n_computed} computed, "
               f"{result.n_reused} reused from the checkpoint, {result.n_failed} failed, {result.n_missing} missing"
               + (f" ({result.n_retried} resubmitted after a lost worker)" if result.n_retried else "") + "; "
               + (f"results in {out}" if result.complete else f"checkpoint in {out}.parts: rerun with --resume"),
@@ -88,6 +94,9 @@ def register(sub) -> None:
                             "to start a local cluster of N one-thread worker processes")
     where.add_argument("--processes", type=int, metavar="N", help="run in a pool of N worker processes")
     p.add_argument("--out", metavar="PATH", help="result Parquet file (default: GRID.parquet here)")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="root seed of the jobs' seeds, instead of the grid's [sweep] seed (default: the grid's, "
+                        "else a fresh one, printed in the summary)")
     p.add_argument("--resume", action="store_true", help="reuse the checkpoint, compute only missing jobs")
     p.add_argument("--retry-errors", action="store_true", help="with --resume, also recompute failed jobs")
     p.add_argument("--batch-seconds", type=float, default=0.2, metavar="S",

@@ -8,7 +8,7 @@ import pyarrow as pa
 from fastrisk._runtime.validation import level
 from fastrisk.cli._args import alpha_kwargs, load_matrix
 from fastrisk.cli._output import write_table
-from fastrisk.cli._resampling import _common, _inputs, _progress, _science
+from fastrisk.cli._resampling import _common, _inputs, _progress, _science, run_seed
 from fastrisk.errors import InputError
 from fastrisk.inference.multiple import adjust_pvalues, tukey_hsd
 from fastrisk.inference.resampling import bootstrap, permutation_test, t_test
@@ -20,7 +20,8 @@ def _cmd_test(args) -> None:
     if args.method == "tukey":
         if args.baseline is not None:
             raise InputError("--method tukey compares every pair of systems; drop --baseline")
-        res = tukey_hsd(load_matrix(args), replicates=args.replicates, rng=args.seed, threads=args.threads)
+        matrix = load_matrix(args)
+        res = tukey_hsd(matrix, replicates=args.replicates, rng=run_seed(args, "test"), threads=args.threads)
         table = res.to_arrow()
         table = table.append_column("pvalue_adjusted", pa.array(res.pvalue))  # Tukey HSD is family-wise already
         table = table.append_column("family_size", pa.array(np.full(len(res.pvalue), len(res.pvalue))))
@@ -29,13 +30,14 @@ def _cmd_test(args) -> None:
         return
     data, base, kw = _inputs(args)
     common = dict(alternative=args.alternative, **kw, **_science(args), **alpha_kwargs(args))
+    seed = None if args.method == "t" else run_seed(args, "test")
     if args.method == "t":
         res = t_test(data, base, **common)
     elif args.method == "bootstrap":
-        res = bootstrap(data, base, replicates=args.replicates, test="t", method="percentile", rng=args.seed,
+        res = bootstrap(data, base, replicates=args.replicates, test="t", method="percentile", rng=seed,
                         keep_replicates=False, threads=args.threads, progress=_progress(args), **common)
     else:
-        res = permutation_test(data, base, replicates=args.replicates, rng=args.seed, keep_replicates=False,
+        res = permutation_test(data, base, replicates=args.replicates, rng=seed, keep_replicates=False,
                                threads=args.threads, progress=_progress(args), **common)
     p = res.pvalue.copy()  # [alpha, system]: adjusted over the systems at each alpha
     # NaN p-values (the baseline itself, zero variance) are no members of the family

@@ -459,7 +459,9 @@ class Result:
             Level(s) of the markers; default the result's ``significance``, else 0.05. False:
             no markers. Results without a ``pvalue`` of the value's dims have no markers.
         caption : str, optional
-            A line printed above the table.
+            A line printed above the table; default: what the cells are and how the rows are
+            sorted, e.g. "TRisk of every system against the baseline run24, one column per α;
+            rows sorted by the mean of their cells, descending." ("" for none).
 
         Returns
         -------
@@ -467,8 +469,10 @@ class Result:
         """
 
         _digits_iv(digits)
-        return to_markdown(wide_layout(self, value or self._headline, at=at, significance=significance, sort=sort, sort_by=sort_by),
-                           digits=digits, caption=caption)
+        layout = wide_layout(self, value or self._headline, at=at, significance=significance, sort=sort,
+                             sort_by=sort_by)
+        return to_markdown(layout, digits=digits,
+                           caption=_default_caption(layout, sort, sort_by) if caption is None else caption)
 
     def to_latex(self, value: str | None = None, *, digits: int = 4, significance=None, at: dict | None = None,
                  sort: str | None = "descending", sort_by=None, caption: str | None = None,
@@ -538,3 +542,18 @@ def _fmt(value) -> str:
 def _ordered_subset(sub: tuple[str, ...], full: tuple[str, ...]) -> bool:
     it = iter(full)
     return all(d in it for d in sub)
+
+
+def _default_caption(layout, sort, sort_by) -> str:
+    """`Result.to_markdown`'s line above the table: what a cell is, what the columns are, and
+    the rows' order (`fastrisk.data.publication.wide_layout`'s ``sort`` and ``sort_by``)."""
+    columns = {"alpha": "α"}.get(layout.column_dim, layout.column_dim)
+    what = f"{layout.title}, one column per {columns}" if columns else layout.title
+    if sort is None:
+        order = "rows in the result's order"
+    else:
+        key = "the mean of their cells" if sort_by is None else (
+            f"{sort_by}" if isinstance(sort_by, str) and not any(str(c) == sort_by for c in layout.columns)
+            else f"the column {columns} = {sort_by}")
+        order = f"rows sorted by {key}, {sort} (rows without a value last)"
+    return f"{what}; {order}."

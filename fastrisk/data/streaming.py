@@ -93,6 +93,8 @@ class TableStream:
         try:
             if exc_type is None:
                 self._finish()
+            else:
+                self._abandon()
         except BaseException:
             if not self._stack.__exit__(*sys.exc_info()):
                 raise
@@ -129,6 +131,15 @@ class TableStream:
             sys.stdout.buffer.write(data)
         else:
             self._sink.write(data)
+
+    def _abandon(self) -> None:
+        """After a failure: close the Parquet writer while its sink is still open (the atomic
+        write then discards the file). Left open, the writer's finaliser writes its footer to
+        the closed sink later: "Exception ignored ... ValueError: write to closed file"."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
 
     def _finish(self) -> None:
         if self.fmt == "parquet":

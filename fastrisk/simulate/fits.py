@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from fastrisk._runtime.atomic import write_text
+from fastrisk._runtime.atomic import file_lock, write_text
 from fastrisk._runtime.extras import require
 from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.threads import blas_threads
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.errors import CacheWarning, InputError
 from fastrisk.simulate.copulas import bicop, fit_copula
-from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection
+from fastrisk.simulate.measures import canonical_measure, check_scores, kept_runs, read_collection, snap_to_support
 from fastrisk.simulate.nulls import merge_transforms, null_transforms, protocol_baselines
 from fastrisk.simulate.simireff import fit_margin, h1_transforms, margin_from
 
@@ -138,8 +138,27 @@ class CollectionFit:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise OSError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}", str(self.path)) from None
-        write_text(self.path, json.dumps(self.to_json()), follow_symlinks=False)
+        with file_lock(self.path):  # another process may calibrate other nulls into this file now
+            self._merge_saved()
+            write_text(self.path, json.dumps(self.to_json()), follow_symlinks=False)
         self._dirty = False
+
+    def _merge_saved(self) -> None:
+        """Keep what another process saved to this fit's file since it was read: the h1
+        transformations and calibrated nulls this fit lacks (merge on write, under the file's
+        lock, so two processes calibrating different nulls into one cache both keep theirs).
+        A file of another fit, another version or one that fails validation is replaced."""
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if not isinstance(doc, dict) or doc.get("version") != FIT_VERSION or doc.get("hash") != self.hash \
+                or doc.get("kept") != self.kept.tolist() or _validate_fit_doc(doc) is not None:
+            return
+        for key, value in doc.get("h1", {}).items():
+            self.h1.setdefault(key, value)
+        for key, value in doc.get("nulls", {}).items():
+            self.nulls.setdefault(key, value)
 
     def to_json(self) -> dict:
         """The cache file's document, with the SHA-256 of the rest (`fit_checksum`) under ``"sha256"``."""
@@ -221,11 +240,47 @@ def _validate_fit_doc(doc) -> str | None:
                     isinstance(t, list) and len(t) == 3 and _index(t[0], S) and _finite(t[1]) and _finite(t[2])
                     for t in lst):
                 return f"h1 {delta}: baseline {b}: not [run, a, b] triples of kept runs and finite numbers"
+            if any(t[0] == int(b) or not (t[1] > 0 and t[2] > 0) for t in lst):
+                return f"h1 {delta}: baseline {b}: a pair of the baseline with itself or a beta shape that is not > 0"
+    problem = _validate_nulls(doc.get("nulls", {}), S)
+    if problem is not None:
+        return problem
     if "values" in doc:
         v = doc["values"]
         if not isinstance(v, list) or len(v) != S or not all(isinstance(r, list) for r in v) \
                 or len({len(r) for r in v}) > 1 or not all(_finite(x) for r in v for x in r):
             return f"'values' is not {S} rows of finite scores of one length"
+    return None
+
+
+_NULL_KEY = re.compile(r"(urisk|smooth):([^:]+):([^:]+)")
+
+
+def _validate_nulls(nulls, S: int) -> str | None:
+    """What is wrong with a fit document's ``nulls`` (the calibrated risk nulls,
+    `fastrisk.simulate.nulls.null_transforms`'s form: {`RiskNull.key`: {"pairs": {baseline:
+    [[e, a, b, mu_e, value], ...]}, "failed": n, "calls": n}}), None if nothing: keys that
+    parse, baselines and partners among the ``S`` runs kept (never the baseline itself), beta
+    shapes a, b finite and > 0, finite means and values, counts that are integers >= 0."""
+    if not isinstance(nulls, dict):
+        return "'nulls' is not an object"
+    for key, d in nulls.items():
+        m = _NULL_KEY.fullmatch(key)
+        try:
+            ok = m is not None and math.isfinite(float(m[2])) and float(m[2]) >= 0 and math.isfinite(float(m[3]))
+        except ValueError:
+            ok = False
+        if not ok:
+            return f"nulls {key!r}: not a risk null's key (family:alpha:target)"
+        if not isinstance(d, dict) or not _index(d.get("failed"), 2**63) or not _index(d.get("calls", 0), 2**63) \
+                or not isinstance(d.get("pairs"), dict):
+            return f"nulls {key}: not pairs and counts of failures and calls"
+        for b, lst in d["pairs"].items():
+            if not (b.isdigit() and int(b) < S) or not isinstance(lst, list) or not all(
+                    isinstance(r, list) and len(r) == 5 and _index(r[0], S) and r[0] != int(b)
+                    and all(_finite(x) for x in r[1:]) and r[1] > 0 and r[2] > 0 for r in lst):
+                return (f"nulls {key}: baseline {b}: not [run, a, b, mean, value] rows of other kept runs, "
+                        "beta shapes > 0 and finite numbers")
     return None
 
 
@@ -387,6 +442,8 @@ def fit_collections(collections, measure=None, *, executor=None, cache=None, ref
             meas = canonical_measure(measure if measure is not None else name.partition("_")[2])
         mat = mat if mat is not None else trec_matrix(name)
         values = np.asarray(getattr(mat, "values", mat), dtype=np.float64)
+        if values.ndim == 2:  # a lattice measure's scores on its lattice before anything is hashed or fitted
+            values = snap_to_support(values, meas)
         if values.ndim != 2 or values.shape[0] < 3:
             raise InputError(f"collection {name!r}: a fit needs a systems x topics matrix with >= 3 systems, "
                              f"it has {values.shape[0] if values.ndim == 2 else 'no'}")

@@ -133,6 +133,34 @@ def describe_support(measure: str) -> str:
     return f"0 and 1/r, r = 1..{len(sup) - 1}"
 
 
+#: Scores within this (absolute) of a lattice point are that point (`snap_to_support`): the
+#: noise of a score computed or printed another way (0.30000000000000004 for 3/10), far below
+#: any lattice's spacing (RR's deepest: 1/999 - 1/1000 = 1e-6) and below any rounding of the
+#: data (the study's RR matrices are rounded to 4 decimals: 0.3333, not 1/3).
+SNAP_TOL = 1e-9
+
+
+def snap_to_support(values, measure: str) -> np.ndarray:
+    """``values`` (float64) with every score within `SNAP_TOL` of a point of ``measure``'s
+    support (`support`) replaced by that point; continuous measures and other scores unchanged.
+
+    The same P@10 matrix printed as 0.3 or as 0.30000000000000004 is then one matrix: one cache
+    key, one tie-breaking seed (`fastrisk.simulate.fits.ties_base_seed` hashes the scores) and
+    the same ties in ``pobs``, so the same copulas and rates. Only floating-point noise is
+    snapped, not `MATCH_TOL`: scores rounded in the data (the study's RR, 0.3333) stay as the
+    study fits them (``R/03-bicops.R`` takes ``pobs`` of the scores as read)."""
+    V = np.array(values, dtype=np.float64)
+    sup = support(measure)
+    if sup is None or V.size == 0:
+        return V
+    i = np.clip(np.searchsorted(sup, V), 1, len(sup) - 1)
+    lo, hi = sup[i - 1], sup[i]
+    near = np.where(np.abs(V - lo) <= np.abs(V - hi), lo, hi)
+    close = np.abs(V - near) <= SNAP_TOL  # NaN and scores off the lattice stay (check_scores names them)
+    V[close] = near[close]
+    return V
+
+
 def check_scores(values, measure: str, *, name: str = "", systems=None, topics=None) -> None:
     """`InputError` naming the collection, system, topic and value of the first score that is
     not finite, outside [0, 1], or (lattice measures) off the support by more than

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import json
 import warnings
@@ -13,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk._runtime.atomic import Locked, file_lock
 from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.validation import non_negative_int, non_negative_number, positive_int
@@ -151,7 +153,10 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
         `process_pool`), or a ``dask.distributed`` ``Client`` / ``client.get_executor()``.
     out : str or path-like, optional
         A Parquet file: finished batches are checkpointed next to it (``OUT.parts/``) and the
-        full table is written there at the end.
+        full table is written there at the end. One sweep at a time writes it: another sweep
+        into the same ``out`` (another process) is refused with `InputError` while this one
+        runs (an advisory lock on ``.OUT.lock`` beside it, released when the sweep ends or its
+        process dies).
     resume : bool
         Reuse the checkpoint and compute only the jobs missing from it.
     retry_errors : bool
@@ -182,6 +187,21 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
     grid = load_grid(grid)
     out = None if out is None else Path(out)
     backend = _sweep_iv(executor, batch_seconds, max_batch, checkpoint_seconds, out, resume, retries, worker_timeout)
+    with contextlib.ExitStack() as stack:
+        if out is not None:  # one sweep at a time into one OUT: another's cleanup would remove our parts
+            out.parent.mkdir(parents=True, exist_ok=True)  # as the checkpoint's first flush did
+            try:
+                stack.enter_context(file_lock(out, wait=False))
+            except Locked:
+                raise InputError(f"another sweep is writing {out} (and its checkpoint {out}.parts) now: wait for "
+                                 "it to finish, or give another out (--out)") from None
+        return _sweep(grid, backend, out, resume, retry_errors, progress, batch_seconds, max_batch,
+                      checkpoint_seconds, retries, progress_unit)
+
+
+def _sweep(grid, backend, out, resume, retry_errors, progress, batch_seconds, max_batch, checkpoint_seconds,
+           retries, progress_unit) -> SweepResult:
+    """`sweep`, its checks done and its output locked."""
     ck = _Checkpoint(out, {}, float(checkpoint_seconds))
     if not resume and ck.dir is not None and ck.dir.exists():
         raise InputError(f"{ck.dir} holds the checkpoint of an unfinished sweep: resume it "
