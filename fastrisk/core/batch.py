@@ -96,7 +96,7 @@ def is_stack(data) -> bool:
 
 
 def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True,
-          start: int = 0) -> Stack:
+          start: int | None = None) -> Stack:
     """A `Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 
     One vectorised check for the whole stack: three dimensions, at least 2 topics, finite
@@ -113,18 +113,21 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data", check: b
         The argument's name in messages.
     check : bool
         Check that every value is finite.
-    start : int
+    start : int, optional
         Global index of the first collection: collection k draws the random streams of
-        collection ``start + k`` (chunks of a stack give the numbers of the whole).
+        collection ``start + k`` (chunks of a stack give the numbers of the whole); default
+        0, or a given `Stack`'s own.
 
     Returns
     -------
     Stack
         The values and the system names.
     """
-    start = non_negative_int(start, "start")
     if isinstance(data, Stack):
-        return data if start == data.start else Stack(data.values, data.systems, data.topics, start)
+        if start is None or start == data.start:
+            return data
+        return Stack(data.values, data.systems, data.topics, non_negative_int(start, "start"))
+    start = 0 if start is None else non_negative_int(start, "start")
     topics = None
     if isinstance(data, ScoreMatrix):
         data = [data]
