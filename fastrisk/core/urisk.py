@@ -333,13 +333,23 @@ def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, signif
     freward, frisk, urisk, se, sej, trisk = _batch.risk_arrays(st, row, vf.alpha, threads, stacklevel=5)
     c = st.shape[2]
     crit = t_critical(significance, c - 1)
-    sign = _sign(convention)
+    at_risk, rewarding = trisk < -crit, trisk > crit
+    if convention == "minus":
+        urisk, trisk = -urisk, -trisk
+    # the RMSE between SE_x and SE_J over systems, summed in system order as the one-matrix kernel
+    # (`fastrisk._kernels.risk.linear_risk_table`): one pass per system, no (K, A, S) temporary
+    S = st.shape[1]
+    d = se[..., 0] - sej[..., 0]
+    acc = d * d
+    for j in range(1, S):
+        d = se[..., j] - sej[..., j]
+        acc += d * d
     return RiskResult._trusted(
         systems=st.systems, baseline=st.systems[row], alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
         convention=convention, value=vf.name, n_topics=c, df=c - 1, significance=float(significance),
-        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=sign * urisk,
-        standard_error=se, se_jack=sej, trisk=sign * trisk, at_risk=trisk < -crit, rewarding=trisk > crit,
-        se_rmse=np.sqrt(np.mean((se - sej) ** 2, axis=-1)),
+        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=urisk,
+        standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding,
+        se_rmse=np.sqrt(acc / S),
     )
 
 
