@@ -305,6 +305,10 @@ def test_a_stack_result_has_the_batch_axis_in_every_form():
     boot = fastrisk.bootstrap(V, 0, alpha=0, replicates=100, rng=1, method=None)
     assert "ci_low" not in boot.to_arrow().column_names and boot.ci_low is None
     assert boot.to_arrow().column_names[:2] == ["batch", "alpha"]
+    kept = fastrisk.bootstrap(V, 0, alpha=0, replicates=100, rng=1, keep_replicates=True)
+    qq = kept.qq(10)  # per-collection quantiles get the batch axis, the shared plotting positions do not
+    assert qq.array_dims()["sample"] == ("batch", "alpha", "system", "quantile")
+    assert qq.array_dims()["probabilities"] == ("quantile",) and qq.to_arrow().num_rows == 3 * 1 * 3 * 10
 
 
 def test_stacked_results_need_one_shape_and_one_parameter_value():

@@ -272,71 +272,41 @@ def _scores(V, row, a):
     return _k.batch_scores(V, row, np.ascontiguousarray(a, dtype=np.float64))
 
 
+def _chunks(st: Stack, work: float, desc: str, threads, progress, step) -> None:
+    """``step(lo, hi)`` over chunks of `CHUNK` collections, with a progress bar over them."""
+    K = st.shape[0]
+    bar = Progress(K, progress, desc, unit="collection", work=work, delay=0 if progress else 2.0)
+    try:
+        with limit_threads(threads, work):
+            for lo in range(0, K, CHUNK):
+                hi = min(K, lo + CHUNK)
+                step(lo, hi)
+                bar.update(hi - lo)
+    finally:
+        bar.close()
+
+
 def bootstrap_counts(st: Stack, row: int, alphas: np.ndarray, B: int, seed: int, threads=None, progress=None):
-    """Tail counts (ge, le, |ge|) and moments (mean, SD) of the replicates of URisk shifted to
-    the null, ``[batch, alpha, system, 3 | 2]``, and URisk ``[batch, alpha, system]``
-    (`fastrisk._kernels.batch.bootstrap_batch`; collection k draws the streams
-    (seed, start + k, b)).
-
-    Parameters
-    ----------
-    st : Stack
-        The collections.
-    row : int
-        The baseline's row.
-    alphas : numpy.ndarray
-        The alphas.
-    B : int
-        Replicates.
-    seed : int
-        The resolved seed.
-    threads : int, optional
-        Numba threads.
-    progress : bool, optional
-        A progress bar over the collections (as the entry points' ``progress``).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        counts, moments, urisk.
-    """
+    """Tail counts (ge, le, |ge|) and moments (mean, SD) ``[batch, alpha, system, 3 | 2]`` of
+    the replicates of URisk shifted to the null against row ``row``, and URisk ``[batch,
+    alpha, system]`` (`fastrisk._kernels.batch.bootstrap_batch`; collection k draws the
+    streams (seed, start + k, b)); ``progress``: a bar over the collections."""
     V = st.values
     K, S, c = V.shape
     A = len(alphas)
     counts = np.empty((K, A * S, 3), np.int64)
     moments = np.empty((K, A * S, 2))
-    work = K * B * c * (1 + A * S)
-    bar = Progress(K, progress, "bootstrap", unit="collection", work=work, delay=0 if progress else 2.0)
-    try:
-        with limit_threads(threads, work):
-            for lo in range(0, K, CHUNK):
-                hi = min(K, lo + CHUNK)
-                counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, alphas), seed,
-                                                                   st.start + lo, B)
-                bar.update(hi - lo)
-    finally:
-        bar.close()
+
+    def step(lo, hi):
+        counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, alphas), seed, st.start + lo, B)
+
+    _chunks(st, K * B * c * (1 + A * S), "bootstrap", threads, progress, step)
     return counts.reshape(K, A, S, 3), moments.reshape(K, A, S, 2), urisk(st, row, alphas)
 
 
 def urisk(st: Stack, row: int, alphas: np.ndarray) -> np.ndarray:
-    """URisk ``[batch, alpha, system]`` against row ``row``, as `risk_arrays` computes it
-    (`fastrisk._kernels.risk.risk_sums`), without its checks and warning.
-
-    Parameters
-    ----------
-    st : Stack
-        The collections.
-    row : int
-        The baseline's row.
-    alphas : numpy.ndarray
-        The alphas.
-
-    Returns
-    -------
-    numpy.ndarray
-        URisk.
-    """
+    """URisk ``[batch, alpha, system]`` against row ``row`` as `risk_arrays` computes it
+    (`fastrisk._kernels.risk.risk_sums`), without its checks and warning."""
     return _k.risk_batch(st.values, row, np.ascontiguousarray(alphas, dtype=np.float64))[2]
 
 
@@ -344,45 +314,17 @@ def permutation_counts(st: Stack, row: int, B: int, exact: bool, seed: int, thre
                        progress=None) -> np.ndarray:
     """Counts (ge, le) ``[batch, system, 2]`` of the sign-flip replicates of the mean
     difference from row ``row`` (`fastrisk._kernels.batch.permutation_batch`: all 2^c
-    patterns when ``exact``, else B patterns from the streams (seed, start + k, b)).
-
-    Parameters
-    ----------
-    st : Stack
-        The collections.
-    row : int
-        The baseline's row.
-    B : int
-        Replicates.
-    exact : bool
-        Enumerate every pattern.
-    seed : int
-        The resolved seed (ignored when exact).
-    threads : int, optional
-        Numba threads.
-    progress : bool, optional
-        A progress bar over the collections (as the entry points' ``progress``).
-
-    Returns
-    -------
-    numpy.ndarray
-        The counts.
-    """
+    patterns when ``exact``, else B from the streams (seed, start + k, b)); ``progress``: a
+    bar over the collections."""
     V = st.values
     K, S, c = V.shape
-    n = 2 ** c if exact else B
     counts = np.empty((K, S, 2), np.int64)
-    work = K * n * c * (1 + S)
-    bar = Progress(K, progress, "permutation", unit="collection", work=work, delay=0 if progress else 2.0)
-    try:
-        with limit_threads(threads, work):
-            for lo in range(0, K, CHUNK):
-                hi = min(K, lo + CHUNK)
-                H = np.ascontiguousarray(V[lo:hi] - V[lo:hi, row:row + 1, :])
-                counts[lo:hi] = _k.permutation_batch(H, 0 if exact else seed, st.start + lo, B, exact)
-                bar.update(hi - lo)
-    finally:
-        bar.close()
+
+    def step(lo, hi):
+        H = np.ascontiguousarray(V[lo:hi] - V[lo:hi, row:row + 1, :])
+        counts[lo:hi] = _k.permutation_batch(H, 0 if exact else seed, st.start + lo, B, exact)
+
+    _chunks(st, K * (2 ** c if exact else B) * c * (1 + S), "permutation", threads, progress, step)
     return counts
 
 

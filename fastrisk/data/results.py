@@ -296,21 +296,31 @@ class Result:
         batched result (`batched`) each with ``batch`` first."""
         cls = self if isinstance(self, type) else type(self)
         out = _declared_dims(cls)
-        if cls is self or not self.batched:
+        if cls is self:
             return dict(out)
-        return {name: ("batch", *dims) for name, dims in out.items()}
+        batched = self._batched_fields()
+        if not batched:
+            return dict(out)
+        derived = cls._derived
+        return {name: ("batch", *dims) if name in batched or name in derived else dims for name, dims in out.items()}
 
-    @property
-    def batched(self) -> bool:
-        """Whether the result holds a stack of collections: its arrays have one more axis than
-        they declare, the leading ``batch`` axis (a stack given to the function that made it)."""
+    def _batched_fields(self) -> set:
+        """The declared array fields holding one more (leading) axis than they declare."""
+        out = set()
         for f in fields(self):
             dims = f.metadata.get("dims")
             if dims is not None:
                 value = self.__dict__.get(f.name)
-                if value is not None and np.ndim(value):
-                    return np.ndim(value) == len(dims) + 1
-        return False
+                if value is not None and np.ndim(value) == len(dims) + 1:
+                    out.add(f.name)
+        return out
+
+    @property
+    def batched(self) -> bool:
+        """Whether the result holds a stack of collections: its per-collection arrays have a
+        leading ``batch`` axis beyond the dims they declare (a stack given to the function
+        that made it)."""
+        return bool(self._batched_fields())
 
     @classmethod
     def _column_name(cls, name: str) -> str:
