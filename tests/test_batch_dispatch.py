@@ -20,7 +20,7 @@ def _stack(K=K, S=S, c=C, seed=2):
     return np.random.default_rng(seed).random((K, S, c))
 
 
-def _median(x):
+def _median(x):  # a user statistic compiles the generic kernels for it: those cases are slow
     return np.median(x)
 
 
@@ -87,8 +87,9 @@ def _one(X, k, opts):
     return ScoreMatrix(X[k], SYSTEMS, TOPICS)
 
 
-@pytest.mark.parametrize("fn, opts", CASES, ids=[f"{fn}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'defaults'}"
-                                                 for fn, o in CASES])
+@pytest.mark.parametrize("fn, opts", [pytest.param(fn, o, marks=[pytest.mark.slow] if "statistic" in o else [],
+                                                   id=f"{fn}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'defaults'}")
+                                      for fn, o in CASES])
 def test_every_option_of_one_matrix_works_on_a_stack(fn, opts):
     X = _stack()
     with warnings.catch_warnings():
