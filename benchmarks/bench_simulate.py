@@ -1,6 +1,6 @@
 """Simulation-study workloads: many small collections, the test battery, the type I study.
 
-Batched TRisk (URisk, SE_x, SE_J, TRisk) over K simulated 2 x 50 collections against
+Batched TRisk (URisk, SE_x, SE_J, TRisk: `fastrisk.risk` of a stack) over K simulated 2 x 50 collections against
 vectorised NumPy (the same four arrays, like ``bench_risk.numpy_risk`` with a leading K axis)
 and against a loop of today's per-collection calls (``ScoreMatrix`` + ``fastrisk.risk``,
 measured on 1,000 collections: compare per-collection times). The battery (t, Wilcoxon,
@@ -38,7 +38,6 @@ from conftest import memory_budget_ok, side_by_side
 from scipy import special, stats
 
 import fastrisk
-from fastrisk.core import batch
 from fastrisk.simulate import battery, type1
 
 SIZES = {"1e5": 100_000, "1e6": 1_000_000}
@@ -75,8 +74,8 @@ def numpy_trisk(V, alpha=5.0):
 def test_trisk_fastrisk_batch(benchmark, stack):
     name, V = stack
     benchmark.group = f"trisk-2x50-{name}"
-    batch.risk(V[:10], alpha=5)
-    res = benchmark(batch.risk, V, alpha=5)
+    fastrisk.risk(V[:10], 0, alpha=5)
+    res = benchmark(fastrisk.risk, V, 0, alpha=5)
     benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / len(V) * 1e9
     u, se, sej, t = numpy_trisk(V)
     np.testing.assert_allclose(res.trisk[:, 0, 1], t, rtol=1e-9)
@@ -108,8 +107,8 @@ def test_trisk_per_collection_loop(benchmark):
 def test_trisk_batch_on_the_loop_size(benchmark):
     V = _pairs(LOOP)
     benchmark.group = "trisk-2x50-loop-of-1000"
-    batch.risk(V[:2], alpha=5)
-    benchmark(batch.risk, V, alpha=5)
+    fastrisk.risk(V[:2], 0, alpha=5)
+    benchmark(fastrisk.risk, V, 0, alpha=5)
     benchmark.extra_info["ns_per_collection"] = benchmark.stats.stats.median / LOOP * 1e9
 
 

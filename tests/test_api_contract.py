@@ -154,7 +154,7 @@ def test_every_result_name_has_one_meaning():
             if cls.__name__ in ("JackknifeResult",) or "zrisk" in names:
                 continue
             assert "pvalue" in names, f"{cls.__name__}: a statistic without a p-value"
-    for res in (batch.zrisk(np.random.default_rng(0).random((2, 2, 4))), fastrisk.zrisk(fastrisk.ScoreMatrix(np.array([[1.0, 2, 3], [2.0, 1, 3]]), ("a", "b"), ("1", "2", "3")))):
+    for res in (fastrisk.zrisk(np.random.default_rng(0).random((2, 2, 4))), fastrisk.zrisk(fastrisk.ScoreMatrix(np.array([[1.0, 2, 3], [2.0, 1, 3]]), ("a", "b"), ("1", "2", "3")))):
         with pytest.warns(DeprecationWarning, match="use `.zrisk`"):
             assert res.statistic is res.zrisk
     with warnings.catch_warnings():
@@ -209,14 +209,19 @@ def test_a_stack_is_capped_like_a_matrix():
             fn(X[0], 0, replicates=10**9 + 1)
 
 
-def test_a_stack_refuses_the_options_it_does_not_take():
+def test_a_stack_takes_the_options_of_one_matrix_and_returns_its_class():
+    """A batch is a dimension: no option is refused on a stack only (tests/test_batch_dispatch.py
+    checks each option's numbers)."""
     X = np.random.default_rng(2).random((2, 3, 8))
     for fn, options in ((fastrisk.bootstrap, {"method": "percentile", "confidence_level": 0.9, "keep_replicates": True,
-                                              "chunk_size": 100, "progress": True}),
-                        (fastrisk.permutation_test, {"keep_replicates": True, "chunk_size": 100, "progress": True})):
+                                              "chunk_size": 100, "progress": False}),
+                        (fastrisk.permutation_test, {"keep_replicates": True, "chunk_size": 100, "progress": False})):
         for name, given in options.items():
-            with pytest.raises(InputError, match=f"takes no `{name}="):
-                fn(X, 0, replicates=50, **{name: given})
-    # the defaults are accepted (the stack computes no interval and streams nothing)
-    assert isinstance(fastrisk.bootstrap(X, 0, replicates=50, rng=1, confidence_level=0.95, keep_replicates=False),
-                      batch.BatchBootstrapResult)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", fastrisk.AlphaInvariantWarning)
+                got = fn(X, 0, replicates=50, rng=1, **{name: given})
+                one = fn(X[0], 0, replicates=50, rng=1, **{name: given})
+            assert type(got) is type(one) and got.batched and got.sizes()["batch"] == 2, name
+    for fn in (fastrisk.bootstrap, fastrisk.permutation_test):
+        with pytest.raises(InputError, match="`chunk_size`"):
+            fn(X, 0, replicates=50, chunk_size=0)

@@ -698,3 +698,17 @@ def test_spread_runs_every_item_once_and_raises_a_task_error():
 
         with pytest.raises(ValueError, match="task 3"):
             _spread(failing, range(50), 1e9)
+
+
+def test_bootstrap_without_an_interval_is_the_same_test():
+    """``method=None`` (what a stack's batched kernel computes) skips the interval only: the
+    test, the standard error and the bias are those of any method with the same seed."""
+    m = ScoreMatrix(np.random.default_rng(4).random((3, 20)), ["a", "b", "c"], [str(i) for i in range(20)])
+    none = bootstrap(m, "a", alpha=[0, 1], replicates=500, rng=2, method=None)
+    bca = bootstrap(m, "a", alpha=[0, 1], replicates=500, rng=2)
+    assert none.confidence_interval is None and none.method is None and none.ci_low is None
+    for name in ("statistic", "pvalue", "standard_error", "bias"):
+        np.testing.assert_array_equal(getattr(none, name), getattr(bca, name))
+    assert "ci_low" not in none.to_arrow().column_names
+    with pytest.raises(InputError, match="`method`"):
+        bootstrap(m, "a", replicates=50, method="none")

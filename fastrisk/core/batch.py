@@ -1,31 +1,40 @@
-"""Batched risk and tests: K independent collections in one kernel call, parallel over K.
+"""Stacks of collections: the leading ``batch`` dimension of every entry point.
 
 A *stack* is K collections of the same shape: a (K, S, c) array (K collections of S systems
-over c topics) or a sequence of `ScoreMatrix` of one shape. Construction
-costs one vectorised check (shape, finiteness) for the whole stack, never a pass per
-collection, so a million 2 x 50 collections cost what their arithmetic costs.
+over c topics), a non-empty sequence of `ScoreMatrix` of one shape, or a `Stack`. Every entry
+point (`fastrisk.risk`, `fastrisk.zrisk`, `fastrisk.t_test`, `fastrisk.bootstrap`,
+`fastrisk.permutation_test`, `fastrisk.jackknife`) takes one wherever it takes a matrix and
+returns the class it returns for one collection, every array with a leading ``batch`` axis
+(``[batch, alpha, system]``; see `fastrisk.data.results`). Construction costs one vectorised
+check (shape, finiteness) for the whole stack, never a pass per collection.
 
-Every result has a leading ``batch`` axis (``[batch, alpha, system]``):
+Two ways to the same result, chosen by the entry point:
 
-- `risk`: URisk, SE_x, jackknife SE_J, TRisk and its Student-t p-value of every system
-  against a baseline row (Wang, Bennett & Collins-Thompson 2012; Dinçer, Macdonald & Ounis,
-  SIGIR 2014);
-- `t_test`: the paired t test (TRisk at alpha = 0 is the t statistic);
-- `zrisk`: ZRisk and GeoRisk within each collection (Dinçer, Macdonald & Ounis 2016);
-- `bootstrap`, `permutation_test`: the shift-to-the-null bootstrap test and the
-  sign-flip randomisation test of URisk.
+- the batched kernels (`fastrisk._kernels.batch`, parallel over K) for what they compute: the
+  linear value function against a system of the stack (a row index or a system name) —
+  URisk, SE_x, SE_J, TRisk (Wang, Bennett & Collins-Thompson 2012; Dinçer, Macdonald & Ounis,
+  SIGIR 2014), the paired t test, ZRisk/GeoRisk (Dinçer, Macdonald & Ounis 2016), the
+  shift-to-the-null bootstrap test without an interval (``method=None``) and the sign-flip
+  randomisation test; collection k of a stack resamples the streams (seed, start + k, b);
+- otherwise (another baseline or value function, pairs, a user statistic, an interval, kept
+  replicates, the jackknife) the one-collection path on each collection, its results stacked
+  by `stack_results`; a resampling procedure gives collection k the seed
+  `collection_seed` (seed, start + k), so chunks of a stack give the numbers of the whole.
 
-Randomness is counter-based per (seed, collection, replicate): the same ``rng`` gives the
-same numbers whatever the thread count and however the stack is split (``start=`` gives the
-global index of a chunk's first collection).
+``start`` (`stack`) is the global index of a chunk's first collection.
+
+The functions ``risk``, ``t_test``, ``zrisk``, ``bootstrap`` and ``permutation_test`` of this
+module and its ``Batch*Result`` classes are deprecated aliases of the entry points and their
+result classes (removed in 0.2.0).
 """
 
 from __future__ import annotations
 
+import importlib
 import numbers
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar
+from dataclasses import dataclass, fields
 
 import numpy as np
 from scipy import special
@@ -33,28 +42,30 @@ from scipy import special
 from fastrisk._kernels import batch as _k
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import AlphaLike, SeedLike
+from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
-from fastrisk._runtime.validation import choice, non_negative_int, replicates
-from fastrisk.core.values import resolve_alphas
+from fastrisk._runtime.validation import non_negative_int
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array, deprecated_alias
-from fastrisk.errors import InputError
+from fastrisk.data.results import ConfidenceInterval, Result
+from fastrisk.errors import AlphaInvariantWarning, InputError
 
-ALTERNATIVES = ("two-sided", "less", "greater")
-CONVENTIONS = ("classic", "minus")
 #: Collections per resampling chunk (bounds the per-topic score arrays built for a chunk).
 CHUNK = 1 << 15
+#: The release that removes the deprecated names of this module.
+REMOVED_IN = "0.2.0"
 
 
 # ====================================================================== stacks
 @dataclass(frozen=True)
 class Stack:
-    """K collections of S systems over c topics: ``values`` (K, S, c), C-contiguous float64."""
+    """K collections of S systems over c topics: ``values`` (K, S, c), C-contiguous float64;
+    ``start``: the global index of the first collection (a chunk of a larger stack)."""
 
     values: np.ndarray
     systems: tuple
     topics: tuple | None
+    start: int = 0
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -62,8 +73,8 @@ class Stack:
 
 
 def is_stack(data) -> bool:
-    """True for what the batched functions take: a 3-D array, a `Stack`, or a non-empty
-    list/tuple of ScoreMatrix (the test the single-collection API uses to dispatch here).
+    """True for a stack of collections: a 3-D array, a `Stack`, or a non-empty list/tuple of
+    ScoreMatrix (the test each entry point uses to give its results a ``batch`` axis).
 
     Parameters
     ----------
@@ -73,7 +84,7 @@ def is_stack(data) -> bool:
     Returns
     -------
     bool
-        Whether the batched functions take it.
+        Whether ``data`` is a stack.
     """
     if type(data) is ScoreMatrix:  # the usual single-collection call: no isinstance chain
         return False
@@ -84,17 +95,8 @@ def is_stack(data) -> bool:
     return isinstance(data, (list, tuple)) and len(data) > 0 and all(isinstance(m, ScoreMatrix) for m in data)
 
 
-def refuse_options(fn: str, **options) -> None:
-    """Refuse, by name, an option of the single-collection ``fn`` that a stack does not take
-    (``options``: name -> (given value, allowed values)); the stack path is `fastrisk.core.batch`."""
-    for name, (given, allowed) in options.items():
-        if not any(given is a or (isinstance(a, (str, float)) and not isinstance(given, bool) and given == a)
-                   for a in allowed):
-            raise InputError(f"{fn}() of a stack of collections (fastrisk.core.batch) takes no `{name}={given!r}`; "
-                             f"allowed: {', '.join(map(repr, allowed))}")
-
-
-def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True) -> Stack:
+def stack(data, *, systems: Sequence | None = None, name: str = "data", check: bool = True,
+          start: int | None = None) -> Stack:
     """A `Stack` from a (K, S, c) array or a sequence of ScoreMatrix of one shape.
 
     One vectorised check for the whole stack: three dimensions, at least 2 topics, finite
@@ -106,11 +108,15 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data", check: b
     data : (K, S, c) array_like or sequence of ScoreMatrix
         The collections.
     systems : sequence of str, optional
-        System names (default: those of the matrices, or positions).
+        System names (default: those of the matrices, or ``s0``, ``s1``, ...).
     name : str
         The argument's name in messages.
     check : bool
         Check that every value is finite.
+    start : int, optional
+        Global index of the first collection: collection k draws the random streams of
+        collection ``start + k`` (chunks of a stack give the numbers of the whole); default
+        0, or a given `Stack`'s own.
 
     Returns
     -------
@@ -118,7 +124,10 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data", check: b
         The values and the system names.
     """
     if isinstance(data, Stack):
-        return data
+        if start is None or start == data.start:
+            return data
+        return Stack(data.values, data.systems, data.topics, non_negative_int(start, "start"))
+    start = 0 if start is None else non_negative_int(start, "start")
     topics = None
     if isinstance(data, ScoreMatrix):
         data = [data]
@@ -151,7 +160,7 @@ def stack(data, *, systems: Sequence | None = None, name: str = "data", check: b
     systems = tuple(str(s) for s in systems)
     if len(systems) != S:
         raise InputError(f"`systems` names {len(systems)} systems, the stack has {S}")
-    return Stack(values, systems, topics)
+    return Stack(values, systems, topics, start)
 
 
 def _check_finite(values: np.ndarray, name: str = "data", rows=None) -> None:
@@ -165,25 +174,158 @@ def _check_finite(values: np.ndarray, name: str = "data", rows=None) -> None:
                          f"scores must be finite ({int(bad.sum())} non-finite cell(s) in all)")
 
 
-def _baseline_row(st: Stack, baseline) -> int:
+def system_row(st: Stack, baseline) -> int | None:
+    """The row of ``baseline`` in every collection of ``st`` when it is a system of the stack
+    (a row index or a system name), else None (a virtual baseline, a vector, a file: the
+    one-collection path resolves it for each collection).
+
+    Parameters
+    ----------
+    st : Stack
+        The stack.
+    baseline : object
+        The entry point's ``baseline``.
+
+    Returns
+    -------
+    int or None
+        The row, or None.
+    """
     if isinstance(baseline, str):
-        if baseline not in st.systems:
-            raise InputError(f"`baseline` {baseline!r} is not a system of the stack ({', '.join(st.systems[:10])})")
-        return st.systems.index(baseline)
+        return st.systems.index(baseline) if baseline in st.systems else None
     if isinstance(baseline, numbers.Integral) and not isinstance(baseline, bool):
         S = st.values.shape[1]
         if not -S <= baseline < S:
             raise InputError(f"`baseline` must be a system row in [0, {S}), got {baseline}")
         return int(baseline) % S
-    raise InputError(f"`baseline` must be a system name or row index, got {type(baseline).__name__}")
+    return None
 
 
-_choice = choice
-_replicates_iv = replicates
+# ====================================================================== the batched kernels
+def risk_arrays(st: Stack, row: int, alphas: np.ndarray, threads=None, stacklevel: int = 4):
+    """FReward, FRisk ``[batch, system]`` and URisk, SE_x, SE_J, TRisk ``[batch, alpha,
+    system]`` (classic convention) of every collection against row ``row``
+    (`fastrisk._kernels.batch.risk_batch`); one `ZeroVarianceWarning` for the whole stack.
+
+    Parameters
+    ----------
+    st : Stack
+        The collections (finiteness checked here).
+    row : int
+        The baseline's row.
+    alphas : numpy.ndarray
+        The alphas.
+    threads : int, optional
+        Numba threads.
+    stacklevel : int
+        Of the warning.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        freward, frisk, urisk, se, se_jack, trisk.
+    """
+    V = st.values
+    with limit_threads(threads, V.size * len(alphas)):
+        freward, frisk, urisk, se, sej, trisk, bad, zero = _k.risk_batch(V, row, np.ascontiguousarray(alphas))
+    if bad.any():
+        _check_finite(V, rows=np.flatnonzero(bad))
+    if zero.any():  # the one numerical policy (fastrisk._runtime.numerics): one warning for the whole batch
+        k = np.flatnonzero(zero)
+        _numerics.warn_zero_variance([f"collection {j}" for j in k], what="systems of",
+                                     where=f" against baseline {st.systems[row]!r}", stacklevel=stacklevel)
+    return freward, frisk, urisk, se, sej, trisk
 
 
-def _start_iv(start) -> int:
-    return non_negative_int(start, "start")
+def zrisk_arrays(st: Stack, loss_weights: np.ndarray, sign: float, threads=None):
+    """ZRisk, GeoRisk ``[batch, alpha, system]`` and the effectiveness ``[batch, system]`` of
+    every collection (`fastrisk._kernels.batch.zrisk_batch`); negative scores are refused.
+
+    Parameters
+    ----------
+    st : Stack
+        The collections.
+    loss_weights : numpy.ndarray
+        ``1 + alpha``.
+    sign : float
+        -1 for the ``minus`` convention.
+    threads : int, optional
+        Numba threads.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        zrisk, georisk, effectiveness.
+    """
+    V = st.values
+    if (V < 0).any():
+        k, s, i = (int(j) for j in np.argwhere(V < 0)[0])
+        raise InputError(f"ZRisk/GeoRisk need non-negative scores; system {st.systems[s]!r} scores {V[k, s, i]} "
+                         f"on topic {i} of collection {k}")
+    with limit_threads(threads, V.size * len(loss_weights)):
+        z, geo, eff = _k.zrisk_batch(V, np.ascontiguousarray(loss_weights), sign)
+    return z.transpose(0, 2, 1), geo.transpose(0, 2, 1), eff
+
+
+def _scores(V, row, a):
+    """Per-topic risk-reward scores (K, A * S, c) of a chunk (`fastrisk._kernels.batch.batch_scores`)."""
+    return _k.batch_scores(V, row, np.ascontiguousarray(a, dtype=np.float64))
+
+
+def _chunks(st: Stack, work: float, desc: str, threads, progress, step) -> None:
+    """``step(lo, hi)`` over chunks of `CHUNK` collections, with a progress bar over them."""
+    K = st.shape[0]
+    bar = Progress(K, progress, desc, unit="collection", work=work, delay=0 if progress else 2.0)
+    try:
+        with limit_threads(threads, work):
+            for lo in range(0, K, CHUNK):
+                hi = min(K, lo + CHUNK)
+                step(lo, hi)
+                bar.update(hi - lo)
+    finally:
+        bar.close()
+
+
+def bootstrap_counts(st: Stack, row: int, alphas: np.ndarray, B: int, seed: int, threads=None, progress=None):
+    """Tail counts (ge, le, |ge|) and moments (mean, SD) ``[batch, alpha, system, 3 | 2]`` of
+    the replicates of URisk shifted to the null against row ``row``, and URisk ``[batch,
+    alpha, system]`` (`fastrisk._kernels.batch.bootstrap_batch`; collection k draws the
+    streams (seed, start + k, b)); ``progress``: a bar over the collections."""
+    V = st.values
+    K, S, c = V.shape
+    A = len(alphas)
+    counts = np.empty((K, A * S, 3), np.int64)
+    moments = np.empty((K, A * S, 2))
+
+    def step(lo, hi):
+        counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, alphas), seed, st.start + lo, B)
+
+    _chunks(st, K * B * c * (1 + A * S), "bootstrap", threads, progress, step)
+    return counts.reshape(K, A, S, 3), moments.reshape(K, A, S, 2), urisk(st, row, alphas)
+
+
+def urisk(st: Stack, row: int, alphas: np.ndarray) -> np.ndarray:
+    """URisk ``[batch, alpha, system]`` against row ``row`` as `risk_arrays` computes it
+    (`fastrisk._kernels.risk.risk_sums`), without its checks and warning."""
+    return _k.risk_batch(st.values, row, np.ascontiguousarray(alphas, dtype=np.float64))[2]
+
+
+def permutation_counts(st: Stack, row: int, B: int, exact: bool, seed: int, threads=None,
+                       progress=None) -> np.ndarray:
+    """Counts (ge, le) ``[batch, system, 2]`` of the sign-flip replicates of the mean
+    difference from row ``row`` (`fastrisk._kernels.batch.permutation_batch`: all 2^c
+    patterns when ``exact``, else B from the streams (seed, start + k, b)); ``progress``: a
+    bar over the collections."""
+    V = st.values
+    K, S, c = V.shape
+    counts = np.empty((K, S, 2), np.int64)
+
+    def step(lo, hi):
+        H = np.ascontiguousarray(V[lo:hi] - V[lo:hi, row:row + 1, :])
+        counts[lo:hi] = _k.permutation_batch(H, 0 if exact else seed, st.start + lo, B, exact)
+
+    _chunks(st, K * (2 ** c if exact else B) * c * (1 + S), "permutation", threads, progress, step)
+    return counts
 
 
 def t_pvalue(t, df, alternative: str):
@@ -210,380 +352,245 @@ def t_pvalue(t, df, alternative: str):
     return 2.0 * special.stdtr(df, -np.abs(t))
 
 
-# ====================================================================== results
-@dataclass(frozen=True, repr=False)
-class BatchRiskResult(Result):
-    """URisk/TRisk of every system of K collections against a baseline row: arrays
-    ``[batch, alpha, system]``; TRisk's two-sided Student-t ``pvalue`` (df = c - 1);
-    ``at_risk`` / ``rewarding``: significantly worse / better than the baseline at level
-    ``significance`` (|TRisk| beyond ``critical_t``), in either convention."""
+# ====================================================================== one collection at a time
+def collections(st: Stack, as_scores: bool = False) -> list:
+    """The collections of ``st`` as the one-collection path takes them: ScoreMatrix named by
+    the stack's systems (and topics), or with ``as_scores`` (an array stack without a
+    baseline: per-topic scores as they are) the plain S x c arrays.
 
-    systems: tuple
-    alpha: np.ndarray
-    loss_weight: np.ndarray
-    baseline: str
-    convention: str
-    df: int
-    significance: float
-    critical_t: float
-    urisk: np.ndarray = array("batch", "alpha", "system")
-    standard_error: np.ndarray = array("batch", "alpha", "system")
-    se_jack: np.ndarray = array("batch", "alpha", "system")
-    trisk: np.ndarray = array("batch", "alpha", "system")
-    freward: np.ndarray = array("batch", "system")
-    frisk: np.ndarray = array("batch", "system")
-    _constants: ClassVar[tuple] = ("baseline",)
-    _derived: ClassVar[dict] = {"pvalue": ("batch", "alpha", "system"), "at_risk": ("batch", "alpha", "system"),
-                                "rewarding": ("batch", "alpha", "system")}
+    Parameters
+    ----------
+    st : Stack
+        The stack.
+    as_scores : bool
+        Plain arrays for an array stack.
 
-    @property
-    def statistic(self) -> np.ndarray:
-        return self.trisk
-
-    @property
-    def pvalue(self) -> np.ndarray:
-        return t_pvalue(self.trisk, self.df, "two-sided")
-
-    @property
-    def at_risk(self) -> np.ndarray:
-        sign = -1.0 if self.convention == "minus" else 1.0
-        return sign * self.trisk < -self.critical_t
-
-    @property
-    def rewarding(self) -> np.ndarray:
-        sign = -1.0 if self.convention == "minus" else 1.0
-        return sign * self.trisk > self.critical_t
+    Returns
+    -------
+    list
+        One item per collection.
+    """
+    if as_scores and st.topics is None:
+        return list(st.values)
+    topics = st.topics if st.topics is not None else tuple(str(i) for i in range(st.values.shape[2]))
+    return [ScoreMatrix(v, st.systems, topics) for v in st.values]
 
 
-@dataclass(frozen=True, repr=False)
-class BatchTTestResult(Result):
-    """Paired t test per collection and system: ``statistic`` t, ``pvalue``, ``urisk``
-    (the mean per-topic score, URisk at alpha), ``[batch, alpha, system]``."""
+def collection_seed(seed: int, k: int) -> int:
+    """The seed of collection ``k`` (its global index) of a stack resampled with ``seed`` on
+    the one-collection path: ``resolve_seed(SeedSequence([seed, k]))``, independent streams
+    per collection, the same for a chunk given ``start``.
 
-    systems: tuple
-    alpha: np.ndarray
-    loss_weight: np.ndarray
-    baseline: str
-    alternative: str
-    df: int
-    statistic: np.ndarray = array("batch", "alpha", "system")
-    pvalue: np.ndarray = array("batch", "alpha", "system")
-    urisk: np.ndarray = array("batch", "alpha", "system")
+    Parameters
+    ----------
+    seed : int
+        The stack's resolved seed.
+    k : int
+        The collection's global index.
 
-
-@dataclass(frozen=True, repr=False)
-class BatchZRiskResult(Result):
-    """ZRisk and GeoRisk ``[batch, alpha, system]`` within each collection; ``effectiveness``
-    ``[batch, system]`` is the mean score. ZRisk has no p-value: no ``statistic`` (a deprecated
-    alias of ``zrisk`` for one release)."""
-
-    _headline: ClassVar[str] = "zrisk"
-
-    systems: tuple
-    alpha: np.ndarray
-    loss_weight: np.ndarray
-    convention: str
-    zrisk: np.ndarray = array("batch", "alpha", "system")
-    georisk: np.ndarray = array("batch", "alpha", "system")
-    effectiveness: np.ndarray = array("batch", "system")
-
-    statistic = deprecated_alias("statistic", "zrisk")
+    Returns
+    -------
+    int
+        Its seed.
+    """
+    return resolve_seed(np.random.SeedSequence([int(seed), int(k)]))
 
 
-@dataclass(frozen=True, repr=False)
-class BatchBootstrapResult(Result):
-    """Bootstrap test of URisk = 0 per collection, alpha and system (replicates shifted to the
-    null, p = (count + 1) / (B + 1)); ``standard_error`` is the bootstrap SD of URisk. The
-    test statistic is URisk itself: ``statistic`` and ``urisk`` are the same array."""
-
-    systems: tuple
-    alpha: np.ndarray
-    loss_weight: np.ndarray
-    baseline: str
-    alternative: str
-    replicates: int
-    seed: int
-    statistic: np.ndarray = array("batch", "alpha", "system")
-    urisk: np.ndarray = array("batch", "alpha", "system")
-    standard_error: np.ndarray = array("batch", "alpha", "system", doc="Bootstrap standard deviation of URisk.")
-    pvalue: np.ndarray = array("batch", "alpha", "system")
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
+            and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and a == b
 
 
-@dataclass(frozen=True, repr=False)
-class BatchPermutationResult(Result):
-    """Sign-flip randomisation test per collection, alpha and system: ``statistic`` URisk (the
-    test statistic, also ``urisk``), ``pvalue`` (scipy's conventions: exact over 2^c patterns when 2^c <= replicates, else
-    (count + 1) / (B + 1); two-sided = min(1, 2 min(p_less, p_greater)))."""
+def stack_results(results: Sequence[Result], **fixed) -> Result:
+    """One result of the class of ``results`` (one per collection) with a leading ``batch``
+    axis on every declared array; every other field must be the same in all of them (or is
+    given in ``fixed``).
 
-    systems: tuple
-    alpha: np.ndarray
-    loss_weight: np.ndarray
-    baseline: str
-    alternative: str
-    replicates: int
-    exact: bool
-    seed: int | None
-    statistic: np.ndarray = array("batch", "alpha", "system")
-    urisk: np.ndarray = array("batch", "alpha", "system")
-    pvalue: np.ndarray = array("batch", "alpha", "system")
+    Parameters
+    ----------
+    results : sequence of Result
+        The results of the collections, in order.
+    **fixed
+        Field values of the stacked result (e.g. the stack's seed).
+
+    Returns
+    -------
+    Result
+        Of the class of ``results[0]``.
+    """
+    first = results[0]
+    cls = type(first)
+    values = {}
+    for f in fields(cls):
+        if not f.init:
+            continue
+        if f.name in fixed:
+            values[f.name] = fixed[f.name]
+            continue
+        items = [getattr(r, f.name) for r in results]
+        if "dims" in f.metadata or isinstance(items[0], ConfidenceInterval):
+            if all(v is None for v in items):
+                values[f.name] = None
+                continue
+            shapes = {np.shape(v) for v in items}
+            if any(v is None for v in items) or len(shapes) > 1:
+                raise InputError(f"the collections of the stack give `{f.name}` of different shapes "
+                                 f"({', '.join(sorted(map(str, shapes)))}): a result with a `batch` axis needs "
+                                 "collections that keep the same topics and systems")
+            if isinstance(items[0], ConfidenceInterval):
+                values[f.name] = ConfidenceInterval(np.stack([v.low for v in items]),
+                                                    np.stack([v.high for v in items]))
+            else:
+                values[f.name] = np.stack(items)
+            continue
+        for k, v in enumerate(items[1:], 1):
+            if not _same(items[0], v):
+                raise InputError(f"collection {k} of the stack gives `{f.name}` = {v!r}, collection 0 "
+                                 f"{items[0]!r}: a result with a `batch` axis needs one value for every collection")
+        values[f.name] = items[0]
+    return cls(**values)
 
 
-# ====================================================================== risk, t, zrisk
-def _risk_iv(data, baseline, alpha, loss_weight, convention, check=True):
-    st = stack(data, check=check)
-    row = _baseline_row(st, baseline)
-    a, lw, _ = resolve_alphas(alpha, loss_weight)
-    _choice(convention, "convention", CONVENTIONS)
-    return st, row, a, lw
+# ====================================================================== deprecated aliases
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"`fastrisk.batch.{old}` is deprecated and will be removed in {REMOVED_IN}; use `{new}`: the "
+                  "entry points take a stack of collections and return their one result class with a leading "
+                  "`batch` axis", DeprecationWarning, stacklevel=3)
 
 
-def _risk_arrays(st: Stack, row: int, a: np.ndarray, threads):
-    V = st.values
-    with limit_threads(threads, V.size * len(a)):
-        freward, frisk, urisk, se, sej, trisk, bad, zero = _k.risk_batch(V, row, a)
-    if bad.any():
-        _check_finite(V, rows=np.flatnonzero(bad))
-    if zero.any():  # the one numerical policy (fastrisk._runtime.numerics): one warning for the whole batch
-        k = np.flatnonzero(zero)
-        _numerics.warn_zero_variance([f"collection {j}" for j in k], what="systems of",
-                                     where=f" against baseline {st.systems[row]!r}", stacklevel=4)
-    return freward, frisk, urisk, se, sej, trisk
+def _entry(name: str):
+    # the entry points live in higher layers (core.urisk, inference.resampling): the deprecated
+    # wrappers reach them through the package, as a user does
+    return getattr(importlib.import_module("fastrisk"), name)
+
+
+#: The removed result classes: old name -> the class a stack's result is now (a public name of fastrisk).
+_RESULTS = {"BatchRiskResult": "RiskResult", "BatchTTestResult": "TTestResult", "BatchZRiskResult": "ZRiskResult",
+            "BatchBootstrapResult": "BootstrapResult", "BatchPermutationResult": "PermutationResult"}
+
+
+def __getattr__(name: str):
+    if name in _RESULTS:
+        _deprecated(name, f"fastrisk.{_RESULTS[name]}")
+        return _entry(_RESULTS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def risk(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
-         convention: str = "classic", significance: float = 0.05, threads: int | None = None) -> BatchRiskResult:
-    """URisk, SE_x, SE_J and TRisk of every system of every collection vs ``baseline``.
-
-    ``data``: a (K, S, c) array or a sequence of ScoreMatrix; ``baseline``: the row (or
-    system name) of the baseline in every collection. x_i = d_i, or (1 + alpha) d_i for
-    losses; URisk = mean(x), TRisk = URisk / (s_x / sqrt(c)), ±inf (NaN if URisk = 0) at zero
-    SE. ``convention="minus"`` negates URisk and TRisk (Benham, Moffat & Culpepper 2019).
-    Arrays are ``[batch, alpha, system]``.
+         convention: str = "classic", significance: float = 0.05, threads: int | None = None):
+    """Deprecated: ``fastrisk.risk(stack, baseline, ...)`` (removed in 0.2.0).
 
     Parameters
     ----------
-    data, baseline, alpha, loss_weight, threads
-        As in `bootstrap`.
-    convention : {"classic", "minus"}
-        ``"minus"`` negates URisk and TRisk.
-    significance : float
-        Two-sided level of the at-risk and rewarding flags.
+    data, baseline, alpha, loss_weight, convention, significance, threads
+        As in `fastrisk.risk`.
 
     Returns
     -------
-    BatchRiskResult
-        Arrays ``[batch, alpha, system]``.
+    RiskResult
+        With a leading ``batch`` axis.
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, convention, check=False)
-    if isinstance(significance, bool) or not (isinstance(significance, numbers.Real) and 0.0 < significance < 1.0):
-        raise InputError(f"`significance` must be a level in (0, 1), got {significance!r}")
-    freward, frisk, urisk, se, sej, trisk = _risk_arrays(st, row, a, threads)
-    sign = -1.0 if convention == "minus" else 1.0
-    df = st.shape[2] - 1
-    return BatchRiskResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                           convention=convention, df=df, significance=float(significance),
-                           critical_t=float(special.stdtrit(df, 1.0 - significance / 2)), urisk=sign * urisk,
-                           standard_error=se, se_jack=sej, trisk=sign * trisk, freward=freward, frisk=frisk)
+    _deprecated("risk", "fastrisk.risk")
+    return _entry("risk")(stack(data, check=False), baseline, alpha=alpha, loss_weight=loss_weight,
+                          convention=convention, significance=significance, threads=threads)
 
 
 def t_test(data, baseline=0, *, alpha=0.0, loss_weight: AlphaLike | None = None, alternative: str = "two-sided",
-           threads: int | None = None) -> BatchTTestResult:
-    """Paired t test of every system against ``baseline`` in every collection.
-
-    t = mean(x) / (s_x / sqrt(c)), df = c - 1; at alpha = 0 (default) x = r - b and this is
-    ``scipy.stats.ttest_rel(r, b, axis=-1)``; at alpha > 0 it is TRisk. Zero variance: t = ±inf
-    (NaN when the mean is 0 too).
+           threads: int | None = None):
+    """Deprecated: ``fastrisk.t_test(stack, baseline, ...)`` (removed in 0.2.0).
 
     Parameters
     ----------
-    data, baseline, alpha, loss_weight, alternative, threads
-        As in `bootstrap`.
+    data, baseline, alpha, loss_weight, alternative
+        As in `fastrisk.t_test` (``alpha`` 0 by default here).
+    threads : int, optional
+        Ignored (as `fastrisk.t_test`, which takes none).
 
     Returns
     -------
-    BatchTTestResult
-        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[batch, alpha, system]``.
+    TTestResult
+        With a leading ``batch`` axis.
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha if loss_weight is None else None, loss_weight, "classic",
-                              check=False)
-    _choice(alternative, "alternative", ALTERNATIVES)
-    _, _, urisk, _, _, t = _risk_arrays(st, row, a, threads)
-    df = st.shape[2] - 1
-    return BatchTTestResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                            alternative=alternative, df=df, statistic=t, pvalue=t_pvalue(t, df, alternative),
-                            urisk=urisk)
+    _deprecated("t_test", "fastrisk.t_test")
+    return _entry("t_test")(stack(data, check=False), baseline, alpha=alpha if loss_weight is None else None,
+                            loss_weight=loss_weight, alternative=alternative)
 
 
 def zrisk(data, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
-          convention: str = "classic", threads: int | None = None) -> BatchZRiskResult:
-    """ZRisk and GeoRisk of every system within each collection (Dinçer et al. 2016).
-
-    e_ik = T_i S_k / N, z_ik = (X[i,k] - e_ik) / sqrt(e_ik) (0 where e_ik = 0),
-    ZRisk = sum_{z>0} z + (1 + alpha) sum_{z<0} z, GeoRisk = sqrt(mean X[., k] Phi(ZRisk / c)).
-    Scores must be non-negative.
+          convention: str = "classic", threads: int | None = None):
+    """Deprecated: ``fastrisk.zrisk(stack, ...)`` (removed in 0.2.0).
 
     Parameters
     ----------
-    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
-        K collections of S systems x c topics (non-negative).
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha``.
-    convention : {"classic", "minus"}
-        ``"minus"`` gives ZRisk- = -ZRisk and GeoRisk-.
-    threads : int, optional
-        Numba threads (default: all cores).
+    data, alpha, loss_weight, convention, threads
+        As in `fastrisk.zrisk`.
 
     Returns
     -------
-    BatchZRiskResult
-        Arrays ``[batch, alpha, system]``.
+    ZRiskResult
+        With a leading ``batch`` axis.
     """
-    st = stack(data)
-    a, lw, _ = resolve_alphas(alpha, loss_weight)
-    _choice(convention, "convention", CONVENTIONS)
-    V = st.values
-    if (V < 0).any():
-        k, s, i = (int(j) for j in np.argwhere(V < 0)[0])
-        raise InputError(f"ZRisk/GeoRisk need non-negative scores; system {st.systems[s]!r} scores {V[k, s, i]} "
-                         f"on topic {i} of collection {k}")
-    with limit_threads(threads, V.size * len(a)):
-        z, geo, eff = _k.zrisk_batch(V, lw, -1.0 if convention == "minus" else 1.0)
-    return BatchZRiskResult(systems=st.systems, alpha=a, loss_weight=lw, convention=convention,
-                            zrisk=z.transpose(0, 2, 1), georisk=geo.transpose(0, 2, 1), effectiveness=eff)
-
-
-# ====================================================================== resampling
-def _scores(V, row, a):
-    """Per-topic risk-reward scores (K, A * S, c) of a chunk (`fastrisk._kernels.batch.batch_scores`)."""
-    return _k.batch_scores(V, row, np.ascontiguousarray(a, dtype=np.float64))
+    _deprecated("zrisk", "fastrisk.zrisk")
+    return _entry("zrisk")(stack(data), alpha=alpha, loss_weight=loss_weight, convention=convention,
+                           threads=threads)
 
 
 def bootstrap(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
               replicates: int = 10000, alternative: str = "two-sided", rng: SeedLike = None, start: int = 0,
-              threads: int | None = None) -> BatchBootstrapResult:
-    """Bootstrap test of URisk = 0 for every system of every collection (topics resampled).
-
-    Replicate means are shifted to the null (d* = mean* - URisk) and compared with URisk:
-    p = (#{d* >= URisk} + 1) / (B + 1) ('greater'), #{d* <= URisk} ('less'),
-    #{|d*| >= |URisk|} ('two-sided'); Efron & Tibshirani (1993), Urbano et al. (2019).
-    Collection k uses the streams (seed, start + k, b): chunks of a stack give the same
-    numbers as the whole.
+              threads: int | None = None):
+    """Deprecated: ``fastrisk.bootstrap(stack(data, start=start), baseline, method=None, ...)``
+    (removed in 0.2.0).
 
     Parameters
     ----------
-    data : (K, S, c) array_like, Stack or sequence of ScoreMatrix
-        K collections of S systems x c topics.
-    baseline : int or str
-        The row (or system name) of the baseline in every collection.
-    alpha, loss_weight : float or sequence of float, optional
-        Risk aversion, ``loss_weight = 1 + alpha``.
-    replicates : int
-        Number of replicates (at most 10**9).
-    alternative : {"two-sided", "less", "greater"}
-        The alternative hypothesis.
-    rng : int, SeedSequence or Generator, optional
-        Seed; the same seed gives the same numbers for any thread count.
+    data, baseline, alpha, loss_weight, replicates, alternative, rng, threads
+        As in `fastrisk.bootstrap`.
     start : int
-        Stream of the first collection (chunks of a stack give the numbers of the whole).
-    threads : int, optional
-        Numba threads (default: all cores).
+        As in `stack`.
 
     Returns
     -------
-    BatchBootstrapResult
-        Arrays ``[batch, alpha, system]``.
+    BootstrapResult
+        With a leading ``batch`` axis (no interval).
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, "classic")
-    B = _replicates_iv(replicates)
-    _choice(alternative, "alternative", ALTERNATIVES)
-    start = _start_iv(start)
-    seed = resolve_seed(rng)
-    V = st.values
-    K, S, c = V.shape
-    A = len(a)
-    counts = np.empty((K, A * S, 3), np.int64)
-    moments = np.empty((K, A * S, 2))
-    with limit_threads(threads, K * B * c * (1 + A * S)):
-        for lo in range(0, K, CHUNK):
-            hi = min(K, lo + CHUNK)
-            counts[lo:hi], moments[lo:hi] = _k.bootstrap_batch(_scores(V[lo:hi], row, a), seed, start + lo, B)
-    col = {"greater": 0, "less": 1, "two-sided": 2}[alternative]
-    p = (counts[..., col] + 1.0) / (B + 1.0)
-    p.reshape(K, A, S)[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
-    urisk = _scores_mean(V, row, a)
-    shape = (K, A, S)
-    return BatchBootstrapResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                                alternative=alternative, replicates=B, seed=seed, statistic=urisk, urisk=urisk,
-                                standard_error=moments[..., 1].reshape(shape), pvalue=p.reshape(shape))
-
-
-def _scores_mean(V, row, a):
-    """URisk (K, A, S) as this module's `risk` and `fastrisk.risk` compute it (`fastrisk._kernels.risk.risk_sums`)."""
-    return _k.risk_batch(V, row, np.ascontiguousarray(a, dtype=np.float64))[2]
+    _deprecated("bootstrap", "fastrisk.bootstrap")
+    return _entry("bootstrap")(stack(data, start=start), baseline, alpha=alpha, loss_weight=loss_weight,
+                               replicates=replicates, alternative=alternative, rng=rng, method=None,
+                               threads=threads)
 
 
 def permutation_test(data, baseline=0, *, alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
                      replicates: int = 10000, alternative: str = "two-sided", rng: SeedLike = None, start: int = 0,
-                     threads: int | None = None) -> BatchPermutationResult:
-    """Paired sign-flip (randomisation) test of URisk for every system of every collection.
-
-    Under the null each topic's pair is exchangeable: the per-topic score is v(d_i) or
-    v(-d_i) with equal chance. For the linear value function v(d) - v(-d) = (2 + alpha) d
-    and v(d) + v(-d) = -alpha |d|, so the replicate URisk is a constant plus a positive
-    multiple of sum(s_i d_i): the test (its p-value) is the same at every alpha and is run
-    once per system. Exact over all 2^c patterns when 2^c <= replicates (as
-    ``scipy.stats.permutation_test``), else (count + 1) / (B + 1); two-sided
-    min(1, 2 min(p_less, p_greater)).
+                     threads: int | None = None):
+    """Deprecated: ``fastrisk.permutation_test(stack(data, start=start), baseline, ...)``
+    (removed in 0.2.0).
 
     Parameters
     ----------
-    data, baseline, alpha, loss_weight, replicates, alternative, rng, start, threads
-        As in `bootstrap`.
+    data, baseline, alpha, loss_weight, replicates, alternative, rng, threads
+        As in `fastrisk.permutation_test`.
+    start : int
+        As in `stack`.
 
     Returns
     -------
-    BatchPermutationResult
-        Arrays ``[batch, alpha, system]``.
+    PermutationResult
+        With a leading ``batch`` axis.
     """
-    st, row, a, lw = _risk_iv(data, baseline, alpha, loss_weight, "classic")
-    B = _replicates_iv(replicates)
-    _choice(alternative, "alternative", ALTERNATIVES)
-    start = _start_iv(start)
-    V = st.values
-    K, S, c = V.shape
-    exact = c < 31 and 2 ** c <= B
-    seed = None if exact else resolve_seed(rng)
-    n = 2 ** c if exact else B
-    counts = np.empty((K, S, 2), np.int64)
-    with limit_threads(threads, K * n * c * (1 + S)):
-        for lo in range(0, K, CHUNK):
-            hi = min(K, lo + CHUNK)
-            H = np.ascontiguousarray(V[lo:hi] - V[lo:hi, row:row + 1, :])
-            counts[lo:hi] = _k.permutation_batch(H, 0 if exact else seed, start + lo, B, exact)
-    adj = 0.0 if exact else 1.0
-    ge = (counts[..., 0] + adj) / (n + adj)
-    le = (counts[..., 1] + adj) / (n + adj)
-    p = ge if alternative == "greater" else le if alternative == "less" else np.minimum(1.0, 2 * np.minimum(ge, le))
-    p[:, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
-    return BatchPermutationResult(systems=st.systems, alpha=a, loss_weight=lw, baseline=st.systems[row],
-                                  alternative=alternative, replicates=n, exact=bool(exact), seed=seed,
-                                  statistic=(urisk := _scores_mean(V, row, a)), urisk=urisk,
-                                  pvalue=np.broadcast_to(p[:, None, :], (K, len(a), S)).copy())
+    _deprecated("permutation_test", "fastrisk.permutation_test")
+    with warnings.catch_warnings():  # this function never warned that the test ignores alpha
+        warnings.simplefilter("ignore", AlphaInvariantWarning)
+        return _entry("permutation_test")(stack(data, start=start), baseline, alpha=alpha, loss_weight=loss_weight,
+                                          replicates=replicates, alternative=alternative, rng=rng, threads=threads)
 
 
 __all__ = [
-    "BatchBootstrapResult",
-    "BatchPermutationResult",
-    "BatchRiskResult",
-    "BatchTTestResult",
-    "BatchZRiskResult",
     "Stack",
-    "bootstrap",
     "is_stack",
-    "permutation_test",
-    "risk",
     "stack",
     "t_pvalue",
-    "t_test",
-    "zrisk",
 ]

@@ -24,7 +24,7 @@ from fastrisk._runtime.validation import choice, level
 from fastrisk.core import batch as _batch
 from fastrisk.core.baselines import Baseline, resolve_baseline
 from fastrisk.core.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
-from fastrisk.data.matrix import as_matrix
+from fastrisk.data.matrix import as_matrix, check_missing_policy
 from fastrisk.data.results import Result, array
 from fastrisk.errors import InputError
 
@@ -101,7 +101,7 @@ class RiskResult(TRiskInference, Result):
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
         k = self.systems.index(system)
-        return {name: getattr(self, name)[:, k] for name in
+        return {name: getattr(self, name)[..., k] for name in
                 ("urisk", "standard_error", "se_jack", "trisk", "pvalue", "at_risk", "rewarding")}
 
 
@@ -280,8 +280,9 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
 
     Parameters
     ----------
-    matrix : MatrixLike
-        Per-topic scores, systems × topics (higher is better).
+    matrix : MatrixLike or stack
+        Per-topic scores, systems × topics (higher is better), or a stack of K collections
+        (a (K, S, c) array or a sequence of ScoreMatrix, see `fastrisk.batch.stack`).
     baseline : BaselineLike
         A system of the matrix, ``"mean"``/``"median"``/``"max"``, a file, a mapping topic ->
         score or a `Baseline` (see `fastrisk.resolve_baseline`).
@@ -290,8 +291,6 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     loss_weight : AlphaLike, optional
         The loss weight α̂ = 1 + α instead of ``alpha`` (Benham, Moffat & Culpepper 2019);
         never both.
-        A stack of matrices (``fastrisk.core.batch``) is evaluated in one call, with results
-        ``[batch, alpha, system]``.
     value : {"linear", "smooth"} or callable, optional
         The value function of the difference d = r − b: linear (default, with α), Benham et
         al.'s smooth cubic, or any scalar function (compiled with numba).
@@ -309,7 +308,10 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     RiskResult
         ``urisk``, ``standard_error``, ``se_jack``, ``trisk`` (``statistic``), ``pvalue``,
         ``at_risk``, ``rewarding`` ``[alpha, system]``; ``to_markdown()`` / ``to_latex()``
-        give the system × α publication table.
+        give the system × α publication table. Of a stack: every array with a leading
+        ``batch`` axis (``[batch, alpha, system]``); against a system of the stack with the
+        linear value function, from one batched kernel call (one `ZeroVarianceWarning` for
+        the stack), else collection by collection.
 
     References
     ----------
@@ -327,10 +329,9 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     >>> round(float(res.trisk[0, res.systems.index("uogTrA44xi")]), 4)
     2.244
     """
-    if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("risk", value=(value, (None, "linear")), missing=(missing, ("raise",)))
-        return _batch.risk(matrix, baseline, alpha=alpha, loss_weight=loss_weight, convention=convention,
-                           significance=significance, threads=threads)
+    if _batch.is_stack(matrix):  # K collections: every array with a leading batch axis
+        return _risk_of_stack(matrix, baseline, alpha, loss_weight, value, convention, significance, missing,
+                              threads)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
     c = matrix.n_topics
     df = c - 1
@@ -354,6 +355,42 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
         standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
+    )
+
+
+def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, significance, missing, threads):
+    """`risk` of a stack: the batched kernel against a system of the stack with the linear value
+    function, else `risk` of each collection, stacked."""
+    choice(convention, "convention", CONVENTIONS)
+    level(significance, "significance")
+    check_missing_policy(missing)
+    st = _batch.stack(data, check=False)
+    row = _batch.system_row(st, baseline)
+    vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+    if row is None or not vf.is_linear:
+        return _batch.stack_results([risk(m, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
+                                          convention=convention, significance=significance, missing=missing,
+                                          threads=threads) for m in _batch.collections(st)])
+    freward, frisk, urisk, se, sej, trisk = _batch.risk_arrays(st, row, vf.alpha, threads, stacklevel=5)
+    c = st.shape[2]
+    crit = t_critical(significance, c - 1)
+    at_risk, rewarding = trisk < -crit, trisk > crit
+    if convention == "minus":
+        urisk, trisk = -urisk, -trisk
+    # the RMSE between SE_x and SE_J over systems, summed in system order as the one-matrix kernel
+    # (`fastrisk._kernels.risk.linear_risk_table`): one pass per system, no (K, A, S) temporary
+    S = st.shape[1]
+    d = se[..., 0] - sej[..., 0]
+    acc = d * d
+    for j in range(1, S):
+        d = se[..., j] - sej[..., j]
+        acc += d * d
+    return RiskResult._trusted(
+        systems=st.systems, baseline=st.systems[row], alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
+        convention=convention, value=vf.name, n_topics=c, df=c - 1, significance=float(significance),
+        critical_t=crit, freward=freward, frisk=frisk, ugain=freward - frisk, urisk=urisk,
+        standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding,
+        se_rmse=np.sqrt(acc / S),
     )
 
 

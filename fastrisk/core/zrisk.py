@@ -79,7 +79,7 @@ class ZRiskResult(Result):
     def row(self, system: str) -> dict:
         """ZRisk and GeoRisk of one system, arrays over alpha."""
         k = self.systems.index(system)
-        return {"zrisk": self.zrisk[:, k], "georisk": self.georisk[:, k]}
+        return {"zrisk": self.zrisk[..., k], "georisk": self.georisk[..., k]}
 
 
 def _zrisk_iv(matrix, alpha, loss_weight, value, convention):
@@ -123,8 +123,8 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     Parameters
     ----------
     matrix : ScoreMatrix or array-like
-        Non-negative scores, systems x topics (or a stack of collections: see
-        `fastrisk.core.batch`).
+        Non-negative scores, systems x topics (or a stack of K collections: see
+        `fastrisk.batch.stack`).
     alpha, loss_weight : float or sequence of float, optional
         ``alpha >= 0`` or the loss weight ``alpha_hat = 1 + alpha`` (one of them; default
         alpha = 0, 1, 5, 10), for the linear value function.
@@ -142,7 +142,9 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     Returns
     -------
     ZRiskResult
-        ``zrisk``, ``georisk`` ``[alpha, system]`` and ``effectiveness`` ``[system]``.
+        ``zrisk``, ``georisk`` ``[alpha, system]`` and ``effectiveness`` ``[system]``; of a
+        stack, each with a leading ``batch`` axis (the linear value function from one batched
+        kernel call, another collection by collection).
 
     Raises
     ------
@@ -164,9 +166,8 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     >>> round(float(res.zrisk[1, k]), 3), round(float(res.georisk[1, k]), 4)
     (-31.496, 0.2877)
     """
-    if _batch.is_stack(matrix):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("zrisk", value=(value, (None, "linear")))
-        return _batch.zrisk(matrix, alpha=alpha, loss_weight=loss_weight, convention=convention, threads=threads)
+    if _batch.is_stack(matrix):  # K collections: every array with a leading batch axis
+        return _zrisk_of_stack(matrix, alpha, loss_weight, value, convention, threads)
     matrix = as_matrix(matrix)
     vf = _zrisk_iv(matrix, alpha, loss_weight, value, convention)
     sign = -1.0 if convention == "minus" else 1.0
@@ -211,3 +212,19 @@ def zrisk(matrix: ScoreMatrix, *, alpha=None, loss_weight=None, value=None, conv
     return ZRiskResult(systems=matrix.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
                        convention=convention, value=vf.name, n_topics=c, effectiveness=eff,
                        zrisk=z, georisk=georisk)
+
+
+def _zrisk_of_stack(data, alpha, loss_weight, value, convention, threads) -> ZRiskResult:
+    """`zrisk` of a stack: the batched kernel for the linear value function, else `zrisk` of
+    each collection, stacked."""
+    st = _batch.stack(data)
+    vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+    if convention not in CONVENTIONS:
+        raise InputError(f"`convention` must be 'classic' or 'minus', got {convention!r}")
+    if not vf.is_linear:
+        return _batch.stack_results([zrisk(m, alpha=alpha, loss_weight=loss_weight, value=value,
+                                           convention=convention, threads=threads) for m in _batch.collections(st)])
+    z, georisk, eff = _batch.zrisk_arrays(st, vf.loss_weight, -1.0 if convention == "minus" else 1.0, threads)
+    return ZRiskResult._trusted(systems=st.systems, alpha=vf.alpha, loss_weight=vf.loss_weight, given=vf.given,
+                                convention=convention, value=vf.name, n_topics=st.shape[2], effectiveness=eff,
+                                zrisk=z, georisk=georisk)

@@ -7,6 +7,13 @@ parameters first, then systems (and baselines), then topics, the resampled axis 
 ``[alpha, system]``, ``[alpha, system, baseline]``, ``[alpha, system, topic]``,
 ``[alpha, system, replicate]``; a batch of independent collections leads (``[batch, ...]``).
 
+A batch is a dimension, not a class: a function given a stack of K collections returns the
+class it returns for one collection, every declared array with a leading ``batch`` axis of
+length K (``urisk`` ``[batch, alpha, system]``). `Result.array_dims` on such a result
+(`Result.batched`) puts ``batch`` first in every array's dims, so the long form, the sizes
+and the publication tables (``at={"batch": k}``) need nothing else; the long form's
+``batch`` column numbers the collections from 0.
+
 The labels of a dimension come from the attributes named in ``_coords`` (dim -> {column:
 attribute}); a dimension without labels is numbered from 0. `Result.to_arrow` builds
 the long form from these declarations alone: one row per cell of the table dims (by default
@@ -26,6 +33,7 @@ text).
 
 from __future__ import annotations
 
+import functools
 import html
 import inspect
 import json
@@ -260,6 +268,25 @@ def _jsonable(value):
     return value
 
 
+class _class_or_instance:
+    """A method that receives the class when called on the class and the instance when called
+    on an instance (`Result.array_dims`: the declared dims, or a result's own)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, cls=None):
+        return functools.partial(self.fn, cls if obj is None else obj)
+
+
+@functools.cache
+def _declared_dims(cls) -> dict[str, tuple[str, ...]]:
+    out = {f.name: f.metadata["dims"] for f in fields(cls) if "dims" in f.metadata}
+    out.update(cls._derived)
+    return out
+
+
 #: class -> (field names, required names, plain defaults, needs the real __init__, the tuples of
 #: names accepted so far): see `Result._trusted`.
 _DEFAULTS: dict = {}
@@ -318,12 +345,37 @@ class Result:
         return obj
 
     # ------------------------------------------------------------------ declarations
-    @classmethod
-    def array_dims(cls) -> dict[str, tuple[str, ...]]:
-        """Every declared array (fields, then derived) and its dims, in declaration order."""
-        out = {f.name: f.metadata["dims"] for f in fields(cls) if "dims" in f.metadata}
-        out.update(cls._derived)
+    @_class_or_instance
+    def array_dims(self) -> dict[str, tuple[str, ...]]:
+        """Every declared array (fields, then derived) and its dims, in declaration order; on a
+        batched result (`batched`) each with ``batch`` first."""
+        cls = self if isinstance(self, type) else type(self)
+        out = _declared_dims(cls)
+        if cls is self:
+            return dict(out)
+        batched = self._batched_fields()
+        if not batched:
+            return dict(out)
+        derived = cls._derived
+        return {name: ("batch", *dims) if name in batched or name in derived else dims for name, dims in out.items()}
+
+    def _batched_fields(self) -> set:
+        """The declared array fields holding one more (leading) axis than they declare."""
+        out = set()
+        for f in fields(self):
+            dims = f.metadata.get("dims")
+            if dims is not None:
+                value = self.__dict__.get(f.name)
+                if value is not None and np.ndim(value) == len(dims) + 1:
+                    out.add(f.name)
         return out
+
+    @property
+    def batched(self) -> bool:
+        """Whether the result holds a stack of collections: its per-collection arrays have a
+        leading ``batch`` axis beyond the dims they declare (a stack given to the function
+        that made it)."""
+        return bool(self._batched_fields())
 
     @classmethod
     def _column_name(cls, name: str) -> str:
@@ -373,7 +425,7 @@ class Result:
     # ------------------------------------------------------------------ long form
     def _default_table(self) -> tuple[str, ...]:
         if self._table is not None:
-            return self._table
+            return ("batch", *self._table) if self.batched else self._table
         dims = [d for name, d in self.array_dims().items() if getattr(self, name) is not None]
         return max(dims, key=len) if dims else ()
 

@@ -17,10 +17,11 @@ from fastrisk._runtime.resources import check_memory
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads, parallel
 from fastrisk._runtime.tstat import COMPILED_DF, CONVENTIONS, t_pvalue
+from fastrisk._runtime.validation import flag
 from fastrisk.core import batch as _batch
-from fastrisk.core.batch import BatchBootstrapResult, BatchPermutationResult, BatchTTestResult
 from fastrisk.core.urisk import _HI, _LO, _linear_table, _risk_iv
-from fastrisk.data.matrix import ScoreMatrix, as_matrix, is_frame
+from fastrisk.core.values import resolve_value
+from fastrisk.data.matrix import ScoreMatrix, as_matrix, check_missing_policy, is_frame
 from fastrisk.data.results import ConfidenceInterval, array
 from fastrisk.errors import AlphaInvariantWarning, InputError
 from fastrisk.inference.resampling._engine import (
@@ -32,6 +33,7 @@ from fastrisk.inference.resampling._engine import (
     _chunk_rows,
     _GenericSource,
     _LinearSource,
+    _positive_int,
     _progress_iv,
     _replicates_iv,
     _run,
@@ -58,7 +60,8 @@ TESTS = ("shift", "t")
 # ====================================================================== bootstrap
 def _bootstrap_iv(replicates, method, confidence_level, alternative, test, statistic, keep_replicates):
     B = _replicates_iv(replicates)
-    _choice(method, "method", METHODS)
+    if method is not None:  # None: no interval (the test and the standard error only)
+        _choice(method, "method", METHODS)
     _choice(alternative, "alternative", ALTERNATIVES)
     _choice(test, "test", TESTS)
     if isinstance(confidence_level, bool) or not isinstance(confidence_level, numbers.Real) \
@@ -145,12 +148,55 @@ def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternativ
         stream.predicted = True
 
 
+def _over_collections(fn, st, baseline, pairs, seed=None, **options):
+    """``fn`` (a procedure) on each collection of the stack ``st``, the results stacked with a
+    leading ``batch`` axis; collection k resamples with `fastrisk.core.batch.collection_seed`
+    (seed, start + k)."""
+    results = []
+    for k, item in enumerate(_batch.collections(st, as_scores=baseline is None and not pairs)):
+        if seed is not None:
+            options["rng"] = _batch.collection_seed(seed, st.start + k)
+        results.append(fn(item, baseline, pairs=pairs, **options))
+    fixed = {} if seed is None else {"seed": seed if getattr(results[0], "seed", None) is not None else None}
+    return _batch.stack_results(results, **fixed)
+
+
+def _stack_row(st, baseline, pairs, value, alpha, loss_weight):
+    """(row, value function) when the batched kernels apply: the linear value function against
+    a system of the stack; else (None, None)."""
+    if pairs or baseline is None:
+        return None, None
+    row = _batch.system_row(st, baseline)
+    if row is None:
+        return None, None
+    vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
+    return (row, vf) if vf.is_linear else (None, None)
+
+
+def _stack_columns(st, row, exclude_self, *arrays):
+    """The systems of a stack's kernel result and its arrays ``[..., system]``, without the
+    baseline's own column when ``exclude_self``."""
+    if not exclude_self:
+        return (st.systems, *arrays)
+    keep = np.arange(len(st.systems)) != row
+    return (tuple(s for s, k in zip(st.systems, keep) if k), *(a[..., keep] for a in arrays))
+
+
+def _stack_iv(pairs, exclude_self, missing, chunk_size, progress) -> None:
+    flag(pairs, "pairs")
+    flag(exclude_self, "exclude_self")
+    check_missing_policy(missing)
+    if chunk_size is not None:
+        _positive_int(chunk_size, "chunk_size")
+    _progress_iv(progress)
+
+
 def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
               convention: str = "classic", exclude_self: bool = False,
               statistic=None, replicates: int = 10000, method: str = "bca", confidence_level: float = 0.95,
               alternative: str = "two-sided", test: str = "shift", rng=None, keep_replicates: bool | None = None,
               missing: str = "raise", chunk_size: int | None = None, threads: int | None = None,
-              progress: bool | None = None) -> BootstrapResult | BatchBootstrapResult:
+              progress: bool | None = None) -> BootstrapResult:
     """Bootstrap over topics of every system against ``baseline`` (or every pair) at once.
 
     ``data`` is a `ScoreMatrix` (with ``baseline`` and ``alpha`` /
@@ -163,8 +209,8 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     path; otherwise ``statistic`` is a numba-compilable function of the per-topic vector
     (1-D float array -> float) evaluated by a parallel gather over the same resampled topics.
 
-    ``method``: confidence interval, ``'percentile'``, ``'basic'``, ``'bca'`` (default) or
-    ``'studentized'`` (bootstrap-t). ``pvalue``: the paired bootstrap test of statistic = 0,
+    ``method``: confidence interval, ``'percentile'``, ``'basic'``, ``'bca'`` (default),
+    ``'studentized'`` (bootstrap-t) or None (no interval). ``pvalue``: the paired bootstrap test of statistic = 0,
     replicates shifted to the null (``test='shift'``), or shifted and studentised
     (``test='t'``, Sakai 2006; Urbano, Lima & Hanjalic 2019), ``(count + 1) / (B + 1)``.
     ``keep_replicates``: keep the (A, K, B) replicates (default: when they fit in 256 MB);
@@ -177,8 +223,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Parameters
     ----------
-    data : ScoreMatrix, array_like or frame
-        A score matrix (systems x topics), or per-topic scores used as they are.
+    data : ScoreMatrix, array_like, frame or stack
+        A score matrix (systems x topics), or per-topic scores used as they are; or a stack
+        of K of either (a (K, S, c) array or a sequence of ScoreMatrix, see
+        `fastrisk.batch.stack`).
     baseline : optional
         What `fastrisk.risk` accepts (a system, ``"mean"``/``"median"``/``"max"``, a
         vector, a file); None: ``data`` are the per-topic scores themselves.
@@ -200,18 +248,20 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         The alternative hypothesis of the p-value.
     rng : int, SeedSequence or Generator, optional
         Seed; the same seed gives the same numbers for any thread count and chunking.
-    method : {"percentile", "basic", "bca", "studentized"}
-        The confidence interval.
+    method : {"percentile", "basic", "bca", "studentized"} or None
+        The confidence interval; None: none (the test and the standard error only).
     confidence_level : float
         Coverage of the interval.
     test : {"shift", "t"}
         The p-value's test: shifted replicates, or shifted and studentised.
     keep_replicates : bool, optional
-        Keep the replicate arrays (default: when they fit in 256 MB).
+        Keep the replicate arrays (default: when they fit in 256 MB; for a stack, only when
+        True).
     missing : {"raise", "drop", "zero"}
         Missing scores of a frame input, as `fastrisk.read_matrix`.
     chunk_size : int, optional
-        Replicates per chunk (default: sized from memory and work).
+        Replicates per chunk (default: sized from memory and work; the batched kernel of a
+        stack keeps no replicates and takes no chunks).
     threads : int, optional
         Numba threads (default: all cores).
     progress : bool, optional
@@ -219,14 +269,13 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
 
     Returns
     -------
-    BootstrapResult or BatchBootstrapResult
-        Arrays ``[alpha, system]`` (replicates ``[alpha, system, replicate]``). Given a stack
-        of collections (a 3-D array or a sequence of ScoreMatrix, see `fastrisk.core.batch`):
-        a `BatchBootstrapResult` ``[batch, alpha, system]`` (the shift test and the standard
-        error, no interval); the stack takes none of ``value``, ``pairs``, ``convention``,
-        ``exclude_self``, ``missing``, ``statistic``, ``test``, ``method``,
-        ``confidence_level``, ``keep_replicates``, ``chunk_size``, ``progress`` other than their
-        defaults (`InputError` naming the option).
+    BootstrapResult
+        Arrays ``[alpha, system]`` (replicates ``[alpha, system, replicate]``). Of a stack,
+        every array with a leading ``batch`` axis. The shift test without an interval
+        (``method=None``) of the linear value function against a system of the stack is one
+        batched kernel call, collection k drawing the streams (seed, start + k, b); any other
+        call runs each collection as one matrix with the seed
+        ``resolve_seed(SeedSequence([seed, start + k]))`` (see `fastrisk.batch.stack`).
 
     References
     ----------
@@ -247,15 +296,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     >>> round(float(res.pvalue[0, k]), 3), round(float(res.ci_low[0, k]), 3), round(float(res.ci_high[0, k]), 3)
     (0.031, 0.012, 0.221)
     """
-    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("bootstrap", value=(value, (None, "linear")), pairs=(pairs, (False,)),
-                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
-                              missing=(missing, ("raise",)), statistic=(statistic, (None,)), test=(test, ("shift",)),
-                              method=(method, ("bca",)), confidence_level=(confidence_level, (0.95,)),
-                              keep_replicates=(keep_replicates, (None, False)), chunk_size=(chunk_size, (None,)),
-                              progress=(progress, (None, False)))
-        return _batch.bootstrap(data, 0 if baseline is None else baseline, alpha=alpha, loss_weight=loss_weight,
-                                replicates=replicates, alternative=alternative, rng=rng, threads=threads)
+    if _batch.is_stack(data):  # K collections: every array with a leading batch axis
+        return _bootstrap_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self,
+                                   statistic, replicates, method, confidence_level, alternative, test, rng,
+                                   keep_replicates, missing, chunk_size, threads, progress)
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
@@ -304,10 +348,10 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
             source = _GenericSource(y, seed, stat, theta)
             path = "generic"
         d_stream = _Stream(M, B, _HALF_WIDTH_SD * sd_boot, theta, center=theta)
-        d_stream.wants_quantiles = method != "studentized"
+        d_stream.wants_quantiles = method not in ("studentized", None)
         d_stream.probs_of = lambda z0: np.broadcast_to(
             _interval_probs(method, confidence_level, alternative, z0, a_hat), (M, 2)).copy()
-        if stat is None and method != "studentized":
+        if stat is None and method not in ("studentized", None):
             _predict_windows(d_stream, m2, m3, c, sd_boot, method, confidence_level, alternative, a_hat)
         t_stream = None
         if want_t:
@@ -320,7 +364,9 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         reps = _run(source, B, rows, [d_stream, t_stream], keep, progress, "bootstrap", want_t)
 
     mean_d, se = d_stream.moments()
-    if method == "studentized":
+    if method is None:
+        low = high = None
+    elif method == "studentized":
         qt = t_stream.quantiles()
         low, high = theta - qt[:, 1] * se_x, theta - qt[:, 0] * se_x
     else:
@@ -328,9 +374,9 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
         low, high = qd[:, 0], qd[:, 1]
         if method == "basic":
             low, high = 2 * theta - qd[:, 1], 2 * theta - qd[:, 0]
-    if alternative == "less":
+    if method is not None and alternative == "less":
         low = np.full(M, -np.inf)
-    elif alternative == "greater":
+    elif method is not None and alternative == "greater":
         high = np.full(M, np.inf)
     pstream = t_stream if test == "t" else d_stream
     pvalue = pstream.pvalue(alternative, symmetric_min=False)
@@ -343,11 +389,46 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     statistic = t_obs if test == "t" else theta
     res = BootstrapResult(statistic=statistic.reshape(shape), urisk=theta.reshape(shape) if stat is None else None,
                            standard_error=se.reshape(shape),
-                           confidence_interval=ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
+                           confidence_interval=None if method is None else
+                           ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
                            pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
                            method=method, confidence_level=float(confidence_level), alternative=alternative,
                            test=test, replicates=B, seed=seed, path=path, **sc.labels())
     return _in_convention(res, convention, given_alternative)
+
+
+def _bootstrap_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, statistic,
+                        replicates, method, confidence_level, alternative, test, rng, keep_replicates, missing,
+                        chunk_size, threads, progress) -> BootstrapResult:
+    """`bootstrap` of a stack: the batched kernel for the shift test without an interval
+    (``method=None``) of the linear value function against a system of the stack, else
+    `bootstrap` of each collection, stacked."""
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    oriented = _oriented(alternative, convention)
+    B, stat = _bootstrap_iv(replicates, method, confidence_level, oriented, test, statistic, keep_replicates)
+    _stack_iv(pairs, exclude_self, missing, chunk_size, progress)
+    st = _batch.stack(data)
+    seed = resolve_seed(rng)
+    row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
+    if row is None or stat is not None or method is not None or test != "shift" or keep_replicates:
+        return _over_collections(bootstrap, st, baseline, pairs, seed, alpha=alpha, loss_weight=loss_weight,
+                                 value=value, convention=convention, exclude_self=exclude_self,
+                                 statistic=statistic, replicates=replicates, method=method,
+                                 confidence_level=confidence_level, alternative=alternative, test=test,
+                                 keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
+                                 threads=threads, progress=progress)
+    counts, moments, urisk = _batch.bootstrap_counts(st, row, vf.alpha, B, seed, threads, progress)
+    p = (counts[..., {"greater": 0, "less": 1, "two-sided": 2}[oriented]] + 1.0) / (B + 1.0)
+    p[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
+    systems, urisk, se, p, bias = _stack_columns(st, row, exclude_self, urisk, moments[..., 1], p,
+                                                 moments[..., 0] - urisk)
+    res = BootstrapResult(statistic=urisk, urisk=urisk, standard_error=se, confidence_interval=None, pvalue=p,
+                          bias=bias, method=None, confidence_level=float(confidence_level), alternative=oriented,
+                          test="shift", replicates=B, seed=seed, path="linear", systems=systems,
+                          baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
+                          value=vf.name)
+    return _in_convention(res, convention, alternative)
 
 
 # ====================================================================== permutation test
@@ -356,7 +437,7 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
                      replicates: int = 10000, alternative: str = "two-sided", rng=None,
                      keep_replicates: bool | None = None, missing: str = "raise", chunk_size: int | None = None,
                      threads: int | None = None,
-                     progress: bool | None = None) -> PermutationResult | BatchPermutationResult:
+                     progress: bool | None = None) -> PermutationResult:
     """Paired randomisation test over topics: swap system and baseline on random topics.
 
     Under the null each topic's pair is exchangeable, so the per-topic score is v(d) or
@@ -383,11 +464,11 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
 
     Returns
     -------
-    PermutationResult or BatchPermutationResult
-        Arrays ``[alpha, system]``. Given a stack of collections: a `BatchPermutationResult`
-        ``[batch, alpha, system]``; the stack takes none of ``value``, ``pairs``,
-        ``convention``, ``exclude_self``, ``missing``, ``keep_replicates``, ``chunk_size``,
-        ``progress`` other than their defaults (`InputError` naming the option).
+    PermutationResult
+        Arrays ``[alpha, system]``. Of a stack, every array with a leading ``batch`` axis: the
+        linear value function against a system of the stack without kept replicates is one
+        batched kernel call (collection k draws the streams (seed, start + k, b)), any other
+        call runs each collection as one matrix (seeds as in `bootstrap`).
 
     References
     ----------
@@ -407,14 +488,10 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     >>> round(float(res.pvalue[0, k]), 3)
     0.022
     """
-    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("permutation_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),
-                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
-                              missing=(missing, ("raise",)), keep_replicates=(keep_replicates, (None, False)),
-                              chunk_size=(chunk_size, (None,)), progress=(progress, (None, False)))
-        return _batch.permutation_test(data, 0 if baseline is None else baseline, alpha=alpha,
-                                       loss_weight=loss_weight, replicates=replicates, alternative=alternative,
-                                       rng=rng, threads=threads)
+    if _batch.is_stack(data):  # K collections: every array with a leading batch axis
+        return _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self,
+                                     replicates, alternative, rng, keep_replicates, missing, chunk_size, threads,
+                                     progress)
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
@@ -425,13 +502,7 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=True, exclude_self=exclude_self)
     A, K, c = sc.y.shape
-    if sc.alpha is not None and (sc.alpha > 0).any():
-        warnings.warn(
-            f"the permutation (sign-flip) test does not depend on alpha: its p-value tests that the differences "
-            f"are symmetric about 0, not URisk_alpha = 0, and is the same for alpha = "
-            f"{', '.join(f'{a:g}' for a in sc.alpha)}; for a risk-sensitive test use the bootstrap test "
-            "(bootstrap(..., test='t'), `fastrisk test --method bootstrap`) or TRisk (`--method t`)",
-            AlphaInvariantWarning, stacklevel=2)
+    _alpha_invariant(sc.alpha)
     M = A * K
     y = sc.y.reshape(M, c)
     fl = sc.flipped.reshape(M, c)
@@ -465,6 +536,59 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     return _in_convention(res, convention, given_alternative)
 
 
+def _alpha_invariant(alphas, stacklevel: int = 3) -> None:
+    """The `AlphaInvariantWarning` of the permutation test, when an alpha is above 0."""
+    if alphas is not None and (alphas > 0).any():
+        warnings.warn(
+            f"the permutation (sign-flip) test does not depend on alpha: its p-value tests that the differences "
+            f"are symmetric about 0, not URisk_alpha = 0, and is the same for alpha = "
+            f"{', '.join(f'{a:g}' for a in alphas)}; for a risk-sensitive test use the bootstrap test "
+            "(bootstrap(..., test='t'), `fastrisk test --method bootstrap`) or TRisk (`--method t`)",
+            AlphaInvariantWarning, stacklevel=stacklevel)
+
+
+def _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, replicates,
+                          alternative, rng, keep_replicates, missing, chunk_size, threads,
+                          progress) -> PermutationResult:
+    """`permutation_test` of a stack: the batched kernel for the linear value function against
+    a system of the stack (replicates not kept), else `permutation_test` of each collection,
+    stacked."""
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    oriented = _oriented(alternative, convention)
+    B = _replicates_iv(replicates)
+    if keep_replicates not in (None, True, False):
+        raise InputError(f"`keep_replicates` must be None, True or False, got {keep_replicates!r}")
+    _stack_iv(pairs, exclude_self, missing, chunk_size, progress)
+    st = _batch.stack(data)
+    K, S, c = st.shape
+    exact = c < 63 and 2 ** c <= B
+    seed = None if exact else resolve_seed(rng)
+    row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
+    if row is None or keep_replicates:
+        return _over_collections(permutation_test, st, baseline, pairs, seed, alpha=alpha,
+                                 loss_weight=loss_weight, value=value, convention=convention,
+                                 exclude_self=exclude_self, replicates=replicates, alternative=alternative,
+                                 keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
+                                 threads=threads, progress=progress)
+    _alpha_invariant(vf.alpha, stacklevel=4)
+    counts = _batch.permutation_counts(st, row, B, exact, seed, threads, progress)
+    n = 2 ** c if exact else B
+    adj = 0.0 if exact else 1.0
+    ge = (counts[..., 0] + adj) / (n + adj)
+    le = (counts[..., 1] + adj) / (n + adj)
+    p = ge if oriented == "greater" else le if oriented == "less" else np.minimum(1.0, 2 * np.minimum(ge, le))
+    p[:, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
+    urisk = _batch.urisk(st, row, vf.alpha)
+    systems, urisk, p = _stack_columns(st, row, exclude_self, urisk,
+                                       np.broadcast_to(p[:, None, :], urisk.shape).copy())
+    res = PermutationResult(statistic=urisk, urisk=urisk, pvalue=p, null_distribution=None, alternative=oriented,
+                            replicates=n, exact=bool(exact), seed=seed, systems=systems,
+                            baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
+                            value=vf.name)
+    return _in_convention(res, convention, alternative)
+
+
 # ====================================================================== jackknife
 def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
               convention: str = "classic", exclude_self: bool = False,
@@ -484,7 +608,8 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     Returns
     -------
     JackknifeResult
-        Arrays ``[alpha, system]`` (leave-one-out values ``[alpha, system, topic]``).
+        Arrays ``[alpha, system]`` (leave-one-out values ``[alpha, system, topic]``); of a
+        stack, each collection's with a leading ``batch`` axis.
 
     References
     ----------
@@ -504,6 +629,11 @@ def jackknife(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     >>> print(np.round(res.standard_error[:, k], 4))
     [0.0528 0.1755]
     """
+    if _batch.is_stack(data):  # K collections: each collection's jackknife, with a leading batch axis
+        st = _batch.stack(data)
+        return _over_collections(jackknife, st, baseline, pairs, alpha=alpha, loss_weight=loss_weight, value=value,
+                                 convention=convention, exclude_self=exclude_self, statistic=statistic,
+                                 missing=missing, threads=threads)
     _choice(convention, "convention", CONVENTIONS)
     stat = _statistic_iv(statistic)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
@@ -603,7 +733,7 @@ def _t_test_of_matrix(data, baseline, alpha, loss_weight, value, pairs, exclude_
 
 def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pairs: bool = False,
            convention: str = "classic", exclude_self: bool = False,
-           alternative: str = "two-sided", missing: str = "raise") -> TTestResult | BatchTTestResult:
+           alternative: str = "two-sided", missing: str = "raise") -> TTestResult:
     """Paired t test of every column (as `bootstrap`'s inputs): ``t = mean / (s / sqrt(c))``.
 
     With a baseline this is TRisk (Dinçer et al. 2014); at alpha = 0 it equals
@@ -619,11 +749,10 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
 
     Returns
     -------
-    TTestResult or BatchTTestResult
-        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[alpha, system]``. Given a stack of
-        collections: a `BatchTTestResult` ``[batch, alpha, system]``; the stack takes none of
-        ``value``, ``pairs``, ``convention``, ``exclude_self``, ``missing`` other than their
-        defaults (`InputError` naming the option).
+    TTestResult
+        ``statistic`` (t), ``urisk`` and ``pvalue``, ``[alpha, system]``. Of a stack, each with
+        a leading ``batch`` axis (the linear value function against a system of the stack from
+        one batched kernel call, any other call collection by collection).
 
     References
     ----------
@@ -643,13 +772,9 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     >>> print(np.round(res.statistic[:, k], 3), np.round(res.pvalue[:, k], 4))
     [ 2.244 -1.116] [0.0294 0.2697]
     """
-    if _batch.is_stack(data):  # K collections in one kernel call: results [batch, alpha, system]
-        _batch.refuse_options("t_test", value=(value, (None, "linear")), pairs=(pairs, (False,)),
-                              convention=(convention, ("classic",)), exclude_self=(exclude_self, (False,)),
-                              missing=(missing, ("raise",)))
-        given = {} if alpha is None else {"alpha": alpha}
-        return _batch.t_test(data, 0 if baseline is None else baseline, loss_weight=loss_weight,
-                             alternative=alternative, **given)
+    if _batch.is_stack(data):  # K collections: every array with a leading batch axis
+        return _t_test_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self,
+                                alternative, missing)
     _choice(convention, "convention", CONVENTIONS)
     _choice(alternative, "alternative", ALTERNATIVES)
     given_alternative, alternative = alternative, _oriented(alternative, convention)
@@ -671,3 +796,26 @@ def t_test(data, baseline=None, *, alpha=None, loss_weight=None, value=None, pai
     p = t_pvalue(t, c - 1, alternative)
     res = TTestResult(statistic=t, urisk=mean, pvalue=p, df=c - 1, alternative=alternative, **sc.labels())
     return _in_convention(res, convention, given_alternative)
+
+
+def _t_test_of_stack(data, baseline, alpha, loss_weight, value, pairs, convention, exclude_self, alternative,
+                     missing) -> TTestResult:
+    """`t_test` of a stack: the batched kernel for the linear value function against a system
+    of the stack, else `t_test` of each collection, stacked."""
+    _choice(convention, "convention", CONVENTIONS)
+    _choice(alternative, "alternative", ALTERNATIVES)
+    _stack_iv(pairs, exclude_self, missing, None, None)
+    st = _batch.stack(data, check=False)
+    row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
+    if row is None:
+        return _over_collections(t_test, st, baseline, pairs, alpha=alpha, loss_weight=loss_weight, value=value,
+                                 convention=convention, exclude_self=exclude_self, alternative=alternative,
+                                 missing=missing)
+    oriented = _oriented(alternative, convention)
+    _, _, urisk, _, _, t = _batch.risk_arrays(st, row, vf.alpha, stacklevel=5)
+    df = st.shape[2] - 1
+    systems, t, urisk = _stack_columns(st, row, exclude_self, t, urisk)
+    res = TTestResult(statistic=t, urisk=urisk, pvalue=_batch.t_pvalue(t, df, oriented), df=df, alternative=oriented,
+                      systems=systems, baselines=(st.systems[row],) * len(systems), alpha=vf.alpha,
+                      loss_weight=vf.loss_weight, value=vf.name)
+    return _in_convention(res, convention, alternative)

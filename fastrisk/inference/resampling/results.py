@@ -72,7 +72,7 @@ class BootstrapResult(_Labelled):
     ``theta / SE`` (``SE = s / sqrt(c)``; 0 where s = 0) for ``test="t"`` (Sakai 2006;
     Urbano, Lima & Hanjalic 2019). ``bias`` is mean(replicates) minus theta,
     ``standard_error`` the replicates' SD, ``confidence_interval`` a ``(low, high)`` named
-    tuple around theta. ``bootstrap_distribution`` ``[alpha, system, replicate]`` (replicates
+    tuple around theta (None for ``method=None``). ``bootstrap_distribution`` ``[alpha, system, replicate]`` (replicates
     of theta) is kept when asked for (or small enough), else None.
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
@@ -99,14 +99,14 @@ class BootstrapResult(_Labelled):
                                     "(a user's statistic on each resample).")
 
     @property
-    def ci_low(self) -> np.ndarray:
-        """Lower confidence limit, ``confidence_interval.low``."""
-        return self.confidence_interval.low
+    def ci_low(self) -> np.ndarray | None:
+        """Lower confidence limit, ``confidence_interval.low`` (None without an interval)."""
+        return None if self.confidence_interval is None else self.confidence_interval.low
 
     @property
-    def ci_high(self) -> np.ndarray:
-        """Upper confidence limit, ``confidence_interval.high``."""
-        return self.confidence_interval.high
+    def ci_high(self) -> np.ndarray | None:
+        """Upper confidence limit, ``confidence_interval.high`` (None without an interval)."""
+        return None if self.confidence_interval is None else self.confidence_interval.high
 
     def qq(self, points: int | None = None) -> QQData:
         """Q-Q data of the standardised replicates against the normal (Benham et al. 2019, Fig. 3).
