@@ -53,7 +53,7 @@ _INTERNAL = ("<frozen importlib.", os.path.dirname(importlib.__file__), __file__
 
 
 def new_path(old: str) -> str | None:
-    """Where the module of the old path ``old`` (or of a sub-module of one, ``fastrisk.runs.text``)
+    """Where the module of the old path ``old`` (or of a sub-module of one, ``fastrisk.runs.model``)
     lives now; None if ``old`` is not an old path."""
     head = next((o for o in MOVED if old == o or old.startswith(o + ".")), None)
     return None if head is None else MOVED[head] + old[len(head):]
@@ -86,7 +86,7 @@ class _Alias:
     start-up tens of milliseconds before its Ctrl-C guard, `fastrisk.__main__`)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        # a moved sub-package's own sub-modules (fastrisk.runs.text) resolve too
+        # a moved sub-package's own sub-modules (fastrisk.runs.model) resolve too
         if not fullname.startswith("fastrisk.") or new_path(fullname) is None:
             return None
         return importlib.machinery.ModuleSpec(fullname, self)

@@ -23,7 +23,7 @@ def _run(code: str) -> str:
 def test_the_message_names_the_new_path_and_the_release_that_removes_the_old():
     assert message("fastrisk.tables") == ("fastrisk.tables is deprecated and will be removed in fastrisk 0.2.0: "
                                           "import fastrisk.core.tables instead")
-    assert new_path("fastrisk.runs.text") == "fastrisk.data.runs.text"
+    assert new_path("fastrisk.runs.model") == "fastrisk.data.runs.model"
     assert new_path("fastrisk.data.runs") is None and new_path("fastrisk.tablesx") is None
 
 
@@ -60,12 +60,12 @@ def test_the_warning_points_at_the_import_statement():
         "warnings.simplefilter('always')\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
-        "    from fastrisk.runs.text import read_text_bytes\n"
+        "    from fastrisk.runs.model import Qrels\n"
         "    import fastrisk\n"
         "    fastrisk.plot\n"
         "print([(x.filename, x.lineno, str(x.message).split()[0]) for x in w])\n"
     )
-    assert _run(code) == str([("<string>", 5, "fastrisk.runs"), ("<string>", 5, "fastrisk.runs.text"),
+    assert _run(code) == str([("<string>", 5, "fastrisk.runs"), ("<string>", 5, "fastrisk.runs.model"),
                               ("<string>", 7, "fastrisk.plot")])
 
 
@@ -77,9 +77,9 @@ def test_the_real_module_is_untouched_after_importing_its_old_path():
     code = (
         "import importlib, importlib.resources, importlib.util, warnings\n"
         "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "import fastrisk.tables, fastrisk.runs, fastrisk.runs.text, fastrisk.plot\n"
+        "import fastrisk.tables, fastrisk.runs, fastrisk.runs.model, fastrisk.plot\n"
         "import fastrisk.core.tables as tables, fastrisk.data.runs as runs\n"
-        "for name in ('fastrisk.core.tables', 'fastrisk.data.runs', 'fastrisk.data.runs.text', 'fastrisk.viz.plot'):\n"
+        "for name in ('fastrisk.core.tables', 'fastrisk.data.runs', 'fastrisk.data.runs.model', 'fastrisk.viz.plot'):\n"
         "    module = importlib.import_module(name)\n"
         "    assert module.__spec__.name == name, (name, module.__spec__)\n"
         "    assert importlib.util.find_spec(name).name == name\n"
@@ -87,7 +87,7 @@ def test_the_real_module_is_untouched_after_importing_its_old_path():
         "before = tables.baseline_table\n"
         "assert importlib.reload(tables) is tables and tables.baseline_table is not before\n"
         "assert importlib.reload(fastrisk.tables) is tables\n"
-        "assert (importlib.resources.files(runs) / 'text.py').is_file()\n"
+        "assert (importlib.resources.files(runs) / 'model.py').is_file()\n"
         "assert importlib.resources.files('fastrisk.data.runs').name == 'runs'\n"
         "print('ok')\n"
     )
@@ -98,7 +98,7 @@ def test_the_new_paths_do_not_warn():
     code = (
         "import warnings\n"
         "warnings.simplefilter('error')\n"
-        "import fastrisk, fastrisk.core.tables, fastrisk.data.runs.text, fastrisk.viz.plot\n"
+        "import fastrisk, fastrisk.core.tables, fastrisk.data.runs.model, fastrisk.viz.plot\n"
         "fastrisk.risk, fastrisk.datasets, fastrisk.data.datasets\n"
         "print('ok')\n"
     )
