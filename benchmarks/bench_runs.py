@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from fastrisk.data.runs import read_qrels, read_runs
-from fastrisk.data.runs import text as _trec_text
+from fastrisk.data.runs import runfile as _runfile
+from fastrisk.data.runs.doctable import DocTable
 from fastrisk.measures.metrics import evaluate
 
 BENCH_DATA = Path(__file__).resolve().parent.parent / "bench_data"
@@ -49,8 +50,8 @@ def test_parse_fastrisk_scanner_only(benchmark):
     benchmark.group = "parse: 8 real runs (259k lines, gzip)"
 
     def go():
-        table = _trec_text.DocTable(runs=len(FILES))
-        return [_trec_text._scan_run_fast(p, table) for p in FILES]
+        table = DocTable(runs=len(FILES))
+        return [_runfile._scan_run_fast(p, table) for p in FILES]
 
     benchmark(go)
 

@@ -12,6 +12,12 @@ class ResourceError(MemoryError):
     gives the estimate, what is available and the option that avoids it."""
 
 
+class WorkerTimeoutError(RuntimeError):
+    """A Dask sweep had no worker for longer than its bounded wait (``worker_timeout=``,
+    ``--worker-timeout``): the message says how long, and how to resume. (Not a `ResourceError`:
+    it was one, a `MemoryError`, until 0.1.)"""
+
+
 class ZeroVarianceWarning(RuntimeWarning):
     """A standardised statistic was asked of scores with zero standard error."""
 

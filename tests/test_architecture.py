@@ -65,28 +65,6 @@ def test_the_top_level_reads_as_the_layers():
     assert flat == ["__init__.py", "__main__.py", "_moved.py", "_version.py", "errors.py"]
 
 
-def test_the_old_public_paths_load_the_moved_modules():
-    """``import fastrisk.plot``, ``from fastrisk.tables import baseline_table``, ... keep working:
-    the same module object as its new path, loaded without importing matplotlib at ``import
-    fastrisk`` (checked in a fresh interpreter)."""
-    import sys
-
-    code = (
-        "import importlib, sys, fastrisk\n"
-        "from fastrisk._moved import MOVED\n"
-        "assert 'matplotlib' not in sys.modules\n"
-        "for old, new in MOVED.items():\n"
-        "    assert importlib.import_module(old) is importlib.import_module(new), old\n"
-        "from fastrisk.runs.text import read_text_bytes\n"
-        "import fastrisk.tables, fastrisk.runs.text\n"
-        "assert fastrisk.tables.baseline_table is fastrisk.baseline_table\n"
-        "assert fastrisk.runs.text is sys.modules['fastrisk.data.runs.text']\n"
-        "print('ok')\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.stdout.strip() == "ok", proc.stderr[-2000:]
-
-
 def test_a_sub_module_resolves_as_an_attribute_whatever_was_imported_first():
     """``import fastrisk.data.matrix`` before ``fastrisk.data.datasets`` (a benchmark did): the
     lazily loaded package still resolves its documented sub-module paths (fresh interpreter)."""

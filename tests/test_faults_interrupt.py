@@ -153,6 +153,38 @@ def test_stoppable_outside_the_main_thread_gives_a_private_flag():
     assert seen == [False]
 
 
+#: asyncio handlers of SIGUSR1 and SIGTERM (they run from the byte the C-level handler writes to
+#: the loop's wakeup fd), each signal sent while a stoppable kernel call runs.
+_ASYNCIO_SIGNALS = """
+import asyncio, os, signal, time
+import fastrisk._kernels._jit
+from fastrisk._kernels import _interrupt
+
+async def main():
+    loop = asyncio.get_running_loop()
+    seen = []
+    loop.add_signal_handler(signal.SIGUSR1, seen.append, "usr1")
+    loop.add_signal_handler(signal.SIGTERM, seen.append, "term")
+    for signum in (signal.SIGUSR1, signal.SIGTERM):
+        with _interrupt.stoppable():
+            os.kill(os.getpid(), signum)
+            time.sleep(0.2)  # the kernel runs on; the watcher thread reads the wakeup fd meanwhile
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+    print(seen)
+
+asyncio.run(main())
+"""
+
+
+@needs_sigint
+def test_a_signal_during_a_stoppable_call_still_reaches_its_asyncio_handler(tmp_path):
+    """stoppable() stands in for the process's wakeup fd; the watcher dropped every byte but
+    SIGINT's, so an asyncio ``add_signal_handler`` callback was lost when its signal came
+    during a kernel."""
+    assert _run(_ASYNCIO_SIGNALS, tmp_path) == "['usr1', 'term']"
+
+
 # ---------------------------------------------------------------------- the CLI, many times
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fastrisk.cli import main
-from fastrisk.errors import InputError, ResourceError
+from fastrisk.errors import InputError, WorkerTimeoutError
 from fastrisk.sweep import backends
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,11 +31,18 @@ def test_a_cluster_without_workers_stops_after_the_bounded_wait(tmp_path):
 
     client = local_client(0)  # a scheduler that never gets a worker (as every worker lost)
     try:
-        with pytest.raises(ResourceError, match=r"no Dask worker for \d+ s \(none was started, or every worker "
-                                                r"was lost\): the sweep stops; .*--resume.*--worker-timeout"):
+        with pytest.raises(WorkerTimeoutError, match=r"no Dask worker for \d+ s \(none was started, or every "
+                                                     r"worker was lost\): the sweep stops; .*--resume.*--worker-timeout"
+                           ) as caught:
             sweep(GRID, executor=client, out=tmp_path / "o.parquet", worker_timeout=1, progress=False)
     finally:
         client.close()
+    # a timeout, not an out-of-memory error (it was a MemoryError subclass); the CLI's one line
+    assert isinstance(caught.value, RuntimeError) and not isinstance(caught.value, MemoryError)
+    from fastrisk.cli import describe_error
+
+    assert describe_error(caught.value) == str(caught.value).splitlines()[0]
+    assert describe_error(caught.value).startswith("no Dask worker for ")
 
 
 def test_the_worker_timeout_comes_from_the_argument_the_environment_or_the_default(monkeypatch):

@@ -385,6 +385,18 @@ def test_t_pvalue_is_scipy_for_any_block(t, df, alternative):
     np.testing.assert_allclose(t_pvalue(t, df, alternative), want, rtol=1e-11, atol=1e-13)
 
 
+def test_a_misspelt_alternative_of_t_pvalue_is_an_input_error():
+    """``alternative="grater"`` returned the two-sided p (0.073 instead of 0.037 here)."""
+    import fastrisk
+    from fastrisk._runtime.tstat import t_pvalue
+
+    assert fastrisk.batch.t_pvalue(2.0, 10, "greater") == pytest.approx(special.stdtr(10, -2.0))
+    message = r"`alternative` must be one of 'two-sided', 'less', 'greater', got 'grater'"
+    for f in (fastrisk.batch.t_pvalue, t_pvalue):
+        with pytest.raises(InputError, match=message):
+            f(2.0, 10, "grater")
+
+
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
 def test_t_test_small_path_equals_the_table_path(trec, alternative, monkeypatch):
     """The serial one-call small path of t_test (fused p-values) gives the numbers of the

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from reference import runs as ref
 
 from fastrisk._kernels import parse as kp
-from fastrisk.data.runs import Qrels, align, read_runs
-from fastrisk.data.runs import text as trec_text
+from fastrisk.data.runs import Qrels, align, qrelsfile, read_runs, runfile
 from fastrisk.errors import InputError
 
 # score forms: the exact fast path (short decimals, exponents) and the ones it hands to Arrow
@@ -49,14 +48,14 @@ def sorted_run(rnd, tag, topics, docs, depth, form, ties):
 def fast_calls(monkeypatch):
     """Record whether each file went through the one-pass reader."""
     taken = []
-    real = trec_text._scan_run_fast
+    real = runfile._scan_run_fast
 
     def spy(path, table):
         out = real(path, table)
         taken.append(out is not None)
         return out
 
-    monkeypatch.setattr(trec_text, "_scan_run_fast", spy)
+    monkeypatch.setattr(runfile, "_scan_run_fast", spy)
     return taken
 
 
@@ -89,7 +88,7 @@ def test_fast_reader_equals_reference(tmp_path_factory, monkeypatch, seed, form,
         for j, t in enumerate(rs.topics):
             assert ranking(rs, s, j) == run.get(t, [])
     with monkeypatch.context() as m:  # the general reader gives the same set, byte for byte
-        m.setattr(trec_text, "_scan_run_fast", lambda path, table: None)
+        m.setattr(runfile, "_scan_run_fast", lambda path, table: None)
         general = read_runs(paths)
     for name in ("docs", "lengths", "doc_offsets", "best_rank"):
         assert np.array_equal(getattr(rs, name), getattr(general, name))
@@ -256,13 +255,13 @@ def test_qrels_fast_path_equals_general_path(tmp_path_factory, monkeypatch, seed
     path = tmp / "q.txt"
     path.write_text("# comment\n" + "\n".join(lines) + "\n")
     calls = []
-    real = trec_text._qrels_fast
-    monkeypatch.setattr(trec_text, "_qrels_fast", lambda f, g: calls.append(1) or real(f, g))
+    real = qrelsfile._qrels_fast
+    monkeypatch.setattr(qrelsfile, "_qrels_fast", lambda f, g: calls.append(1) or real(f, g))
     try:
         fast = read_qrels(path)
     except InputError as exc:
         fast = str(exc)
-    monkeypatch.setattr(trec_text, "_qrels_fast", lambda f, g: None)
+    monkeypatch.setattr(qrelsfile, "_qrels_fast", lambda f, g: None)
     try:
         general = read_qrels(path)
     except InputError as exc:

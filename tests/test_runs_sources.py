@@ -136,15 +136,15 @@ def test_save_and_memory_mapped_load(files, tmp_path):
 
 
 def test_parse_cache_hits_and_invalidates(files, tmp_path, monkeypatch):
-    from fastrisk.data.runs import text as _trec_text
+    from fastrisk.data.runs import assemble as _assemble
 
     cache = tmp_path / "cache"
     paths = [files / "a.run", files / "b.run"]
     first = read_runs(paths, cache=cache)
     assert len(list(cache.glob("*.arrow"))) == 1
     calls = []
-    real = _trec_text.parse_runs
-    monkeypatch.setattr(_trec_text, "parse_runs", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = _assemble.parse_runs
+    monkeypatch.setattr(_assemble, "parse_runs", lambda *a, **k: calls.append(1) or real(*a, **k))
     same_runs(read_runs(paths, cache=cache), first)
     assert calls == []  # served from the cache
     (files / "b.run").write_text(RUN_B.replace("3.0", "0.5"))

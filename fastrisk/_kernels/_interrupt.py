@@ -28,7 +28,10 @@ The mechanism, one for the whole package:
   polls at chunk boundaries (``if stopped(stop): return`` early, with its partial result), and
   raises ``KeyboardInterrupt`` when the call is over if the flag was set. The flag is set
   from a watcher thread woken by ``signal.set_wakeup_fd`` (the C-level handler writes to it
-  at once, while the Python-level one waits for the kernel to return). Outside the main
+  at once, while the Python-level one waits for the kernel to return). The wakeup fd is the
+  process's one: the watcher passes every signal byte on to the fd it stands in for (an
+  asyncio loop's self-pipe, whose ``add_signal_handler`` callbacks run from those bytes), so
+  no signal, SIGINT included, is lost to its owner during a stoppable call. Outside the main
   thread the flag is a private one that nothing sets (signals reach the main thread only).
 - Loops in Python over chunks need nothing: ``KeyboardInterrupt`` is raised between two
   kernel calls as it always was.
@@ -54,6 +57,7 @@ _previous = None  # the handler _on_sigint stands in front of
 _depth = 0  # nesting of stoppable() in the main thread
 _pipe: tuple[int, int] | None = None
 _saved_wakeup = -1
+_forward = -1  # the wakeup fd stoppable() stands in for: the watcher writes every signal byte on to it
 
 
 def _main_thread() -> bool:
@@ -135,7 +139,8 @@ _RETRIP = 0  # byte asking the watcher to signal the main thread again (signal n
 
 def _watch(read_fd: int) -> None:
     """The watcher thread: sets `STOP` when the C-level handler reports SIGINT on the
-    wakeup fd, and re-signals the main thread when `_on_sigint` deferred it."""
+    wakeup fd, passes every signal byte on to the wakeup fd it stands in for (`_forward`),
+    and re-signals the main thread when `_on_sigint` deferred it."""
     while True:
         try:
             data = os.read(read_fd, 512)
@@ -145,6 +150,11 @@ def _watch(read_fd: int) -> None:
             return
         if signal.SIGINT in data:
             STOP[0] = 1
+        signals = data.replace(bytes([_RETRIP]), b"")
+        if signals and _forward >= 0:
+            # as the C-level handler writes: a full or closed fd loses the byte, never blocks
+            with contextlib.suppress(OSError):
+                os.write(_forward, signals)
         if _RETRIP in data:
             time.sleep(RETRIP_DELAY)  # let the main thread leave the boxing first
             global _retrip_requested
@@ -181,7 +191,7 @@ def interrupted() -> bool:
 def stoppable():
     """Context of a long kernel call: yields the flag to pass to the kernel (it returns early,
     normally, once the flag is 1); raises ``KeyboardInterrupt`` at the end if Ctrl-C arrived."""
-    global _depth, _saved_wakeup
+    global _depth, _saved_wakeup, _forward
     if not _main_thread() or not install():
         yield np.zeros(1, dtype=np.uint8)  # nothing sets it: the call runs to its end
         return
@@ -191,6 +201,8 @@ def stoppable():
             _saved_wakeup = signal.set_wakeup_fd(_wakeup_pipe()[1], warn_on_full_buffer=False)
         except (ValueError, OSError):
             _saved_wakeup = None
+        # kept after the call: a byte written just before the fd is restored is still passed on
+        _forward = -1 if _saved_wakeup is None else _saved_wakeup
     _depth += 1
     try:
         yield STOP

@@ -76,6 +76,44 @@ def kernel_files_stamp(folder: str) -> str:
     return tree_stamp((*KERNEL_DIRS, folder))
 
 
+#: numba's private cache API the two cache guards use (`_RebuildingCache`, `_safe_cache`), by the
+#: object that holds it. numba may rename any of it in a minor release (pyproject.toml pins
+#: numba below the next minor); tests/test_jit_numba_api.py checks it on the installed numba,
+#: and `numba_api_missing` at run time, so that a rename is a warning, never a guard silently off.
+NUMBA_CACHE_API = {
+    "dispatcher": ("_cache",),
+    "FunctionCache": ("_cache_file", "_name", "cache_path", "load_overload", "flush", "disable"),
+    "FunctionCache._cache_file": ("_source_stamp",),
+}
+
+
+def numba_api_missing(dispatcher) -> list[str]:
+    """The names of `NUMBA_CACHE_API` that ``dispatcher`` (a cached numba dispatcher) and its
+    cache lack on the installed numba, as ``"holder.name"``; empty when the guards work."""
+    cache = getattr(dispatcher, "_cache", None)
+    holders = {"dispatcher": dispatcher, "FunctionCache": cache,
+               "FunctionCache._cache_file": getattr(cache, "_cache_file", None)}
+    return [f"{holder}.{name}" for holder, names in NUMBA_CACHE_API.items() for name in names
+            if not hasattr(holders[holder], name)]
+
+
+_warned_api = False
+
+
+def _warn_numba_api(missing) -> None:
+    """Once a process: the stale-cache guard cannot work on this numba."""
+    global _warned_api
+    if _warned_api:
+        return
+    _warned_api = True
+    warnings.warn(f"numba {numba.__version__} lacks the private cache API fastrisk's kernel cache guards use "
+                  f"({', '.join(missing)}): a cached kernel is no longer recompiled when a helper it inlines "
+                  "changes in another file, nor rebuilt when its cache file is damaged. fastrisk is tested "
+                  "with the numba versions pyproject.toml allows; install one of them, or delete the "
+                  "__pycache__ folders of fastrisk/_kernels after every update of fastrisk.",
+                  RuntimeWarning, stacklevel=3)
+
+
 class _RebuildingCache(FunctionCache):
     """numba's function cache, except that an unreadable cache entry is a miss and is reset, and
     that an entry is valid only for the kernel files it was compiled from (`kernel_files_stamp`
@@ -83,10 +121,12 @@ class _RebuildingCache(FunctionCache):
 
     def __init__(self, py_func):
         super().__init__(py_func)
-        index = getattr(self, "_cache_file", None)  # numba's private API: checked, not assumed
+        index = getattr(self, "_cache_file", None)  # numba's private API (NUMBA_CACHE_API)
         if hasattr(index, "_source_stamp"):
             folder = os.path.dirname(os.path.abspath(py_func.__code__.co_filename))
             index._source_stamp = (index._source_stamp, kernel_files_stamp(folder))
+        else:
+            _warn_numba_api(["FunctionCache._cache_file" + ("" if index is None else "._source_stamp")])
 
     def load_overload(self, sig, target_context):
         try:
@@ -102,8 +142,11 @@ class _RebuildingCache(FunctionCache):
 
 
 def _safe_cache(dispatcher):
-    if isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+    cache = getattr(dispatcher, "_cache", None)
+    if isinstance(cache, FunctionCache):
         dispatcher._cache = _RebuildingCache(dispatcher.py_func)
+    elif cache is None:  # numba renamed the dispatcher's cache: the guards cannot be installed
+        _warn_numba_api(["dispatcher._cache"])
     return dispatcher
 
 

@@ -5,6 +5,17 @@ A file is scanned once as a ``uint8`` array. Lines end at ``\\n``, ``\\r\\n`` or
 (space, tab, ``\\v``, ``\\f``, ``\\x1c``-``\\x1f``, as ``str.split()`` does for ASCII).
 Blank lines are skipped, and with ``comments`` so are lines whose first field starts
 with ``#``.
+
+Two tokenizers, on purpose. `tokenize` is the general one (any number of columns, comment
+lines, the line of every record and of the first line with a wrong number of fields): the
+qrels reader and every run file off the usual path use it, and the faults it finds are
+reported by line. `scan_run` tokenizes only the usual run file (ASCII, six fields) and, in the
+same pass, parses the scores, hashes the document names and finds the topic blocks; anything
+unusual sends the file back to `tokenize`'s path, which gives the same result. Kept because
+one pass is twice as fast as tokenizing first: the 8 TREC 2012 Web runs of
+``benchmarks/bench_runs.py`` (259,144 lines, gzip) go from file to ranked, interned runs in
+368 ms through `scan_run` and 757 ms through `tokenize` and the general path (medians of 7,
+one thread, load average 8.3 on 2 cores; issue #40).
 """
 
 from __future__ import annotations
@@ -289,7 +300,7 @@ def encode_dense(docs, lengths, n_global, ranked, best_rank, offsets):
 
 
 # ---------------------------------------------------------------------------------------
-# the one-pass run scanner and the document interner (the fast path of `fastrisk.data.runs.text`)
+# the one-pass run scanner and the document interner (the fast path of `fastrisk.data.runs.runfile`)
 
 #: Exact powers of ten: ``m * 10**e`` (or ``m / 10**-e``) with ``m <= 2**53`` and ``|e| <= 22``
 #: is one correctly rounded operation on exact operands (Clinger's fast path).

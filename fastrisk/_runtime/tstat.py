@@ -10,6 +10,7 @@ import numpy as np
 from scipy import special
 
 from fastrisk._kernels import numerics as _numk
+from fastrisk._runtime.validation import choice
 
 #: Degrees of freedom up to which `t_tails` uses the compiled Cephes algorithm (relative error
 #: <= 1e-12 against ``scipy.special.stdtr``, tests/test_risk.py); beyond, scipy (its series
@@ -19,6 +20,9 @@ COMPILED_DF = 1000
 #: ``classic``: larger is better; ``minus``: URisk⁻, TRisk⁻, ZRisk⁻ (larger is riskier; Benham,
 #: Moffat & Culpepper 2019).
 CONVENTIONS = ("classic", "minus")
+
+#: The alternative hypotheses of a t test (scipy's names).
+ALTERNATIVES = ("two-sided", "less", "greater")
 
 
 def sign(convention: str) -> float:
@@ -52,7 +56,8 @@ def t_tails(t, df: int) -> np.ndarray:
 def t_pvalue(t, df: int, alternative: str = "two-sided") -> np.ndarray:
     """p-values of Student's t statistics ``t``: ``two-sided`` 2 P(T <= -|t|), ``greater``
     P(T >= t), ``less`` P(T <= t) (as ``scipy.stats.t.sf``/``cdf``), the smaller tail from
-    `t_tails` and the larger as its complement."""
+    `t_tails` and the larger as its complement. Another ``alternative`` is an `InputError`."""
+    choice(alternative, "alternative", ALTERNATIVES)
     tail = t_tails(t, df)
     if alternative == "two-sided":
         return 2.0 * tail

@@ -24,7 +24,7 @@ import zlib
 from fastrisk._runtime.extras import EXTRAS, install_hint
 from fastrisk._version import __version__
 from fastrisk.cli._output import invocation
-from fastrisk.errors import InputError, ResourceError
+from fastrisk.errors import InputError, ResourceError, WorkerTimeoutError
 
 _COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr", "warmup")
 
@@ -170,8 +170,8 @@ def describe_error(exc: BaseException, files=()) -> str:
     errors of reading, the input file(s) named."""
 
     where = ", ".join(files) if files else "the input"
-    if isinstance(exc, (InputError, ResourceError)):
-        return _first_line(exc) if isinstance(exc, ResourceError) else str(exc)
+    if isinstance(exc, (InputError, ResourceError, WorkerTimeoutError)):
+        return str(exc) if isinstance(exc, InputError) else _first_line(exc)
     if isinstance(exc, UnicodeDecodeError):
         return (f"{where}: not {exc.encoding.upper()} text (byte 0x{exc.object[exc.start]:02x} at offset "
                 f"{exc.start}); is it binary, or in another encoding? Convert it to UTF-8")

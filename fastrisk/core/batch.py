@@ -345,6 +345,7 @@ def t_pvalue(t, df, alternative: str):
     numpy.ndarray
         The p-values.
     """
+    _choice(alternative, "alternative", ALTERNATIVES)  # a misspelt one gave the two-sided p
     if alternative == "greater":
         return special.stdtr(df, -t)
     if alternative == "less":

@@ -3,10 +3,7 @@ ir_measures per-query output. Every parse error names the file and line."""
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
-import io
 import json
 import lzma
 import zlib
@@ -36,6 +33,7 @@ from fastrisk.data.matrix import (
     pick_measure,
 )
 from fastrisk.data.tabular import parse_comment_header
+from fastrisk.data.textfile import BOM, COMPRESSED_SUFFIXES, compression, open_binary, open_text
 from fastrisk.errors import InputError
 
 READ_FORMATS = ("csv", "csv-long", "csv-wide", "parquet", "ipc", "trec_eval", "ir_measures")
@@ -391,57 +389,18 @@ _TREC_EVAL_MEASURES = {
 }
 
 
-#: Suffixes of compressed files (any case): not the file's format, which the suffix before says.
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".zstd")
-
-
-def _compression(path: Path) -> str | None:
-    """gzip, bz2, xz or zstd from the file's first bytes (never its suffix), else None."""
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    if head[:2] == b"\x1f\x8b":
-        return "gzip"
-    if head[:3] == b"BZh":
-        return "bz2"
-    if head == b"\xfd7zXZ\x00":
-        return "xz"
-    if head[:4] == b"\x28\xb5\x2f\xfd":
-        return "zstd"
-    return None
-
-
-def _open_binary(path: Path):
-    """The decompressed bytes of ``path`` (gzip, bz2 and xz by the standard library, zstd by
-    pyarrow's codec), or the file itself."""
-    kind = _compression(path)
-    if kind == "gzip":
-        return gzip.open(path, "rb")
-    if kind == "bz2":
-        return bz2.open(path, "rb")
-    if kind == "xz":
-        return lzma.open(path, "rb")
-    if kind == "zstd":
-        return io.BufferedReader(pa.CompressedInputStream(pa.OSFile(str(path)), "zstd"))  # lines, as the others
-    return open(path, "rb")
-
-
 def _arrow_source(path: Path, stack: contextlib.ExitStack):
     """What Arrow's CSV reader is given: the path of a plain file (read in parallel), else a
     decompressing stream closed with ``stack`` (Arrow guesses compression from lowercase
     suffixes only and has no xz)."""
-    if _compression(path) is None and not path.name.lower().endswith(_COMPRESSED):
+    if compression(path) is None and not path.name.lower().endswith(COMPRESSED_SUFFIXES):
         return path
-    return stack.enter_context(contextlib.closing(_open_binary(path)))
+    return stack.enter_context(contextlib.closing(open_binary(path)))
 
 
 def _format_suffixes(path: Path) -> list[str]:
     """The lowercase suffixes of ``path`` without compression ones."""
-    return [s.lower() for s in path.suffixes if s.lower() not in _COMPRESSED]
-
-
-def _open_text(path: Path):
-    """A text handle that drops a UTF-8 byte-order mark (``utf-8-sig``), decompressed by content."""
-    return io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig")
+    return [s.lower() for s in path.suffixes if s.lower() not in COMPRESSED_SUFFIXES]
 
 
 def _text_lines(path: Path):
@@ -449,7 +408,7 @@ def _text_lines(path: Path):
 
     lineno = 0
     try:
-        with _open_text(path) as fh:
+        with open_text(path) as fh:
             for lineno, line in enumerate(fh, 1):
                 yield lineno, line
     except UnicodeDecodeError as exc:
@@ -531,9 +490,9 @@ def _comment_header(path: Path) -> list[str]:
     those lines are decoded (what follows is the reader's to check)."""
     out = []
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for raw in fh:
-                if not out and raw.startswith(b"\xef\xbb\xbf"):
+                if not out and raw.startswith(BOM):
                     raw = raw[3:]
                 if not raw.startswith(b"#"):
                     break

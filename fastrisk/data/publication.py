@@ -43,18 +43,23 @@ def format_pvalue(p, digits: int = 4) -> str:
     return f"{p:.{digits}f}"
 
 
-def format_number(v, digits: int = 4) -> str:
-    """A number to ``digits`` decimals; NaN as ``–``, infinities as ``inf`` / ``-inf``."""
+def format_number(v, digits: int = 4, *, significant: bool = False, no: str = "no", infinity: str = "inf",
+                  minus: str = "-") -> str:
+    """A number as every output of fastrisk writes it (tables, reports, notebook views): a float
+    to ``digits`` decimals (``significant``: to ``digits`` significant digits, ``.4g``), NaN as
+    ``–``, infinities as ``infinity`` / ``-infinity``; an integer as it is; a boolean as ``yes``
+    / ``no``. ``minus`` replaces the minus sign (the report's typographic ``−``)."""
     if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
+        return "yes" if v else no
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     v = float(v)
     if math.isnan(v):
         return "–"
     if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}f}"
+        return infinity if v > 0 else minus + infinity
+    text = f"{v:.{digits}g}" if significant else f"{v:.{digits}f}"
+    return text if minus == "-" else text.replace("-", minus)
 
 
 def latex_escape(text: str) -> str:
@@ -281,8 +286,7 @@ def to_markdown(layout: WideLayout, *, digits: int = 4, caption: str | None = No
     for i, row in enumerate(layout.rows):
         cells = []
         for j in range(len(layout.columns)):
-            text = format_number(layout.cells[i, j], digits)
-            text = {"inf": "∞", "-inf": "-∞"}.get(text, text)
+            text = format_number(layout.cells[i, j], digits, infinity="∞")
             k = layout.marker(i, j)
             cells.append(text + (f"<sup>{'*' * k}</sup>" if k else ""))
         lines.append(f"| {markdown_escape(row)} | " + " | ".join(cells) + " |")

@@ -48,7 +48,7 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk._runtime.extras import require
-from fastrisk.data.publication import layout_to_arrow, to_latex, to_markdown, wide_layout
+from fastrisk.data.publication import format_number, layout_to_arrow, to_latex, to_markdown, wide_layout
 from fastrisk.errors import InputError
 
 #: Coordinates of the common dimensions: dim -> {long-form column: attribute of the result}.
@@ -587,7 +587,7 @@ def _digits_iv(digits) -> None:
 
 def _fmt(value) -> str:
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return format_number(value, 4, significant=True)
     return html.escape(str(value))
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from fastrisk._runtime.extras import require
 from fastrisk._runtime.threads import blas_threads, limit_threads, settle_numba_threads
 from fastrisk._runtime.validation import non_negative_number, positive_int
-from fastrisk.errors import InputError, ResourceError
+from fastrisk.errors import InputError, WorkerTimeoutError
 from fastrisk.sweep.data import _load_cached, _materialise, _Source
 from fastrisk.sweep.kinds import JobKind
 from fastrisk.sweep.table import _assemble
@@ -265,12 +265,12 @@ class _Dask(_Backend):
 
     def _await_workers(self, since: float | None = None) -> None:
         """Return once the cluster has a worker; after `worker_timeout` seconds without
-        one (since ``since``), raise `ResourceError` (the sweep checkpoints what is done)."""
+        one (since ``since``), raise `WorkerTimeoutError` (the sweep checkpoints what is done)."""
         start = time.monotonic() if since is None else since
         while not self._has_workers():
             waited = time.monotonic() - start
             if waited >= self.worker_timeout:
-                raise ResourceError(
+                raise WorkerTimeoutError(
                     f"no Dask worker for {waited:.0f} s (none was started, or every worker was lost): the sweep "
                     "stops; finished batches are checkpointed when it writes to --out (rerun with --resume once "
                     f"workers are up). Wait longer with --worker-timeout or {WORKER_TIMEOUT_ENV}")

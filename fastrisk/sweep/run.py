@@ -173,7 +173,7 @@ def sweep(grid, *, executor=None, out=None, resume: bool = False, retry_errors: 
         Resubmissions of a batch lost with its worker.
     worker_timeout : float, optional
         On a Dask cluster without any worker for this long (default 60 s, or
-        $FASTRISK_WORKER_TIMEOUT) the sweep stops with a `ResourceError`, its finished batches
+        $FASTRISK_WORKER_TIMEOUT) the sweep stops with a `WorkerTimeoutError`, its finished batches
         checkpointed for a resume.
     progress_unit : tuple, optional
         ``(unit, weight)``: count the progress bar in ``unit`` rather than jobs,

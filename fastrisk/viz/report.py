@@ -33,7 +33,7 @@ from fastrisk._version import __version__
 from fastrisk.core.baselines import Baseline, resolve_baseline
 from fastrisk.core.tables import baseline_table
 from fastrisk.core.urisk import risk, topic_risk
-from fastrisk.data.publication import format_pvalue
+from fastrisk.data.publication import format_number, format_pvalue
 from fastrisk.errors import InputError, ZeroVarianceWarning
 from fastrisk.measures.metrics import parse_measure
 from fastrisk.viz import plot
@@ -165,16 +165,9 @@ def _figure(width: float, height: float):
 
 
 def _fmt(v, digits: int = 4) -> str:
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else ""
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    v = float(v)
-    if np.isnan(v):
-        return "–"
-    if np.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    return f"{v:.{digits}f}".replace("-", "−")
+    """A cell of the report: `format_number` with the typographic minus and infinity, and an
+    empty cell for False."""
+    return format_number(v, digits, no="", infinity="∞", minus="−")
 
 
 def pvalue_text(p, digits: int = 4) -> str:

@@ -4,10 +4,11 @@ The data model (`RunSet`, `Qrels`, the dense per-topic document ids and the offi
 run ordering) is described in `fastrisk.data.runs.model`.
 
 Modules, each importing only those above it: `ipc` (the saved-file
-format), `model` (``RunSet``, ``Qrels``, their alignment),
-`text` (the compiled text readers), `sources`
-(in-memory frames and dicts), `cache` (the parse cache) and
-`read` (the entry points).
+format), `model` (``RunSet``, ``Qrels``, their alignment), `fields` (the general scan of
+a TREC text file) and `doctable` (interned document names), `runfile`, `qrelsfile` (the
+compiled run and qrels readers) and `paths` (files to read), `assemble` (runs to a
+``RunSet``), `sources` (in-memory frames and dicts), `cache` (the parse cache) and
+`read` (the entry points). Their bytes come from `fastrisk.data.textfile`.
 """
 
 from fastrisk.data.runs.model import Judged, Qrels, RunSet, align, encode_rankings

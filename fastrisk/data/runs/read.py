@@ -1,6 +1,7 @@
 """The entry points `read_runs` and `read_qrels`: a path or an in-memory source to
 a `RunSet` / `Qrels`, through the text
-reader (`fastrisk.data.runs.text`), a saved file (`fastrisk.data.runs.ipc`), the parse cache
+readers (`fastrisk.data.runs.runfile`, `fastrisk.data.runs.qrelsfile`, assembled by
+`fastrisk.data.runs.assemble`), a saved file (`fastrisk.data.runs.ipc`), the parse cache
 (`fastrisk.data.runs.cache`) or an in-memory source (`fastrisk.data.runs.sources`)."""
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from pathlib import Path
 
 from fastrisk._runtime.validation import not_a_regular_file
 from fastrisk.data.runs import cache as run_cache
-from fastrisk.data.runs import ipc, sources, text
+from fastrisk.data.runs import ipc, sources
+from fastrisk.data.runs.assemble import parse_skipping, runset_from_parsed
 from fastrisk.data.runs.model import Qrels, RunSet
+from fastrisk.data.runs.paths import expand_paths
+from fastrisk.data.runs.qrelsfile import read_qrels_file
 from fastrisk.errors import InputError
 
 __all__ = ["read_qrels", "read_runs"]
@@ -76,16 +80,16 @@ def read_runs(paths, *, names: Sequence[str] | None = None, pattern: str | None 
         return sources.runs_from(paths, names=names)
     if ipc.is_saved(paths):
         return RunSet.load(paths)
-    files, optional = text.expand_paths(paths, pattern)
+    files, optional = expand_paths(paths, pattern)
     key = None
     if cache:
         key = run_cache.key(files, names=names)
         hit = run_cache.lookup(cache, key)
         if hit is not None:
             return hit
-    parsed = text.parse_skipping(files, optional, threads)
+    parsed = parse_skipping(files, optional, threads)
     files = [p.path for p in parsed]
-    out = text.runset_from_parsed(parsed, names, tuple(str(p) for p in files))
+    out = runset_from_parsed(parsed, names, tuple(str(p) for p in files))
     if key is not None:
         run_cache.store(cache, key, out)
     return out
@@ -137,4 +141,4 @@ def read_qrels(path) -> Qrels:
         raise InputError(not_a_regular_file(path) or f"qrels file {str(path)!r} does not exist")
     if ipc.is_saved(path):
         return Qrels.load(path)
-    return text.read_qrels_file(path)
+    return read_qrels_file(path)

@@ -19,8 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fastrisk.data.runs.assemble import runset_from_parsed
 from fastrisk.data.runs.model import Qrels
-from fastrisk.data.runs.text import qrels_from_columns, run_from_columns, runset_from_parsed
+from fastrisk.data.runs.qrelsfile import qrels_from_columns
+from fastrisk.data.runs.runfile import run_from_columns
 from fastrisk.errors import InputError
 
 __all__ = ["qrels_from", "runs_from"]
