@@ -106,6 +106,35 @@ def _edgeworth_cdf(z, gamma, kappa, n):
     return _ncdf(z) + (q1 / math.sqrt(n) + q2 / n) * phi
 
 
+@helper
+def edgeworth_from_moments(mean, m2, m3, m4, n, mu0):
+    """(two-sided, greater, less) p-values of `edgeworth` from a row's central moments (m₂ > 0)."""
+    gamma = m3 / m2 ** 1.5
+    kappa = m4 / (m2 * m2) - 3.0
+    z = (mean - mu0) / math.sqrt(m2 / n)
+    f = _edgeworth_cdf(z, gamma, kappa, n)
+    a = abs(z)
+    two = _clip01(1.0 - _edgeworth_cdf(a, gamma, kappa, n) + _edgeworth_cdf(-a, gamma, kappa, n))
+    return two, _clip01(1.0 - f), _clip01(f)
+
+
+@helper
+def hall_from_moments(mean, m2, m3, n, mu0):
+    """Hall's T_H of `hall` from a row's central moments (m₂ > 0)."""
+    sd = math.sqrt(m2)
+    g = m3 / (m2 * sd)
+    s = (mean - mu0) / sd
+    return math.sqrt(n) * (s + g * s * s / 3.0 + g * g * s * s * s / 27.0 + g / (6.0 * n))
+
+
+@helper
+def johnson_from_moments(mean, m2, m3, n, mu0):
+    """Johnson's t_J of `johnson` from a row's central moments (m₂ > 0)."""
+    s2 = n * m2 / (n - 1)
+    dev = mean - mu0
+    return (dev + m3 / (6.0 * s2 * n) + m3 * dev * dev / (3.0 * s2 * s2)) / math.sqrt(s2 / n)
+
+
 @pjit
 def edgeworth(X, mu0, out):
     """Edgeworth-corrected p-values of TRisk (see `_edgeworth_cdf`), the moments estimated by
@@ -118,14 +147,7 @@ def edgeworth(X, mu0, out):
         mean, m2, m3, m4 = central_moments(X[r])
         if _degenerate(mean, m2, n, mu0, out, r):
             continue
-        gamma = m3 / m2 ** 1.5
-        kappa = m4 / (m2 * m2) - 3.0
-        z = (mean - mu0) / math.sqrt(m2 / n)
-        f = _edgeworth_cdf(z, gamma, kappa, n)
-        a = abs(z)
-        out[r, ALT_TWO] = _clip01(1.0 - _edgeworth_cdf(a, gamma, kappa, n) + _edgeworth_cdf(-a, gamma, kappa, n))
-        out[r, ALT_GREATER] = _clip01(1.0 - f)
-        out[r, ALT_LESS] = _clip01(f)
+        out[r, ALT_TWO], out[r, ALT_GREATER], out[r, ALT_LESS] = edgeworth_from_moments(mean, m2, m3, m4, n, mu0)
 
 
 @pjit
@@ -142,9 +164,7 @@ def johnson(X, mu0, out):
         if _degenerate(mean, m2, n, mu0, out, r):
             flat[r] = True
             continue
-        s2 = n * m2 / (n - 1)
-        dev = mean - mu0
-        stat[r] = (dev + m3 / (6.0 * s2 * n) + m3 * dev * dev / (3.0 * s2 * s2)) / math.sqrt(s2 / n)
+        stat[r] = johnson_from_moments(mean, m2, m3, n, mu0)
     tail = np.empty(m)
     t_lower_tails(stat, np.int64(n - 1), tail)
     for r in prange(m):
@@ -167,11 +187,7 @@ def hall(X, mu0, out):
         mean, m2, m3, m4 = central_moments(X[r])
         if _degenerate(mean, m2, n, mu0, out, r):
             continue
-        sd = math.sqrt(m2)
-        g = m3 / (m2 * sd)
-        s = (mean - mu0) / sd
-        z = math.sqrt(n) * (s + g * s * s / 3.0 + g * g * s * s * s / 27.0 + g / (6.0 * n))
-        _write_normal(z, out, r)
+        _write_normal(hall_from_moments(mean, m2, m3, n, mu0), out, r)
 
 
 @helper

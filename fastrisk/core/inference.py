@@ -22,7 +22,8 @@ from fastrisk._kernels import riskinference as _k
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import run
 from fastrisk._runtime.tstat import t_pvalue
-from fastrisk._runtime.validation import choice, level, replicates as _replicates
+from fastrisk._runtime.validation import choice, level
+from fastrisk._runtime.validation import replicates as _replicates
 from fastrisk.errors import InputError
 
 ALTERNATIVES = ("two-sided", "greater", "less")
@@ -89,12 +90,12 @@ def t_level_note(alphas, n_topics: int) -> str | None:
         return None
     cell = 25 if n_topics < 38 else 50
     two, one = _MEASURED_T[(5, cell)]
-    at = ", ".join(f"{a:g}" for a in big)
-    same = big == [5.0] and n_topics == cell
-    where = f"for α = 5 and {cell} topics" + ("" if same else f" (the nearest cell measured to α = {at}, "
-                                                              f"{n_topics} topics)")
-    return (f"TRisk's t test rejects a true URisk = 0 at level 0.05 in {two} of trials two-sided ({one} one-tailed) "
-            f"{where} (docs/risk-tests.md, Type I error); inference='exact' holds the level for every distribution "
+    others = [a for a in big if a != 5.0]
+    nearest = "" if not others and n_topics == cell else (
+        f", the measured cell nearest to this table's α = {', '.join(f'{a:g}' for a in big)} and {n_topics} topics")
+    return (f"TRisk's t test is liberal at α ≥ 2 with fewer than 100 topics: docs/risk-tests.md (Type I error) "
+            f"measured its rejection rate of a true URisk_5 = 0 at level 0.05 as {two} two-sided ({one} "
+            f"one-tailed) with {cell} topics{nearest}; inference='exact' holds the level for every distribution "
             f"of scores in [0, 1].")
 
 
@@ -130,9 +131,11 @@ def check_scores_within(values: np.ndarray, lo: float, hi: float, rows, what: st
 
 
 def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str = "two-sided",
-            significance: float = 0.05, replicates: int = 0, seed: int = 0, threads=None) -> np.ndarray:
+            significance: float = 0.05, replicates: int = 0, seed: int = 0, threads=None,
+            row0: int = 0) -> np.ndarray:
     """p-values of E[x] = 0 for every row of ``X`` (..., n), validated arguments: ``bounds``
-    (lo, hi) of x for ``exact``. Returns an array of shape ``X.shape[:-1]``."""
+    (lo, hi) of x for ``exact``; row r draws from streams (r + ``row0``)·B + b. Returns an array
+    of shape ``X.shape[:-1]``."""
     shape = X.shape[:-1]
     n = X.shape[-1]
     flat = np.ascontiguousarray(X, dtype=np.float64).reshape(-1, n)
@@ -148,10 +151,10 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
     if name == "exact":
         lo, hi = bounds
         run(_k.betting, _k.betting_serial, work, threads, flat, float(lo), float(hi), 0.0, float(significance), 0.5,
-            np.int64(replicates), np.uint64(seed), np.int64(0), out)
+            np.int64(replicates), np.uint64(seed), np.int64(row0), out)
     elif name == "bootstrap-t-symmetric":
         run(_k.bootstrap_t_symmetric, _k.bootstrap_t_symmetric_serial, work, threads, flat, 0.0,
-            np.int64(replicates), np.uint64(seed), np.int64(0), out)
+            np.int64(replicates), np.uint64(seed), np.int64(row0), out)
     else:
         kernel = {"edgeworth": _k.edgeworth, "johnson": _k.johnson, "hall": _k.hall, "el-bartlett": _k.el_bartlett}[name]
         run(kernel, getattr(_k, kernel.__name__ + "_serial"), work, threads, flat, 0.0, out)
@@ -241,13 +244,16 @@ def risk_pvalue(x, *, inference: str = "t", alternative: str = "two-sided", scor
         raise InputError(f"a risk inference needs at least 3 topics; `x` has {0 if X.ndim == 0 else X.shape[-1]}")
     if not np.isfinite(X).all():
         raise InputError("`x` must be finite")
+    flat = X.reshape(-1, X.shape[-1])
+    if spec.name != "t" and (zero := np.flatnonzero((flat == 0.0).all(axis=1))).size:
+        raise InputError(f"`x` row {int(zero[0])} is 0 on every topic (identical runs, all d = 0): "
+                         f"inference={spec.name!r} has no test of a pair without differences")
     bounds = None
     if spec.name == "exact":
         if score_bounds is None:
             raise InputError("inference='exact' needs `score_bounds` (low, high) of x: for scores in [0, 1] at α, "
                              "(-(1 + α), 1)")
         bounds = _bounds_iv(score_bounds)
-        flat = X.reshape(-1, X.shape[-1])
         check_scores_within(flat, *bounds, [f"row {r}" for r in range(flat.shape[0])], "x")
         if not (bounds[0] < 0.0 < bounds[1]):
             raise InputError(f"`score_bounds` {score_bounds!r} must contain 0, the null value of E[x]")

@@ -375,13 +375,19 @@ def _inference_options_iv(inference, replicates, rng, matrix, base, vf, score_bo
 
 def _risk_pvalues(matrix, base, vf, spec, score_bounds, significance, B, seed, threads):
     """Two-sided p-values ``[alpha, system]`` of URisk_α = 0 by ``spec`` (not ``t``)."""
-    X = value_scores(matrix.values, base.values, vf, threads)  # [alpha, system, topic], classic
+    return _pvalues_against(matrix.values, base.values, vf, spec, score_bounds, significance, B, seed, threads)
+
+
+def _pvalues_against(R, B_values, vf, spec, score_bounds, significance, B, seed, threads, row0=0):
+    """`_risk_pvalues` on arrays: systems ``R`` against the baseline scores ``B_values``; the
+    draws of system k from streams (k + ``row0``)·B + b."""
+    X = value_scores(R, B_values, vf, threads)  # [alpha, system, topic], classic
     if not spec.resampling:
         return _inference.pvalues(X, spec, threads=threads)
     # one call an alpha: system k draws the same orderings / resamples at every alpha
     w = float(score_bounds[1]) - float(score_bounds[0])
     return np.stack([_inference.pvalues(X[a], spec, bounds=(-(1.0 + float(al)) * w, w), significance=significance,
-                                        replicates=B, seed=seed, threads=threads)
+                                        replicates=B, seed=seed, threads=threads, row0=row0)
                      for a, al in enumerate(vf.alpha)])
 
 
