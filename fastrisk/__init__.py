@@ -33,7 +33,7 @@ TYPE_CHECKING = False
 #: Module -> the public names it defines, imported on first access.
 _PUBLIC: dict[str, tuple[str, ...]] = {
     "fastrisk.core.baselines": ("Baseline", "resolve_baseline", "virtual_baseline"),
-    "fastrisk.core.inference": ("INFERENCES", "RiskInference", "risk_pvalue"),
+    "fastrisk.core.inference": ("INFERENCES", "RiskInference"),
     "fastrisk.core.pca": ("PCAResult", "pca"),
     "fastrisk.core.tables": ("BaselineTable", "baseline_table"),
     "fastrisk.core.urisk": (
@@ -100,7 +100,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from fastrisk.core import batch  # static only
     from fastrisk.core.baselines import Baseline, resolve_baseline, virtual_baseline  # static only
-    from fastrisk.core.inference import INFERENCES, RiskInference, risk_pvalue  # static only
+    from fastrisk.core.inference import INFERENCES, RiskInference  # static only
     from fastrisk.core.pca import PCAResult, pca  # static only
     from fastrisk.core.tables import BaselineTable, baseline_table  # static only
     from fastrisk.core.urisk import (  # static only
@@ -242,7 +242,6 @@ __all__ = [
     "resolve_baseline",
     "resolve_value",
     "risk",
-    "risk_pvalue",
     "risk_scores",
     "score_against_pool",
     "t_test",

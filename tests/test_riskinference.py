@@ -12,7 +12,7 @@ from reference import riskinference as ref
 import fastrisk
 from fastrisk import InputError, ScoreMatrix
 from fastrisk._runtime.rng import resolve_seed
-from fastrisk.core.inference import INFERENCES, t_level_note
+from fastrisk.core.inference import INFERENCES, risk_pvalue, t_level_note
 
 ALTS = ("two-sided", "greater", "less")
 ANALYTIC = ("edgeworth", "johnson", "hall", "el-bartlett")
@@ -20,14 +20,13 @@ ANALYTIC = ("edgeworth", "johnson", "hall", "el-bartlett")
 
 def _rows(seed=0):
     """Risk-reward scores of several shapes: skewed both ways, heavy losses, a constant row
-    at 0 and one away from 0, μ0 outside the range (EL's hull), small n."""
+    away from 0, μ0 outside the range (EL's hull), small n."""
     rng = np.random.default_rng(seed)
     rows = []
     for n in (3, 5, 12, 25, 50):
         for alpha in (0.0, 1.0, 5.0):
             d = rng.uniform(-1, 1, n) * rng.uniform(0.05, 1.0)
             rows.append(d + alpha * np.minimum(d, 0))
-    rows.append(np.zeros(10))
     rows.append(np.full(10, 0.25))
     rows.append(rng.uniform(0.1, 0.9, 8))  # every x > 0: mu0 = 0 outside the hull
     rows.append(-rng.uniform(0.1, 0.9, 8))
@@ -38,7 +37,7 @@ def _rows(seed=0):
 def test_analytic_inferences_match_reference(name):
     for x in _rows():
         want = getattr(ref, name.replace("-", "_"))(x)
-        got = [fastrisk.risk_pvalue(x, inference=name, alternative=a) for a in ALTS]
+        got = [risk_pvalue(x, inference=name, alternative=a) for a in ALTS]
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=f"{name} {x}")
 
 
@@ -47,7 +46,7 @@ def test_bootstrap_t_symmetric_matches_reference():
         if len(x) < 3:
             continue
         want = ref.bootstrap_t_symmetric(x, resolve_seed(5), 60)
-        got = [fastrisk.risk_pvalue(x, inference="bootstrap-t-symmetric", alternative=a, replicates=60, rng=5)
+        got = [risk_pvalue(x, inference="bootstrap-t-symmetric", alternative=a, replicates=60, rng=5)
                for a in ALTS]
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
@@ -57,7 +56,7 @@ def test_exact_matches_reference():
         if len(x) < 3 or len(x) > 25:
             continue
         want = ref.betting(x, -6.0, 1.0, resolve_seed(3), 7)
-        got = [fastrisk.risk_pvalue(x, inference="exact", alternative=a, score_bounds=(-6, 1), replicates=7, rng=3)
+        got = [risk_pvalue(x, inference="exact", alternative=a, score_bounds=(-6, 1), replicates=7, rng=3)
                for a in ALTS]
         np.testing.assert_allclose(got, want, rtol=1e-9)
 
@@ -65,10 +64,10 @@ def test_exact_matches_reference():
 @pytest.mark.parametrize("name", ["exact", "bootstrap-t-symmetric"])
 def test_random_inferences_do_not_depend_on_threads(name):
     x = np.stack([r for r in _rows(4) if len(r) == 25])
-    one = fastrisk.risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=1)
-    two = fastrisk.risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=2)
+    one = risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=1)
+    two = risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=2)
     assert np.array_equal(one, two)
-    assert np.array_equal(one[2:], fastrisk.risk_pvalue(x[2:], inference=name, score_bounds=(-6, 1),
+    assert np.array_equal(one[2:], risk_pvalue(x[2:], inference=name, score_bounds=(-6, 1),
                                                         replicates=50, rng=9)) == (name == "bootstrap-t-symmetric")
 
 
@@ -83,7 +82,7 @@ def test_exact_holds_its_level_under_a_two_point_null(alpha, n, share, alternati
     rng = np.random.default_rng(int(alpha * 1000 + n + share * 1e6))
     trials = 1500
     x = np.where(rng.random((trials, n)) < q, -(1.0 + alpha), a)
-    p = fastrisk.risk_pvalue(x, inference="exact", alternative=alternative, score_bounds=(-(1 + alpha), 1),
+    p = risk_pvalue(x, inference="exact", alternative=alternative, score_bounds=(-(1 + alpha), 1),
                              replicates=20, rng=1)
     rate = np.mean(p <= 0.05)
     assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / trials)
@@ -95,9 +94,9 @@ def test_t_is_liberal_where_exact_is_not():
     a = (1.0 + alpha) * q / (1.0 - q)
     x = np.where(np.random.default_rng(0).random((4000, n)) < q, -(1.0 + alpha), a)
     with np.errstate(divide="ignore", invalid="ignore"):
-        p_t = fastrisk.risk_pvalue(x, inference="t", alternative="greater")
+        p_t = risk_pvalue(x, inference="t", alternative="greater")
     assert np.mean(p_t <= 0.05) > 0.2
-    p_e = fastrisk.risk_pvalue(x, inference="exact", alternative="greater", score_bounds=(-6, 1), replicates=20, rng=1)
+    p_e = risk_pvalue(x, inference="exact", alternative="greater", score_bounds=(-6, 1), replicates=20, rng=1)
     assert np.mean(p_e <= 0.05) <= 0.05
 
 
@@ -111,8 +110,8 @@ def test_exact_pvalue_is_monotone_in_a_shift_of_the_differences(seed, n, alpha):
     X = np.stack([np.clip(d + s, -1, 1) for s in shifts])
     X = X + alpha * np.minimum(X, 0)
     kw = dict(inference="exact", score_bounds=(-(1 + alpha), 1), replicates=10, rng=2)
-    g = fastrisk.risk_pvalue(X, alternative="greater", **kw)
-    le = fastrisk.risk_pvalue(X, alternative="less", **kw)
+    g = risk_pvalue(X, alternative="greater", **kw)
+    le = risk_pvalue(X, alternative="less", **kw)
     assert np.all(np.diff(g) <= 1e-12) and np.all(np.diff(le) >= -1e-12)
 
 
@@ -123,7 +122,7 @@ def test_monotone_inferences_in_a_shift(name):
     x = np.random.default_rng(1).uniform(-1, 1, 30)
     x = x + 5 * np.minimum(x, 0)
     X = np.stack([x + s for s in np.linspace(-1, 1, 41)])
-    g = fastrisk.risk_pvalue(X, inference=name, alternative="greater")
+    g = risk_pvalue(X, inference=name, alternative="greater")
     assert np.all(np.diff(g) <= 1e-12)
 
 
@@ -146,7 +145,7 @@ def test_risk_inference_option(trec):
         x = fastrisk.risk_scores(m, b, alpha=[1, 5]).x
         bounds = [(-2, 1), (-6, 1)]
         for a in range(2):
-            want = fastrisk.risk_pvalue(x[a], inference=name, rng=1,
+            want = risk_pvalue(x[a], inference=name, rng=1,
                                         score_bounds=bounds[a] if name == "exact" else None)
             np.testing.assert_allclose(r.pvalue[a], want, rtol=1e-12)
         sig = r.pvalue <= 0.05
@@ -167,19 +166,21 @@ def test_t_level_note():
 def test_bad_input():
     x = np.linspace(-1, 1, 10)
     with pytest.raises(InputError, match="`inference` must be one of"):
-        fastrisk.risk_pvalue(x, inference="z")
+        risk_pvalue(x, inference="z")
     with pytest.raises(InputError, match="at least 3 topics"):
-        fastrisk.risk_pvalue(x[:2], inference="hall")
+        risk_pvalue(x[:2], inference="hall")
+    with pytest.raises(InputError, match="row 1 is 0 on every topic .identical runs, all d = 0."):
+        risk_pvalue(np.stack([x, np.zeros(10)]), inference="edgeworth")
     with pytest.raises(InputError, match="needs `score_bounds`"):
-        fastrisk.risk_pvalue(x, inference="exact")
+        risk_pvalue(x, inference="exact")
     with pytest.raises(InputError, match=r"within score_bounds \[-0.5, 1\]; x 'row 0' scores -1.0 on topic 0"):
-        fastrisk.risk_pvalue(x, inference="exact", score_bounds=(-0.5, 1))
+        risk_pvalue(x, inference="exact", score_bounds=(-0.5, 1))
     with pytest.raises(InputError, match="must contain 0"):
-        fastrisk.risk_pvalue(np.full(5, 0.5), inference="exact", score_bounds=(0.1, 1))
+        risk_pvalue(np.full(5, 0.5), inference="exact", score_bounds=(0.1, 1))
     with pytest.raises(InputError, match="`alternative` must be one of"):
-        fastrisk.risk_pvalue(x, inference="hall", alternative="up")
+        risk_pvalue(x, inference="hall", alternative="up")
     with pytest.raises(InputError, match="`replicates` must be a positive integer"):
-        fastrisk.risk_pvalue(x, inference="exact", score_bounds=(-1, 1), replicates=0)
+        risk_pvalue(x, inference="exact", score_bounds=(-1, 1), replicates=0)
     m = ScoreMatrix(np.array([[0.2, 0.5, 0.7, 0.1], [0.2, 0.5, 0.7, 0.1], [0.3, 0.4, 0.9, 0.0]]), ("a", "b", "c"),
                     ("q1", "q2", "q3", "q4"))
     with pytest.raises(InputError, match="system 'b' is identical to baseline 'a' on every topic"):
@@ -194,3 +195,30 @@ def test_bad_input():
     assert fastrisk.risk(wide, "c", inference="exact", score_bounds=(0, 2), rng=1).inference == "exact"
     with pytest.raises(InputError, match="linear value function"):
         fastrisk.risk(m, "c", value="smooth", inference="exact")
+
+
+def test_report_names_its_inference():
+    from fastrisk.viz.report import build_report
+
+    rng = np.random.default_rng(5)
+    m = ScoreMatrix(rng.uniform(size=(6, 30)), [f"s{k}" for k in range(6)], [f"q{i}" for i in range(30)], "P@10")
+    _, params, _ = build_report(m, "s0", alpha=[0, 5])
+    params = dict(params)
+    assert params["inference"].startswith("t — Dinçer") and "0.100-0.145" in params["level of t"]
+    sections, params, _ = build_report(m, "s0", alpha=[0, 5], inference="exact", rng=1)
+    params = dict(params)
+    assert params["inference"].startswith("exact — Waudby-Smith") and "level of t" not in params
+    assert "not Student's t" in sections[0].caption
+
+
+def test_sweep_kinds_take_the_inference():
+    from fastrisk.sweep.kinds import KINDS
+
+    m, b = fastrisk.data.datasets.trec2012_web("err20")
+    table = KINDS["risk"](m, {"baseline": b, "alpha": [5], "inference": "hall"}, 0, None)
+    assert set(table.column("inference").to_pylist()) == {"hall"}
+    np.testing.assert_array_equal(table.column("pvalue").to_numpy(),
+                                  fastrisk.risk(m, b, alpha=5, inference="hall").pvalue[0])
+    small = m.select(systems=m.systems[:5])
+    table = KINDS["table"](small, {"alpha": [1], "inference": "edgeworth"}, 0, None)
+    assert set(table.column("inference").to_pylist()) == {"edgeworth"}

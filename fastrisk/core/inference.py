@@ -229,12 +229,13 @@ def risk_pvalue(x, *, inference: str = "t", alternative: str = "two-sided", scor
 
     Examples
     --------
-    >>> import numpy as np, fastrisk
+    >>> import fastrisk
+    >>> from fastrisk.core.inference import risk_pvalue
     >>> m, b = fastrisk.data.datasets.trec2012_web("err20")
-    >>> x = fastrisk.risk_scores(m, b, alpha=5).x[0, 0]
-    >>> p = fastrisk.risk_pvalue(x, inference="exact", score_bounds=(-6, 1), rng=1)
-    >>> bool(0 <= p <= 1)
-    True
+    >>> x = fastrisk.risk_scores(m, b, alpha=5).x[0]          # [system, topic]
+    >>> p = risk_pvalue(x, inference="exact", score_bounds=(-6, 1), rng=1)
+    >>> p.shape, bool(((0 <= p) & (p <= 1)).all())
+    ((48,), True)
     """
     X = np.asarray(x, dtype=np.float64)
     spec, B, seed = _inference_iv(inference, replicates, rng)

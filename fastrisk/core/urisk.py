@@ -284,7 +284,7 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         How ``pvalue`` (and the flags) test URisk_α = 0: ``"t"`` (default, the published
         TRisk), ``"exact"`` (valid for every distribution and number of topics), ``"edgeworth"``,
         ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"`` or ``"el-bartlett"`` (see
-        `fastrisk.risk_pvalue` and `fastrisk.core.inference.INFERENCES`). Not ``t``: at least
+        `fastrisk.core.inference.risk_pvalue` and `fastrisk.core.inference.INFERENCES`). Not ``t``: at least
         3 topics, and no system identical to the baseline on every topic.
     score_bounds : (float, float)
         Bounds of the scores (default (0, 1)) that ``inference="exact"`` assumes: then
@@ -334,6 +334,8 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     pvalue = None
     if spec.name != "t":
         pvalue = _risk_pvalues(matrix, base, vf, spec, score_bounds, significance, B, seed, threads)
+        if base.system is not None:
+            pvalue[:, base.system] = np.nan  # the baseline against itself: no test, as TRisk's 0/0
         better = sign * urisk > 0
         at_risk, rewarding = (pvalue <= significance) & (sign * urisk < 0), (pvalue <= significance) & better
     if n_zero > (base.system is not None):
