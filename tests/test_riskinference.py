@@ -222,3 +222,15 @@ def test_sweep_kinds_take_the_inference():
     small = m.select(systems=m.systems[:5])
     table = KINDS["table"](small, {"alpha": [1], "inference": "edgeworth"}, 0, None)
     assert set(table.column("inference").to_pylist()) == {"edgeworth"}
+
+
+def test_corrected_table_same_bits_whatever_the_threads():
+    rng = np.random.default_rng(1)
+    m = ScoreMatrix(rng.beta(0.6, 2, (300, 120)), [f"s{k}" for k in range(300)], range(120))
+    for name in ("edgeworth", "johnson", "hall"):
+        two = fastrisk.baseline_table(m, alpha=[0, 5], inference=name, threads=2)
+        one = fastrisk.baseline_table(m, alpha=[0, 5], inference=name, threads=1)
+        assert np.array_equal(two.pvalue, one.pvalue, equal_nan=True)
+        np.testing.assert_allclose(two.pvalue[:, :5, 7], fastrisk.risk(m.select(systems=m.systems[:5]), m.values[7],
+                                                                          alpha=[0, 5], inference=name).pvalue,
+                                   rtol=1e-10)

@@ -392,6 +392,52 @@ def pair_sums_higher(V, block, topic_block, fourth, stop):
     return sums, row, mag
 
 
+@helper
+def _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out):
+    """`table_corrected_pvalues` of the cell (·, a, b)."""
+    A = alphas.shape[0]
+    if a == b:
+        for k in range(A):
+            out[k, a, b] = np.nan
+        return
+    lo = np.int64(min(np.int64(a), np.int64(b)))  # a parfor index is unsigned: min(uint, int) is a float
+    hi = np.int64(max(np.int64(a), np.int64(b)))
+    sg = 1.0 if a < b else -1.0  # the mirror pair: d' = -d
+    ab = sums[0, lo, hi]
+    dd = sg * sums[1, lo, hi]
+    sq = sums[2, lo, hi]
+    cu = sg * sums[3, lo, hi]
+    acu = sums[4, lo, hi]
+    qu = sums[5, lo, hi]
+    qs = sg * sums[6, lo, hi]
+    sd = row[a] - row[b]
+    n1 = 0.5 * (sd - ab)
+    n2 = 0.5 * (sq - dd)
+    n3 = 0.5 * (cu - acu)
+    n4 = 0.5 * (qu - qs)
+    for k in range(A):
+        w = 1.0 + alphas[k]
+        s1 = sd + (w - 1.0) * n1
+        s2 = sq + (w * w - 1.0) * n2
+        s3 = cu + (w * w * w - 1.0) * n3
+        s4 = qu + (w * w * w * w - 1.0) * n4
+        mean = s1 / c
+        m2 = (s2 - s1 * s1 / c) / c
+        if m2 <= 4.0 * c * rtol * (m2 + mean * mean):
+            out[k, a, b] = np.nan if kind == 2 else (1.0 if mean == 0.0 else 0.0)
+            continue
+        e2 = s2 / c
+        e3 = s3 / c
+        m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean
+        m4 = s4 / c - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean
+        if kind == 1:
+            out[k, a, b] = edgeworth_from_moments(mean, m2, m3, m4, c, 0.0)[0]
+        elif kind == 2:
+            out[k, a, b] = johnson_from_moments(mean, m2, m3, c, 0.0)
+        else:
+            out[k, a, b] = math.erfc(abs(hall_from_moments(mean, m2, m3, c, 0.0)) / math.sqrt(2.0))
+
+
 @pjit
 def table_corrected_pvalues(sums, row, alphas, c, kind, rtol):
     """Two-sided p-values ``[alpha, system, baseline]`` of URisk_α = 0 by a corrected inference
@@ -407,49 +453,7 @@ def table_corrected_pvalues(sums, row, alphas, c, kind, rtol):
     out = np.empty((A, S, S))
     for a in prange(S):
         for b in range(S):
-            if a == b:
-                for k in range(A):
-                    out[k, a, b] = np.nan
-                continue
-            if a < b:
-                sg = 1.0
-                i, j = a, b
-            else:
-                sg = -1.0
-                i, j = b, a
-            ab = sums[0, i, j]
-            dd = sg * sums[1, i, j]
-            sq = sums[2, i, j]
-            cu = sg * sums[3, i, j]
-            acu = sums[4, i, j]
-            qu = sums[5, i, j]
-            qs = sg * sums[6, i, j]
-            sd = row[a] - row[b]
-            n1 = 0.5 * (sd - ab)
-            n2 = 0.5 * (sq - dd)
-            n3 = 0.5 * (cu - acu)
-            n4 = 0.5 * (qu - qs)
-            for k in range(A):
-                w = 1.0 + alphas[k]
-                s1 = sd + (w - 1.0) * n1
-                s2 = sq + (w * w - 1.0) * n2
-                s3 = cu + (w * w * w - 1.0) * n3
-                s4 = qu + (w * w * w * w - 1.0) * n4
-                mean = s1 / c
-                m2 = (s2 - s1 * s1 / c) / c
-                if m2 <= 4.0 * c * rtol * (m2 + mean * mean):
-                    out[k, a, b] = np.nan if kind == 2 else (1.0 if mean == 0.0 else 0.0)
-                    continue
-                e2 = s2 / c
-                e3 = s3 / c
-                m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean
-                m4 = s4 / c - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean
-                if kind == 1:
-                    out[k, a, b] = edgeworth_from_moments(mean, m2, m3, m4, c, 0.0)[0]
-                elif kind == 2:
-                    out[k, a, b] = johnson_from_moments(mean, m2, m3, c, 0.0)
-                else:
-                    out[k, a, b] = math.erfc(abs(hall_from_moments(mean, m2, m3, c, 0.0)) / math.sqrt(2.0))
+            _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out)
     return out
 
 
