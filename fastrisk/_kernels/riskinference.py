@@ -113,9 +113,23 @@ def edgeworth_from_moments(mean, m2, m3, m4, n, mu0):
     kappa = m4 / (m2 * m2) - 3.0
     z = (mean - mu0) / math.sqrt(m2 / n)
     f = _edgeworth_cdf(z, gamma, kappa, n)
+    return edgeworth_two_sided(z, gamma, kappa, n), _clip01(1.0 - f), _clip01(f)
+
+
+@helper
+def edgeworth_two_sided(z, gamma, kappa, n):
+    """1 − F(|z|) + F(−|z|) of `_edgeworth_cdf`: q₁ is even, so the n^(-1/2) terms cancel and
+    it is 2(1 − Φ(a)) − 2 q₂(a) φ(a) / n, a = |z| (clipped to [0, 1])."""
     a = abs(z)
-    two = _clip01(1.0 - _edgeworth_cdf(a, gamma, kappa, n) + _edgeworth_cdf(-a, gamma, kappa, n))
-    return two, _clip01(1.0 - f), _clip01(f)
+    a2 = a * a
+    q2 = a * (kappa * (a2 - 3.0) / 12.0 - gamma * gamma * (a2 * a2 + 2.0 * a2 - 3.0) / 18.0 - (a2 + 3.0) / 4.0)
+    return _clip01(math.erfc(a / _SQRT2) - 2.0 * q2 * _INV_SQRT_2PI * math.exp(-0.5 * a2) / n)
+
+
+@helper
+def edgeworth_two_sided_from_moments(mean, m2, m3, m4, n):
+    """The two-sided p-value of `edgeworth_from_moments` at μ0 = 0 alone (the table's)."""
+    return edgeworth_two_sided(mean / math.sqrt(m2 / n), m3 / m2 ** 1.5, m4 / (m2 * m2) - 3.0, n)
 
 
 @helper

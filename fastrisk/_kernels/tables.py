@@ -32,7 +32,7 @@ from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 from fastrisk._kernels.numerics import floored_t, fma, outside
 from fastrisk._kernels.risk import _value, risk_at, risk_sums, value_moments  # _value: see with_value
-from fastrisk._kernels.riskinference import edgeworth_from_moments, hall_from_moments, johnson_from_moments
+from fastrisk._kernels.riskinference import edgeworth_two_sided_from_moments, hall_from_moments, johnson_from_moments
 
 
 @helper
@@ -431,7 +431,7 @@ def _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out):
         m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean
         m4 = s4 / c - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean
         if kind == 1:
-            out[k, a, b] = edgeworth_from_moments(mean, m2, m3, m4, c, 0.0)[0]
+            out[k, a, b] = edgeworth_two_sided_from_moments(mean, m2, m3, m4, c)
         elif kind == 2:
             out[k, a, b] = johnson_from_moments(mean, m2, m3, c, 0.0)
         else:

@@ -373,8 +373,8 @@ def _table_pvalues(matrix, vf, baselines, names, spec, trisk, score_bounds, B, s
         # cells whose one-pass variance may have lost digits (|TRisk| near REFINE_RATIO's bound):
         # recomputed from their differences, as `fastrisk.risk` would
         with np.errstate(invalid="ignore"):
-            redo = np.argwhere(trisk * trisk >= 0.25 * REFINE_RATIO * (c - 1))
-        redo = redo[redo[:, 1] != redo[:, 2]]
+            redo = np.argwhere(np.abs(trisk) >= 0.5 * np.sqrt(REFINE_RATIO * (c - 1)))
+        redo = redo[(redo[:, 1] != redo[:, 2]) & np.isfinite(trisk[tuple(redo.T)])]  # ±inf: constant d, exact
         if len(redo):
             d = values[redo[:, 1]] - values[redo[:, 2]]
             x = d + vf.alpha[redo[:, 0]][:, None] * np.minimum(d, 0.0)
