@@ -328,6 +328,7 @@ def _log_capital(y, order, m, lam_two, lam_one, c, n):
     μ̂_t = (1/2 + Σ_{i≤t} y_i) / (t + 1), σ̂²_t = (1/4 + Σ_{i≤t} (y_i − μ̂_i)²) / (t + 1)."""
     up = c / m
     dn = c / (1.0 - m)
+    ratio = math.sqrt(lam_one / lam_two)
     s = 0.0
     ss = 0.0
     var = 0.25
@@ -335,15 +336,30 @@ def _log_capital(y, order, m, lam_two, lam_one, c, n):
     km2 = 0.0
     kp1 = 0.0
     km1 = 0.0
+    # the capital as running products, their logs taken every 32 factors: each factor lies in
+    # [1 - c, 1 + c max(m, 1 - m) / min(m, 1 - m)], so 32 of them neither overflow nor underflow
+    pp2 = 1.0
+    pm2 = 1.0
+    pp1 = 1.0
+    pm1 = 1.0
     for t in range(n):
         v = y[order[t]]
         base2 = math.sqrt(lam_two / (n * var))
-        base1 = math.sqrt(lam_one / (n * var))
+        base1 = base2 * ratio
         e = v - m
-        kp2 += math.log1p(min(base2, up) * e)
-        km2 += math.log1p(-min(base2, dn) * e)
-        kp1 += math.log1p(min(base1, up) * e)
-        km1 += math.log1p(-min(base1, dn) * e)
+        pp2 *= 1.0 + min(base2, up) * e
+        pm2 *= 1.0 - min(base2, dn) * e
+        pp1 *= 1.0 + min(base1, up) * e
+        pm1 *= 1.0 - min(base1, dn) * e
+        if t % 32 == 31 or t == n - 1:
+            kp2 += math.log(pp2)
+            km2 += math.log(pm2)
+            kp1 += math.log(pp1)
+            km1 += math.log(pm1)
+            pp2 = 1.0
+            pm2 = 1.0
+            pp1 = 1.0
+            pm1 = 1.0
         s += v
         mu = (0.5 + s) / (t + 2.0)
         ss += (v - mu) * (v - mu)
