@@ -234,3 +234,22 @@ def test_corrected_table_same_bits_whatever_the_threads():
         np.testing.assert_allclose(two.pvalue[:, :5, 7], fastrisk.risk(m.select(systems=m.systems[:5]), m.values[7],
                                                                           alpha=[0, 5], inference=name).pvalue,
                                    rtol=1e-10)
+
+
+def test_pair_sums_higher_matches_reference():
+    from fastrisk._kernels import tables as k
+
+    rng = np.random.default_rng(3)
+    V = rng.beta(0.6, 2, (13, 70))
+    V.flags.writeable = False
+    stop = np.zeros(1, np.uint8)
+    want = ref.pair_higher_sums(V)
+    iu = np.triu_indices(13, 1)
+    for fourth in (True, False):
+        sums, row, mag = k.pair_sums_higher_serial(V, 8, 16, fourth, stop)
+        for j in range(7 if fourth else 5):
+            np.testing.assert_allclose(sums[j][iu], want[j][iu], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(row, V.sum(axis=1), rtol=1e-13)
+        np.testing.assert_allclose(mag, np.abs(V).sum(axis=1), rtol=1e-13)
+        base = k.pair_sums_serial(V, 8, 16, stop)
+        assert all(np.array_equal(base[j][iu], sums[j][iu]) for j in range(3))  # the table's sums, bit for bit

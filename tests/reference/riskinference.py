@@ -141,3 +141,17 @@ def betting(x, lo, hi, seed, permutations, row=0, mu0=0.0, level=0.05, c=0.5):
         Kg.append(math.exp(logs["one"][0]))
         Kl.append(math.exp(logs["one"][1]))
     return tuple(min(1.0, 1.0 / np.mean(K)) for K in (K2, Kg, Kl))
+
+
+def pair_higher_sums(V):
+    """Σ|d|, Σd|d|, Σd², Σd³, Σ|d|³, Σd⁴, Σd³|d| of d = V[a] − V[b] for every ordered pair (7, S, S)."""
+    V = np.asarray(V, dtype=float)
+    S = V.shape[0]
+    out = np.zeros((7, S, S))
+    for a in range(S):
+        for b in range(S):
+            d = V[a] - V[b]
+            e = np.abs(d)
+            out[:, a, b] = [e.sum(), (d * e).sum(), (d ** 2).sum(), (d ** 3).sum(), (e ** 3).sum(), (d ** 4).sum(),
+                            (d ** 3 * e).sum()]
+    return out
