@@ -175,3 +175,56 @@ def test_zrisk_numpy(benchmark, matrix):
     np.testing.assert_allclose(z.T, ours.zrisk, rtol=1e-9, atol=1e-9)  # results are [alpha, system]
     np.testing.assert_allclose(g.T, ours.georisk, rtol=1e-9, atol=1e-12)
     benchmark(numpy_zrisk, m.values, 1 + ALPHAS)
+
+
+# ---------------------------------------------------------------------- corrected inferences (issue #37)
+# The all-baseline table with the Edgeworth-corrected p-values (the costliest analytic correction:
+# the sums of d^3, |d|^3, d^4 and d^3|d| per pair beside the table's three, in the same one pass)
+# against the same table with Student's t and its p-values read (`table_corrected_t`; scipy's
+# stdtr on first access, about 1 us a cell), the t table without its p-values
+# (`table_corrected_t_no_pvalue`, the table's cost alone) and Hall's transformation (only the
+# third-order sums): ratio peer / edgeworth, so 1 / ratio is the corrected table's relative cost. Not at 1,000 x 10,000 (three rounds of each would take minutes on the shared
+# machine; the pass is the same kernel at every size).
+CORRECTED_SIZES = ("trec2012-49x50", "synthetic-200x10000")
+
+
+def _corrected(m, inference):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fastrisk.ZeroVarianceWarning)
+        table = baseline_table(m, alpha=ALPHAS, inference=inference)
+        return table, table.pvalue
+
+
+def _bench_corrected(benchmark, matrix, inference):
+    name, m = matrix
+    if name not in CORRECTED_SIZES:
+        pytest.skip("the corrected table is measured at the two smaller sizes")
+    benchmark.group = f"table-corrected-{name}"
+    _corrected(m, inference)  # warm-up: JIT compile excluded
+    benchmark.pedantic(_corrected, (m, inference), rounds=5 if m.n_systems > 100 else 30, iterations=1)
+
+
+def test_table_corrected_fastrisk(benchmark, matrix):
+    """The Edgeworth-corrected table (the group's "fastrisk")."""
+    _bench_corrected(benchmark, matrix, "edgeworth")
+
+
+def test_table_corrected_t(benchmark, matrix):
+    """The same table with Student's t: ratio t / edgeworth = 1 / (the corrected table's relative cost)."""
+    _bench_corrected(benchmark, matrix, "t")
+
+
+def test_table_corrected_t_no_pvalue(benchmark, matrix):
+    """The t table as `baseline_table` returns it, its p-values not read (they are computed on
+    first access): the table's cost alone."""
+    name, m = matrix
+    if name not in CORRECTED_SIZES:
+        pytest.skip("the corrected table is measured at the two smaller sizes")
+    benchmark.group = f"table-corrected-{name}"
+    _table(m)
+    benchmark.pedantic(_table, (m,), rounds=5 if m.n_systems > 100 else 30, iterations=1)
+
+
+def test_table_corrected_hall(benchmark, matrix):
+    """Hall's transformation (third-order sums only; Johnson's costs the same)."""
+    _bench_corrected(benchmark, matrix, "hall")

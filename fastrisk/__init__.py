@@ -38,6 +38,7 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
         "ZeroVarianceWarning"
     ),
     "fastrisk.core.baselines": ("Baseline", "resolve_baseline", "virtual_baseline"),
+    "fastrisk.core.inference": ("INFERENCES", "RiskInference"),
     "fastrisk.core.pca": ("PCAResult", "pca"),
     "fastrisk.core.tables": ("BaselineTable", "baseline_table"),
     "fastrisk.core.urisk": (
@@ -106,6 +107,8 @@ if TYPE_CHECKING:  # the static view of `_PUBLIC`: explicit re-exports (``X as X
     from fastrisk.core.baselines import Baseline as Baseline  # static only
     from fastrisk.core.baselines import resolve_baseline as resolve_baseline  # static only
     from fastrisk.core.baselines import virtual_baseline as virtual_baseline  # static only
+    from fastrisk.core.inference import INFERENCES as INFERENCES  # static only
+    from fastrisk.core.inference import RiskInference as RiskInference  # static only
     from fastrisk.core.pca import PCAResult as PCAResult  # static only
     from fastrisk.core.pca import pca as pca  # static only
     from fastrisk.core.tables import BaselineTable as BaselineTable  # static only

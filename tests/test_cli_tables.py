@@ -45,7 +45,7 @@ def test_table_all_and_named(capsys, web49):
     status, out, _ = run(capsys, "table", web49, "--alpha", "0,10", "--format", "csv")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "system,baseline,alpha,urisk,trisk,pvalue,rank"
+    assert lines[0] == "system,baseline,alpha,urisk,trisk,pvalue,rank,inference"
     assert len(lines) == 1 + 49 * 49 * 2
     status, out, _ = run(capsys, "table", web49, "--baseline", "run24", "--alpha", "10", "--format", "json")
     rows = {r["system"]: r for r in map(json.loads, out.splitlines())}
@@ -123,3 +123,25 @@ def test_table_exclude_self(capsys, web49):
     full = {r["system"]: r for r in map(json.loads, out.splitlines())}
     below = [s for s in rows if s != "run24" and full[s]["rank"] > full["run24"]["rank"]]
     assert below and all(rows[s]["rank"] == full[s]["rank"] - 1 for s in below)
+
+
+@pytest.mark.filterwarnings("ignore::fastrisk.errors.ZeroVarianceWarning")
+def test_table_and_risk_inference_option(capsys, web49, tmp_path):
+    """--inference names itself in every row and in the metadata; a t table at alpha >= 2 with
+    fewer than 100 topics carries the one line of docs/risk-tests.md's measured level."""
+    import pyarrow.parquet as pq
+
+    status, out, err = run(capsys, "table", web49, "--alpha", "5", "--inference", "hall", "--format", "csv")
+    assert status == 0 and {line.rsplit(",", 1)[1] for line in out.splitlines()[1:]} == {"hall"}
+    assert "note:" not in err
+    status, _, err = run(capsys, "table", web49, "--alpha", "5")
+    assert status == 0 and err.count("note: TRisk's t test is liberal") == 1 and "0.076-0.091" in err
+    path = tmp_path / "r.parquet"
+    status, _, _ = run(capsys, "risk", web49, "--baseline", "run24", "--alpha", "5", "--inference", "exact",
+                       "--inference-seed", "1", "--format", "parquet", "--out", str(path))
+    meta = pq.read_table(path).schema.metadata
+    assert status == 0 and meta[b"inference"] == b"exact"
+    assert set(pq.read_table(path).column("inference").to_pylist()) == {"exact"}
+    path = tmp_path / "t.parquet"
+    run(capsys, "risk", web49, "--baseline", "run24", "--alpha", "1,5", "--format", "parquet", "--out", str(path))
+    assert b"docs/risk-tests.md" in pq.read_table(path).schema.metadata[b"level_note"]

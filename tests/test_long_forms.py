@@ -20,8 +20,8 @@ SC = SMALL.values  # (S, c)
 # (name, call, documented columns, rows)
 CASES = [
     ("risk", lambda: fastrisk.risk(SMALL, BASELINE, alpha=[0, 5]),
-     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk", "standard_error", "se_jack", "trisk",
-      "at_risk", "rewarding", "freward", "frisk", "ugain", "se_rmse", "pvalue"], 2 * S),
+     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "inference", "urisk", "standard_error",
+      "se_jack", "trisk", "at_risk", "rewarding", "freward", "frisk", "ugain", "se_rmse", "pvalue"], 2 * S),
     ("risk_scores", lambda: fastrisk.risk_scores(SMALL, BASELINE, alpha=[0, 5]),
      ["alpha", "loss_weight", "system", "topic", "baseline", "x", "d"], 2 * S * C),
     ("topic_risk", lambda: fastrisk.topic_risk(SMALL, BASELINE, alpha=[0, 5]),
@@ -31,8 +31,8 @@ CASES = [
      ["alpha", "loss_weight", "system", "topic", "baseline", "method", "convention", "adaptive_alpha", "weight",
       "urisk"], S * C),
     ("baseline_table", lambda: fastrisk.baseline_table(SMALL, alpha=[0, 5]),
-     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk", "standard_error", "trisk",
-      "rank", "pvalue"], 2 * S * S),
+     ["alpha", "loss_weight", "system", "baseline", "convention", "value", "inference", "urisk", "standard_error",
+      "trisk", "rank", "pvalue"], 2 * S * S),
     ("zrisk", lambda: fastrisk.zrisk(SMALL, alpha=[0, 5]),
      ["alpha", "loss_weight", "system", "convention", "value", "zrisk", "georisk", "effectiveness"], 2 * S),
     ("pca", lambda: fastrisk.pca(SMALL, 2),

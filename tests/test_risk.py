@@ -305,7 +305,7 @@ def test_result_exports():
     matrix, b = random_case(12)
     res = fastrisk.risk(matrix, b, alpha=[0, 1])
     table = res.to_arrow()
-    assert table.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk",
+    assert table.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "inference", "urisk",
                                   "standard_error", "se_jack", "trisk", "at_risk", "rewarding", "freward", "frisk", "ugain",
                                   "se_rmse", "pvalue"]
     row = table.to_pylist()[matrix.n_systems + 2]  # alpha = 1, third system

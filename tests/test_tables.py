@@ -123,8 +123,8 @@ def test_minus_convention_and_arrow(web2012):
     np.testing.assert_array_equal(m.urisk, -c.urisk)
     np.testing.assert_array_equal(m.rank, c.rank)  # rank 1 = best in both conventions
     tab = m.to_arrow()
-    assert tab.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "urisk",
-                                "standard_error", "trisk", "rank", "pvalue"]
+    assert tab.column_names == ["alpha", "loss_weight", "system", "baseline", "convention", "value", "inference",
+                                "urisk", "standard_error", "trisk", "rank", "pvalue"]
     assert tab.num_rows == 4 * 4 * 2
     row = tab.slice(4 * 4 + 4 * 2 + 3, 1).to_pylist()[0]  # alpha 1, system 2, baseline 3
     assert (row["system"], row["baseline"], row["alpha"]) == (small.systems[2], small.systems[3], 1.0)

@@ -24,12 +24,15 @@ every pair's sums are accumulated over topics in an order fixed by the topic ind
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels.agreement import ranking_from_scores
 from fastrisk._kernels.numerics import floored_t, fma, outside
 from fastrisk._kernels.risk import _value, risk_at, risk_sums, value_moments  # _value: see with_value
+from fastrisk._kernels.riskinference import edgeworth_two_sided_from_moments, hall_from_moments, johnson_from_moments
 
 
 @helper
@@ -202,6 +205,256 @@ def pair_sums(V, block, topic_block, stop):
         row[a] = acc
         mag[a] = acc_abs
     return s_abs, s_sgn, s_sq, row, mag
+
+
+@helper
+def _rows_h(X, R, q, lo, hi, m_topics, fourth, A0, A1, A2, A3, A4, A5, A6):
+    """Add to the accumulator rows ``A*[q, lo:hi]`` the sums over the chunk's topics of system
+    ``X[:, q]`` against the baselines ``R[:, lo:hi]``: |d|, d|d|, d² by the same operations in
+    the same order as `_quad` (the same bits as `pair_sums`), and d³, |d|³, d⁴, d³|d| by fma
+    chains on d² = d·d, four topics at a time (then one at a time). Without ``fourth`` only the
+    third-order sums (d³, |d|³: what Johnson's and Hall's corrections need)."""
+    if not fourth:
+        _rows_h3(X, R, q, lo, hi, m_topics, A0, A1, A2, A3, A4)
+        return
+    m = hi - lo
+    a0 = A0[q, lo:hi]
+    a1 = A1[q, lo:hi]
+    a2 = A2[q, lo:hi]
+    a3 = A3[q, lo:hi]
+    a4 = A4[q, lo:hi]
+    a5 = A5[q, lo:hi]
+    a6 = A6[q, lo:hi]
+    i = 0
+    while i + 4 <= m_topics:
+        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
+        r0 = R[i, lo:hi]
+        r1 = R[i + 1, lo:hi]
+        r2 = R[i + 2, lo:hi]
+        r3 = R[i + 3, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            d1 = x1 - r1[j]
+            d2 = x2 - r2[j]
+            d3 = x3 - r3[j]
+            e0 = abs(d0)
+            e1 = abs(d1)
+            e2 = abs(d2)
+            e3 = abs(d3)
+            a0[j] = a0[j] + ((e0 + e1) + (e2 + e3))
+            a1[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, a1[j]))))
+            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
+            q0 = d0 * d0
+            q1 = d1 * d1
+            q2 = d2 * d2
+            q3 = d3 * d3
+            a3[j] = fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, a3[j]))))
+            a4[j] = fma(q3, e3, fma(q2, e2, fma(q1, e1, fma(q0, e0, a4[j]))))
+            a5[j] = fma(q3, q3, fma(q2, q2, fma(q1, q1, fma(q0, q0, a5[j]))))
+            a6[j] = fma(q3, d3 * e3, fma(q2, d2 * e2, fma(q1, d1 * e1, fma(q0, d0 * e0, a6[j]))))
+        i += 4
+    while i < m_topics:
+        x0 = X[i, q]
+        r0 = R[i, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            e0 = abs(d0)
+            q0 = d0 * d0
+            a0[j] = a0[j] + e0
+            a1[j] = fma(d0, e0, a1[j])
+            a2[j] = fma(d0, d0, a2[j])
+            a3[j] = fma(q0, d0, a3[j])
+            a4[j] = fma(q0, e0, a4[j])
+            a5[j] = fma(q0, q0, a5[j])
+            a6[j] = fma(q0, d0 * e0, a6[j])
+        i += 1
+
+
+@helper
+def _rows_h3(X, R, q, lo, hi, m_topics, A0, A1, A2, A3, A4):
+    """`_rows_h` without the fourth-order sums."""
+    m = hi - lo
+    a0 = A0[q, lo:hi]
+    a1 = A1[q, lo:hi]
+    a2 = A2[q, lo:hi]
+    a3 = A3[q, lo:hi]
+    a4 = A4[q, lo:hi]
+    i = 0
+    while i + 4 <= m_topics:
+        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
+        r0 = R[i, lo:hi]
+        r1 = R[i + 1, lo:hi]
+        r2 = R[i + 2, lo:hi]
+        r3 = R[i + 3, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            d1 = x1 - r1[j]
+            d2 = x2 - r2[j]
+            d3 = x3 - r3[j]
+            e0 = abs(d0)
+            e1 = abs(d1)
+            e2 = abs(d2)
+            e3 = abs(d3)
+            a0[j] = a0[j] + ((e0 + e1) + (e2 + e3))
+            a1[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, a1[j]))))
+            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
+            q0 = d0 * d0
+            q1 = d1 * d1
+            q2 = d2 * d2
+            q3 = d3 * d3
+            a3[j] = fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, a3[j]))))
+            a4[j] = fma(q3, e3, fma(q2, e2, fma(q1, e1, fma(q0, e0, a4[j]))))
+        i += 4
+    while i < m_topics:
+        x0 = X[i, q]
+        r0 = R[i, lo:hi]
+        for j in range(m):
+            d0 = x0 - r0[j]
+            e0 = abs(d0)
+            q0 = d0 * d0
+            a0[j] = a0[j] + e0
+            a1[j] = fma(d0, e0, a1[j])
+            a2[j] = fma(d0, d0, a2[j])
+            a3[j] = fma(q0, d0, a3[j])
+            a4[j] = fma(q0, e0, a4[j])
+        i += 1
+
+
+@helper
+def _tile_sums_h(V, a0, a1, b0, b1, topic_block, fourth, sums, stop):
+    """`_tile_sums` with the seven sums of `_rows_h` into ``sums`` (7, S, S)."""
+    c = V.shape[1]
+    na = a1 - a0
+    nb = b1 - b0
+    diagonal = a0 == b0
+    A0 = np.zeros((na, nb))
+    A1 = np.zeros((na, nb))
+    A2 = np.zeros((na, nb))
+    A3 = np.zeros((na, nb))
+    A4 = np.zeros((na, nb))
+    A5 = np.zeros((na, nb))
+    A6 = np.zeros((na, nb))
+    X = np.empty((topic_block, na))
+    R = X if diagonal else np.empty((topic_block, nb))
+    for i0 in range(0, c, topic_block):
+        if stopped(stop):
+            break
+        i1 = min(i0 + topic_block, c)
+        _chunk(V, a0, a1, i0, i1, X)
+        if not diagonal:
+            _chunk(V, b0, b1, i0, i1, R)
+        for q in range(na):
+            _rows_h(X, R, q, q + 1 if diagonal else 0, nb, i1 - i0, fourth, A0, A1, A2, A3, A4, A5, A6)
+    for q in range(na):
+        for j in range(nb):
+            sums[0, a0 + q, b0 + j] = A0[q, j]
+            sums[1, a0 + q, b0 + j] = A1[q, j]
+            sums[2, a0 + q, b0 + j] = A2[q, j]
+            sums[3, a0 + q, b0 + j] = A3[q, j]
+            sums[4, a0 + q, b0 + j] = A4[q, j]
+            sums[5, a0 + q, b0 + j] = A5[q, j]
+            sums[6, a0 + q, b0 + j] = A6[q, j]
+
+
+@pjit
+def pair_sums_higher(V, block, topic_block, fourth, stop):
+    """`pair_sums` with, per unordered pair a < b, the sums of d³, |d|³, d⁴ and d³|d| as well
+    (``sums`` (7, S, S): |d|, d|d|, d², d³, |d|³, d⁴, d³|d|; the first three equal
+    `pair_sums`' bit for bit; d⁴ and d³|d| only with ``fourth``, else 0), and the row sums and
+    sums of absolute values of `pair_sums`, for the corrected inferences of the table
+    (`table_corrected_pvalues`); the mirror pair negates the odd ones (d|d|, d³, d³|d|)."""
+    S, c = V.shape
+    nblocks = (S + block - 1) // block
+    ntiles = nblocks * (nblocks + 1) // 2
+    tiles_a = np.empty(ntiles, dtype=np.int64)
+    tiles_b = np.empty(ntiles, dtype=np.int64)
+    t = 0
+    for i in range(nblocks):
+        for j in range(i, nblocks):
+            tiles_a[t] = i
+            tiles_b[t] = j
+            t += 1
+    sums = np.zeros((7, S, S))
+    for t in prange(ntiles):
+        a0 = tiles_a[t] * block
+        b0 = tiles_b[t] * block
+        _tile_sums_h(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, fourth, sums, stop)
+    row = np.empty(S)
+    mag = np.empty(S)
+    for a in prange(S):
+        acc = 0.0
+        acc_abs = 0.0
+        for i in range(c):
+            acc += V[a, i]
+            acc_abs += abs(V[a, i])
+        row[a] = acc
+        mag[a] = acc_abs
+    return sums, row, mag
+
+
+@helper
+def _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out):
+    """`table_corrected_pvalues` of the cell (·, a, b)."""
+    A = alphas.shape[0]
+    if a == b:
+        for k in range(A):
+            out[k, a, b] = np.nan
+        return
+    lo = np.int64(min(np.int64(a), np.int64(b)))  # a parfor index is unsigned: min(uint, int) is a float
+    hi = np.int64(max(np.int64(a), np.int64(b)))
+    sg = 1.0 if a < b else -1.0  # the mirror pair: d' = -d
+    ab = sums[0, lo, hi]
+    dd = sg * sums[1, lo, hi]
+    sq = sums[2, lo, hi]
+    cu = sg * sums[3, lo, hi]
+    acu = sums[4, lo, hi]
+    qu = sums[5, lo, hi]
+    qs = sg * sums[6, lo, hi]
+    sd = row[a] - row[b]
+    n1 = 0.5 * (sd - ab)
+    n2 = 0.5 * (sq - dd)
+    n3 = 0.5 * (cu - acu)
+    n4 = 0.5 * (qu - qs)
+    for k in range(A):
+        w = 1.0 + alphas[k]
+        s1 = sd + (w - 1.0) * n1
+        s2 = sq + (w * w - 1.0) * n2
+        s3 = cu + (w * w * w - 1.0) * n3
+        s4 = qu + (w * w * w * w - 1.0) * n4
+        mean = s1 / c
+        m2 = (s2 - s1 * s1 / c) / c
+        if m2 <= 4.0 * c * rtol * (m2 + mean * mean):
+            out[k, a, b] = np.nan if kind == 2 else (1.0 if mean == 0.0 else 0.0)
+            continue
+        e2 = s2 / c
+        e3 = s3 / c
+        m3 = e3 - 3.0 * mean * e2 + 2.0 * mean * mean * mean
+        m4 = s4 / c - 4.0 * mean * e3 + 6.0 * mean * mean * e2 - 3.0 * mean * mean * mean * mean
+        if kind == 1:
+            out[k, a, b] = edgeworth_two_sided_from_moments(mean, m2, m3, m4, c)
+        elif kind == 2:
+            out[k, a, b] = johnson_from_moments(mean, m2, m3, c, 0.0)
+        else:
+            out[k, a, b] = math.erfc(abs(hall_from_moments(mean, m2, m3, c, 0.0)) / math.sqrt(2.0))
+
+
+@pjit
+def table_corrected_pvalues(sums, row, alphas, c, kind, rtol):
+    """Two-sided p-values ``[alpha, system, baseline]`` of URisk_α = 0 by a corrected inference
+    (``kind`` 1 Edgeworth, 2 Johnson, 3 Hall: `fastrisk._kernels.riskinference`) from the
+    one-pass sums of `pair_sums_higher`: with n = min(d, 0), Σn^k = (Σd^k − Σd^{k−1}|d|) / 2
+    (n³ = (d³ − |d|³)/2, n⁴ = (d⁴ − d³|d|)/2) and x^k = d^k + ((1 + α)^k − 1) n^k, the raw sums
+    of x, x², x³, x⁴, then the central moments m₂ = (Σx² − (Σx)²/c)/c,
+    m₃ = Σx³/c − 3x̄Σx²/c + 2x̄³, m₄ = Σx⁴/c − 4x̄Σx³/c + 6x̄²Σx²/c − 3x̄⁴. Johnson's cells hold
+    t_J (the caller refers them to Student's t). The diagonal is NaN; constant pairs (m₂ at
+    the floor of `fastrisk.risk`) p = 1 if URisk is 0, else 0."""
+    S = row.shape[0]
+    A = alphas.shape[0]
+    out = np.empty((A, S, S))
+    for a in prange(S):
+        for b in range(S):
+            _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out)
+    return out
 
 
 @helper
@@ -452,3 +705,5 @@ refine_linear_serial = serial(refine_linear)
 refine_value_serial = serial(refine_value)
 baseline_ranks_serial = serial(baseline_ranks)
 value_pair_sums_serial = serial(value_pair_sums)
+pair_sums_higher_serial = serial(pair_sums_higher)
+table_corrected_pvalues_serial = serial(table_corrected_pvalues)

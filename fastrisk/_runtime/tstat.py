@@ -68,7 +68,8 @@ def t_pvalue(t, df: int, alternative: str = "two-sided") -> np.ndarray:
 
 class TRiskInference:
     """``statistic`` (TRisk, scipy's name) and its two-sided Student-t ``pvalue`` with ``df``
-    = c - 1 degrees of freedom, computed on first use, for results with ``trisk`` and ``df``."""
+    = c - 1 degrees of freedom, computed on first use, for results with ``trisk`` and ``df``
+    (or the p-values of another inference, stored in ``_pvalue``)."""
 
     @property
     def statistic(self) -> np.ndarray:
@@ -76,6 +77,9 @@ class TRiskInference:
 
     @functools.cached_property
     def pvalue(self) -> np.ndarray:
+        given = getattr(self, "_pvalue", None)
+        if given is not None:  # another inference than Student's t (``inference=``) gave them
+            return given
         # scipy, not `t_pvalue`: computed on first use for whole tables, where the compiled
         # kernel's first compilation (about a second) would cost more than it saves
         return 2.0 * special.stdtr(self.df, -np.abs(self.trisk))

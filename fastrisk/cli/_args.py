@@ -120,3 +120,26 @@ def load_matrix_and_baseline(args):
             raise InputError(f"--leave-out applies to --baseline mean, median or max, not {baseline!r}")
         baseline = virtual_baseline(matrix, baseline, leave_out=True)
     return resolve_baseline(matrix, baseline, missing=args.missing, column=args.baseline_column)
+
+
+def add_inference_arguments(parser) -> None:
+    """``--inference`` (a name of `fastrisk.core.inference.INFERENCES`), ``--score-bounds``,
+    ``--inference-replicates`` and ``--inference-seed``: how the risk p-values are formed."""
+    from fastrisk.core.inference import INFERENCES  # the registry: its names are the choices
+
+    parser.add_argument("--inference", choices=list(INFERENCES), default="t",
+                        help="how the p-values test URisk = 0: t (default, the published TRisk), exact (valid for "
+                             "every distribution and number of topics: Waudby-Smith & Ramdas' betting test), "
+                             "edgeworth, johnson, hall, bootstrap-t-symmetric, el-bartlett")
+    parser.add_argument("--score-bounds", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
+                        help="bounds of the scores that --inference exact assumes (default 0 1)")
+    parser.add_argument("--inference-replicates", type=int, default=None,
+                        help="orderings (exact, default 1000) or resamples (bootstrap-t-symmetric, default 2000)")
+    parser.add_argument("--inference-seed", type=int, default=None,
+                        help="seed of those draws (default: fresh; same seed, same p-values)")
+
+
+def inference_kwargs(args) -> dict:
+    """The keyword arguments of `add_inference_arguments` for `fastrisk.risk` / `baseline_table`."""
+    return dict(inference=args.inference, score_bounds=tuple(args.score_bounds), replicates=args.inference_replicates,
+                rng=args.inference_seed)

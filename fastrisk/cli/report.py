@@ -11,8 +11,10 @@ import numpy as np
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
+    add_inference_arguments,
     add_matrix_arguments,
     alpha_kwargs,
+    inference_kwargs,
     load_matrix_and_baseline,
 )
 from fastrisk.core.baselines import Baseline
@@ -51,7 +53,7 @@ def _cmd_report(args) -> None:
     path = write_report(args.out, matrix, base, format=args.format, image_format=args.image_format,
                         convention=args.convention, significance=args.significance, systems=_systems(args.systems),
                         threads=args.threads, title=args.title, provenance=_provenance(args),
-                        heatmap_alpha=args.heatmap_alpha, **alpha_kwargs(args))
+                        heatmap_alpha=args.heatmap_alpha, **alpha_kwargs(args), **inference_kwargs(args))
     print(f"wrote {path}", file=sys.stderr)
 
 
@@ -89,4 +91,5 @@ def register(sub) -> None:
     p.add_argument("--format", choices=("html", "pdf"), help="report format (default: from --out, else html)")
     p.add_argument("--image-format", choices=("svg", "png"), default="svg",
                    help="figures as inline SVG (default) or base64 PNG")
+    add_inference_arguments(p)
     p.set_defaults(func=_cmd_report)

@@ -7,17 +7,20 @@ import pyarrow as pa
 from fastrisk.cli._args import (
     add_alpha_arguments,
     add_baseline_arguments,
+    add_inference_arguments,
     add_matrix_arguments,
     alpha_kwargs,
+    inference_kwargs,
     load_matrix,
     load_matrix_and_baseline,
 )
 from fastrisk.cli._output import add_format_options, stream_options, write_table
+from fastrisk.cli.risk import note_level
 from fastrisk.core.long_forms import table_pieces
 from fastrisk.core.tables import baseline_table
 from fastrisk.data.streaming import write_pieces
 
-TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
+TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank", "inference"]
 
 
 def _cmd_table(args) -> None:
@@ -27,11 +30,12 @@ def _cmd_table(args) -> None:
     else:
         matrix, baseline = load_matrix_and_baseline(args)
     result = baseline_table(matrix, baseline, convention=args.convention, rank_ties=args.ties,
-                            exclude_self=args.exclude_self, threads=args.threads, **kwargs)
+                            exclude_self=args.exclude_self, threads=args.threads, **kwargs, **inference_kwargs(args))
     del matrix, baseline  # the output needs only the result: free the scores before streaming it (peak memory)
     if args.agreement:
         write_table(_agreement_table(result, args.rbo_p), args.format, args.out)
         return
+    note_level(result.inference, result.alpha, result.n_topics, args.format)
     _write_long(result, args.format, args.out)
 
 
@@ -65,5 +69,6 @@ def register(sub) -> None:
                    help="instead of the table: how the rankings change across baselines (Kendall tau and "
                         "RBO for every pair of baselines, Friedman test and Kendall's W over all)")
     p.add_argument("--rbo-p", type=float, default=0.9, help="RBO persistence with --agreement (default 0.9)")
+    add_inference_arguments(p)
     add_format_options(p)
     p.set_defaults(func=_cmd_table)

@@ -76,6 +76,7 @@ def table_pieces(result, columns=None, *, rows: int | None = None):
                 result, systems=result.systems[lo:hi], alpha=result.alpha[a:a + 1],
                 loss_weight=result.loss_weight[a:a + 1],
                 _rank=result.rank[a:a + 1, lo:hi],
+                _pvalue=None if result._pvalue is None else result._pvalue[a:a + 1, lo:hi],
                 **{name: getattr(result, name)[a:a + 1, lo:hi] for name in ("urisk", "standard_error", "trisk")})
             piece = part.to_arrow()
             yield piece if columns is None else piece.select(columns)

@@ -29,9 +29,11 @@ from fastrisk._kernels import _interrupt
 from fastrisk._kernels import tables as _k
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.threads import PAIR_CELL_WORK, limit_threads, parallel
-from fastrisk._runtime.tstat import CONVENTIONS, TRiskInference
+from fastrisk._runtime.tstat import CONVENTIONS, TRiskInference, t_pvalue
 from fastrisk._runtime.validation import flag
-from fastrisk.core.urisk import _moments, risk
+from fastrisk.core import inference as _inference
+from fastrisk.core.baselines import resolve_baseline
+from fastrisk.core.urisk import _moments, _pvalues_against, risk
 from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
 from fastrisk.data.results import Result, array, param
@@ -48,7 +50,8 @@ RANK_BLOCK = 16
 #: The one-thread twins of the table kernels, under the parallel drivers' names.
 _Serial = types.SimpleNamespace(**{name: getattr(_k, name + "_serial") for name in
                                    ("pair_sums", "table_moments", "value_table_moments", "refine_linear",
-                                    "refine_value", "baseline_ranks", "value_pair_sums")})
+                                    "refine_value", "baseline_ranks", "value_pair_sums", "pair_sums_higher",
+                                    "table_corrected_pvalues")})
 
 
 @dataclass(frozen=True, repr=False)
@@ -64,10 +67,13 @@ class BaselineTable(TRiskInference, Result):
 
     Long form (one row per alpha, system, baseline): ``alpha``, ``loss_weight``, ``system``,
     ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``trisk``,
-    ``rank``, ``pvalue``.
+    ``rank``, ``pvalue``, ``inference`` (the test of ``pvalue``: ``t``, the published TRisk, or
+    another of `fastrisk.core.inference.INFERENCES`). ``level_note``: for a ``t`` table at some
+    α ≥ 2 with fewer than 100 topics, the level docs/risk-tests.md measured for TRisk there and
+    the option that holds it (else empty).
     """
 
-    _constants = ("convention", "value")
+    _constants = ("convention", "value", "inference")
     _derived = {"rank": ("alpha", "system", "baseline"), "pvalue": ("alpha", "system", "baseline")}
 
     systems: tuple
@@ -84,6 +90,12 @@ class BaselineTable(TRiskInference, Result):
     urisk: np.ndarray = array("alpha", "system", "baseline")
     standard_error: np.ndarray = array("alpha", "system", "baseline")
     trisk: np.ndarray = array("alpha", "system", "baseline")
+    inference: str = param("t", doc="The inference behind ``pvalue``: a name of `fastrisk.core.inference.INFERENCES` "
+                                    "(``t``: Student's t, Dinçer et al. 2014).")
+    level_note: str = param("", doc="One line on the level of ``t`` where docs/risk-tests.md measured it liberal "
+                                    "(α ≥ 2 with fewer than 100 topics), else empty.")
+    #: its p-values when not Student's t (else computed on first use from ``trisk``)
+    _pvalue: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: the ranks once computed (or given, for a block of the table), else None
     _rank: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: (ordinal, skip, parallel kernel, threads, work): how to compute them
@@ -191,7 +203,8 @@ def _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties
 
 def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weight=None, value=None,
                    convention: str = "classic", rank_ties: str = "average", exclude_self: bool = False,
-                   threads: int | None = None) -> BaselineTable:
+                   threads: int | None = None, inference: str = "t", score_bounds=(0.0, 1.0),
+                   replicates: int | None = None, rng=None) -> BaselineTable:
     """URisk/TRisk of every system against every baseline, for every alpha in one pass.
 
     Dinçer, Ounis & Macdonald (ECIR 2014): with ``d_i = r_i - b_i`` and ``x_i = d_i`` for gains,
@@ -224,6 +237,16 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         with URisk 0. URisk, SE and TRisk are the same either way.
     threads : int, optional
         Numba threads (default: all).
+    inference : str
+        How ``pvalue`` tests URisk_α = 0 (two-sided): ``"t"`` (default, the published TRisk),
+        ``"exact"``, ``"edgeworth"``, ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"``,
+        ``"el-bartlett"`` (see `fastrisk.core.inference.risk_pvalue`). The analytic corrections (Edgeworth,
+        Johnson, Hall) of the all-baseline table come from the same one-pass kernel, with the
+        sums of d³, |d|³, d⁴ and d³|d| per pair added (`fastrisk._kernels.tables.pair_sums_higher`;
+        n³ = (d³ − |d|³)/2, n⁴ = (d⁴ − d³|d|)/2 for n = min(d, 0)); the others take a pass per
+        baseline.
+    score_bounds, replicates, rng
+        As in `fastrisk.risk` (``exact``: the scores' bounds; orderings or resamples; seed).
 
     Returns
     -------
@@ -249,9 +272,13 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     >>> k = table.systems.index('uogTrA44xi')
     >>> round(float(table.urisk[1, k, table.baselines.index('qutwb')]), 4)
     0.0499
+    >>> hall = fastrisk.baseline_table(matrix, alpha=[1, 5], inference="hall")
+    >>> hall.inference, hall.pvalue.shape
+    ('hall', (2, 48, 48))
     """
     matrix = as_matrix(matrix)
     vf, baselines = _table_iv(matrix, baseline, alpha, loss_weight, value, convention, rank_ties, exclude_self)
+    spec, B, seed = _table_inference_iv(matrix, vf, inference, score_bounds, replicates, rng)
     c = matrix.n_topics
     work = matrix.n_systems ** 2 * c * PAIR_CELL_WORK
     k = _k if threads != 1 and parallel(work) else _Serial  # small tables: the one-thread twins
@@ -259,11 +286,16 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
         if baselines is None:
             names = matrix.systems
             if vf.is_linear:
-                urisk, se, trisk, zero, ok = _all_pairs(matrix.values, vf.alpha, kernels=k)
+                higher = None
+                if spec.name in _ANALYTIC:  # the corrections' sums in the same one pass
+                    higher = _higher_sums(matrix.values, spec.name == "edgeworth", k)
+                urisk, se, trisk, zero, ok = _all_pairs(matrix.values, vf.alpha, kernels=k,
+                                                        sums=None if higher is None else higher[1])
                 if not ok:  # squares overflowed or underflowed: rescale exactly
                     _rescale_extreme_pairs(matrix.values, vf, urisk, se, trisk)
                     zero = (se == 0).any(axis=0)
             else:
+                higher = None
                 urisk, se, trisk, zero, ok = _value_pairs(matrix.values, vf, kernels=k)
             if not ok:
                 _numerics.check_finite_fast(urisk, "URisk")
@@ -292,8 +324,15 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
             for j, name in enumerate(names):
                 if name in matrix.systems:
                     skip[j] = matrix.systems.index(name)
+    pvalue = None
+    if spec.name != "t":
+        with limit_threads(threads, work):
+            pvalue = _table_pvalues(matrix, vf, baselines, names, spec, trisk, score_bounds, B, seed, threads,
+                                    higher=higher if baselines is None else None, kernels=k)
+    note = _inference.t_level_note(vf.alpha, c) if spec.name == "t" and vf.is_linear else None
     sign = -1.0 if convention == "minus" else 1.0
-    return BaselineTable(systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
+    return BaselineTable(inference=spec.name, level_note=note or "", _pvalue=pvalue,
+                         systems=matrix.systems, baselines=tuple(names), alpha=vf.alpha,
                          loss_weight=vf.loss_weight, given=vf.given, value=vf.name, convention=convention,
                          rank_ties=rank_ties, exclude_self=bool(exclude_self),
                          n_topics=c, df=c - 1, urisk=sign * urisk if sign < 0 else urisk, standard_error=se,
@@ -301,8 +340,76 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
                          _rank_inputs=(rank_ties == "ordinal", skip, k is _k, threads, work))
 
 
+def _table_inference_iv(matrix, vf, inference, score_bounds, replicates, rng):
+    """The inference of a table and its checks (`fastrisk.core.urisk._inference_options_iv`
+    for every pair): at least 3 topics, scores within the bounds. Two identical systems (all
+    d = 0) get p NaN, as TRisk's 0/0, and the table's `ZeroVarianceWarning` names them."""
+    if inference == "t" and replicates is None and rng is None:
+        return _inference.INFERENCES["t"], 0, 0
+    spec, B, seed = _inference._inference_iv(inference, replicates, rng)
+    if spec.name == "t":
+        return spec, B, seed
+    if matrix.n_topics < 3:
+        raise InputError(f"inference={spec.name!r} needs at least 3 topics; the matrix has {matrix.n_topics}")
+    if spec.name == "exact":
+        if not vf.is_linear:
+            raise InputError("inference='exact' needs the linear value function (x = d + α·min(d, 0)), whose bounds "
+                             f"follow from `score_bounds`; got value={vf.name!r}")
+        lo, hi = _inference._bounds_iv(score_bounds)
+        _inference.check_scores_within(matrix.values, lo, hi, matrix.systems, "system", matrix.topics)
+    return spec, B, seed
+
+
+#: The corrections the all-baseline table computes from its one-pass sums (kernel codes).
+_ANALYTIC = {"edgeworth": 1, "johnson": 2, "hall": 3}
+
+
+def _higher_sums(values, fourth: bool, kernels):
+    """`fastrisk._kernels.tables.pair_sums_higher` of the matrix: (its 7 sums and row sums, the
+    (|d|, d|d|, d², row, mag) tuple `_all_pairs` takes in place of `pair_sums`')."""
+    values = _numerics.read_only(np.ascontiguousarray(values, dtype=np.float64))
+    with _interrupt.stoppable() as stop:
+        sums, row, mag = kernels.pair_sums_higher(values, BLOCK, TOPIC_BLOCK, fourth, stop)
+    return (sums, row), (sums[0], sums[1], sums[2], row, mag)
+
+
+def _table_pvalues(matrix, vf, baselines, names, spec, trisk, score_bounds, B, seed, threads, higher=None,
+                   kernels=_k):
+    """Two-sided p-values ``[alpha, system, baseline]`` by ``spec`` (not ``t``)."""
+    c = matrix.n_topics
+    if higher is not None:
+        values = matrix.values
+        sums, row = higher[0]
+        p = kernels.table_corrected_pvalues(sums, row, vf.alpha, float(c), _ANALYTIC[spec.name],
+                                            _numerics.VARIANCE_RTOL)
+        if spec.name == "johnson":
+            p = t_pvalue(p, c - 1)
+        p[:, sums[0] + sums[0].T == 0.0] = np.nan  # identical systems (all d = 0) and the diagonal: 0/0
+        # cells whose one-pass variance may have lost digits (|TRisk| near REFINE_RATIO's bound):
+        # recomputed from their differences, as `fastrisk.risk` would
+        with np.errstate(invalid="ignore"):
+            redo = np.argwhere(np.abs(trisk) >= 0.5 * np.sqrt(REFINE_RATIO * (c - 1)))
+        redo = redo[(redo[:, 1] != redo[:, 2]) & np.isfinite(trisk[tuple(redo.T)])]  # ±inf: constant d, exact
+        if len(redo):
+            d = values[redo[:, 1]] - values[redo[:, 2]]
+            x = d + vf.alpha[redo[:, 0]][:, None] * np.minimum(d, 0.0)
+            p[redo[:, 0], redo[:, 1], redo[:, 2]] = _inference.pvalues(x, spec, threads=threads)
+        return p
+    cols = []
+    for j, b in enumerate(names if baselines is None else baselines):
+        bvals = matrix.values[j:j + 1] if baselines is None else None
+        if bvals is None:
+            _, base = resolve_baseline(matrix, b)
+            bvals = base.values
+        col = _pvalues_against(matrix.values, bvals, vf, spec, score_bounds, 0.05, B, seed, threads,
+                               row0=j * matrix.n_systems)
+        col[:, (matrix.values == bvals).all(axis=1)] = np.nan  # identical to the baseline (the diagonal): 0/0
+        cols.append(col)
+    return np.stack(cols, axis=2)
+
+
 def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic_block: int = TOPIC_BLOCK,
-               kernels=_k):
+               kernels=_k, sums=None):
     """URisk, SE and TRisk ``[alpha, system, baseline]`` of every system against every system
     (classic convention), the (S, S) mask of pairs with a zero SE at some alpha, and whether
     every result is in range (else the caller rescales).
@@ -318,8 +425,9 @@ def _all_pairs(values: np.ndarray, alphas: np.ndarray, block: int = BLOCK, topic
     synthetic runs, at alpha up to 30; `risk` itself: about 1e-15).
     """
     values = _numerics.read_only(np.ascontiguousarray(values, dtype=np.float64))
-    with _interrupt.stoppable() as stop:
-        sums = kernels.pair_sums(values, block, topic_block, stop)
+    if sums is None:  # else given: `pair_sums_higher`'s, the same numbers
+        with _interrupt.stoppable() as stop:
+            sums = kernels.pair_sums(values, block, topic_block, stop)
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
     c = values.shape[1]
     urisk, se, trisk, cancelled, zero, ok = kernels.table_moments(*sums, alphas, c, _numerics.VARIANCE_RTOL,

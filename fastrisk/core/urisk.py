@@ -9,7 +9,7 @@ URisk⁻ = -URisk and TRisk⁻ = -TRisk (larger = riskier; Benham, Moffat & Culp
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
@@ -17,15 +17,17 @@ from scipy import special
 from fastrisk._kernels import risk as _k
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import AlphaLike, BaselineLike, MatrixLike
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads, run
 from fastrisk._runtime.tstat import CONVENTIONS, TRiskInference, t_critical
 from fastrisk._runtime.tstat import sign as _sign
 from fastrisk._runtime.validation import choice, level
 from fastrisk.core import batch as _batch
+from fastrisk.core import inference as _inference
 from fastrisk.core.baselines import Baseline, resolve_baseline
 from fastrisk.core.values import DEFAULT_ALPHAS, ValueFunction, resolve_value
 from fastrisk.data.matrix import as_matrix, check_missing_policy
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 #: Results whose magnitudes leave this range are recomputed on rescaled scores (see _moments).
@@ -68,10 +70,13 @@ class RiskResult(TRiskInference, Result):
 
     Long form (one row per alpha, system): ``alpha``, ``loss_weight``, ``system``,
     ``baseline``, ``convention``, ``value``, ``urisk``, ``standard_error``, ``se_jack``, ``trisk``,
-    ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``.
+    ``at_risk``, ``rewarding``, ``freward``, ``frisk``, ``ugain``, ``se_rmse``, ``pvalue``,
+    ``inference`` (the test of ``pvalue``: ``t``, the published TRisk, or another of
+    `fastrisk.core.inference.INFERENCES`; then ``at_risk``/``rewarding`` are p <= significance
+    with URisk's sign).
     """
 
-    _constants = ("baseline", "convention", "value")
+    _constants = ("baseline", "convention", "value", "inference")
     _derived = {"pvalue": ("alpha", "system")}
 
     systems: tuple
@@ -97,6 +102,10 @@ class RiskResult(TRiskInference, Result):
                                             "Bennett & Collins-Thompson 2012).")
     se_rmse: np.ndarray = array("alpha", doc="RMSE of ``standard_error - se_jack`` over the systems: how far SE_x and "
                                              "SE_J disagree.")
+    inference: str = param("t", doc="The inference behind ``pvalue``, ``at_risk`` and ``rewarding``: a name of "
+                                    "`fastrisk.core.inference.INFERENCES` (``t``: Student's t, Dinçer et al. 2014).")
+    #: its p-values when not Student's t (else computed on first use from ``trisk``)
+    _pvalue: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def row(self, system: str) -> dict:
         """Every number for one system as a dict of arrays over alpha."""
@@ -267,7 +276,9 @@ def value_scores(R: np.ndarray, B: np.ndarray, vf: ValueFunction, threads=None) 
 
 def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
          loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
-         significance: float = 0.05, missing: str = "raise", threads: int | None = None) -> RiskResult:
+         significance: float = 0.05, missing: str = "raise", threads: int | None = None,
+         inference: str = "t", score_bounds=(0.0, 1.0), replicates: int | None = None,
+         rng=None) -> RiskResult:
     """URisk, TRisk (parametric and jackknife SE) and p-values of every system vs ``baseline``.
 
     URisk_α = mean_i x_i (Wang, Bennett & Collins-Thompson, SIGIR 2012); TRisk = URisk / SE_x,
@@ -302,6 +313,19 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         Topics the baseline lacks: an error, left out, or scored 0.
     threads : int, optional
         Numba threads for this call (default: all cores; small jobs run on one).
+    inference : str
+        How ``pvalue`` (and the flags) test URisk_α = 0: ``"t"`` (default, the published
+        TRisk), ``"exact"`` (valid for every distribution and number of topics), ``"edgeworth"``,
+        ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"`` or ``"el-bartlett"`` (see
+        `fastrisk.core.inference.risk_pvalue` and `fastrisk.core.inference.INFERENCES`). Not ``t``: at least
+        3 topics, and no system identical to the baseline on every topic.
+    score_bounds : (float, float)
+        Bounds of the scores (default (0, 1)) that ``inference="exact"`` assumes: then
+        x_i ∈ [−(1 + α)w, w], w = high − low (linear value function only).
+    replicates : int, optional
+        Orderings (``exact``, default 1,000) or resamples (``bootstrap-t-symmetric``, 2,000).
+    rng : int, SeedSequence or Generator, optional
+        Seed of those draws (counter-based: the same p-values whatever the threads).
 
     Returns
     -------
@@ -331,8 +355,9 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     """
     if _batch.is_stack(matrix):  # K collections: every array with a leading batch axis
         return _risk_of_stack(matrix, baseline, alpha, loss_weight, value, convention, significance, missing,
-                              threads)
+                              threads, inference, score_bounds, replicates, rng)
     matrix, base, vf = _risk_iv(matrix, baseline, alpha, loss_weight, value, convention, significance, missing)
+    spec, B, seed = _inference_options_iv(inference, replicates, rng, matrix, base, vf, score_bounds)
     c = matrix.n_topics
     df = c - 1
     crit = t_critical(significance, df)
@@ -347,6 +372,13 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         urisk, se, sej, trisk = (np.ascontiguousarray(v.T) for v in (urisk, se, sej, trisk))  # [alpha, system]
         at_risk, rewarding = trisk < -crit, trisk > crit
         urisk, trisk, ugain = sign * urisk, sign * trisk, freward - frisk
+    pvalue = None
+    if spec.name != "t":
+        pvalue = _risk_pvalues(matrix, base, vf, spec, score_bounds, significance, B, seed, threads)
+        if base.system is not None:
+            pvalue[:, base.system] = np.nan  # the baseline against itself: no test, as TRisk's 0/0
+        better = sign * urisk > 0
+        at_risk, rewarding = (pvalue <= significance) & (sign * urisk < 0), (pvalue <= significance) & better
     if n_zero > (base.system is not None):
         _numerics.warn_zero_variance(_numerics.zero_rows(zero, matrix.systems, base.system),
                                      where=f" against baseline {base.name!r}")
@@ -355,22 +387,30 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
         convention=convention, value=vf.name, n_topics=c, df=df, significance=float(significance),
         critical_t=crit, freward=freward, frisk=frisk, ugain=ugain, urisk=urisk,
         standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding, se_rmse=se_rmse,
+        inference=spec.name, _pvalue=pvalue,
     )
 
 
-def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, significance, missing, threads):
+def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, significance, missing, threads,
+                   inference="t", score_bounds=(0.0, 1.0), replicates=None, rng=None):
     """`risk` of a stack: the batched kernel against a system of the stack with the linear value
-    function, else `risk` of each collection, stacked."""
+    function and Student's t, else `risk` of each collection, stacked (collection k's resampling
+    inference seeded as `fastrisk.batch.stack` says: ``SeedSequence([seed, start + k])``)."""
     choice(convention, "convention", CONVENTIONS)
     level(significance, "significance")
     check_missing_policy(missing)
     st = _batch.stack(data, check=False)
     row = _batch.system_row(st, baseline)
     vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
-    if row is None or not vf.is_linear:
-        return _batch.stack_results([risk(m, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
-                                          convention=convention, significance=significance, missing=missing,
-                                          threads=threads) for m in _batch.collections(st)])
+    default_t = inference == "t" and replicates is None and rng is None
+    if row is None or not vf.is_linear or not default_t:
+        seed = None if rng is None else resolve_seed(rng)
+        return _batch.stack_results([
+            risk(m, baseline, alpha=alpha, loss_weight=loss_weight, value=value, convention=convention,
+                 significance=significance, missing=missing, threads=threads, inference=inference,
+                 score_bounds=score_bounds, replicates=replicates,
+                 rng=None if seed is None else _batch.collection_seed(seed, st.start + k))
+            for k, m in enumerate(_batch.collections(st))])
     freward, frisk, urisk, se, sej, trisk = _batch.risk_arrays(st, row, vf.alpha, threads, stacklevel=5)
     c = st.shape[2]
     crit = t_critical(significance, c - 1)
@@ -392,6 +432,49 @@ def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, signif
         standard_error=se, se_jack=sej, trisk=trisk, at_risk=at_risk, rewarding=rewarding,
         se_rmse=np.sqrt(acc / S),
     )
+
+
+def _inference_options_iv(inference, replicates, rng, matrix, base, vf, score_bounds):
+    """The inference's registry entry, replicates and seed; for one other than ``t``: at least 3
+    topics, no system identical to the baseline, and (``exact``) scores within the bounds."""
+    if inference == "t" and replicates is None and rng is None:  # the default: nothing to check
+        return _inference.INFERENCES["t"], 0, 0
+    spec, B, seed = _inference._inference_iv(inference, replicates, rng)
+    if spec.name == "t":
+        return spec, B, seed
+    if matrix.n_topics < 3:
+        raise InputError(f"inference={spec.name!r} needs at least 3 topics; the matrix has {matrix.n_topics}")
+    same = np.flatnonzero((matrix.values == base.values).all(axis=1))
+    same = [matrix.systems[k] for k in same if k != base.system]
+    if same:
+        raise InputError(f"system {same[0]!r} is identical to baseline {base.name!r} on every topic (all d = 0): "
+                         f"inference={spec.name!r} has no test of a pair without differences")
+    if spec.name == "exact":
+        if not vf.is_linear:
+            raise InputError("inference='exact' needs the linear value function (x = d + α·min(d, 0)), whose bounds "
+                             f"follow from `score_bounds`; got value={vf.name!r}")
+        lo, hi = _inference._bounds_iv(score_bounds)
+        _inference.check_scores_within(matrix.values, lo, hi, matrix.systems, "system", matrix.topics)
+        _inference.check_scores_within(base.values, lo, hi, [base.name], "baseline", matrix.topics)
+    return spec, B, seed
+
+
+def _risk_pvalues(matrix, base, vf, spec, score_bounds, significance, B, seed, threads):
+    """Two-sided p-values ``[alpha, system]`` of URisk_α = 0 by ``spec`` (not ``t``)."""
+    return _pvalues_against(matrix.values, base.values, vf, spec, score_bounds, significance, B, seed, threads)
+
+
+def _pvalues_against(R, B_values, vf, spec, score_bounds, significance, B, seed, threads, row0=0):
+    """`_risk_pvalues` on arrays: systems ``R`` against the baseline scores ``B_values``; the
+    draws of system k from streams (k + ``row0``)·B + b."""
+    X = value_scores(R, B_values, vf, threads)  # [alpha, system, topic], classic
+    if not spec.resampling:
+        return _inference.pvalues(X, spec, threads=threads)
+    # one call an alpha: system k draws the same orderings / resamples at every alpha
+    w = float(score_bounds[1]) - float(score_bounds[0])
+    return np.stack([_inference.pvalues(X[a], spec, bounds=(-(1.0 + float(al)) * w, w), significance=significance,
+                                        replicates=B, seed=seed, threads=threads, row0=row0)
+                     for a, al in enumerate(vf.alpha)])
 
 
 def _linear_table(R: np.ndarray, B: np.ndarray, alphas: np.ndarray, crit: float, sign: float, threads):

@@ -107,8 +107,10 @@ def _baseline_ref(baseline, matrix):
     return baseline
 
 
-def _risk_job(matrix, *, baseline, **params) -> pa.Table:
-    return risk(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+def _risk_job(matrix, *, baseline, inference="t", **params) -> pa.Table:
+    # inference: how the p-values test URisk = 0 (fastrisk.core.inference.INFERENCES; its column
+    # and metadata name it); a resampling one takes `rng` among the grid's parameters
+    return risk(matrix, _baseline_ref(baseline, matrix), inference=inference, **params).to_arrow()
 
 
 def _topic_risk_job(matrix, *, baseline, **params) -> pa.Table:
@@ -134,8 +136,8 @@ def _zrisk_job(matrix, **params) -> pa.Table:
     return zrisk(matrix, **params).to_arrow()
 
 
-def _table_job(matrix, *, baseline="all", **params) -> pa.Table:
-    return baseline_table(matrix, _baseline_ref(baseline, matrix), **params).to_arrow()
+def _table_job(matrix, *, baseline="all", inference="t", **params) -> pa.Table:
+    return baseline_table(matrix, _baseline_ref(baseline, matrix), inference=inference, **params).to_arrow()
 
 
 register_kind("risk", _risk_job)

@@ -31,6 +31,7 @@ from fastrisk._runtime.aliases import AlphaLike, BaselineLike, MatrixLike
 from fastrisk._runtime.extras import require
 from fastrisk._version import __version__
 from fastrisk.core.baselines import Baseline, resolve_baseline
+from fastrisk.core.inference import INFERENCES, t_level_note
 from fastrisk.core.tables import baseline_table
 from fastrisk.core.urisk import risk, topic_risk
 from fastrisk.data.publication import format_number, format_pvalue
@@ -284,7 +285,8 @@ def _sections(matrix, base, *, kwargs, systems, significance, heatmap_alpha=None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ZeroVarianceWarning)
         res = risk(matrix, base, significance=significance, **kwargs)
-        topic = topic_risk(matrix, base, significance=significance, **kwargs)
+        topic = topic_risk(matrix, base, significance=significance,
+                           **{k: v for k, v in kwargs.items() if k not in _INFERENCE_OPTIONS})
     highlight, why = _choose_highlight(matrix, systems, base.system, res)
     styles = plot.system_styles(highlight)
     linear = res.value == "linear"
@@ -299,7 +301,7 @@ def _sections(matrix, base, *, kwargs, systems, significance, heatmap_alpha=None
     sec = Section(f"{trisk_n} of the highlighted systems",
                   f"{urisk_n} = {'−' if res.convention == 'minus' else ''}mean of x<sub>i</sub> (x<sub>i</sub> = d<sub>i</sub> for wins, (1 + α) d<sub>i</sub> "
                   f"for losses, d<sub>i</sub> = system − baseline); {trisk_n} = {urisk_n} / SE<sub>x</sub>, "
-                  f"Student t with {res.df} degrees of freedom. Dashed lines: ±t({significance / 2:g}, {res.df}) = "
+                  f"Student t with {res.df} degrees of freedom{_inference_text(res)}. Dashed lines: ±t({significance / 2:g}, {res.df}) = "
                   f"±{res.critical_t:.3f}; beyond them a system is significantly riskier ({riskier}) or more "
                   f"rewarding ({rewarding}) than the baseline. Dinçer, Macdonald &amp; Ounis (SIGIR 2014), Fig. 1. "
                   f"{html.escape(_highlight_text(highlight, why))}.")
@@ -387,6 +389,19 @@ def _sections(matrix, base, *, kwargs, systems, significance, heatmap_alpha=None
                             [False] + [True] * (len(headers) - 1)))
     sections.append(sec)
     return res, sections, _highlight_text(highlight, why)
+
+
+#: The options of `build_report` that only `fastrisk.risk` takes (not `topic_risk`).
+_INFERENCE_OPTIONS = ("inference", "score_bounds", "replicates", "rng")
+
+
+def _inference_text(res) -> str:
+    """How the report's p-values and flags were formed, when not by Student's t."""
+    if res.inference == "t":
+        return ""
+    spec = INFERENCES[res.inference]
+    return (f"; the p-values and the red/green flags are {html.escape(spec.name)}'s "
+            f"({html.escape(spec.citation)}), not Student's t")
 
 
 def _highlight_text(highlight, why) -> str:
@@ -477,6 +492,11 @@ def _params(matrix, res, base_name, provenance, significance) -> list[tuple[str,
              ("convention", esc(res.convention) + (" (URisk⁻ = −URisk, TRisk⁻ = −TRisk: larger is riskier)"
                                                     if res.convention == "minus" else " (larger is better)")),
              ("significance", f"{significance:g} two-sided, t({significance / 2:g}, {res.df}) = {res.critical_t:.4f}")]
+    spec = INFERENCES[res.inference]
+    items.append(("inference", f"{esc(spec.name)} — {esc(spec.citation)}; assumes {esc(spec.assumes)}"))
+    note = t_level_note(res.alpha, res.n_topics) if res.inference == "t" and res.value == "linear" else None
+    if note:
+        items.append(("level of t", esc(note)))
     for key, value in (provenance or {}).items():
         if isinstance(value, dict) and "files" in value:  # a directory's provenance
             listing = "".join(f"<li><code>{esc(f['name'])}</code> — {f['bytes']:,} bytes, SHA-256 "
@@ -634,12 +654,15 @@ def _report_iv(image_format, format, path, significance, heatmap_alpha=None):
 def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None = None,
                  loss_weight: AlphaLike | None = None, value=None, convention: str = "classic",
                  significance: float = 0.05, systems=None, missing: str = "raise", threads: int | None = None,
-                 title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None):
+                 title: str | None = None, provenance: dict | None = None, heatmap_alpha: float | None = None,
+                 inference: str = "t", score_bounds=(0.0, 1.0), replicates: int | None = None, rng=None):
     """The report's content without writing it.
 
     Parameters
     ----------
     matrix, baseline, alpha, loss_weight, value, convention, significance, systems, missing, threads, title, provenance, heatmap_alpha
+        As in `write_report`.
+    inference, score_bounds, replicates, rng
         As in `write_report`.
 
     Returns
@@ -654,7 +677,8 @@ def build_report(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike
 
     _report_iv("svg", "html", "report.html", significance, heatmap_alpha)
     matrix, base = resolve_baseline(matrix, baseline, missing=missing)
-    kwargs = dict(alpha=alpha, loss_weight=loss_weight, value=value, convention=convention, threads=threads)
+    kwargs = dict(alpha=alpha, loss_weight=loss_weight, value=value, convention=convention, threads=threads,
+                  inference=inference, score_bounds=score_bounds, replicates=replicates, rng=rng)
     res, sections, highlighted = _sections(matrix, base, kwargs=kwargs, systems=systems, significance=significance,
                                            heatmap_alpha=heatmap_alpha)
     title = title or f"Risk-sensitive evaluation against {base.name}"
@@ -668,7 +692,8 @@ def write_report(path=None, matrix: MatrixLike = None, baseline: BaselineLike = 
                  image_format: str = "svg", alpha: AlphaLike | None = None, loss_weight: AlphaLike | None = None,
                  value=None, convention: str = "classic", significance: float = 0.05, systems=None,
                  missing: str = "raise", threads: int | None = None, title: str | None = None,
-                 provenance: dict | None = None, heatmap_alpha: float | None = None) -> Path:
+                 provenance: dict | None = None, heatmap_alpha: float | None = None, inference: str = "t",
+                 score_bounds=(0.0, 1.0), replicates: int | None = None, rng=None) -> Path:
     """Write the risk report of ``matrix`` against ``baseline`` to ``path``.
 
     URisk/TRisk (Wang, Bennett & Collins-Thompson, SIGIR 2012; Dinçer, Macdonald & Ounis,
@@ -710,6 +735,10 @@ def write_report(path=None, matrix: MatrixLike = None, baseline: BaselineLike = 
         files and directories there).
     heatmap_alpha : float, optional
         The α of the all-baseline heat map (default: the largest α of the report).
+    inference, score_bounds, replicates, rng
+        How the p-values and flags test URisk = 0, as in `fastrisk.risk` (default ``"t"``, the
+        published TRisk); the report's header names it (and, for ``t`` at α ≥ 2 with fewer than
+        100 topics, the level docs/risk-tests.md measured).
 
     Returns
     -------
@@ -728,7 +757,8 @@ def write_report(path=None, matrix: MatrixLike = None, baseline: BaselineLike = 
     sections, params, title = build_report(matrix, baseline, alpha=alpha, loss_weight=loss_weight, value=value,
                                            convention=convention, significance=significance, systems=systems,
                                            missing=missing, threads=threads, title=title, provenance=provenance,
-                                           heatmap_alpha=heatmap_alpha)
+                                           heatmap_alpha=heatmap_alpha, inference=inference, score_bounds=score_bounds,
+                                           replicates=replicates, rng=rng)
     path = Path(path)
     if format == "pdf":
         _write_pdf(path, sections, params, title)

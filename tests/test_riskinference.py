@@ -1,0 +1,255 @@
+"""Risk inferences (issue #37): the kernels against the plain reference, the exact test's level
+under a worst-case-ish two-point null, monotonicity, thread invariance, the API and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import riskinference as ref
+
+import fastrisk
+from fastrisk import InputError, ScoreMatrix
+from fastrisk._runtime.rng import resolve_seed
+from fastrisk.core.inference import INFERENCES, risk_pvalue, t_level_note
+
+ALTS = ("two-sided", "greater", "less")
+ANALYTIC = ("edgeworth", "johnson", "hall", "el-bartlett")
+
+
+def _rows(seed=0):
+    """Risk-reward scores of several shapes: skewed both ways, heavy losses, a constant row
+    away from 0, μ0 outside the range (EL's hull), small n."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in (3, 5, 12, 25, 50):
+        for alpha in (0.0, 1.0, 5.0):
+            d = rng.uniform(-1, 1, n) * rng.uniform(0.05, 1.0)
+            rows.append(d + alpha * np.minimum(d, 0))
+    rows.append(np.full(10, 0.25))
+    rows.append(rng.uniform(0.1, 0.9, 8))  # every x > 0: mu0 = 0 outside the hull
+    rows.append(-rng.uniform(0.1, 0.9, 8))
+    return rows
+
+
+@pytest.mark.parametrize("name", ANALYTIC)
+def test_analytic_inferences_match_reference(name):
+    for x in _rows():
+        want = getattr(ref, name.replace("-", "_"))(x)
+        got = [risk_pvalue(x, inference=name, alternative=a) for a in ALTS]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=f"{name} {x}")
+
+
+def test_bootstrap_t_symmetric_matches_reference():
+    for x in _rows(1)[::4]:
+        if len(x) < 3:
+            continue
+        want = ref.bootstrap_t_symmetric(x, resolve_seed(5), 60)
+        got = [risk_pvalue(x, inference="bootstrap-t-symmetric", alternative=a, replicates=60, rng=5)
+               for a in ALTS]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_exact_matches_reference():
+    for x in _rows(2)[::3]:
+        if len(x) < 3 or len(x) > 25:
+            continue
+        want = ref.betting(x, -6.0, 1.0, resolve_seed(3), 7)
+        got = [risk_pvalue(x, inference="exact", alternative=a, score_bounds=(-6, 1), replicates=7, rng=3)
+               for a in ALTS]
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["exact", "bootstrap-t-symmetric"])
+def test_random_inferences_do_not_depend_on_threads(name):
+    x = np.stack([r for r in _rows(4) if len(r) == 25])
+    one = risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=1)
+    two = risk_pvalue(x, inference=name, score_bounds=(-6, 1), replicates=50, rng=9, threads=2)
+    assert np.array_equal(one, two)
+    assert np.array_equal(one[2:], risk_pvalue(x[2:], inference=name, score_bounds=(-6, 1),
+                                                        replicates=50, rng=9)) == (name == "bootstrap-t-symmetric")
+
+
+@settings(max_examples=8)
+@given(alpha=st.sampled_from([1.0, 5.0, 10.0]), n=st.sampled_from([5, 10, 25, 50]),
+       share=st.floats(0.02, 1.0), alternative=st.sampled_from(ALTS))
+def test_exact_holds_its_level_under_a_two_point_null(alpha, n, share, alternative):
+    """x ∈ {−(1 + α), a} with P(loss) = q and a = (1 + α) q / (1 − q) ≤ 1: E[x] = 0 exactly, rare
+    large losses (the law that makes TRisk most liberal). Rate ≤ level + 3 Monte-Carlo SE."""
+    q = share / (2.0 + alpha)  # a <= 1
+    a = (1.0 + alpha) * q / (1.0 - q)
+    rng = np.random.default_rng(int(alpha * 1000 + n + share * 1e6))
+    trials = 1500
+    x = np.where(rng.random((trials, n)) < q, -(1.0 + alpha), a)
+    p = risk_pvalue(x, inference="exact", alternative=alternative, score_bounds=(-(1 + alpha), 1),
+                             replicates=20, rng=1)
+    rate = np.mean(p <= 0.05)
+    assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / trials)
+
+
+def test_t_is_liberal_where_exact_is_not():
+    """The same two-point law breaks Student's t (a check that the validity test can fail)."""
+    alpha, n, q = 5.0, 25, 0.02
+    a = (1.0 + alpha) * q / (1.0 - q)
+    x = np.where(np.random.default_rng(0).random((4000, n)) < q, -(1.0 + alpha), a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_t = risk_pvalue(x, inference="t", alternative="greater")
+    assert np.mean(p_t <= 0.05) > 0.2
+    p_e = risk_pvalue(x, inference="exact", alternative="greater", score_bounds=(-6, 1), replicates=20, rng=1)
+    assert np.mean(p_e <= 0.05) <= 0.05
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 10**6), n=st.integers(3, 40), alpha=st.floats(0, 8))
+def test_exact_pvalue_is_monotone_in_a_shift_of_the_differences(seed, n, alpha):
+    """Shifting every d up (within [-1, 1]) never raises the p-value of E[x] > 0 nor lowers that
+    of E[x] < 0."""
+    d = np.random.default_rng(seed).uniform(-0.5, 0.5, n)
+    shifts = np.linspace(-0.5, 0.5, 21)
+    X = np.stack([np.clip(d + s, -1, 1) for s in shifts])
+    X = X + alpha * np.minimum(X, 0)
+    kw = dict(inference="exact", score_bounds=(-(1 + alpha), 1), replicates=10, rng=2)
+    g = risk_pvalue(X, alternative="greater", **kw)
+    le = risk_pvalue(X, alternative="less", **kw)
+    assert np.all(np.diff(g) <= 1e-12) and np.all(np.diff(le) >= -1e-12)
+
+
+@pytest.mark.parametrize("name", ["t", "hall", "el-bartlett"])
+def test_monotone_inferences_in_a_shift(name):
+    """t, Hall's transformation (dT/dS = √n(1 + γS/3)² ≥ 0) and EL are monotone in a shift of x
+    (Johnson's t and the Edgeworth p-values are not, for large |t|: Hall 1992)."""
+    x = np.random.default_rng(1).uniform(-1, 1, 30)
+    x = x + 5 * np.minimum(x, 0)
+    X = np.stack([x + s for s in np.linspace(-1, 1, 41)])
+    g = risk_pvalue(X, inference=name, alternative="greater")
+    assert np.all(np.diff(g) <= 1e-12)
+
+
+def test_registry_entries():
+    assert list(INFERENCES)[0] == "t"
+    assert {r.name for r in INFERENCES.values() if r.exact} == {"exact"}
+    for r in INFERENCES.values():
+        assert r.citation and r.assumes and r.kernel.startswith("fastrisk._kernels")
+        assert r.resampling == (r.default_replicates > 0)
+
+
+def test_risk_inference_option(trec):
+    m, b = trec
+    t = fastrisk.risk(m, b, alpha=[1, 5])
+    assert t.inference == "t"
+    for name in INFERENCES:
+        r = fastrisk.risk(m, b, alpha=[1, 5], inference=name, rng=1)
+        assert r.inference == name
+        np.testing.assert_array_equal(r.urisk, t.urisk)
+        x = fastrisk.risk_scores(m, b, alpha=[1, 5]).x
+        bounds = [(-2, 1), (-6, 1)]
+        for a in range(2):
+            want = risk_pvalue(x[a], inference=name, rng=1,
+                                        score_bounds=bounds[a] if name == "exact" else None)
+            np.testing.assert_allclose(r.pvalue[a], want, rtol=1e-12)
+        sig = r.pvalue <= 0.05
+        assert np.array_equal(r.at_risk, sig & (r.urisk < 0)) or name == "t"
+        table = r.to_arrow()
+        assert set(table.column("inference").to_pylist()) == {name}
+        assert b'"inference": "%s"' % name.encode() in table.schema.metadata[b"fastrisk"]
+
+
+def test_t_level_note():
+    assert t_level_note([0, 1], 25) is None
+    assert t_level_note([5], 100) is None
+    note = t_level_note([0, 1, 5, 10], 50)
+    assert "0.076-0.091" in note and "docs/risk-tests.md" in note and "inference='exact'" in note
+    assert "0.100-0.145" in t_level_note([5], 25)
+
+
+def test_bad_input():
+    x = np.linspace(-1, 1, 10)
+    with pytest.raises(InputError, match="`inference` must be one of"):
+        risk_pvalue(x, inference="z")
+    with pytest.raises(InputError, match="at least 3 topics"):
+        risk_pvalue(x[:2], inference="hall")
+    with pytest.raises(InputError, match="row 1 is 0 on every topic .identical runs, all d = 0."):
+        risk_pvalue(np.stack([x, np.zeros(10)]), inference="edgeworth")
+    with pytest.raises(InputError, match="needs `score_bounds`"):
+        risk_pvalue(x, inference="exact")
+    with pytest.raises(InputError, match=r"within score_bounds \[-0.5, 1\]; x 'row 0' scores -1.0 on topic 0"):
+        risk_pvalue(x, inference="exact", score_bounds=(-0.5, 1))
+    with pytest.raises(InputError, match="must contain 0"):
+        risk_pvalue(np.full(5, 0.5), inference="exact", score_bounds=(0.1, 1))
+    with pytest.raises(InputError, match="`alternative` must be one of"):
+        risk_pvalue(x, inference="hall", alternative="up")
+    with pytest.raises(InputError, match="`replicates` must be a positive integer"):
+        risk_pvalue(x, inference="exact", score_bounds=(-1, 1), replicates=0)
+    m = ScoreMatrix(np.array([[0.2, 0.5, 0.7, 0.1], [0.2, 0.5, 0.7, 0.1], [0.3, 0.4, 0.9, 0.0]]), ("a", "b", "c"),
+                    ("q1", "q2", "q3", "q4"))
+    with pytest.raises(InputError, match="system 'b' is identical to baseline 'a' on every topic"):
+        fastrisk.risk(m, "a", inference="exact")
+    with pytest.raises(InputError, match="needs at least 3 topics; the matrix has 2"):
+        fastrisk.risk(ScoreMatrix(m.values[:, :2], m.systems, m.topics[:2]), "c", inference="hall")
+    with pytest.raises(InputError, match="alpha"):
+        fastrisk.risk(m, "c", alpha=-1, inference="exact")
+    wide = ScoreMatrix(m.values * 2, m.systems, m.topics)
+    with pytest.raises(InputError, match=r"score_bounds \[0, 1\]; system 'a' scores 1.4 on topic 'q3'"):
+        fastrisk.risk(wide, "c", inference="exact")
+    assert fastrisk.risk(wide, "c", inference="exact", score_bounds=(0, 2), rng=1).inference == "exact"
+    with pytest.raises(InputError, match="linear value function"):
+        fastrisk.risk(m, "c", value="smooth", inference="exact")
+
+
+def test_report_names_its_inference():
+    from fastrisk.viz.report import build_report
+
+    rng = np.random.default_rng(5)
+    m = ScoreMatrix(rng.uniform(size=(6, 30)), [f"s{k}" for k in range(6)], [f"q{i}" for i in range(30)], "P@10")
+    _, params, _ = build_report(m, "s0", alpha=[0, 5])
+    params = dict(params)
+    assert params["inference"].startswith("t — Dinçer") and "0.100-0.145" in params["level of t"]
+    sections, params, _ = build_report(m, "s0", alpha=[0, 5], inference="exact", rng=1)
+    params = dict(params)
+    assert params["inference"].startswith("exact — Waudby-Smith") and "level of t" not in params
+    assert "not Student's t" in sections[0].caption
+
+
+def test_sweep_kinds_take_the_inference():
+    from fastrisk.sweep.kinds import KINDS
+
+    m, b = fastrisk.data.datasets.trec2012_web("err20")
+    table = KINDS["risk"](m, {"baseline": b, "alpha": [5], "inference": "hall"}, 0, None)
+    assert set(table.column("inference").to_pylist()) == {"hall"}
+    np.testing.assert_array_equal(table.column("pvalue").to_numpy(),
+                                  fastrisk.risk(m, b, alpha=5, inference="hall").pvalue[0])
+    small = m.select(systems=m.systems[:5])
+    table = KINDS["table"](small, {"alpha": [1], "inference": "edgeworth"}, 0, None)
+    assert set(table.column("inference").to_pylist()) == {"edgeworth"}
+
+
+def test_corrected_table_same_bits_whatever_the_threads():
+    rng = np.random.default_rng(1)
+    m = ScoreMatrix(rng.beta(0.6, 2, (300, 120)), [f"s{k}" for k in range(300)], range(120))
+    for name in ("edgeworth", "johnson", "hall"):
+        two = fastrisk.baseline_table(m, alpha=[0, 5], inference=name, threads=2)
+        one = fastrisk.baseline_table(m, alpha=[0, 5], inference=name, threads=1)
+        assert np.array_equal(two.pvalue, one.pvalue, equal_nan=True)
+        np.testing.assert_allclose(two.pvalue[:, :5, 7], fastrisk.risk(m.select(systems=m.systems[:5]), m.values[7],
+                                                                          alpha=[0, 5], inference=name).pvalue,
+                                   rtol=1e-10)
+
+
+def test_pair_sums_higher_matches_reference():
+    from fastrisk._kernels import tables as k
+
+    rng = np.random.default_rng(3)
+    V = rng.beta(0.6, 2, (13, 70))
+    V.flags.writeable = False
+    stop = np.zeros(1, np.uint8)
+    want = ref.pair_higher_sums(V)
+    iu = np.triu_indices(13, 1)
+    for fourth in (True, False):
+        sums, row, mag = k.pair_sums_higher_serial(V, 8, 16, fourth, stop)
+        for j in range(7 if fourth else 5):
+            np.testing.assert_allclose(sums[j][iu], want[j][iu], rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(row, V.sum(axis=1), rtol=1e-13)
+        np.testing.assert_allclose(mag, np.abs(V).sum(axis=1), rtol=1e-13)
+        base = k.pair_sums_serial(V, 8, 16, stop)
+        assert all(np.array_equal(base[j][iu], sums[j][iu]) for j in range(3))  # the table's sums, bit for bit
