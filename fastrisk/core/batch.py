@@ -45,7 +45,8 @@ from fastrisk._runtime.aliases import AlphaLike, SeedLike
 from fastrisk._runtime.progress import Progress
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
-from fastrisk._runtime.validation import non_negative_int
+from fastrisk._runtime.tstat import ALTERNATIVES
+from fastrisk._runtime.validation import choice, non_negative_int
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.data.results import ConfidenceInterval, Result
 from fastrisk.errors import AlphaInvariantWarning, InputError
@@ -345,7 +346,7 @@ def t_pvalue(t, df, alternative: str):
     numpy.ndarray
         The p-values.
     """
-    _choice(alternative, "alternative", ALTERNATIVES)  # a misspelt one gave the two-sided p
+    choice(alternative, "alternative", ALTERNATIVES)  # a misspelt one gave the two-sided p
     if alternative == "greater":
         return special.stdtr(df, -t)
     if alternative == "less":
