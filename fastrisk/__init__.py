@@ -45,6 +45,10 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "fastrisk.data.matrix": ("ScoreMatrix",),
     "fastrisk.data.runs": ("Qrels", "RunSet", "read_qrels", "read_runs"),
     "fastrisk.inference.multiple": ("TukeyHSDResult", "adjust_pvalues", "tukey_hsd"),
+    "fastrisk.inference.metaeval": (
+        "DiscriminativePowerResult", "EffectSizeResult", "SwapRateResult", "TopicSetSizeResult",
+        "discriminative_power", "effect_size", "swap_rates", "topic_set_size"
+    ),
     "fastrisk.inference.resampling": (
         "BootstrapResult", "ConfidenceInterval", "JackknifeResult", "PermutationResult", "QQData",
         "TTestResult", "bootstrap", "jackknife", "permutation_test", "t_test"
@@ -117,6 +121,16 @@ if TYPE_CHECKING:
     from fastrisk.data.io import read_matrix, read_table, write_matrix  # static only
     from fastrisk.data.matrix import ScoreMatrix  # static only
     from fastrisk.data.runs import Qrels, RunSet, read_qrels, read_runs  # static only
+    from fastrisk.inference.metaeval import (  # static only
+        DiscriminativePowerResult,
+        EffectSizeResult,
+        SwapRateResult,
+        TopicSetSizeResult,
+        discriminative_power,
+        effect_size,
+        swap_rates,
+        topic_set_size,
+    )
     from fastrisk.inference.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd  # static only
     from fastrisk.inference.resampling import (  # static only
         BootstrapResult,
@@ -246,4 +260,12 @@ __all__ = [
     "virtual_baseline",
     "write_matrix",
     "zrisk",
+    "DiscriminativePowerResult",
+    "EffectSizeResult",
+    "SwapRateResult",
+    "TopicSetSizeResult",
+    "discriminative_power",
+    "effect_size",
+    "swap_rates",
+    "topic_set_size",
 ]

@@ -26,6 +26,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from fastrisk._kernels import metaeval as _k
 from fastrisk._runtime.aliases import SeedLike
@@ -72,7 +73,8 @@ def _prob_iv(value, name: str) -> float:
 # ---------------------------------------------------------------------------- discriminative power
 @dataclass(frozen=True, repr=False)
 class DiscriminativePowerResult(Result):
-    """Sakai's paired bootstrap test of every pair (arrays ``[pair]``).
+    """Sakai's paired bootstrap test of every pair (arrays ``[pair]``); ``kind`` is the
+    ``statistic`` tested (mean, urisk, trisk, zrisk, georisk).
 
     Long form (one row per pair): ``system``, ``baseline`` (d = system - baseline), ``estimate``,
     ``observed``, ``asl``, ``threshold``, ``difference_required``.
@@ -85,7 +87,7 @@ class DiscriminativePowerResult(Result):
     pair_system: tuple
     pair_baseline: tuple
     systems: tuple
-    statistic: str
+    kind: str
     alpha: float
     replicates: int
     level: float
@@ -105,6 +107,14 @@ class DiscriminativePowerResult(Result):
     def asl_curve(self) -> np.ndarray:
         """The ASLs of every pair sorted in increasing order (Sakai's ASL curve, ``[rank]``)."""
         return np.sort(self.asl)
+
+    def summary(self) -> pa.Table:
+        """One row: ``statistic``, ``alpha``, ``pairs``, ``discriminative_power``,
+        ``estimated_difference``, ``replicates``, ``level``, ``seed``."""
+        return pa.table({"statistic": [self.kind], "alpha": [self.alpha], "pairs": [len(self.asl)],
+                         "discriminative_power": [self.discriminative_power],
+                         "estimated_difference": [self.estimated_difference], "replicates": [self.replicates],
+                         "level": [self.level], "seed": [self.seed]})
 
 
 def _dp_iv(matrix, statistic, alpha, replicates, level):
@@ -257,7 +267,7 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
     names = m.systems
     return DiscriminativePowerResult(
         pair_system=tuple(names[i] for i in I), pair_baseline=tuple(names[j] for j in J), systems=tuple(names),
-        statistic=statistic, alpha=a, replicates=B, level=lv, seed=seed,
+        kind=statistic, alpha=a, replicates=B, level=lv, seed=seed,
         discriminative_power=float(np.mean(asl < lv)), estimated_difference=float(dif.max()),
         estimate=est, observed=obs, asl=asl, threshold=thr, difference_required=dif)
 
