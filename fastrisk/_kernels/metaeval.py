@@ -103,34 +103,57 @@ def studentized(s1, s2, c):
 
 
 @njit
-def _tile_sums(W, W2, p, A, n, o1, o2):
-    """o1[r] = sum_i A[i, r] W[p, i], o2[r] = sum_i A[i, r] W2[p, i] for r < n, in topic order
-    (each product rounded, then added: no FMA, no reassociation); two topics a pass."""
+def _tile_sums(W, W2, q, A, n, o):
+    """o[0, r] = sum_i A[i, r] W[q, i], o[1, r] = sum_i A[i, r] W2[q, i] and, when W has a row
+    q + 1, o[2], o[3] the same for it (r < n): four rows share every load of A, four topics a
+    pass. Every sum in topic order, (((o + x_i w_i) + x_{i+1} w_{i+1}) + ...): each product
+    rounded, then added (no FMA, no reassociation), the additions of a plain loop over topics."""
     c = W.shape[1]
+    two = q + 1 < W.shape[0]
+    q1 = q + 1 if two else q
+    o0, o1, o2, o3 = o[0], o[1], o[2], o[3]
     for r in range(n):
+        o0[r] = 0.0
         o1[r] = 0.0
         o2[r] = 0.0
+        o3[r] = 0.0
     i = 0
-    while i + 2 <= c:
+    while i + 4 <= c:
+        a0, a1, a2, a3 = A[i], A[i + 1], A[i + 2], A[i + 3]
+        u0, u1, u2, u3 = W[q, i], W[q, i + 1], W[q, i + 2], W[q, i + 3]
+        v0, v1, v2, v3 = W2[q, i], W2[q, i + 1], W2[q, i + 2], W2[q, i + 3]
+        p0, p1, p2, p3 = W[q1, i], W[q1, i + 1], W[q1, i + 2], W[q1, i + 3]
+        g0, g1, g2, g3 = W2[q1, i], W2[q1, i + 1], W2[q1, i + 2], W2[q1, i + 3]
+        for r in range(n):
+            x0, x1, x2, x3 = a0[r], a1[r], a2[r], a3[r]
+            o0[r] = (((o0[r] + x0 * u0) + x1 * u1) + x2 * u2) + x3 * u3
+            o1[r] = (((o1[r] + x0 * v0) + x1 * v1) + x2 * v2) + x3 * v3
+            o2[r] = (((o2[r] + x0 * p0) + x1 * p1) + x2 * p2) + x3 * p3
+            o3[r] = (((o3[r] + x0 * g0) + x1 * g1) + x2 * g2) + x3 * g3
+        i += 4
+    while i < c:
         a0 = A[i]
-        a1 = A[i + 1]
-        u0 = W[p, i]
-        u1 = W[p, i + 1]
-        v0 = W2[p, i]
-        v1 = W2[p, i + 1]
+        u0, v0, p0, g0 = W[q, i], W2[q, i], W[q1, i], W2[q1, i]
         for r in range(n):
             x0 = a0[r]
-            x1 = a1[r]
-            o1[r] = (o1[r] + x0 * u0) + x1 * u1
-            o2[r] = (o2[r] + x0 * v0) + x1 * v1
-        i += 2
-    if i < c:
-        a0 = A[i]
-        u0 = W[p, i]
-        v0 = W2[p, i]
+            o0[r] = o0[r] + x0 * u0
+            o1[r] = o1[r] + x0 * v0
+            o2[r] = o2[r] + x0 * p0
+            o3[r] = o3[r] + x0 * g0
+        i += 1
+
+
+@njit(error_model="numpy")
+def _replicate_stats(s1, s2, n, c, kind, mq, sq, r0):
+    """mq[r0 + r] = |s1[r] / c| and sq[r0 + r] the replicate's statistic (`studentized`, or |mean|)."""
+    for r in range(n):
+        mq[r0 + r] = abs(s1[r] / c)
+    if kind == STUDENTIZED:
         for r in range(n):
-            o1[r] = o1[r] + a0[r] * u0
-            o2[r] = o2[r] + a0[r] * v0
+            sq[r0 + r] = studentized(s1[r], s2[r], c)
+    else:
+        for r in range(n):
+            sq[r0 + r] = mq[r0 + r]
 
 
 @njit
@@ -201,24 +224,16 @@ def pair_stats(X, I, J, alpha, kind, counts, B, k, t_obs, count, thresh, diff, m
                 t_obs[p] = abs(mu)
         st = np.empty((m, B))
         mm = np.empty((m, B))
-        o1 = np.empty(NB)
-        o2 = np.empty(NB)
+        o = np.empty((4, NB))
         for blk in range(blocks):
             A = counts[blk]
             r0 = blk * NB
             n = min(NB, B - r0)
-            for q in range(m):
-                _tile_sums(W, W2, q, A, n, o1, o2)
-                mq = mm[q]
-                sq = st[q]
-                for r in range(n):
-                    mq[r0 + r] = abs(o1[r] / c)
-                if kind == STUDENTIZED:
-                    for r in range(n):
-                        sq[r0 + r] = studentized(o1[r], o2[r], c)
-                else:
-                    for r in range(n):
-                        sq[r0 + r] = mq[r0 + r]
+            for q in range(0, m, 2):
+                _tile_sums(W, W2, q, A, n, o)
+                _replicate_stats(o[0], o[1], n, c, kind, mm[q], st[q], r0)
+                if q + 1 < m:
+                    _replicate_stats(o[2], o[3], n, c, kind, mm[q + 1], st[q + 1], r0)
         for q in range(m):
             p = p0 + q
             t0 = t_obs[p]
@@ -359,6 +374,8 @@ def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
     units = Z * trials
     tot_u = np.zeros((units, K), np.int64)
     swp_u = np.zeros((units, K), np.int64)
+    e0 = edges[0]
+    scale = (K - 1) / (edges[K - 1] - e0) if K > 1 else 0.0
     for u in prange(units):
         n = sizes[u // trials]
         sel = np.empty(2 * n, np.int64)
@@ -373,7 +390,7 @@ def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
                 b += X[s, sel[n + q]]
             ma[s] = a / n
             mb[s] = b / n
-        for i in range(S):
+        for i in range(S - 1):
             for j in range(i + 1, S):
                 da = ma[i] - ma[j]
                 db = mb[i] - mb[j]
@@ -381,15 +398,16 @@ def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
                 if relative:
                     top = max(ma[i], ma[j])
                     v = v / top if top > 0.0 else 0.0
-                k = -1
-                for q in range(K):
-                    if v >= edges[q]:
-                        k = q
-                if k < 0:
+                if v < e0:
                     continue
+                # the bin: the last edge <= v, guessed as for equal bins, then corrected exactly
+                k = min(K - 1, np.int64((v - e0) * scale))
+                while k + 1 < K and v >= edges[k + 1]:
+                    k += 1
+                while v < edges[k]:
+                    k -= 1
                 tot_u[u, k] += 1
-                if da * db < 0.0:
-                    swp_u[u, k] += 1
+                swp_u[u, k] += da * db < 0.0
     for u in range(units):
         z = u // trials
         for q in range(K):
