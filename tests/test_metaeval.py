@@ -161,14 +161,19 @@ def test_memory_is_checked_up_front(monkeypatch):
 
 
 # ---------------------------------------------------------------------------- swap rates
-@pytest.mark.parametrize("relative", [False, True])
-def test_swap_counts_match_the_reference(relative):
+@pytest.mark.parametrize("statistic, alpha, relative, bins", [
+    ("mean", 0.0, False, [0.0, 0.05, 0.1, 0.3]), ("mean", 0.0, True, [0.0, 0.05, 0.1, 0.3]),
+    ("urisk", 1.0, False, [0.0, 0.05, 0.1, 0.3]), ("trisk", 5.0, False, [0.0, 0.5, 1.0, 2.5]),
+    ("zrisk", 1.0, False, [0.0, 0.5, 1.0, 2.0]), ("georisk", 5.0, False, [0.0, 0.02, 0.05, 0.1])])
+def test_swap_counts_match_the_reference(statistic, alpha, relative, bins):
     m = _matrix(S=5, c=14, seed=4)
-    r = swap_rates(m, sizes=[2, 4, 7], trials=25, bins=[0.0, 0.05, 0.1, 0.3], relative=relative, rng=6)
-    total, swaps = ref.swap_counts(m.values, [2, 4, 7], 25, r.seed, [0.0, 0.05, 0.1, 0.3], relative)
+    r = swap_rates(m, statistic=statistic, alpha=alpha, sizes=[2, 4, 7], trials=25, bins=bins, relative=relative,
+                   rng=6)
+    total, swaps = ref.swap_counts(m.values, [2, 4, 7], 25, r.seed, bins, relative, statistic, 1.0 + alpha)
     np.testing.assert_array_equal(r.total, total)
     np.testing.assert_array_equal(r.swaps, swaps)
-    assert (r.total.sum(axis=1) == 25 * 10).all()
+    pairs = 20 if statistic in ("urisk", "trisk") else 10
+    assert (r.total.sum(axis=1) == 25 * pairs).all()
 
 
 def test_swap_rates_shape_and_extrapolation():
@@ -194,8 +199,11 @@ def test_swap_rates_same_numbers_whatever_the_thread_count():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(sizes=[0]), "`sizes` must be integers n with 1 <= n <= 5"),
-    (dict(sizes=[6]), "`sizes` must be integers n with 1 <= n <= 5"),
+    (dict(sizes=[1]), "`sizes` must be integers n with 2 <= n <= 5"),
+    (dict(sizes=[6]), "`sizes` must be integers n with 2 <= n <= 5"),
+    (dict(statistic="trisk", relative=True), "`relative` .* applies to statistic='mean' only"),
+    (dict(statistic="p10"), "`statistic` must be one of"),
+    (dict(alpha=1.0), "`alpha` applies to the risk statistics"),
     (dict(trials=0), "`trials` must be an integer >= 1"),
     (dict(bins=[0.1, 0.05]), "`bins` edges must be finite, non-negative and increasing"),
     (dict(bins=0), "`bins` must be a positive number of bins"),

@@ -251,9 +251,10 @@ def zrisk_system(X, T, cnt, Sk, N, lw, c):
     """(ZRisk, GeoRisk) of row X of a matrix whose topic totals are T, for the resample with
     counts cnt (cnt_i copies of topic i), system total Sk = sum_i cnt_i X_i and grand total N:
     z_i = (X_i - e_i) / sqrt(e_i), e_i = T_i Sk / N (z_i = 0 where e_i = 0), ZRisk = sum_i cnt_i
-    (z_i if z_i >= 0 else lw z_i), GeoRisk = sqrt(Sk / c Phi(ZRisk / c)) (Dinçer et al. 2016)."""
+    (z_i if z_i >= 0 else lw z_i), GeoRisk = sqrt(Sk / c Phi(ZRisk / c)) (Dinçer et al. 2016),
+    c the number of topics of the resample (sum of cnt)."""
     z = 0.0
-    for i in range(c):
+    for i in range(X.shape[0]):
         if cnt[i] == 0.0:
             continue
         e = T[i] * Sk / N if N > 0.0 else 0.0
@@ -360,14 +361,87 @@ def split_topics(seed, trial, c, m, out):
         out[j] = perm[j]
 
 
-@pjit
-def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
+#: Statistics of `swap_counts`.
+SWAP_MEAN, SWAP_URISK, SWAP_TRISK, SWAP_ZRISK, SWAP_GEORISK = 0, 1, 2, 3, 4
+
+
+@njit(error_model="numpy")
+def _pair_value(X, e, b, sel, off, n, lw, kind):
+    """URisk_alpha (kind SWAP_URISK) or TRisk_alpha (SWAP_TRISK) of X[e] against X[b] over topics
+    sel[off:off + n]: x = d if d >= 0 else lw d, summed in draw order; TRisk = mean / (sd / sqrt(n))
+    with the two-pass sd (0 if mean and sd are 0, +-inf if only sd is)."""
+    t = 0.0
+    for q in range(n):
+        d = X[e, sel[off + q]] - X[b, sel[off + q]]
+        t += d if d >= 0.0 else lw * d
+    m = t / n
+    if kind == SWAP_URISK:
+        return m
+    ss = 0.0
+    for q in range(n):
+        d = X[e, sel[off + q]] - X[b, sel[off + q]]
+        v = (d if d >= 0.0 else lw * d) - m
+        ss += v * v
+    tt = m / math.sqrt(ss / (n - 1) / n)
+    return tt if tt == tt else 0.0
+
+
+@njit
+def _system_values(X, T, sel, off, n, lw, kind, out):
+    """Per system over topics sel[off:off + n]: the mean (SWAP_MEAN), or ZRisk / GeoRisk over the
+    whole matrix restricted to those topics (topic totals T of every system, system totals and the
+    grand total over the n topics)."""
+    S, c = X.shape
+    if kind == SWAP_MEAN:
+        for s in range(S):
+            a = 0.0
+            for q in range(n):
+                a += X[s, sel[off + q]]
+            out[s] = a / n
+        return
+    cnt = np.zeros(c)
+    for q in range(n):
+        cnt[sel[off + q]] = 1.0
+    tot = np.empty(S)
+    N = 0.0
+    for s in range(S):
+        a = 0.0
+        for i in range(c):
+            a += cnt[i] * X[s, i]
+        tot[s] = a
+    for s in range(S):
+        N += tot[s]
+    for s in range(S):
+        z, g = zrisk_system(X[s], T, cnt, tot[s], N, lw, n)
+        out[s] = z if kind == SWAP_ZRISK else g
+
+
+@njit
+def _bin(v, edges, e0, scale):
+    """The bin of v: the last k with edges[k] <= v (-1 below edges[0]), guessed as for equal bins,
+    then corrected exactly."""
+    K = edges.shape[0]
+    if not v >= e0:
+        return -1
+    k = min(K - 1, np.int64((v - e0) * scale))
+    while k + 1 < K and v >= edges[k + 1]:
+        k += 1
+    while v < edges[k]:
+        k -= 1
+    return k
+
+
+@pjit(error_model="numpy")
+def swap_counts(X, sizes, trials, seed, edges, relative, kind, lw, total, swaps):
     """Voorhees & Buckley's swap experiment. For size n = sizes[z] and trial t (stream z trials + t):
-    two disjoint topic sets A (the first n of the partition) and B (the next n); for every pair
-    i < j, dA = mean_A(X_i) - mean_A(X_j), dB likewise (means summed in draw order); the bin of
-    |dA| (or |dA| / max(mean_A(X_i), mean_A(X_j)) with ``relative``, Sanderson & Zobel 2005) among
-    ``edges`` (bin k: edges[k] <= v < edges[k + 1], the last bin open); ``total[z, k]`` counts the
-    pairs, ``swaps[z, k]`` those with dA dB < 0."""
+    two disjoint topic sets A (the first n of the partition) and B (the next n). Per pair, the
+    statistic on A and on B: for SWAP_MEAN, SWAP_ZRISK, SWAP_GEORISK the difference of the two
+    systems' values (means summed in draw order, `_system_values`), pairs i < j; for SWAP_URISK,
+    SWAP_TRISK the pair's own URisk / TRisk of i against baseline j (`_pair_value`), ordered pairs
+    i != j. The pair falls in the bin of |v_A| (or |v_A| / max(mean_A(X_i), mean_A(X_j)) with
+    ``relative``, Sanderson & Zobel 2005; SWAP_MEAN only) among ``edges`` (bin k: edges[k] <= v <
+    edges[k + 1], the last bin open); ``total[z, k]`` counts the pairs, ``swaps[z, k]`` those
+    with v_A v_B < 0."""
     S, c = X.shape
     Z = sizes.shape[0]
     K = edges.shape[0]
@@ -376,20 +450,31 @@ def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
     swp_u = np.zeros((units, K), np.int64)
     e0 = edges[0]
     scale = (K - 1) / (edges[K - 1] - e0) if K > 1 else 0.0
+    T = np.zeros(c)
+    for s in range(S):
+        for i in range(c):
+            T[i] += X[s, i]
+    per_pair = kind == SWAP_URISK or kind == SWAP_TRISK
     for u in prange(units):
         n = sizes[u // trials]
         sel = np.empty(2 * n, np.int64)
         split_topics(seed, u, c, 2 * n, sel)
         ma = np.empty(S)
         mb = np.empty(S)
-        for s in range(S):
-            a = 0.0
-            b = 0.0
-            for q in range(n):
-                a += X[s, sel[q]]
-                b += X[s, sel[n + q]]
-            ma[s] = a / n
-            mb[s] = b / n
+        if per_pair:
+            for i in range(S):
+                for j in range(S):
+                    if i == j:
+                        continue
+                    va = _pair_value(X, i, j, sel, 0, n, lw, kind)
+                    vb = _pair_value(X, i, j, sel, n, n, lw, kind)
+                    k = _bin(abs(va), edges, e0, scale)
+                    if k >= 0:
+                        tot_u[u, k] += 1
+                        swp_u[u, k] += va * vb < 0.0
+            continue
+        _system_values(X, T, sel, 0, n, lw, kind, ma)
+        _system_values(X, T, sel, n, n, lw, kind, mb)
         for i in range(S - 1):
             for j in range(i + 1, S):
                 da = ma[i] - ma[j]
@@ -398,16 +483,10 @@ def swap_counts(X, sizes, trials, seed, edges, relative, total, swaps):
                 if relative:
                     top = max(ma[i], ma[j])
                     v = v / top if top > 0.0 else 0.0
-                if v < e0:
-                    continue
-                # the bin: the last edge <= v, guessed as for equal bins, then corrected exactly
-                k = min(K - 1, np.int64((v - e0) * scale))
-                while k + 1 < K and v >= edges[k + 1]:
-                    k += 1
-                while v < edges[k]:
-                    k -= 1
-                tot_u[u, k] += 1
-                swp_u[u, k] += da * db < 0.0
+                k = _bin(v, edges, e0, scale)
+                if k >= 0:
+                    tot_u[u, k] += 1
+                    swp_u[u, k] += da * db < 0.0
     for u in range(units):
         z = u // trials
         for q in range(K):

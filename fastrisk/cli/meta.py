@@ -56,8 +56,8 @@ def _cmd_swap(args) -> None:
     m = load_matrix(args)
     sizes = [int(v) for v in parse_floats(args.sizes, "--sizes")] if args.sizes else None
     bins = parse_floats(args.bins, "--bins") if args.bins else None
-    r = swap_rates(m, sizes=sizes, trials=args.trials, bins=bins, relative=args.relative, rng=args.seed,
-                   threads=args.threads)
+    r = swap_rates(m, statistic=args.statistic, alpha=args.alpha, sizes=sizes, trials=args.trials, bins=bins,
+                   relative=args.relative, rng=args.seed, threads=args.threads)
     write_table(r.to_arrow(), args.format, args.out)
     if args.plot:
         from fastrisk.viz.metaeval import swap_rate_curves  # matplotlib: only for --plot
@@ -115,9 +115,12 @@ def register(sub) -> None:
                                     "differently, by the size of the difference, with the exponential fit of the "
                                     "rate against n.")
     add_matrix_arguments(q)
+    q.add_argument("--statistic", default="mean", choices=("mean", "urisk", "trisk", "zrisk", "georisk"),
+                   help="what is compared on the two halves (default: mean)")
+    q.add_argument("--alpha", type=float, default=0.0, help="risk aversion of a risk statistic (default 0)")
     q.add_argument("--sizes", help="topic-set sizes, comma-separated (default: 5 sizes up to half the topics)")
     q.add_argument("--trials", type=int, default=1000, help="random splits per size (default 1000)")
-    q.add_argument("--bins", help="bin lower edges, comma-separated (default: 0, 0.01, ..., 0.2)")
+    q.add_argument("--bins", help="bin lower edges, comma-separated (default: 0, 0.01, ..., 0.2 for the mean)")
     q.add_argument("--relative", action="store_true", help="bin by the relative difference (Sanderson & Zobel)")
     q.add_argument("--seed", type=int, help="random seed")
     q.add_argument("--plot", metavar="FILE", help="draw swap rate against difference (SVG/PNG/PDF)")

@@ -286,6 +286,8 @@ class SwapRateResult(Result):
 
     set_sizes: np.ndarray
     edges: np.ndarray
+    kind: str
+    alpha: float
     trials: int
     relative: bool
     seed: int
@@ -302,11 +304,21 @@ class SwapRateResult(Result):
         return np.exp(self.fit_intercept + self.fit_slope * float(n))
 
 
-def _swap_iv(matrix, sizes, trials, bins, relative):
+def _swap_iv(matrix, statistic, alpha, sizes, trials, bins, relative):
     m = _matrix_iv(matrix)
     c = m.n_topics
     if c < 4:
         raise InputError(f"`matrix` needs at least 4 topics for two disjoint halves of 2, got {c}")
+    if statistic not in STATISTICS:
+        raise InputError(f"`statistic` must be one of {', '.join(STATISTICS)}, got {statistic!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (float(alpha) >= 0.0) \
+            or not math.isfinite(float(alpha)):
+        raise InputError(f"`alpha` must be a finite number >= 0, got {alpha!r}")
+    if statistic == "mean" and float(alpha) != 0.0:
+        raise InputError("`alpha` applies to the risk statistics (urisk, trisk, zrisk, georisk), not to "
+                         "statistic='mean'")
+    if relative and statistic != "mean":
+        raise InputError("`relative` (Sanderson & Zobel's relative difference) applies to statistic='mean' only")
     if sizes is None:
         half = c // 2
         sizes = np.unique(np.linspace(max(2, half // 5), half, 5).round().astype(np.int64))
@@ -315,18 +327,19 @@ def _swap_iv(matrix, sizes, trials, bins, relative):
             sizes = np.array(sizes, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError):
             raise InputError(f"`sizes` must be a sequence of integers, got {sizes!r}") from None
-        if sizes.size == 0 or np.any(sizes != np.round(sizes)) or np.any(sizes < 1) or np.any(2 * sizes > c):
-            raise InputError(f"`sizes` must be integers n with 1 <= n <= {c // 2} (two disjoint sets of n of the "
+        if sizes.size == 0 or np.any(sizes != np.round(sizes)) or np.any(sizes < 2) or np.any(2 * sizes > c):
+            raise InputError(f"`sizes` must be integers n with 2 <= n <= {c // 2} (two disjoint sets of n of the "
                              f"{c} topics), got {sizes.tolist()}")
         sizes = sizes.astype(np.int64)
     T = _int_iv(trials, "trials", 1)
     if bins is None:
-        edges = np.round(np.arange(0.0, 0.205, 0.01), 10) if not relative else np.round(np.arange(0, 1.0, 0.05), 10)
+        step, top = DEFAULT_BINS[statistic if not relative else "relative"]
+        edges = np.round(np.arange(0.0, top + step / 2, step), 10)
     elif isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
         if bins < 1:
             raise InputError(f"`bins` must be a positive number of bins or increasing edges, got {bins}")
-        span = float(np.ptp(m.values)) if not relative else 1.0
-        edges = np.linspace(0.0, span, int(bins) + 1)[:-1]
+        step, top = DEFAULT_BINS[statistic if not relative else "relative"]
+        edges = np.linspace(0.0, top, int(bins) + 1)[:-1]
     else:
         try:
             edges = np.array(bins, dtype=np.float64).reshape(-1)
@@ -337,8 +350,14 @@ def _swap_iv(matrix, sizes, trials, bins, relative):
     return m, sizes, T, edges
 
 
-def swap_rates(matrix, *, sizes=None, trials: int = 1000, bins=None, relative: bool = False,
-               rng: SeedLike = None, threads: int | None = None) -> SwapRateResult:
+#: Default bins of `swap_rates` per statistic: (width, last lower edge).
+DEFAULT_BINS = {"mean": (0.01, 0.2), "urisk": (0.01, 0.2), "trisk": (0.25, 5.0), "zrisk": (1.0, 20.0),
+                "georisk": (0.01, 0.2), "relative": (0.05, 0.95)}
+_SWAP_KIND = {"mean": 0, "urisk": 1, "trisk": 2, "zrisk": 3, "georisk": 4}
+
+
+def swap_rates(matrix, *, statistic: str = "mean", alpha: float = 0.0, sizes=None, trials: int = 1000, bins=None,
+               relative: bool = False, rng: SeedLike = None, threads: int | None = None) -> SwapRateResult:
     r"""Swap rates: how often two disjoint topic sets order a pair of systems differently.
 
     Voorhees & Buckley (SIGIR 2002): for a topic-set size n, draw two disjoint sets A and B of
@@ -355,17 +374,28 @@ def swap_rates(matrix, *, sizes=None, trials: int = 1000, bins=None, relative: b
     (least squares over the sizes with a positive rate), so rate_k(n') = exp(a_k + b_k n')
     (`SwapRateResult.extrapolate`).
 
+    The risk statistics swap as V&B's mean difference does, on their own scale: ``"urisk"`` /
+    ``"trisk"``: URisk_α / TRisk_α of system i against baseline j on A and on B (ordered pairs,
+    as in `discriminative_power`), binned by |URisk_A| / |TRisk_A|; ``"zrisk"`` / ``"georisk"``:
+    the difference ZRisk_α(i) - ZRisk_α(j) (GeoRisk likewise) over the whole matrix restricted to
+    A and to B (unordered pairs).
+
     Parameters
     ----------
     matrix : MatrixLike
         Systems x topics scores (at least 2 systems and 4 topics).
+    statistic : {"mean", "urisk", "trisk", "zrisk", "georisk"}
+        What is compared on the two halves.
+    alpha : float
+        Risk aversion α >= 0 of the risk statistics (0 for ``"mean"``).
     sizes : sequence of int, optional
         Topic-set sizes n (each at most half the topics); default: 5 sizes up to c // 2.
     trials : int
         Random splits per size.
     bins : int or sequence of float, optional
-        Bin lower edges, or a number of equal bins over the range of the scores; default:
-        0.01-wide bins from 0 to 0.2 (0.05-wide from 0 to 0.95 with ``relative``).
+        Bin lower edges, or a number of equal bins over the default range; default (`DEFAULT_BINS`):
+        0.01-wide bins from 0 to 0.2 (mean, URisk, GeoRisk), 0.25-wide to 5 (TRisk), 1-wide to
+        20 (ZRisk), 0.05-wide to 0.95 with ``relative``.
     relative : bool
         Bin by the relative difference (Sanderson & Zobel 2005).
     rng : SeedLike
@@ -393,7 +423,7 @@ def swap_rates(matrix, *, sizes=None, trials: int = 1000, bins=None, relative: b
     >>> r.rate.shape
     (2, 21)
     """
-    m, sz, T, edges = _swap_iv(matrix, sizes, trials, bins, relative)
+    m, sz, T, edges = _swap_iv(matrix, statistic, alpha, sizes, trials, bins, relative)
     seed = resolve_seed(rng)
     X = np.ascontiguousarray(m.values)
     S = X.shape[0]
@@ -402,7 +432,8 @@ def swap_rates(matrix, *, sizes=None, trials: int = 1000, bins=None, relative: b
     check_memory(sz.size * T * edges.size * 16.0, f"swap rates of {sz.size} sizes x {T} trials",
                  "use fewer trials or bins")
     with limit_threads(threads, sz.size * T * S * S):
-        _k.swap_counts(X, sz, T, np.uint64(seed), edges, bool(relative), total, swaps)
+        _k.swap_counts(X, sz, T, np.uint64(seed), edges, bool(relative), _SWAP_KIND[statistic], 1.0 + float(alpha),
+                       total, swaps)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = swaps / total
     a = np.full(edges.size, np.nan)
@@ -411,7 +442,7 @@ def swap_rates(matrix, *, sizes=None, trials: int = 1000, bins=None, relative: b
         ok = np.isfinite(rate[:, q]) & (rate[:, q] > 0)
         if ok.sum() >= 2:
             b[q], a[q] = np.polyfit(sz[ok].astype(float), np.log(rate[ok, q]), 1)
-    return SwapRateResult(set_sizes=sz, edges=edges, trials=T, relative=bool(relative), seed=seed, total=total,
+    return SwapRateResult(set_sizes=sz, edges=edges, kind=statistic, alpha=float(alpha), trials=T, relative=bool(relative), seed=seed, total=total,
                           swaps=swaps, rate=rate, fit_intercept=a, fit_slope=b)
 
 

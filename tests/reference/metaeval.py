@@ -72,10 +72,12 @@ def sakai_pair(X, e, b, alpha, studentized, C, k):
     return mean, obs, count, v, float(mm[r])
 
 
-def zrisk_resampled(X, lw, cnt):
+def zrisk_resampled(X, lw, cnt, n=None):
     """(ZRisk, GeoRisk) of every system over the whole matrix X (S x c) in the resample with
-    topic counts cnt (Dinçer, Macdonald & Ounis 2016; topic totals of the original matrix)."""
+    topic counts cnt (Dinçer, Macdonald & Ounis 2016; topic totals of the original matrix), n
+    topics in the resample (default c)."""
     S, c = X.shape
+    n = c if n is None else n
     T = [0.0] * c
     for s in range(S):
         for i in range(c):
@@ -100,9 +102,9 @@ def zrisk_resampled(X, lw, cnt):
             if e > 0.0:
                 v = (X[s, i] - e) / math.sqrt(e)
                 z += cnt[i] * (v if v >= 0.0 else lw * v)
-        phi = 0.5 * math.erfc(-(z / c) / math.sqrt(2.0))
+        phi = 0.5 * math.erfc(-(z / n) / math.sqrt(2.0))
         z_out.append(z)
-        g_out.append(math.sqrt(max(Sk, 0.0) / c * phi))
+        g_out.append(math.sqrt(max(Sk, 0.0) / n * phi))
     return np.array(z_out), np.array(g_out)
 
 
@@ -137,22 +139,66 @@ def split(seed: int, trial: int, c: int, m: int) -> list[int]:
     return perm[:m]
 
 
-def swap_counts(X, sizes, trials, seed, edges, relative):
+def _pair_value(X, e, b, idx, lw, trisk):
+    x = []
+    for i in idx:
+        d = X[e, i] - X[b, i]
+        x.append(d if d >= 0.0 else lw * d)
+    t = 0.0
+    for v in x:
+        t += v
+    n = len(idx)
+    m = t / n
+    if not trisk:
+        return m
+    ss = 0.0
+    for v in x:
+        ss += (v - m) * (v - m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tt = np.float64(m) / np.sqrt(np.float64(ss) / (n - 1) / n)
+    return 0.0 if np.isnan(tt) else float(tt)
+
+
+def _values(X, idx, lw, statistic):
+    if statistic == "mean":
+        out = []
+        for s in range(X.shape[0]):
+            a = 0.0
+            for i in idx:
+                a += X[s, i]
+            out.append(a / len(idx))
+        return out
+    cnt = np.zeros(X.shape[1])
+    cnt[list(idx)] = 1.0
+    z, g = zrisk_resampled(X, lw, cnt, len(idx))
+    return list(z if statistic == "zrisk" else g)
+
+
+def swap_counts(X, sizes, trials, seed, edges, relative, statistic="mean", lw=1.0):
     """Voorhees & Buckley's swap counts (total, swaps) per size and bin, by plain loops."""
     S = X.shape[0]
     total = np.zeros((len(sizes), len(edges)), np.int64)
     swaps = np.zeros_like(total)
+
+    def add(z, v, a, b):
+        ks = [q for q in range(len(edges)) if v >= edges[q]]
+        if ks:
+            total[z, ks[-1]] += 1
+            swaps[z, ks[-1]] += a * b < 0
+
     for z, n in enumerate(sizes):
         for t in range(trials):
             sel = split(seed, z * trials + t, X.shape[1], 2 * n)
-            ma, mb = [], []
-            for s in range(S):
-                a = b = 0.0
-                for q in range(n):
-                    a += X[s, sel[q]]
-                    b += X[s, sel[n + q]]
-                ma.append(a / n)
-                mb.append(b / n)
+            A, Bs = sel[:n], sel[n:]
+            if statistic in ("urisk", "trisk"):
+                for i in range(S):
+                    for j in range(S):
+                        if i != j:
+                            va = _pair_value(X, i, j, A, lw, statistic == "trisk")
+                            vb = _pair_value(X, i, j, Bs, lw, statistic == "trisk")
+                            add(z, abs(va), va, vb)
+                continue
+            ma, mb = _values(X, A, lw, statistic), _values(X, Bs, lw, statistic)
             for i in range(S):
                 for j in range(i + 1, S):
                     da, db = ma[i] - ma[j], mb[i] - mb[j]
@@ -160,9 +206,5 @@ def swap_counts(X, sizes, trials, seed, edges, relative):
                     if relative:
                         top = max(ma[i], ma[j])
                         v = v / top if top > 0 else 0.0
-                    ks = [q for q in range(len(edges)) if v >= edges[q]]
-                    if not ks:
-                        continue
-                    total[z, ks[-1]] += 1
-                    swaps[z, ks[-1]] += da * db < 0
+                    add(z, v, da, db)
     return total, swaps
