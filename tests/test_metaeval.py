@@ -316,3 +316,55 @@ def test_topic_set_size_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(InputError, match=match):
         topic_set_size(**args)
+
+
+# ---------------------------------------------------------------------------- CLI, sweep kinds, figures
+def test_cli_meta_commands(capsys, tmp_path):
+    from fastrisk.cli import main
+
+    X = np.random.default_rng(0).random((4, 12))
+    path = tmp_path / "m.csv"
+    np.savetxt(path, X.T, delimiter=",", header="a,b,c,d", comments="")
+    assert main(["meta", "power", str(path), "--statistic", "mean,trisk", "--alpha", "1", "--replicates", "100",
+                 "--seed", "1", "--summary", "--format", "csv"]) in (0, None)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("statistic,alpha,pairs,discriminative_power") and len(out) == 3
+    r = discriminative_power(ScoreMatrix(X, ["a", "b", "c", "d"], [str(i + 1) for i in range(12)]),
+                             statistic="trisk", alpha=1.0, replicates=100, rng=1)
+    assert out[2].split(",")[2] == str(len(r.asl))
+    assert float(out[2].split(",")[3]) == pytest.approx(r.discriminative_power)
+    assert main(["meta", "swap", str(path), "--sizes", "3,6", "--trials", "10", "--seed", "1", "--format",
+                 "csv"]) in (0, None)
+    assert capsys.readouterr().out.startswith("size,bin,total,swaps,rate")
+    assert main(["meta", "effect", str(path), "--baseline", "A", "--replicates", "100", "--seed", "1"]) in (0, None)
+    assert "effect_size" in capsys.readouterr().out
+    assert main(["meta", "topics", "--min-difference", "0.05", "--variance", "0.01", "--format", "csv"]) in (0, None)
+    assert capsys.readouterr().out.splitlines()[1].startswith("paired_t,0.05,0.2,34,")
+
+
+def test_sweep_kinds(tmp_path):
+    from fastrisk.sweep import sweep
+
+    grid = {"sweep": {"seed": 3}, "experiment": [
+        {"kind": "discriminative_power", "data": "trec:adhoc8_p10", "params": {"replicates": 100},
+         "grid": {"statistic": ["urisk", "zrisk"], "alpha": [1, 5]}},
+        {"kind": "swap_rates", "data": "trec:adhoc8_p10", "params": {"trials": 5, "sizes": [5, 10]}}]}
+    t = sweep(grid, progress=False).to_pandas()
+    power = t[t.kind == "discriminative_power"]
+    assert len(power) == 4 and set(power.statistic) == {"urisk", "zrisk"} and (power.status == "ok").all()
+    assert (t[t.kind == "swap_rates"]["size"].dropna().unique() == [5, 10]).all()
+
+
+def test_figures_render():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from fastrisk.viz.metaeval import asl_curves, swap_rate_curves
+
+    m = _matrix(S=6, c=20, seed=1)
+    a = discriminative_power(m, replicates=100, rng=1)
+    b = discriminative_power(m, statistic="urisk", alpha=1.0, replicates=100, rng=1)
+    ax = asl_curves({"mean": a, "URisk": b})
+    assert len(ax.lines) == 3  # two curves and the level
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), a.asl_curve)
+    ax = swap_rate_curves(swap_rates(m, sizes=[3, 6, 10], trials=20, rng=1))
+    assert len(ax.lines) == 3
