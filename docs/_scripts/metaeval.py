@@ -116,7 +116,7 @@ def main(path: str, img: str | None = None) -> None:
         f_size = np.mean(by_size[np.isfinite(by_size)] < 0)
         b1 = v[(v["size"] == sizes[-1]) & (np.isclose(v.bin, 0.05))]
         ext = np.exp(b1.fit_intercept.iloc[0] + b1.fit_slope.iloc[0] * 50) if len(b1) else np.nan
-        rows.append([f"TREC-{y} ad hoc", ", ".join(str(n) for n in sizes), f"{100 * f_diff:.0f}%",
+        rows.append([f"TREC-{y} ad hoc", ", ".join(str(int(n)) for n in sizes), f"{100 * f_diff:.0f}%",
                      f"{100 * f_size:.0f}%", f"{100 * R[0, 5]:.1f} → {100 * R[-1, 5]:.1f}", f"{100 * ext:.2f}"])
     _table(["collection", "sizes n", "rate falls with the difference", "rate falls with n",
             "rate at 0.05–0.06, smallest → largest n (%)", "fitted rate at n = 50 (%)"], rows)
