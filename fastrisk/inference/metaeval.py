@@ -158,9 +158,11 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
 
     (two-sided, as his Figure 1). The pair is significant when ASL < ``level``; the
     discriminative power is the share of pairs significant. The difference required (Sakai
-    2006, Figure 4): for each pair the replicate whose |t(w*_b)| is the B·level-th largest, and
-    its |w̄*_b|; the estimate is the largest over the pairs (``estimated_difference``; Sakai
-    rounds it to two significant figures, fastrisk does not).
+    2006's estimate of the performance difference required for significance): for each pair the
+    replicate whose |t(w*_b)| is the B·level-th largest (the critical value, ``threshold``), and
+    its |w̄*_b| (``difference_required``); the estimate is the largest over the pairs
+    (``estimated_difference``, conservative; Sakai rounds it to two significant figures, fastrisk
+    does not). Among replicates tied at the critical value, the lowest-numbered one is taken.
 
     ``statistic``:
 
