@@ -12,11 +12,13 @@
 - `topic_set_size` — Sakai's closed-form topic set size design (Inf Retrieval J 2016): paired
   t test, one-way ANOVA over m systems, confidence-interval width.
 
-Why the inference layer: these procedures are resampling tests over the risk statistics of
-`fastrisk.core` (URisk/TRisk are `core.urisk`'s per-topic risk-reward scores, ZRisk/GeoRisk
-`core.zrisk`'s over the whole matrix) and share the resampling engine's seeds and argument
-rules; their kernels live in `fastrisk._kernels.metaeval` (the shared bootstrap counts are
-`fastrisk._kernels.crn`'s).
+Why the inference layer: these are resampling tests and resampling experiments over the risk
+statistics of `fastrisk.core` (URisk/TRisk as `core.urisk` defines them, ZRisk/GeoRisk as
+`core.zrisk`, recomputed on every resample), beside the other all-pairs procedure
+(`multiple.tukey_hsd`), and above the layers whose definitions they reuse. They import only
+the data model, the runtime (seeds, threads, memory checks, progress) and their kernels in
+`fastrisk._kernels.metaeval` (the shared bootstrap counts are `fastrisk._kernels.crn`'s draws);
+the tests check the per-system statistics against `fastrisk.zrisk`.
 """
 
 from __future__ import annotations
