@@ -368,3 +368,16 @@ def test_figures_render():
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), a.asl_curve)
     ax = swap_rate_curves(swap_rates(m, sizes=[3, 6, 10], trials=20, rng=1))
     assert len(ax.lines) == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(100, 2000), st.integers(1, 120), st.integers(0, 2**31), st.booleans())
+def test_select_is_the_kth_largest_lowest_replicate(size, k, seed, ties):
+    """Both paths of the selection (the sampled pivot and the heap) give the k-th largest value
+    and the lowest replicate holding it, as a full sort does."""
+    g = np.random.default_rng(seed)
+    x = (g.integers(0, 20, size) / 4.0) if ties else np.abs(g.standard_t(5, size))
+    k = min(k, size)
+    v, r = K._select(x, size, k)
+    want, wr = ref._kth(x, k)
+    assert v == want and r == wr
