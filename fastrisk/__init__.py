@@ -51,6 +51,10 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "fastrisk.data.matrix": ("ScoreMatrix",),
     "fastrisk.data.runs": ("Qrels", "RunSet", "read_qrels", "read_runs"),
     "fastrisk.inference.multiple": ("TukeyHSDResult", "adjust_pvalues", "tukey_hsd"),
+    "fastrisk.inference.metaeval": (
+        "DiscriminativePowerResult", "EffectSizeResult", "SwapRateResult", "TopicSetSizeResult",
+        "discriminative_power", "effect_size", "swap_rates", "topic_set_size"
+    ),
     "fastrisk.inference.resampling": (
         "BootstrapResult", "ConfidenceInterval", "JackknifeResult", "PermutationResult", "QQData",
         "TTestResult", "bootstrap", "jackknife", "permutation_test", "t_test"
@@ -134,6 +138,14 @@ if TYPE_CHECKING:  # the static view of `_PUBLIC`: explicit re-exports (``X as X
     from fastrisk.data.runs import RunSet as RunSet  # static only
     from fastrisk.data.runs import read_qrels as read_qrels  # static only
     from fastrisk.data.runs import read_runs as read_runs  # static only
+    from fastrisk.inference.metaeval import DiscriminativePowerResult as DiscriminativePowerResult  # static only
+    from fastrisk.inference.metaeval import EffectSizeResult as EffectSizeResult  # static only
+    from fastrisk.inference.metaeval import SwapRateResult as SwapRateResult  # static only
+    from fastrisk.inference.metaeval import TopicSetSizeResult as TopicSetSizeResult  # static only
+    from fastrisk.inference.metaeval import discriminative_power as discriminative_power  # static only
+    from fastrisk.inference.metaeval import effect_size as effect_size  # static only
+    from fastrisk.inference.metaeval import swap_rates as swap_rates  # static only
+    from fastrisk.inference.metaeval import topic_set_size as topic_set_size  # static only
     from fastrisk.inference.multiple import TukeyHSDResult as TukeyHSDResult  # static only
     from fastrisk.inference.multiple import adjust_pvalues as adjust_pvalues  # static only
     from fastrisk.inference.multiple import tukey_hsd as tukey_hsd  # static only

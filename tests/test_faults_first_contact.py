@@ -77,7 +77,7 @@ def test_did_you_mean_for_commands_options_and_measures(capsys):
     assert _error(capsys, "rsik", MATRIX).endswith("invalid choice: 'rsik' (choose from 'risk', 'info', 'demo', "
                                                    "'table', 'pca', 'zrisk', 'bootstrap', 'test', 'evaluate', "
                                                    "'pool-bias', 'agree', 'report', 'sweep', 'simulate', 'ltr', "
-                                                   "'warmup'); "
+                                                   "'warmup', 'meta'); "
                                                    "did you mean 'risk'?")
     assert _error(capsys, "risk", MATRIX, "--baseline", "run1", "--alhpa", "1") == (
         "fastrisk: error: unrecognized arguments: --alhpa 1; did you mean --alpha?")

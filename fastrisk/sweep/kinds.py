@@ -12,6 +12,7 @@ from fastrisk.core.urisk import risk, topic_risk
 from fastrisk.core.zrisk import zrisk
 from fastrisk.data.datasets import trec2012_web
 from fastrisk.errors import InputError
+from fastrisk.inference.metaeval import discriminative_power, effect_size, swap_rates
 from fastrisk.inference.resampling import bootstrap, permutation_test
 from fastrisk.measures.pooling import pooling_experiment
 
@@ -147,3 +148,23 @@ register_kind("permutation", _permutation_job, seed="rng")
 register_kind("pool_bias", _pool_bias_job, data="runs", seed="rng")
 register_kind("zrisk", _zrisk_job)
 register_kind("table", _table_job)
+
+
+def _discriminative_power_job(matrix, *, summary=True, **params) -> pa.Table:
+    """Sakai's discriminative power (`fastrisk.discriminative_power`): one summary row per job
+    (``summary=False``: one row per pair)."""
+    r = discriminative_power(matrix, progress=False, **params)
+    return r.summary() if summary else r.to_arrow()
+
+
+def _swap_rates_job(matrix, **params) -> pa.Table:
+    return swap_rates(matrix, **params).to_arrow()
+
+
+def _effect_size_job(matrix, *, baseline, **params) -> pa.Table:
+    return effect_size(matrix, baseline, **params).to_arrow()
+
+
+register_kind("discriminative_power", _discriminative_power_job, seed="rng")
+register_kind("swap_rates", _swap_rates_job, seed="rng")
+register_kind("effect_size", _effect_size_job, seed="rng", threads=False)
