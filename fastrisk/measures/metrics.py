@@ -161,12 +161,25 @@ class Evaluation(Result):
         i = self.measures.index(name)
         return ScoreMatrix(self.values[i], self.systems, self.topics, measure=name)
 
+    def summary(self) -> np.ndarray:
+        """``[measure, system]``: each measure's per-system summary over the scored topics, the
+        mean, or the sum for the counts NumRet, NumRel and NumQ (as trec_eval's ``all`` line,
+        ir_measures' ``calc_aggregate`` and PyTerrier report them; NumQ is the number of topics)."""
+        out = np.full((len(self.measures), len(self.systems)), np.nan)
+        for i, name in enumerate(self.measures):
+            m = parse_measure(name)
+            if self.topics or m.aggregate == "sum":
+                out[i] = m.summarise(self.values[i], axis=1)
+        return out
+
     def means(self):
-        """Per-system mean over the scored topics: a table ``system, <measure>...``."""
+        """Per-system summary over the scored topics: a table ``system, <measure>...``: the
+        mean, and for the counts NumRet, NumRel and NumQ the sum, as trec_eval, ir_measures and
+        PyTerrier aggregate them (see `summary`)."""
 
         cols = {"system": pa.array(list(self.systems), pa.string())}
-        for i, name in enumerate(self.measures):
-            cols[name] = pa.array(self.values[i].mean(axis=1) if self.topics else np.full(len(self.systems), np.nan))
+        for name, row in zip(self.measures, self.summary()):
+            cols[name] = pa.array(row)
         return pa.table(cols)
 
 

@@ -40,7 +40,9 @@ class MeasureSpec:
     recall level). ``code`` gives the kernel code
     of a parsed `Measure`. ``summary`` is the documentation table's cell, and
     ``definition`` the report's sentence, a template over ``{k}``, ``{rel}``, ``{p}``,
-    ``{gain}``, ``{at}`` and ``{within}``.
+    ``{gain}``, ``{at}`` and ``{within}``. ``aggregate`` is how a system's per-topic values
+    summarise over topics: ``"mean"``, or ``"sum"`` for the counts (NumRet, NumRel, NumQ), as
+    trec_eval's ``all`` line, ir_measures' ``calc_aggregate`` and PyTerrier sum them.
     """
 
     family: str
@@ -51,6 +53,7 @@ class MeasureSpec:
     trec_eval: str
     summary: str
     definition: str
+    aggregate: str = "mean"
 
 
 def _ndcg_code(m) -> int:
@@ -138,12 +141,13 @@ MEASURES: dict[str, MeasureSpec] = {s.family: s for s in (
     MeasureSpec("NumRet", ("numret", "numrelret"), frozenset({"rel"}), "none",
                 lambda m: _km.NUM_REL_RET if m.relevant_only else _km.NUM_RET, "num_ret, num_rel_ret",
                 "documents retrieved (``rel=r``: relevant documents retrieved)",
-                "number of documents retrieved{relevant_only} (trec_eval num_ret, num_rel_ret)"),
+                "number of documents retrieved{relevant_only} (trec_eval num_ret, num_rel_ret)", "sum"),
     MeasureSpec("NumRel", ("numrel",), frozenset({"rel"}), "none", lambda m: _km.NUM_REL, "num_rel",
                 "R, the relevant documents in the qrels",
-                "R, the number of " + _REL + " in the qrels (trec_eval num_rel)"),
+                "R, the number of " + _REL + " in the qrels (trec_eval num_rel)", "sum"),
     MeasureSpec("NumQ", ("numq",), frozenset(), "none", lambda m: _km.NUM_Q, "num_q",
-                "1 per scored topic (its sum is the number of topics)", "1 for every scored topic (trec_eval num_q)"),
+                "1 per scored topic (its sum is the number of topics)", "1 for every scored topic (trec_eval num_q)",
+                "sum"),
 )}
 
 _SPELLINGS = {sp: s.family for s in MEASURES.values() for sp in s.spellings}
@@ -187,6 +191,16 @@ class Measure:
     @property
     def spec(self) -> MeasureSpec:
         return MEASURES[self.family]
+
+    @property
+    def aggregate(self) -> str:
+        """``"sum"`` for a count (NumRet, NumRel, NumQ: trec_eval sums them over topics), else ``"mean"``."""
+        return self.spec.aggregate
+
+    def summarise(self, values, axis: int = -1):
+        """The per-system summary of per-topic ``values`` along ``axis``: their sum for a count,
+        else their mean (trec_eval's ``all`` line; ``NumQ`` sums to the number of topics)."""
+        return values.sum(axis=axis) if self.aggregate == "sum" else values.mean(axis=axis)
 
     @property
     def code(self) -> int:
