@@ -44,7 +44,9 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "fastrisk.data.io": ("read_matrix", "read_table", "write_matrix"),
     "fastrisk.data.matrix": ("ScoreMatrix",),
     "fastrisk.data.runs": ("Qrels", "RunSet", "read_qrels", "read_runs"),
+    "fastrisk.inference.compare": ("CompareResult", "compare", "trisk_test"),
     "fastrisk.inference.multiple": ("TukeyHSDResult", "adjust_pvalues", "tukey_hsd"),
+    "fastrisk.inference.paired": ("RankTestResult", "sign_test", "wilcoxon_test"),
     "fastrisk.inference.resampling": (
         "BootstrapResult", "ConfidenceInterval", "JackknifeResult", "PermutationResult", "QQData",
         "TTestResult", "bootstrap", "jackknife", "permutation_test", "t_test"
@@ -117,7 +119,9 @@ if TYPE_CHECKING:
     from fastrisk.data.io import read_matrix, read_table, write_matrix  # static only
     from fastrisk.data.matrix import ScoreMatrix  # static only
     from fastrisk.data.runs import Qrels, RunSet, read_qrels, read_runs  # static only
+    from fastrisk.inference.compare import CompareResult, compare, trisk_test  # static only
     from fastrisk.inference.multiple import TukeyHSDResult, adjust_pvalues, tukey_hsd  # static only
+    from fastrisk.inference.paired import RankTestResult, sign_test, wilcoxon_test  # static only
     from fastrisk.inference.resampling import (  # static only
         BootstrapResult,
         ConfidenceInterval,
@@ -174,6 +178,7 @@ __all__ = [
     "Baseline",
     "BaselineTable",
     "BootstrapResult",
+    "CompareResult",
     "ConfidenceInterval",
     "Evaluation",
     "Experiment",
@@ -190,6 +195,7 @@ __all__ = [
     "PoolingExperiment",
     "PrefixAgreement",
     "QQData",
+    "RankTestResult",
     "Qrels",
     "RBOMatrix",
     "RBOResult",
@@ -210,6 +216,7 @@ __all__ = [
     "bootstrap",
     "build_pool",
     "common_topic_adjustment",
+    "compare",
     "datasets",
     "evaluate",
     "format_ranking",
@@ -240,10 +247,13 @@ __all__ = [
     "risk",
     "risk_scores",
     "score_against_pool",
+    "sign_test",
     "t_test",
     "topic_risk",
+    "trisk_test",
     "tukey_hsd",
     "virtual_baseline",
+    "wilcoxon_test",
     "write_matrix",
     "zrisk",
 ]
