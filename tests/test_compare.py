@@ -222,3 +222,42 @@ def test_trisk_test_in_pt_experiment():
         table = pt.Experiment(frames, topics, qrels, ["map"], baseline=0, test=fastrisk.trisk_test(alpha=5))
     res = _compare(frames, qrels, ["map"], alpha=[5], no_relevant="keep")
     np.testing.assert_allclose(table["map p-value"].astype(float)[1:], res.trisk_pvalue[0, 0, 1:, 0], rtol=1e-9)
+
+
+# ---------------------------------------------------------------------- the command
+def _cli(argv):
+    import io
+    from contextlib import redirect_stdout
+
+    from fastrisk.cli import main
+
+    out = io.StringIO()
+    with warnings.catch_warnings(), redirect_stdout(out):
+        warnings.simplefilter("ignore")
+        status = main(argv)
+    return status, out.getvalue()
+
+
+def test_cli_compare_equals_the_function():
+    status, text = _cli(["compare", *map(str, RUNS[:3]), "--qrels", str(QRELS), "--measure", "AP", "--baseline", "1",
+                         "--test", "wilcoxon", "--correction", "hs", "--alpha", "0,5", "--format", "csv"])
+    assert status == 0
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    header = lines[0].split(",")
+    res = _compare(RUNS[:3], QRELS, ["AP"], baseline=1, test="wilcoxon", correction="hs", alpha=[0, 5])
+    col = header.index("AP p-value corrected")
+    got = [float(ln.split(",")[col]) if ln.split(",")[col] else np.nan for ln in lines[1:]]
+    np.testing.assert_allclose(got, res.pvalue_adjusted[0, :, 0], rtol=1e-12)
+    assert "AP TRisk(α=5)" in header
+    status, md = _cli(["compare", *map(str, RUNS[:3]), "--qrels", str(QRELS), "--measure", "AP", "--view", "markdown"])
+    assert status == 0 and md.startswith("| # | Model | AP |")
+
+
+def test_cli_compare_bad_correction_is_one_line():
+    import io
+    from contextlib import redirect_stderr
+
+    err = io.StringIO()
+    with redirect_stderr(err):
+        status, _ = _cli(["compare", str(RUNS[0]), str(RUNS[1]), "--qrels", str(QRELS), "--correction", "tukey"])
+    assert status == 2 and "`correction` must be one of" in err.getvalue()
