@@ -50,11 +50,13 @@ _PUBLIC: dict[str, tuple[str, ...]] = {
     "fastrisk.data.io": ("read_matrix", "read_table", "write_matrix"),
     "fastrisk.data.matrix": ("ScoreMatrix",),
     "fastrisk.data.runs": ("Qrels", "RunSet", "read_qrels", "read_runs"),
+    "fastrisk.inference.compare": ("CompareResult", "compare", "trisk_test"),
     "fastrisk.inference.multiple": ("TukeyHSDResult", "adjust_pvalues", "tukey_hsd"),
     "fastrisk.inference.metaeval": (
         "DiscriminativePowerResult", "EffectSizeResult", "SwapRateResult", "TopicSetSizeResult",
         "discriminative_power", "effect_size", "swap_rates", "topic_set_size"
     ),
+    "fastrisk.inference.paired": ("RankTestResult", "sign_test", "wilcoxon_test"),
     "fastrisk.inference.resampling": (
         "BootstrapResult", "ConfidenceInterval", "JackknifeResult", "PermutationResult", "QQData",
         "TTestResult", "bootstrap", "jackknife", "permutation_test", "t_test"
@@ -138,6 +140,9 @@ if TYPE_CHECKING:  # the static view of `_PUBLIC`: explicit re-exports (``X as X
     from fastrisk.data.runs import RunSet as RunSet  # static only
     from fastrisk.data.runs import read_qrels as read_qrels  # static only
     from fastrisk.data.runs import read_runs as read_runs  # static only
+    from fastrisk.inference.compare import CompareResult as CompareResult  # static only
+    from fastrisk.inference.compare import compare as compare  # static only
+    from fastrisk.inference.compare import trisk_test as trisk_test  # static only
     from fastrisk.inference.metaeval import DiscriminativePowerResult as DiscriminativePowerResult  # static only
     from fastrisk.inference.metaeval import EffectSizeResult as EffectSizeResult  # static only
     from fastrisk.inference.metaeval import SwapRateResult as SwapRateResult  # static only
@@ -149,6 +154,9 @@ if TYPE_CHECKING:  # the static view of `_PUBLIC`: explicit re-exports (``X as X
     from fastrisk.inference.multiple import TukeyHSDResult as TukeyHSDResult  # static only
     from fastrisk.inference.multiple import adjust_pvalues as adjust_pvalues  # static only
     from fastrisk.inference.multiple import tukey_hsd as tukey_hsd  # static only
+    from fastrisk.inference.paired import RankTestResult as RankTestResult  # static only
+    from fastrisk.inference.paired import sign_test as sign_test  # static only
+    from fastrisk.inference.paired import wilcoxon_test as wilcoxon_test  # static only
     from fastrisk.inference.resampling import BootstrapResult as BootstrapResult  # static only
     from fastrisk.inference.resampling import ConfidenceInterval as ConfidenceInterval  # static only
     from fastrisk.inference.resampling import JackknifeResult as JackknifeResult  # static only

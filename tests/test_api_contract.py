@@ -61,6 +61,7 @@ POSITIONAL_DATA = {
     "baseline": "what the scores are compared with, as in risk(matrix, baseline)",
     "measure": "what is scored (the pooling functions)",
     "measures": "what is scored (evaluate)",
+    "qrels": "the judgments, as in evaluate(runs, qrels) (compare)",
     "items": "the labels of the scores (ranking_from_scores)",
     "n_components": "pca(matrix, k), as scikit-learn's PCA(n_components)",
     "depth": "build_pool(runs, depth): the pool itself",
@@ -68,7 +69,7 @@ POSITIONAL_DATA = {
     "value": "resolve_value(value): what is resolved",
 }
 #: Public functions that return data or helpers, not results (name -> what).
-NOT_RESULTS = {"read_matrix": "ScoreMatrix", "read_table": "an Arrow table", "read_runs": "RunSet",
+NOT_RESULTS = {"trisk_test": "a test callable for pt.Experiment", "read_matrix": "ScoreMatrix", "read_table": "an Arrow table", "read_runs": "RunSet",
                "read_qrels": "Qrels", "write_matrix": "nothing", "parse_measure": "Measure",
                "parse_ranking": "a ranking", "format_ranking": "text", "ranking_from_scores": "a ranking",
                "resolve_baseline": "(matrix, Baseline)", "virtual_baseline": "Baseline",

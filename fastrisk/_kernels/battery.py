@@ -625,3 +625,37 @@ def wilcoxon_cdf_table(n_max):
             acc += counts[w]
             out[n, w] = acc / total
     return out
+
+
+@njit
+def rank_sign_stats(D, out):
+    """The Wilcoxon and sign statistics of every row of differences ``D`` (R, c) into ``out``
+    (R, `N_STATS`): W+ (average ranks), the number of non-zero differences, the tie term
+    sum(t^3 - t) and the number of zeros (`_wilcoxon`), and the counts of d > 0 and d < 0; the
+    other columns are left as they are. A NaN row gives NaN statistics."""
+    R, c = D.shape
+    vals = np.empty(c)
+    pos = np.empty(c, dtype=np.bool_)
+    order = np.empty(c, dtype=np.int64)
+    for r in range(R):
+        d = D[r]
+        bad = False
+        for i in range(c):
+            if d[i] != d[i]:
+                bad = True
+        if bad:
+            for j in (WPLUS, WN, WTIES, WZERO, SPOS, SNEG):
+                out[r, j] = np.nan
+            continue
+        w, n, ties, nz = _wilcoxon(d, vals, pos, order)
+        above = 0
+        below = 0
+        for i in range(c):
+            above += d[i] > 0.0
+            below += d[i] < 0.0
+        out[r, WPLUS] = w
+        out[r, WN] = n
+        out[r, WTIES] = ties
+        out[r, WZERO] = nz
+        out[r, SPOS] = above
+        out[r, SNEG] = below

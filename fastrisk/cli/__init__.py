@@ -26,7 +26,7 @@ from fastrisk._version import __version__
 from fastrisk.cli._output import invocation
 from fastrisk.errors import InputError, ResourceError, WorkerTimeoutError
 
-_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "pool_bias", "agree", "report", "sweep", "simulate", "ltr", "warmup", "meta")
+_COMMANDS = ("risk", "info", "demo", "table", "pca", "zrisk", "bootstrap", "test", "evaluate", "compare", "pool_bias", "agree", "report", "sweep", "simulate", "ltr", "warmup", "meta")
 
 #: Exit statuses.
 EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141

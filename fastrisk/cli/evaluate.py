@@ -26,7 +26,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate", help="scores of TREC runs against qrels (ir_measures names)",
         description="Score TREC run files against a qrels file. Prints each system's mean over the scored "
-                    "topics; --per-topic prints the long table measure, system, topic, value. Rankings are "
+                    "topics (the sum for the counts NumRet, NumRel and NumQ, as trec_eval and ir_measures); "
+                    "--per-topic prints the long table measure, system, topic, value. Rankings are "
                     "by score descending, ties by document id descending (trec_eval, gdeval); a system "
                     "without results for a topic scores 0 on it (trec_eval -c).")
     p.add_argument("runs", nargs="+", metavar="RUN", help="TREC run files (plain or compressed) or directories")

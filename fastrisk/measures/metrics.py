@@ -35,6 +35,7 @@ from fastrisk._runtime.validation import listing
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.data.results import Result, array, param
 from fastrisk.data.runs import Qrels, RunSet, align, read_qrels, read_runs
+from fastrisk.data.runs.sources import scores_from_pytrec_eval
 from fastrisk.errors import InputError, TopicMismatchWarning
 from fastrisk.measures.names import Measure, parse_measure
 
@@ -46,8 +47,18 @@ _SERIAL_WORK = 1_000_000
 
 
 
-def _as_runs(runs) -> RunSet:
-    return runs if isinstance(runs, RunSet) else read_runs(runs)
+def _as_runs(runs, names=None) -> RunSet:
+    if not isinstance(runs, RunSet):
+        return read_runs(runs, names=names)
+    if names is None:
+        return runs
+    names = tuple(str(n) for n in names) if isinstance(names, (list, tuple)) else None
+    if names is None or len(names) != runs.n_systems or len(set(names)) != len(names):
+        raise InputError(f"`names` must be {runs.n_systems} distinct names, one per system of the RunSet")
+    out = RunSet(names, runs.topics, runs.docs, runs.lengths, runs.doc_offsets, runs.best_rank, runs.vocab,
+                 runs.sources)
+    out._cache.update(runs._cache)  # the alignment tables belong to the same rankings
+    return out
 
 
 def _as_qrels(qrels) -> Qrels:
@@ -55,8 +66,10 @@ def _as_qrels(qrels) -> Qrels:
 
 
 def _measures_iv(measures) -> list[Measure]:
-    if isinstance(measures, (str, Measure)):
-        measures = [measures]
+    if isinstance(measures, (str, Measure)) or (type(measures).__module__ or "").startswith("ir_measures"):
+        measures = [measures]  # one name, or one ir_measures measure object
+    if isinstance(measures, (set, frozenset)):
+        measures = sorted(measures, key=str)  # ir_measures code passes sets of measures
     if not isinstance(measures, (list, tuple)):
         raise InputError("`measures` must be a measure name such as 'nDCG@20' or a list of names, "
                          f"got {type(measures).__name__}")
@@ -162,13 +175,63 @@ class Evaluation(Result):
         i = self.measures.index(name)
         return ScoreMatrix(self.values[i], self.systems, self.topics, measure=name)
 
+    def summary(self) -> np.ndarray:
+        """``[measure, system]``: each measure's per-system summary over the scored topics, the
+        mean, or the sum for the counts NumRet, NumRel and NumQ (as trec_eval's ``all`` line,
+        ir_measures' ``calc_aggregate`` and PyTerrier report them; NumQ is the number of topics)."""
+        out = np.full((len(self.measures), len(self.systems)), np.nan)
+        for i, name in enumerate(self.measures):
+            m = _known(name)
+            if m is not None and (self.topics or m.aggregate == "sum"):
+                out[i] = m.summarise(self.values[i], axis=1)
+            elif self.topics:
+                out[i] = self.values[i].mean(axis=1)
+        return out
+
+    @classmethod
+    def from_pytrec_eval(cls, results, *, names=None) -> Evaluation:
+        """An Evaluation of pytrec_eval's per-topic results.
+
+        ``results``: ``RelevanceEvaluator.evaluate``'s ``{qid: {measure: value}}`` of one run, a
+        ``{name: {qid: {measure: value}}}`` mapping, or a list of them (named by ``names``).
+        trec_eval's measure names become ir_measures' (``P_10`` -> ``P@10``, ``map`` -> ``AP``)
+        where fastrisk knows them, and stay as they are otherwise.
+
+        Examples
+        --------
+        >>> from fastrisk.measures.metrics import Evaluation
+        >>> ev = Evaluation.from_pytrec_eval({"bm25": {"q1": {"map": 0.5, "P_10": 0.4},
+        ...                                            "q2": {"map": 0.1, "P_10": 0.2}}})
+        >>> ev.measures, ev["AP"].values.tolist()
+        (('AP', 'P@10'), [[0.5, 0.1]])
+        """
+        measures, systems, topics, values = scores_from_pytrec_eval(results, names)
+        canonical = []
+        for m in measures:
+            known = _known(m)
+            canonical.append(known.name if known is not None else m)
+        if len(set(canonical)) != len(canonical):
+            canonical = list(measures)
+        return cls(tuple(canonical), tuple(systems), tuple(topics), values, "keep")
+
     def means(self):
-        """Per-system mean over the scored topics: a table ``system, <measure>...``."""
+        """Per-system summary over the scored topics: a table ``system, <measure>...``: the
+        mean, and for the counts NumRet, NumRel and NumQ the sum, as trec_eval, ir_measures and
+        PyTerrier aggregate them (see `summary`)."""
 
         cols = {"system": pa.array(list(self.systems), pa.string())}
-        for i, name in enumerate(self.measures):
-            cols[name] = pa.array(self.values[i].mean(axis=1) if self.topics else np.full(len(self.systems), np.nan))
+        for name, row in zip(self.measures, self.summary()):
+            cols[name] = pa.array(row)
         return pa.table(cols)
+
+
+def _known(name: str) -> Measure | None:
+    """The parsed measure of a name, or None for a name fastrisk does not compute (a pytrec_eval
+    result's ``gm_map``)."""
+    try:
+        return parse_measure(name)
+    except InputError:
+        return None
 
 
 def _topic_checks(runs: RunSet, qrels: Qrels, j, no_relevant: str) -> np.ndarray:
@@ -206,7 +269,7 @@ def _evaluate_iv(measures, no_relevant, threads):
 
 
 def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_relevant: str = "skip",
-             threads=None) -> Evaluation:
+             threads=None, names=None) -> Evaluation:
     """Score every run on every judged topic, each measure as ir_measures defines it.
 
     A system that returned nothing for a scored topic scores 0 on it (trec_eval ``-c``).
@@ -214,17 +277,24 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     Parameters
     ----------
     runs : RunSet or str or os.PathLike or sequence of them
-        The runs, or run files / directories (see `fastrisk.read_runs`).
+        The runs, or run files / directories, or in-memory runs: PyTerrier result frames, ranx
+        ``Run`` objects or frames, ``{qid: {docno: score}}`` dicts, a list or mapping of these
+        (see `fastrisk.read_runs`).
     qrels : Qrels or str or os.PathLike
-        The judgments, or a qrels file.
+        The judgments: a qrels file, a frame (PyTerrier's, ir_datasets', ranx's), a dict, a ranx
+        ``Qrels``, or an ir_datasets id in its local cache (``"irds:antique/test"``).
     measures : sequence of str or Measure
         ir_measures names such as ``"nDCG@20"``, ``"ERR@20"``, ``"AP"`` (the module docstring
-        defines each).
+        defines each), ir_measures measure objects (``nDCG@10``), trec_eval or ranx names
+        (`parse_measure`).
     no_relevant : {"skip", "keep"}
         Topics whose judgments hold no relevant document: left out with a warning (``"skip"``,
         as gdeval) or scored (``"keep"``, as trec_eval).
     threads : int, optional
         Numba threads for this call (default: all cores, one for small jobs).
+    names : sequence of str, optional
+        System names, one per run (e.g. for a list of result frames, which are otherwise named
+        ``run0``, ``run1``, ...).
 
     Returns
     -------
@@ -253,7 +323,7 @@ def evaluate(runs, qrels, measures: Sequence = ("nDCG@20", "ERR@20"), *, no_rele
     """
 
     measures = _evaluate_iv(measures, no_relevant, threads)
-    runs = _as_runs(runs)
+    runs = _as_runs(runs, names)
     qrels = _as_qrels(qrels)
     for m in measures:
         _check_err_grades(qrels, m)

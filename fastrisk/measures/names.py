@@ -40,7 +40,9 @@ class MeasureSpec:
     recall level). ``code`` gives the kernel code
     of a parsed `Measure`. ``summary`` is the documentation table's cell, and
     ``definition`` the report's sentence, a template over ``{k}``, ``{rel}``, ``{p}``,
-    ``{gain}``, ``{at}`` and ``{within}``.
+    ``{gain}``, ``{at}`` and ``{within}``. ``aggregate`` is how a system's per-topic values
+    summarise over topics: ``"mean"``, or ``"sum"`` for the counts (NumRet, NumRel, NumQ), as
+    trec_eval's ``all`` line, ir_measures' ``calc_aggregate`` and PyTerrier sum them.
     """
 
     family: str
@@ -51,6 +53,7 @@ class MeasureSpec:
     trec_eval: str
     summary: str
     definition: str
+    aggregate: str = "mean"
 
 
 def _ndcg_code(m) -> int:
@@ -138,12 +141,13 @@ MEASURES: dict[str, MeasureSpec] = {s.family: s for s in (
     MeasureSpec("NumRet", ("numret", "numrelret"), frozenset({"rel"}), "none",
                 lambda m: _km.NUM_REL_RET if m.relevant_only else _km.NUM_RET, "num_ret, num_rel_ret",
                 "documents retrieved (``rel=r``: relevant documents retrieved)",
-                "number of documents retrieved{relevant_only} (trec_eval num_ret, num_rel_ret)"),
+                "number of documents retrieved{relevant_only} (trec_eval num_ret, num_rel_ret)", "sum"),
     MeasureSpec("NumRel", ("numrel",), frozenset({"rel"}), "none", lambda m: _km.NUM_REL, "num_rel",
                 "R, the relevant documents in the qrels",
-                "R, the number of " + _REL + " in the qrels (trec_eval num_rel)"),
+                "R, the number of " + _REL + " in the qrels (trec_eval num_rel)", "sum"),
     MeasureSpec("NumQ", ("numq",), frozenset(), "none", lambda m: _km.NUM_Q, "num_q",
-                "1 per scored topic (its sum is the number of topics)", "1 for every scored topic (trec_eval num_q)"),
+                "1 per scored topic (its sum is the number of topics)", "1 for every scored topic (trec_eval num_q)",
+                "sum"),
 )}
 
 _SPELLINGS = {sp: s.family for s in MEASURES.values() for sp in s.spellings}
@@ -199,6 +203,16 @@ class Measure:
     @property
     def spec(self) -> MeasureSpec:
         return MEASURES[self.family]
+
+    @property
+    def aggregate(self) -> str:
+        """``"sum"`` for a count (NumRet, NumRel, NumQ: trec_eval sums them over topics), else ``"mean"``."""
+        return self.spec.aggregate
+
+    def summarise(self, values, axis: int = -1):
+        """The per-system summary of per-topic ``values`` along ``axis``: their sum for a count,
+        else their mean (trec_eval's ``all`` line; ``NumQ`` sums to the number of topics)."""
+        return values.sum(axis=axis) if self.aggregate == "sum" else values.mean(axis=axis)
 
     @property
     def code(self) -> int:
@@ -375,11 +389,20 @@ def parse_measure(measure) -> Measure:
     ``nDCG(dcg='exp-log2')@20``, ``Bpref``, ``SetF(beta=0.5)``, ``IPrec@0.5``,
     ``AP(judged_only=True)``) and trec_eval names as ir_measures reads them (``map``,
     ``P_10``, ``ndcg_cut_20``, ``recip_rank``, ``Rprec``, ``recall_100``, ``bpref``,
-    ``success_10``, ``set_F_0.5``, ``iprec_at_recall_0.50``, ``num_rel_ret``).
+    ``success_10``, ``set_F_0.5``, ``iprec_at_recall_0.50``, ``num_rel_ret``), ir_measures'
+    measure objects (``from ir_measures import nDCG; nDCG@10``) and ``Metric`` tuples by their
+    canonical name, and ranx's metric names where a fastrisk measure computes ranx's definition
+    (``ranx.metrics``): ``precision@k`` = P@k, ``precision`` = SetP, ``recall@k`` = R@k,
+    ``recall`` = SetR, ``hit_rate@k`` = Success@k, ``r-precision`` = Rprec, ``mrr[@k]`` = RR[@k],
+    ``map[@k]`` = AP[@k], ``ndcg[@k]`` = nDCG[@k] (linear gain), ``ndcg_burges@k`` =
+    nDCG(dcg='exp-log2')@k, and ``-l<r>`` = ``rel=r``. ranx's ``hits``, ``f1``, ``dcg``,
+    ``dcg_burges``, ``rbp.95`` (graded), ``ndcg-l2`` and ``bpref-l2`` (negative grades and
+    lower levels count as judged non-relevant) are refused with the reason; plain ``bpref`` is
+    trec_eval's.
 
     Parameters
     ----------
-    measure : str or Measure
+    measure : str or Measure or ir_measures measure
         The name.
 
     Returns
@@ -402,11 +425,87 @@ def parse_measure(measure) -> Measure:
     if isinstance(measure, Measure):
         return measure
     if not isinstance(measure, str):
-        raise InputError(f"`measure` must be a string such as 'nDCG@20', got {type(measure).__name__}")
+        measure = _ir_measures_name(measure)
     trec = _trec_eval(measure)
     if trec is not None:
         return trec
+    ranx = _ranx(measure)
+    if ranx is not None:
+        return ranx
     return _parse_ir(measure, measure)
+
+
+def _ir_measures_name(obj) -> str:
+    """The canonical name of an ir_measures measure object (``nDCG@10``, ``P(rel=2)@5``) or of
+    the measure of an ir_measures ``Metric`` tuple (``Metric(query_id, measure, value)``)."""
+    mod = type(obj).__module__ or ""
+    if mod.startswith("ir_measures") and hasattr(obj, "measure") and hasattr(obj, "query_id"):
+        obj = obj.measure  # a Metric tuple: its measure
+        mod = type(obj).__module__ or ""
+    if mod.startswith("ir_measures") and hasattr(obj, "NAME"):
+        return str(obj)
+    try:
+        shown = repr(obj)
+    except Exception:  # noqa: BLE001 - any object may be passed; its type is named instead
+        shown = "?"
+    raise InputError(f"`measure` must be a name such as 'nDCG@20', an ir_measures measure (nDCG@10) or an "
+                     f"ir_measures Metric, got {type(obj).__name__} {shown[:60]}")
+
+
+#: ranx's metric names (``ranx.metrics.metric_switch``, ``meta.evaluate.extract_metric_and_params``:
+#: ``name[@k][-l<rel>]``, RBP ``rbp.95``) -> the fastrisk family whose definition equals ranx's code,
+#: with the rule for a missing k; None: refused, with why.
+_RANX = re.compile(r"^(bpref-l[0-9]+|hits|hit_rate|precision|recall|f1|r-precision|mrr|map|dcg|dcg_burges|ndcg|ndcg_burges|bpref|"
+                   r"rbp\.[0-9]+)(?:@([0-9]+))?(?:-l([0-9]+))?$")
+_RANX_FAMILY = {"precision": ("P", "SetP"), "recall": ("R", "SetR"), "hit_rate": ("Success", None),
+                "r-precision": (None, "Rprec"), "mrr": ("RR", "RR"), "map": ("AP", "AP"), "ndcg": ("nDCG", "nDCG"),
+                "ndcg_burges": ("nDCG(dcg='exp-log2')", None), "bpref": (None, "Bpref")}
+_RANX_REFUSED = {
+    "hits": "ranx's hits is a count of relevant documents in the top k, not a fastrisk measure (P@k is hits / k)",
+    "f1": "ranx's f1@k (F1 of precision and recall at k) is not a fastrisk measure (SetF is the unranked set F)",
+    "dcg": "ranx's dcg is not normalised; fastrisk computes nDCG (ranx's ndcg)",
+    "dcg_burges": "ranx's dcg_burges is not normalised; fastrisk computes nDCG(dcg='exp-log2')@k (ranx's "
+                  "ndcg_burges@k)",
+    "bpref": "ranx's bpref counts a negative grade as judged non-relevant (and a grade below the level as "
+             "non-relevant at -l2), where trec_eval's bpref (fastrisk's Bpref) reads a negative grade as pooled but "
+             "unjudged; on qrels without negative grades Bpref equals ranx's bpref",
+    "rbp": "ranx's rbp weights each document by its grade; fastrisk's RBP (ir_measures', Moffat & Zobel) is binary "
+           "at grade >= rel: write RBP(rel=1,p=0.8) if that is what you mean",
+}
+
+
+def _ranx(measure: str) -> Measure | None:
+    """A ranx metric name (``precision@10``, ``recall@100``, ``r-precision``, ``hit_rate@10``,
+    ``mrr``, ``map@100``, ``ndcg@10``, ``ndcg_burges@10``, a ``-l2`` relevance-level
+    suffix; ``rbp.95``, and not ``rbp@k``, which is ir_measures' RBP@k) as the fastrisk measure that computes ranx's definition, or None if ``measure`` is not
+    in ranx's syntax. ranx's names without an equal fastrisk measure are refused, saying why."""
+    m = _RANX.match(measure.strip())
+    if m is None:
+        return None
+    name, k, rel = m.group(1), m.group(2), m.group(3)
+    if name.startswith("rbp."):  # ranx's persistence form; ``rbp@k`` stays ir_measures' RBP@k
+        name = "rbp"
+    if name.startswith("bpref"):  # plain ``bpref`` is trec_eval's name (read above); ``bpref-l2`` is ranx's
+        name = "bpref"
+    if name in _RANX_REFUSED:
+        raise InputError(f"measure {measure!r} (ranx) is not computed by fastrisk: {_RANX_REFUSED[name]}")
+    with_k, without_k = _RANX_FAMILY[name]
+    family = with_k if k is not None else without_k
+    if family is None:
+        raise InputError(f"measure {measure!r} (ranx): " + (
+            "ranx's hit_rate needs a cutoff in fastrisk, e.g. hit_rate@10 (Success@10)" if name == "hit_rate" else
+            f"ranx's {name} takes no cutoff" if k is not None else
+            "ranx's ndcg_burges without a cutoff has no fastrisk equal; give one, e.g. ndcg_burges@10"))
+    if k is not None and int(k) < 1:
+        raise InputError(f"measure {measure!r}: the cutoff after '@' must be a positive integer")
+    if rel is not None and int(rel) != 1:
+        if name in ("ndcg", "ndcg_burges"):
+            raise InputError(f"measure {measure!r} (ranx): ranx's {name} at relevance level {rel} removes documents "
+                             "graded below it from the gains and the ideal; fastrisk's nDCG has no such level")
+        if int(rel) < 1:
+            raise InputError(f"measure {measure!r}: the relevance level after '-l' must be a positive integer")
+        family = (family[:-1] + f",rel={rel})") if family.endswith(")") else f"{family}(rel={rel})"
+    return _parse_ir(family + (f"@{int(k)}" if k is not None else ""), measure)
 
 
 def _parse_ir(text: str, measure: str, suggest: bool = True) -> Measure:

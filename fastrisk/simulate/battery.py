@@ -52,7 +52,6 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
 
 from __future__ import annotations
 
-import functools
 import numbers
 from dataclasses import dataclass
 from typing import ClassVar
@@ -66,6 +65,9 @@ from fastrisk._kernels import crn as _crn
 from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import SeedLike
+from fastrisk._runtime.ranktests import WILCOXON_EXACT_MAX
+from fastrisk._runtime.ranktests import sign_p as _sign_p
+from fastrisk._runtime.ranktests import wilcoxon_p as _wilcoxon_p
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.core.batch import Stack, stack
@@ -78,13 +80,6 @@ TAILS = ("two-sided", "less", "greater")
 #: `flip_units32`): the counts of the float64 products bit for bit. False: the float64 products
 #: only (the benchmarks' peer).
 SINGLE_PRODUCTS = True
-#: Largest n with the exact Wilcoxon distribution (as R and scipy).
-WILCOXON_EXACT_MAX = 50
-
-
-@functools.lru_cache(maxsize=1)
-def _wilcoxon_cdf():
-    return _k.wilcoxon_cdf_table(WILCOXON_EXACT_MAX)
 
 
 @dataclass(frozen=True, repr=False)
@@ -435,58 +430,3 @@ def _t_tails(t, df):
     return out
 
 
-def _binomial_cdf(k: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """P(X <= k) for X ~ Binomial(n, 1/2) (exact, scipy's bdtr; 1 for k >= n), for each pair:
-    computed once per distinct (n, k), so memory and time grow with the trials, never with
-    n^2 (a table over 0..max n took (n + 1)^2 doubles: 3.2 GiB at 20,000 topics)."""
-    key = n.astype(np.int64) * (int(n.max(initial=0)) + 1) + np.minimum(k, n)
-    uniq, inverse = np.unique(key, return_inverse=True)
-    un, uk = np.divmod(uniq, int(n.max(initial=0)) + 1)
-    return np.where(uk >= un, 1.0, special.bdtr(uk, un, 0.5))[inverse.reshape(-1)].reshape(k.shape)
-
-
-def _wilcoxon_p(w, n, ties, nzero, correction, exact_max=WILCOXON_EXACT_MAX):
-    """p-values (K, 3) of the signed-rank statistic W+ ``w`` over ``n`` non-zero differences
-    (tie term ``ties``, ``nzero`` zeros): exact table (n <= ``exact_max``) or tie-corrected normal."""
-    ni = n.astype(np.int64)
-    exact = (ni <= exact_max) & (ties == 0) & (nzero == 0) & (ni > 0)
-    out = np.full((len(w), 3), np.nan)
-    if exact.any():
-        table = _wilcoxon_cdf()
-        we, ne = w[exact], ni[exact]
-        lo = np.ceil(we).astype(np.int64)
-        hi = np.floor(we).astype(np.int64)
-        p_less = table[ne, lo]
-        p_greater = np.where(hi > 0, 1.0 - table[ne, np.maximum(hi - 1, 0)], 1.0)
-        out[exact, 1] = p_less
-        out[exact, 2] = p_greater
-        out[exact, 0] = np.clip(2 * np.minimum(p_less, p_greater), 0, 1)
-    approx = ~exact & (ni > 0)
-    if approx.any():
-        na, wa = n[approx], w[approx]
-        mn = na * (na + 1) / 4
-        sigma = np.sqrt((na * (na + 1) * (2 * na + 1) - ties[approx] / 2) / 24)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = (wa - mn) / sigma
-            if correction:
-                zg = z - 0.5 / sigma
-                zl = z + 0.5 / sigma
-                z2 = z - np.sign(z) * 0.5 / sigma
-            else:
-                zg = zl = z2 = z
-        out[approx, 2] = special.ndtr(-zg)
-        out[approx, 1] = special.ndtr(zl)
-        out[approx, 0] = np.minimum(1.0, 2 * np.minimum(special.ndtr(-z2), special.ndtr(z2)))
-    return out
-
-
-def _sign_p(k, n):
-    """Exact binomial p-values (K, 3) of k successes in n fair trials (NaN for n = 0)."""
-    k = k.astype(np.int64)
-    n = n.astype(np.int64)
-    p_less = _binomial_cdf(k, n)
-    p_greater = _binomial_cdf(n - k, n)  # P(X >= k) = P(X <= n - k) by symmetry
-    two = np.minimum(1.0, 2 * np.minimum(p_less, p_greater))
-    out = np.stack([two, p_less, p_greater], axis=-1)
-    out[n == 0] = np.nan
-    return out

@@ -103,12 +103,14 @@ def read_qrels(path) -> Qrels:
     line. Blank lines and ``#`` comment lines are skipped, as trec_eval does. ``path`` may
     also be a saved Qrels (`Qrels.save`) or an in-memory source (a frame with columns
     ``qid, docno, label``, ``{qid: {docno: grade}}``, an ir_datasets qrels iterable, a ranx
-    ``Qrels``): see `fastrisk.data.runs.sources.qrels_from`.
+    ``Qrels``): see `fastrisk.data.runs.sources.qrels_from`; or an ir_datasets id whose qrels are
+    in its local cache (``"antique/test"``, PyTerrier's ``"irds:antique/test"``; see
+    `fastrisk.data.runs.sources.qrels_from_dataset`).
 
     Parameters
     ----------
     path : str or os.PathLike or Qrels or an in-memory source
-        The qrels file (plain or compressed) or another source of judgments.
+        The qrels file (plain or compressed), an ir_datasets id, or another source of judgments.
 
     Returns
     -------
@@ -136,6 +138,8 @@ def read_qrels(path) -> Qrels:
         return sources.qrels_from(path)
     if not isinstance(path, (str, os.PathLike)):
         raise InputError(f"`qrels` must be a path or an in-memory qrels source, got {type(path).__name__}")
+    if sources.dataset_id(path) is not None:
+        return sources.qrels_from_dataset(path)
     path = Path(path)
     if not path.is_file():
         raise InputError(not_a_regular_file(path) or f"qrels file {str(path)!r} does not exist")

@@ -4,10 +4,14 @@ Runs: a pandas/polars DataFrame or Arrow table with PyTerrier's columns ``qid, d
 score`` (``rank`` is ignored; a ``system``/``run_id``/``name`` column splits several systems),
 a ``{name: frame}`` mapping, pytrec_eval-style dicts (``{qid: {docno: score}}`` for one run,
 ``{name: {qid: {docno: score}}}`` for several), ranx ``Run`` objects, or a list of these.
-Qrels: a frame with ``qid, docno, label`` (or ir_datasets' ``query_id, doc_id, relevance``),
-``{qid: {docno: grade}}``, an ir_datasets qrels iterable (``dataset.qrels_iter()``), or a ranx
-``Qrels``. Topic and document ids are read as strings. Bad input raises
-`InputError` naming the system and the row.
+ranx's frames (``Run.to_dataframe()``: ``q_id, doc_id, score``) are read as they are.
+Qrels: a frame with ``qid, docno, label`` (or ir_datasets' ``query_id, doc_id, relevance``, or
+ranx's ``q_id, doc_id, score``, where ``score`` is the grade), ``{qid: {docno: grade}}``, an
+ir_datasets qrels iterable (``dataset.qrels_iter()``), a ranx ``Qrels``, or an ir_datasets id
+(``"antique/test"``, PyTerrier's ``"irds:antique/test"``) whose qrels are in ir_datasets' local
+cache (`qrels_from_dataset`). `scores_from_pytrec_eval` turns pytrec_eval's results
+(``{qid: {measure: value}}`` per run) into score arrays. Topic and document ids are read as
+strings. Bad input raises `InputError` naming the system and the row.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from fastrisk.data.runs.qrelsfile import qrels_from_columns
 from fastrisk.data.runs.runfile import run_from_columns
 from fastrisk.errors import InputError
 
-__all__ = ["qrels_from", "runs_from"]
+__all__ = ["qrels_from", "qrels_from_dataset", "runs_from", "scores_from_pytrec_eval"]
 
-_QID = ("qid", "query_id", "topic")
+_QID = ("qid", "query_id", "q_id", "topic")
 _DOCNO = ("docno", "doc_id", "docid")
 _SCORE = ("score",)
-_LABEL = ("label", "relevance", "grade", "rel")
+_LABEL = ("label", "relevance", "grade", "rel", "score")  # "score": ranx's Qrels.to_dataframe()
 _SYSTEM = ("system", "run_id", "run", "name")
 
 
@@ -205,3 +209,121 @@ def qrels_from(source):
     if grade.null_count:
         raise InputError("qrels: the label column has missing values")
     return Qrels.from_rows(*qrels_from_columns(label, topics, docs, grade.to_numpy(zero_copy_only=False)))
+
+
+# ---------------------------------------------------------------------------- ir_datasets ids
+IRDS_PREFIX = "irds:"
+
+
+def dataset_id(obj) -> str | None:
+    """The ir_datasets id ``obj`` names: ``"irds:<id>"`` (PyTerrier's prefix) always, a bare
+    ``"<id>"`` when it is not a path on disk and ir_datasets (installed) registers it; else None."""
+    if not isinstance(obj, str):
+        return None
+    if obj.startswith(IRDS_PREFIX):
+        return obj[len(IRDS_PREFIX):]
+    if "/" not in obj or os.path.exists(obj):
+        return None
+    try:
+        import ir_datasets  # optional and slow to import (~0.5 s): only for a string that is no file
+    except ImportError:
+        return None
+    return obj if obj in ir_datasets.registry else None
+
+
+def _download_cached(dlc, depth: int = 0) -> bool | None:
+    """Whether an ir_datasets download object's file is on disk (its ``_cache_path`` or
+    ``_path``; wrappers' ``_streamer``/``_dlc`` followed); None when that cannot be told."""
+    if dlc is None or depth > 8:
+        return None
+    for attr in ("_cache_path", "_path"):
+        path = getattr(dlc, attr, None)
+        if isinstance(path, (str, os.PathLike)):
+            return os.path.exists(path)
+    for attr in ("_streamer", "_dlc", "dlc"):
+        inner = getattr(dlc, attr, None)
+        if inner is not None:
+            return _download_cached(inner, depth + 1)
+    return None
+
+
+def qrels_from_dataset(name: str):
+    """The qrels of ir_datasets' dataset ``name`` (``"irds:"`` prefix allowed), read from its local
+    cache: an `InputError` naming the id and how to download it when they are not there (fastrisk
+    never downloads), or when ir_datasets is not installed or does not know the id."""
+    ident = name[len(IRDS_PREFIX):] if name.startswith(IRDS_PREFIX) else name
+    try:
+        import ir_datasets  # optional dependency, imported only when a dataset id is given
+    except ImportError:
+        raise InputError(f"qrels {name!r} looks like an ir_datasets id, but ir_datasets is not installed "
+                         "(pip install ir_datasets)") from None
+    if ident not in ir_datasets.registry:
+        raise InputError(f"qrels {name!r}: ir_datasets knows no dataset {ident!r} (and no such file exists)")
+    dataset = ir_datasets.load(ident)
+    if not dataset.has_qrels():
+        raise InputError(f"qrels {name!r}: ir_datasets' dataset {ident!r} has no qrels")
+    handler = dataset.qrels_handler()
+    cached = _download_cached(getattr(handler, "_qrels_dlc", None))
+    if not cached:
+        why = "are not in ir_datasets' local cache" if cached is False else "cannot be found in a local cache"
+        raise InputError(f"qrels {name!r}: the qrels of ir_datasets' {ident!r} {why} ({ir_datasets.util.home_path()}) "
+                         f"and fastrisk does not download; on a machine with network run `ir_datasets export "
+                         f"{ident} qrels > qrels.txt` and pass that file, or call "
+                         f"ir_datasets.load({ident!r}).qrels_iter() once to fill the cache")
+    return qrels_from(dataset.qrels_iter())
+
+
+# ---------------------------------------------------------------------------- pytrec_eval results
+def scores_from_pytrec_eval(results, names=None):
+    """pytrec_eval's per-topic results as score arrays.
+
+    ``results``: one run's ``RelevanceEvaluator.evaluate`` output ``{qid: {measure: value}}``, a
+    ``{name: {qid: {measure: value}}}`` mapping, or a list of the former (named by ``names``, else
+    ``run0``, ``run1``, ...). Every run must report the same topics and measures.
+
+    Returns ``(measures, systems, topics, values)`` with ``values[measure, system, topic]``;
+    measures and topics in the order of the first run.
+    """
+    if isinstance(results, Mapping) and results and all(
+            isinstance(v, Mapping) and all(not isinstance(x, Mapping) for x in v.values()) for v in results.values()):
+        results = [results]  # one run: {qid: {measure: value}}
+    if isinstance(results, Mapping):
+        keys, runs = [str(k) for k in results], list(results.values())
+    elif isinstance(results, (list, tuple)):
+        keys, runs = [f"run{i}" for i in range(len(results))], list(results)
+    else:
+        raise InputError(f"`results` must be pytrec_eval results ({{qid: {{measure: value}}}} per run), got "
+                         f"{type(results).__name__}")
+    if names is not None:
+        names = [str(n) for n in names]
+        if len(names) != len(runs):
+            raise InputError(f"`names` has {len(names)} entries for {len(runs)} runs of pytrec_eval results")
+        keys = names
+    if not runs:
+        raise InputError("`results` holds no run")
+    first = runs[0]
+    if not isinstance(first, Mapping) or not first:
+        raise InputError(f"pytrec_eval results of {keys[0]!r}: expected {{qid: {{measure: value}}}} with at least "
+                         "one topic")
+    topics = [str(q) for q in first]
+    measures = list(next(iter(first.values())))
+    values = np.empty((len(measures), len(runs), len(topics)))
+    for s, (key, run) in enumerate(zip(keys, runs)):
+        if not isinstance(run, Mapping) or {str(q) for q in run} != set(topics):
+            got = set(map(str, run)) if isinstance(run, Mapping) else set()
+            raise InputError(f"pytrec_eval results of {key!r}: topics differ from {keys[0]!r}'s "
+                             f"(missing {sorted(set(topics) - got)[:5]}, extra {sorted(got - set(topics))[:5]})")
+        by_topic = {str(q): v for q, v in run.items()}
+        for t, q in enumerate(topics):
+            row = by_topic[q]
+            if not isinstance(row, Mapping):
+                raise InputError(f"pytrec_eval results of {key!r}, topic {q!r}: expected {{measure: value}}")
+            for i, m in enumerate(measures):
+                try:
+                    values[i, s, t] = float(row[m])
+                except KeyError:
+                    raise InputError(f"pytrec_eval results of {key!r}, topic {q!r}: no measure {m!r}") from None
+                except (TypeError, ValueError):
+                    raise InputError(f"pytrec_eval results of {key!r}, topic {q!r}, measure {m!r}: not a "
+                                     "number") from None
+    return measures, keys, topics, values
