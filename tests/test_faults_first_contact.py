@@ -76,7 +76,7 @@ def test_alpha_values_separated_by_spaces_say_they_are_comma_separated(capsys, c
 def test_did_you_mean_for_commands_options_and_measures(capsys):
     assert _error(capsys, "rsik", MATRIX).endswith("invalid choice: 'rsik' (choose from 'risk', 'info', 'demo', "
                                                    "'table', 'pca', 'zrisk', 'bootstrap', 'test', 'evaluate', "
-                                                   "'pool-bias', 'agree', 'report', 'sweep', 'simulate', 'ltr', "
+                                                   "'compare', 'pool-bias', 'agree', 'report', 'sweep', 'simulate', 'ltr', "
                                                    "'warmup', 'meta'); "
                                                    "did you mean 'risk'?")
     assert _error(capsys, "risk", MATRIX, "--baseline", "run1", "--alhpa", "1") == (
