@@ -132,3 +132,23 @@ def test_errors_suggest_only_what_helps_in_cli_spelling(small, cache, capsys):
     assert main(["simulate", "type1", small, "--tests", "nope", *base]) == 2
     err = capsys.readouterr().err
     assert "--tests: 'nope'" in err and "`tests`" not in err and "--trisk-alpha" in err
+
+
+@pytest.mark.slow
+def test_a_risk_test_alone_with_no_calibratable_pair_is_named(tmp_path, cache, capsys):
+    """``--tests trisk@1e+06`` exited with "a sweep grid needs at least one experiment"."""
+    path = tmp_path / "tiny.parquet"
+    write_matrix(_matrix(13), path)  # 13 runs: the study keeps 11, enough for the risk nulls' pairs
+    base = ["simulate", "type1", str(path), "--trisk-alpha", "1e6", "--topics", "10", "--trials", "50",
+            "--replicates", "0", "--seed", "1", "--quiet", "--format", "csv", "--cache", cache]
+    assert main([*base, "--tests", "trisk@1e+06"]) == 2
+    err = capsys.readouterr().err
+    assert "sweep grid" not in err
+    assert re.search(r"trisk@1e\+06: no pair of runs of .*tiny.parquet could be calibrated to its own null "
+                     r"URisk_1e\+06 = 0 \(\d+ pair\(s\) tried failed", err), err
+    assert "--trisk-alpha" in err and "`trisk_alpha`" not in err
+    assert main([*base, "--tests", "t,trisk@1e+06"]) == 0  # beside a test that runs: NaN, n = 0, as documented
+    out, err = capsys.readouterr()
+    rows = pd.read_csv(io.StringIO(out))
+    assert rows[rows.test == "trisk@1e+06"].n.eq(0).all() and rows[rows.test == "trisk@1e+06"].rate.isna().all()
+    assert re.search(r"trisk@1e\+06\s+n=0\s+no trials", err), err
