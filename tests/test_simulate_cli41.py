@@ -152,3 +152,22 @@ def test_a_risk_test_alone_with_no_calibratable_pair_is_named(tmp_path, cache, c
     rows = pd.read_csv(io.StringIO(out))
     assert rows[rows.test == "trisk@1e+06"].n.eq(0).all() and rows[rows.test == "trisk@1e+06"].rate.isna().all()
     assert re.search(r"trisk@1e\+06\s+n=0\s+no trials", err), err
+
+
+def test_progress_goes_to_stderr_outside_a_terminal_unless_quiet(small, cache, capsys):
+    """``simulate type1 ... --out F`` outside a terminal printed nothing for minutes."""
+    code, _, err = _type1_cli(small, cache, capsys)  # --quiet
+    assert code == 0 and "fit:" not in err and "sweep:" not in err and "ETA" not in err
+    argv = ["simulate", "type1", small, "--no-risk-nulls", "--topics", "10", "--replicates", "0", "--trials", "200",
+            "--tests", "t", "--seed", "1", "--format", "csv", "--cache", cache]
+    assert main(argv) == 0
+    err = capsys.readouterr().err  # captured: not a terminal, so plain lines
+    assert re.search(r"type1: fit: the models of 1 collection\(s\) of err20", err), err
+    assert re.search(r"type1: simulate: \d+ group\(s\) of trials .* of 200 trials each", err), err
+    assert re.search(r"^sweep: 200/200 trial, ETA 0 s$", err, re.M), err
+    assert "\r" not in err
+    argv = ["simulate", "topics", small, "--test", "t", "--trials", "20", "--max-topics", "4", "--power", "0.01",
+            "--cache", cache, "--format", "csv"]
+    main(argv)
+    err = capsys.readouterr().err
+    assert "topics: fit:" in err and "topics: simulate 20 trials at n = " in err, err

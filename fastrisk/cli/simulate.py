@@ -48,7 +48,8 @@ def _options(args, paper: bool = False, executor=None) -> tuple:
                         shared_resamples=args.shared_resamples or False)
     selection = TestSelection(tests=tests, trisk_alpha=_trisk_alpha(args), min_diff=args.min_diff,
                               risk_nulls=not args.no_risk_nulls)
-    execution = Execution(executor=executor, progress=False if args.quiet else None, cache=args.cache,
+    # progress on stderr unless --quiet: a bar on a terminal, a line every 10 s into a log or a pipe
+    execution = Execution(executor=executor, progress=not args.quiet, cache=args.cache,
                           ties_seed=args.ties_seed, resume=args.resume,
                           out=args.checkpoint if args.study in _STUDIES else None)
     return sampling, selection, execution
@@ -381,6 +382,9 @@ def register(sub) -> None:
                         "--trials a job must be a multiple)")
     p.add_argument("--processes", type=int, metavar="N", help="run the jobs in N worker processes")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT, or local:N)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (by default each stage, fit, calibrate, simulate, is named with its "
+                        "counts, and the simulation shows trials done and an ETA: a bar on a terminal, a line "
+                        "every 10 s otherwise)")
     add_format_options(p)
     p.set_defaults(func=_cmd_simulate)

@@ -253,7 +253,9 @@ def topics(collections=None, *, measure=None, test: str = "t", significance: flo
     replicates = _topics_iv(test, significance, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
                             max_topics)
     key, items = _s.load_collections(measure, collections)
-    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
+    _s._stage(progress, f"topics: fit: the models of {len(items)} collection(s) of {key} (cached ones are read)")
+    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed,
+                                progress=progress)  # once for all n
     # the battery's TRisk only at the planned test's alpha (its trials and p-values are the same); `tests=`
     # simulates only the planned test's group of trials and calibrates only its null
     _, a = _bt.lookup(test)  # a family's test (trisk@A, bootstrap_risk@A): its alpha
@@ -264,6 +266,7 @@ def topics(collections=None, *, measure=None, test: str = "t", significance: flo
 
     def at(n: int) -> float:
         if n not in points:
+            _s._stage(progress, f"topics: simulate {trials} trials at n = {n} topics")
             r = _s._run(("power",), key, n, deltas=[delta], sampling=Sampling(trials, replicates, seed),
                         selection=TestSelection(tests=(test,), trisk_alpha=plan_alpha, min_diff=min_diff,
                                                   significance=[significance]),

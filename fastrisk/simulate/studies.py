@@ -50,6 +50,7 @@ import atexit
 import gc
 import json
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ from fastrisk._kernels import simulate as _k
 from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import atomic_open
+from fastrisk._runtime.progress import stderr_is_terminal
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array, param
@@ -674,7 +676,9 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     mode = modes[0]
     key, items = load_collections(measure, collections)
     names = tuple(items)
-    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
+    if fitted is None:
+        _stage(progress, f"{mode}: fit: the models of {len(names)} collection(s) of {key} (cached ones are read)")
+    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed, progress=progress)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
     tokens = [_token(f) for f in fit_list]
@@ -689,6 +693,10 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     if mode != "type1" and own:
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
+    if risk_nulls:
+        _stage(progress, f"{mode}: calibrate: {len(risk_nulls)} risk null(s) ({', '.join(n.name for n in risk_nulls)}) "
+                         f"x {len(fit_list)} collection(s) x {1 if mode == 'type1' else len(deltas)} target(s) "
+                         "(cached calibrations are read)")
     prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
     for null in [None, *risk_nulls] if own else risk_nulls:
         seed = _group_seed(study_seed, null)
@@ -731,6 +739,8 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     table = _finished(out, grid) if resume else None
     if table is None:
         trials_of = ("trial", lambda job: min(job.params["step"], job.params["count"] - job.params["lo"]))
+        _stage(progress, f"{mode}: simulate: {len(experiments)} group(s) of trials (collection, effect size, null) "
+                         f"of {int(trials)} trials each")
         res = sweep(grid, executor=executor, progress=progress, out=out, resume=resume, progress_unit=trials_of)
         if not res.complete:
             raise InputError(f"{res.n_missing} of {res.n_jobs} simulation job(s) were lost with their workers "
@@ -759,6 +769,13 @@ def _uncalibrated_message(uncalibrated, trisk_alpha, tests, fits, skipped) -> st
                      f"margin cannot be transformed that far)")
     return ("nothing to simulate: " + "; ".join(parts) + ". Pick another test or risk alpha (e.g. `trisk_alpha` "
             "1 or 5), or other collections")
+
+
+def _stage(progress, text: str) -> None:
+    """A stage line (fit, calibrate, simulate) on standard error when progress is shown
+    (``progress`` True, or None on a terminal; `fastrisk._runtime.progress`)."""
+    if progress or (progress is None and stderr_is_terminal()):
+        print(text, file=sys.stderr, flush=True)
 
 
 def shared_size(shared_resamples, chunk) -> int:
