@@ -171,3 +171,23 @@ def test_progress_goes_to_stderr_outside_a_terminal_unless_quiet(small, cache, c
     main(argv)
     err = capsys.readouterr().err
     assert "topics: fit:" in err and "topics: simulate 20 trials at n = " in err, err
+
+
+def test_topics_help_is_its_own_and_lists_the_registry(capsys):
+    """``simulate topics --help`` omitted trisk_smooth and bootstrap_risk@A, described the old
+    search and showed other subcommands' text."""
+    from fastrisk._runtime import battery_tests
+
+    with pytest.raises(SystemExit):
+        main(["simulate", "topics", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for b in battery_tests.BATTERY.values():
+        assert (f"{b.name}@A" if b.family else b.name) in text
+    assert "regula falsi" in text and "doubling, then bisection" not in text
+    for other in ("grid", "type1", "power / type3", "fit:", "--no-risk-nulls", "--alpha "):
+        assert other not in text, other
+
+
+def test_no_risk_nulls_is_refused_where_it_cannot_help(small, cache, capsys):
+    assert main(["simulate", "topics", small, "--no-risk-nulls", "--quiet", "--cache", cache]) == 2
+    assert "--no-risk-nulls is an option of simulate type1, power, type3 and grid" in capsys.readouterr().err

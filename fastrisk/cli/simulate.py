@@ -105,6 +105,9 @@ def _simulate(args) -> int:
         raise InputError("--paper-size is an option of simulate grid")
     if args.study not in ("grid", *_STUDIES) and args.tests:
         raise InputError("--tests is an option of simulate type1, power, type3 and grid")
+    if args.study in ("topics", "fit") and args.no_risk_nulls:
+        raise InputError(f"--no-risk-nulls is an option of simulate type1, power, type3 and grid (simulate "
+                         f"{args.study} {'plans one test' if args.study == 'topics' else 'calibrates nothing'})")
     if args.study != "grid" and args.paper_tests:
         raise InputError("--paper-tests is an option of simulate grid")
     if args.alpha is not None:  # the old spelling: --alpha is the risk tests' own alpha in every other command
@@ -241,7 +244,11 @@ ACTIONS = {
     "grid": "The paper's whole grid (--studies x --measures x --topic-sizes): one CSV per cell under --tables "
             "and the long tables.",
     "topics": "Topic-set-size planning: the smallest number of topics at which --test reaches --power against "
-              "an effect --delta, simulated on the collections' fitted models (doubling, then bisection).",
+              "an effect --delta at --significance, simulated on the collections' fitted models; only the planned "
+              "test's trials are simulated (a risk test's on pairs calibrated to its own null), every size on the "
+              "same trials with nested topic sets. Search: sizes guessed from the normal approximation of power "
+              "(growing by at most a doubling) until the target is reached, then regula falsi between the last "
+              "size below and the first above: the answer of doubling and bisection with fewer sizes simulated.",
 }
 #: The actions each option applies to; an option not listed applies to every action.
 _ONLY = {
@@ -253,7 +260,7 @@ _ONLY = {
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
     "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": _STUDIES + ("grid",),
-    "--paper-tests": ("grid",),
+    "--paper-tests": ("grid",), "--no-risk-nulls": _STUDIES + ("grid",),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
     "--test": ("topics",), "--significance": _STUDIES + ("topics",), "--power": ("topics",),
     "--tails": _STUDIES + ("topics",),
@@ -261,10 +268,28 @@ _ONLY = {
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
 }
-#: ``--measure``'s help where it differs from the studies'.
-_MEASURE_HELP = {"fit": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
-                        "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix files "
-                        "that do not name theirs, their measure (any measure on [0, 1])"}
+#: Options' help where an action's differs from the studies' (the action's own text only).
+_ACTION_HELP = {
+    "fit": {"--measure": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
+                         "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix "
+                         "files that do not name theirs, their measure (any measure on [0, 1])"},
+    "topics": {
+        "--measure": "the bundled collections of AP, nDCG@20, ERR@20, P@10 or RR (default AP), or the measure of "
+                     "matrix files that do not name theirs (any measure on [0, 1])",
+        "--trials": "simulated pairs per size searched (default 10000; Monte-Carlo SE <= 0.5 / sqrt(trials))",
+        "--replicates": "resamples per trial of a resampling test (default 1000 if --test needs them, else 0)",
+        "--delta": "the effect size planned for (one; default 0.05; a risk test at A > 0: URisk_A = delta)",
+        "--test": "the test planned for, any of the battery: " + ", ".join(
+            f"{b.name}@A" if b.family else b.name for b in _bt.BATTERY.values()) + " (A among --trisk-alpha; "
+            "default t)",
+        "--significance": "the significance level planned for (default 0.05)",
+        "--tails": "two-sided (default, as Sakai's topic set size design) or one-tailed (H1: e > b)",
+        "--trisk-alpha": "the risk alphas a --test trisk@A or bootstrap_risk@A may name (default 1,5)",
+        "--seed": "study seed, common to every size (default: fresh entropy)",
+        "--plot": "draw power against topics with its 95 %% Wilson band (SVG/PNG/PDF)",
+        "--quiet": "no progress on stderr (by default the fit and each size simulated, with its power)",
+    },
+}
 
 
 def _battery_names() -> str:
@@ -288,8 +313,8 @@ class _ActionHelp(argparse.Action):
                 name = action.option_strings[-1] if action.option_strings else None
                 if name in _ONLY and study not in _ONLY[name]:
                     action.help = argparse.SUPPRESS
-                elif name == "--measure" and study in _MEASURE_HELP:
-                    action.help = _MEASURE_HELP[study]
+                elif name in _ACTION_HELP.get(study, {}):
+                    action.help = _ACTION_HELP[study][name]
                 elif action.dest == "study":
                     action.help = argparse.SUPPRESS
         parser.print_help()
