@@ -105,9 +105,9 @@ def _simulate(args) -> int:
         raise InputError("--paper-size is an option of simulate grid")
     if args.study not in ("grid", *_STUDIES) and args.tests:
         raise InputError("--tests is an option of simulate type1, power, type3 and grid")
-    if args.study in ("topics", "fit") and args.no_risk_nulls:
-        raise InputError(f"--no-risk-nulls is an option of simulate type1, power, type3 and grid (simulate "
-                         f"{args.study} {'plans one test' if args.study == 'topics' else 'calibrates nothing'})")
+    if args.study == "topics" and args.no_risk_nulls:
+        raise InputError("--no-risk-nulls is an option of simulate type1, power, type3 and grid (simulate topics "
+                         "simulates only the test it plans: --test)")
     if args.study != "grid" and args.paper_tests:
         raise InputError("--paper-tests is an option of simulate grid")
     if args.alpha is not None:  # the old spelling: --alpha is the risk tests' own alpha in every other command
@@ -169,7 +169,7 @@ def _fit(args, collections, executor) -> int:
     else:  # every measure's bundled collections in one pass (each name's measure is its suffix): no idle tail per measure
         key, items = None, {n: m for _, group in groups for n, m in group.items()}
     got = fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
-                               progress=False if args.quiet else None, ties_seed=args.ties_seed)
+                               progress=not args.quiet, ties_seed=args.ties_seed)
     took = time.perf_counter() - t0
     rows = [{"collection": n, "measure": f.measure, "support": describe_support(f.measure), "runs": f.n_runs,
              "duplicates": len(f.removed["duplicates"]), "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas),
@@ -260,7 +260,7 @@ _ONLY = {
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
     "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": _STUDIES + ("grid",),
-    "--paper-tests": ("grid",), "--no-risk-nulls": _STUDIES + ("grid",),
+    "--paper-tests": ("grid",), "--no-risk-nulls": _STUDIES + ("grid", "fit"),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
     "--test": ("topics",), "--significance": _STUDIES + ("topics",), "--power": ("topics",),
     "--tails": _STUDIES + ("topics",),
