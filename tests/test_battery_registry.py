@@ -114,7 +114,7 @@ def test_a_test_added_as_one_record_flows_to_the_study_tables_and_figures(toy, t
     tiny = ScoreMatrix(m.values[:4, :20], m.systems[:4], m.topics[:20], m.measure)
     r = fastrisk.simulate.type1(collections={"tiny": tiny}, measure="err20", topics=10, trials=60, replicates=100,
                                 rng=5, risk_nulls=False, tests=("permutation", "mean_flip"), cache=tmp_path,
-                                alphas=(0.05, 0.1))
+                                significance=(0.05, 0.1))
     assert r.tests == ("permutation", "mean_flip")
     np.testing.assert_array_equal(r.rate[:, 1], r.rate[:, 0])
     (table,) = r.tables().values()
@@ -203,9 +203,9 @@ def test_the_options_objects_give_the_keywords_numbers(tmp_path):
     tiny = {"tiny": ScoreMatrix(m.values[:4, :20], m.systems[:4], m.topics[:20], m.measure)}
     kw = dict(collections=tiny, measure="err20", topics=10)
     a = fastrisk.simulate.type1(trials=40, replicates=50, rng=2, risk_nulls=False, tests=("t", "bootstrap"),
-                                alphas=(0.05,), cache=tmp_path, **kw)
+                                significance=(0.05,), cache=tmp_path, **kw)
     b = fastrisk.simulate.type1(sampling=Sampling(trials=40, replicates=50, rng=2),
-                                selection=TestSelection(tests=("t", "bootstrap"), risk_nulls=False, alphas=(0.05,)),
+                                selection=TestSelection(tests=("t", "bootstrap"), risk_nulls=False, significance=(0.05,)),
                                 execution=Execution(cache=tmp_path), **kw)
     np.testing.assert_array_equal(a.rate, b.rate)
     assert a.tests == b.tests and a.seed == b.seed

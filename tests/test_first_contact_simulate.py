@@ -88,7 +88,7 @@ def test_a_table_failure_does_not_cost_the_study(two_deltas, tmp_path, capsys, m
     code = main(["simulate", "power", "--collections", "web2013_err20", "--delta", "0.011,0.014", "--quiet",
                  "--tables", str(blocker / "tables"), "--format", "csv", "--out", str(out)])
     assert code != 0
-    assert out.exists() and out.read_text().startswith("delta,test,hypothesis,tails,alpha,study")
+    assert out.exists() and out.read_text().startswith("delta,test,hypothesis,tails,significance,study")
     assert str(blocker) in capsys.readouterr().err
 
 

@@ -193,7 +193,7 @@ def test_unseen_collection_fit_type1_power_topics(trec2012, synthetic, capsys):
             for m in fit.margins:
                 np.testing.assert_array_equal(m.points, np.arange(6) / 5)  # sampled on the lattice only
         t1 = type1(collections=[str(file)], topics=50, trials=1000, replicates=0, rng=1, cache=cache,
-                   alphas=[0.05], progress=False, risk_nulls=False)  # type I pairs: any two of the 7 runs
+                   significance=[0.05], progress=False, risk_nulls=False)  # type I pairs: any two of the 7 runs
         assert t1.measure == key
         k = t1.tests.index("t")
         assert abs(t1.rate[0, k, 1, 0] - 0.05) < 4 * np.sqrt(0.05 * 0.95 / 1000)  # t is valid here
@@ -207,10 +207,10 @@ def test_unseen_collection_fit_type1_power_topics(trec2012, synthetic, capsys):
         fit = fits.fit_collections(*reversed(studies.load_collections(None, [str(file)])), cache=cache)[str(file)]
         assert fit.measure == key and fit.n_runs >= 11
         t1 = type1(collections=[str(file)], topics=50, trials=1000, replicates=0, rng=1, cache=cache,
-                   alphas=[0.05], progress=False, risk_nulls=False)
+                   significance=[0.05], progress=False, risk_nulls=False)
         k = t1.tests.index("t")
         pw = power(collections=[str(file)], delta=[0.05], topics=50, trials=1000, replicates=0, rng=1,
-                   cache=cache, alphas=[0.05], progress=False, risk_nulls=False)
+                   cache=cache, significance=[0.05], progress=False, risk_nulls=False)
         assert pw.measure == key and pw.rate[0, k, 1, 0] > t1.rate[0, k, 1, 0] + 0.1
         plan = topics(str(file), test="t", delta=0.05, trials=500, rng=2, cache=cache, max_topics=300)
         assert plan.measure == key and plan.topics is not None

@@ -472,7 +472,7 @@ def test_type1_tables_follow_the_paper_and_do_not_depend_on_chunking(tiny, cache
     np.testing.assert_allclose(table.alpha, ALPHAS)
     assert (np.diff(table[["t1", "w1", "s1", "b1", "p1"]].to_numpy(), axis=0) >= 0).all()
     long = a.to_pandas()
-    assert {"study", "measure", "topics", "delta", "test", "tails", "alpha", "rate", "n", "se"} <= set(long.columns)
+    assert {"study", "measure", "topics", "delta", "test", "tails", "significance", "rate", "n", "se"} <= set(long.columns)
     assert "<table>" in a._repr_html_()
     assert json.loads(a.fits)["tiny"]["runs"] == 7
 

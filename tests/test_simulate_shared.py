@@ -53,7 +53,7 @@ def web12(tmp_path_factory):
 def _type1(web12, **kw):
     file, cache = web12
     args = dict(collections=[str(file)], topics=12, trials=600, replicates=300, rng=3, cache=cache,
-                alphas=[0.05, 0.1], progress=False, risk_nulls=False)
+                significance=[0.05, 0.1], progress=False, risk_nulls=False)
     return type1(**{**args, **kw})
 
 
@@ -179,7 +179,7 @@ def test_shared_rates_agree_with_independent_draws_within_monte_carlo_error(web1
     """Type I rates of the resampling tests with shared resamples and with independent draws,
     on the same trials: they differ by Monte-Carlo error only (|diff| <= 4 SE of the difference,
     the SEs taken as independent: conservative, the two share their pairs)."""
-    kw = dict(topics=25, trials=6000, replicates=1000, alphas=[0.01, 0.05, 0.1], chunk=500)
+    kw = dict(topics=25, trials=6000, replicates=1000, significance=[0.01, 0.05, 0.1], chunk=500)
     ind = _type1(web12, **kw)
     sh = _type1(web12, shared_resamples=500, **kw)
     for t in RESAMPLED:
@@ -233,7 +233,7 @@ def test_cli_shared_resamples_and_paper_size_options(web12, tmp_path, capsys):
     assert "multiple of 300" in capsys.readouterr().err
     assert main(args + ["--shared-resamples"]) in (0, None)  # blocks of 1,000 trials: one job
     got = pd.read_csv(out)
-    want = _type1(web12, shared_resamples=True, alphas=studies.ALPHAS).to_pandas()
+    want = _type1(web12, shared_resamples=True, significance=studies.ALPHAS).to_pandas()
     boot = (got.test == "bootstrap") & (got.tails == "two-sided")
     np.testing.assert_allclose(np.sort(got.rate[boot]), np.sort(want.rate[(want.test == "bootstrap")
                                                                             & (want.tails == "two-sided")]))

@@ -150,7 +150,7 @@ def test_needs_resamples_is_asked_of_the_battery():
     ({"test": "z"}, "`test` must be a test of the battery"),
     ({"test": "trisk@2"}, "trisk_alpha"),
     ({"tails": "less"}, "`tails`"),
-    ({"alpha": 1.5}, "`alpha`"),
+    ({"significance": 1.5}, "`significance`"),
     ({"power": 1.0}, "`power`"),
     ({"delta": 0.0}, "`delta`"),
     ({"min_topics": 1}, "`min_topics`"),

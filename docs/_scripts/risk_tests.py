@@ -34,7 +34,8 @@ def _table(head, rows) -> None:
 
 
 def _at(df, level):
-    return df[(df.alpha - level).abs() < 1e-12]
+    levels = df.significance if "significance" in df else df.alpha  # the level's column (alpha before #41)
+    return df[(levels - level).abs() < 1e-12]
 
 
 def type_1(path: str, level: float) -> None:

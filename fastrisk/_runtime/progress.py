@@ -1,9 +1,9 @@
 """The one progress bar (the resampling procedures and sweeps): tqdm on standard error when it
 is installed (``fastrisk[progress]``), else a plain line updated at most once a second.
 
-``progress=True`` always shows it; ``False`` never; ``None`` only when standard error is a
-terminal and the run is long (``work`` at least `MIN_WORK`), never into a log file or
-a pipe.
+``progress=True`` always shows it: on a terminal as a bar, into a log file or a pipe as a
+plain line every `PERIOD` seconds (and at the end); ``False`` never; ``None`` only when
+standard error is a terminal and the run is long (``work`` at least `MIN_WORK`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import time
 
 #: Runs with less work than this (replicates x columns x topics) never show a bar by default.
 MIN_WORK = 2e9
+#: Seconds between two progress lines when standard error is not a terminal.
+PERIOD = 10.0
 
 
 def stderr_is_terminal() -> bool:
@@ -34,11 +36,14 @@ class Progress:
         self.enabled = bool(progress) or (progress is None and work >= MIN_WORK and stderr_is_terminal())
         if not self.enabled:
             return
+        self.desc, self.unit = desc, unit
+        self.total, self.done, self.t0, self.last = total, initial, time.monotonic(), -math.inf
+        self.lines = not stderr_is_terminal()  # a log file or a pipe: whole lines, every PERIOD seconds
+        if self.lines:
+            return
         try:
             from tqdm.auto import tqdm  # optional dependency (fastrisk[progress])
         except ImportError:
-            self.desc, self.unit = desc, unit
-            self.total, self.done, self.t0, self.last = total, initial, time.monotonic(), 0.0
             return
         self.bar = tqdm(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr, leave=False,
                         dynamic_ncols=True, delay=delay)
@@ -51,11 +56,11 @@ class Progress:
             return
         self.done += n
         now = time.monotonic()
-        if now - self.last >= 1.0 or self.done == self.total:
+        if now - self.last >= (PERIOD if self.lines else 1.0) or self.done == self.total:
             rate = self.done / max(now - self.t0, 1e-9)
             eta = (self.total - self.done) / rate if rate > 0 else math.inf
-            print(f"\r{self.desc}: {self.done}/{self.total} {self.unit}, ETA {eta:.0f} s", end="", file=sys.stderr,
-                  flush=True)
+            text = f"{self.desc}: {self.done}/{self.total} {self.unit}, ETA {eta:.0f} s"
+            print(text if self.lines else f"\r{text}", end="\n" if self.lines else "", file=sys.stderr, flush=True)
             self.last = now
 
     def describe(self, desc: str) -> None:
@@ -68,5 +73,5 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-        elif self.enabled:
+        elif self.enabled and not self.lines:
             print(file=sys.stderr)

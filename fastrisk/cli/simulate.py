@@ -46,15 +46,56 @@ def _options(args, paper: bool = False, executor=None) -> tuple:
     tests = [t.strip() for t in args.tests.split(",") if t.strip()] if args.tests else None
     sampling = Sampling(trials=args.trials, replicates=args.replicates, rng=args.seed,
                         shared_resamples=args.shared_resamples or False)
-    selection = TestSelection(tests=tests, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"), min_diff=args.min_diff,
+    selection = TestSelection(tests=tests, trisk_alpha=_trisk_alpha(args), min_diff=args.min_diff,
                               risk_nulls=not args.no_risk_nulls)
-    execution = Execution(executor=executor, progress=False if args.quiet else None, cache=args.cache,
+    # progress on stderr unless --quiet: a bar on a terminal, a line every 10 s into a log or a pipe
+    execution = Execution(executor=executor, progress=not args.quiet, cache=args.cache,
                           ties_seed=args.ties_seed, resume=args.resume,
                           out=args.checkpoint if args.study in _STUDIES else None)
     return sampling, selection, execution
 
 
+#: The library's keywords as the command line spells them (an error raised through the CLI names
+#: the option the user typed).
+_CLI_SPELLING = (("`risk_nulls=False`", "--no-risk-nulls"), ("risk_nulls=False", "--no-risk-nulls"),
+                 ("`trisk_alpha`", "--trisk-alpha"), ("`tests`", "--tests"), ("`significance`", "--significance"),
+                 ("`replicates`", "--replicates"), ("`trials`", "--trials"), ("`topics`", "--topics"),
+                 ("`delta`", "--delta"), ("`min_topics`", "--min-topics"), ("`max_topics`", "--max-topics"),
+                 ("`test`", "--test"), ("`power`", "--power"), ("`tails`", "--tails"), ("`min_diff`", "--min-diff"),
+                 ("`collections`", "the collections"), ("`shared_resamples`", "--shared-resamples"))
+
+
+def _cli_spelling(message: str) -> str:
+    """``message`` with the library's keywords in the command line's spelling."""
+    for python, cli in _CLI_SPELLING:
+        message = message.replace(python, cli)
+    return message
+
+
+def _trisk_alpha(args) -> list[float]:
+    """--trisk-alpha's alphas (default 1,5); with --no-risk-nulls, alphas > 0 named by the user
+    are refused: their tests (trisk@A, bootstrap_risk@A) run only under their own null."""
+    alphas = _floats(args.trisk_alpha if args.trisk_alpha is not None else "1,5", "trisk-alpha")
+    if args.no_risk_nulls and args.trisk_alpha is not None and any(a > 0 for a in alphas):
+        named = [f"{fam}@{a:g}" for a in alphas if a > 0 for fam in ("trisk", "bootstrap_risk")]
+        raise InputError(f"--no-risk-nulls leaves out {', '.join(named)}, which --trisk-alpha {args.trisk_alpha} "
+                         "asks for (at alpha > 0 they run only on pairs calibrated to their own null): drop "
+                         "--no-risk-nulls to run them, or give --trisk-alpha 0 (trisk@0 and bootstrap_risk@0, "
+                         "on the study's own pairs)")
+    return alphas
+
+
 def _cmd_simulate(args) -> int:
+    try:
+        return _simulate(args)
+    except InputError as exc:
+        text = _cli_spelling(str(exc))
+        if text == str(exc):
+            raise
+        raise InputError(text) from exc
+
+
+def _simulate(args) -> int:
     from fastrisk import simulate  # imported when the command runs: keeps `fastrisk --help` fast
     from fastrisk.cli.sweep import _executor  # imported when the command runs: keeps `fastrisk --help` fast
 
@@ -64,8 +105,17 @@ def _cmd_simulate(args) -> int:
         raise InputError("--paper-size is an option of simulate grid")
     if args.study not in ("grid", *_STUDIES) and args.tests:
         raise InputError("--tests is an option of simulate type1, power, type3 and grid")
+    if args.study == "topics" and args.no_risk_nulls:
+        raise InputError("--no-risk-nulls is an option of simulate type1, power, type3 and grid (simulate topics "
+                         "simulates only the test it plans: --test)")
     if args.study != "grid" and args.paper_tests:
         raise InputError("--paper-tests is an option of simulate grid")
+    if args.alpha is not None:  # the old spelling: --alpha is the risk tests' own alpha in every other command
+        print("fastrisk simulate: --alpha is deprecated for the significance level: use --significance (--alpha "
+              "is the risk tests' own alpha in risk, table, bootstrap and report)", file=sys.stderr)
+        args.significance = args.alpha
+    if args.significance is None:
+        args.significance = 0.05
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)
@@ -87,6 +137,7 @@ def _cmd_simulate(args) -> int:
     finally:
         close()
     write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the study
+    print(result.summary(args.significance, args.tails), file=sys.stderr)  # the verdict, after the table
     if args.tables:
         paths = result.write_tables(args.tables)
         print(f"{len(paths)} table(s) under {args.tables}", file=sys.stderr)
@@ -118,7 +169,7 @@ def _fit(args, collections, executor) -> int:
     else:  # every measure's bundled collections in one pass (each name's measure is its suffix): no idle tail per measure
         key, items = None, {n: m for _, group in groups for n, m in group.items()}
     got = fits.fit_collections(items, measure=key, executor=executor, cache=args.cache, refit=args.refit,
-                               progress=False if args.quiet else None, ties_seed=args.ties_seed)
+                               progress=not args.quiet, ties_seed=args.ties_seed)
     took = time.perf_counter() - t0
     rows = [{"collection": n, "measure": f.measure, "support": describe_support(f.measure), "runs": f.n_runs,
              "duplicates": len(f.removed["duplicates"]), "bottom": len(f.removed["bottom"]), "pairs": len(f.copulas),
@@ -138,8 +189,8 @@ def _topics(args, collections, executor) -> int:
         raise InputError(f"--replicates must be in [0, {MAX_REPLICATES:g}], got {args.replicates}")
     from fastrisk.simulate.options import Execution, Sampling  # imported when the command runs
 
-    result = topics(collections, measure=args.measure, test=args.test, alpha=args.alpha, delta=delta[0],
-                    power=args.power, tails=args.tails, trisk_alpha=_floats(args.trisk_alpha, "trisk-alpha"),
+    result = topics(collections, measure=args.measure, test=args.test, significance=args.significance,
+                    delta=delta[0], power=args.power, tails=args.tails, trisk_alpha=_trisk_alpha(args),
                     min_diff=args.min_diff, min_topics=args.min_topics, max_topics=args.max_topics,
                     sampling=Sampling(trials=args.trials, replicates=args.replicates, rng=args.seed),
                     execution=Execution(executor=executor, progress=not args.quiet, cache=args.cache,
@@ -193,7 +244,11 @@ ACTIONS = {
     "grid": "The paper's whole grid (--studies x --measures x --topic-sizes): one CSV per cell under --tables "
             "and the long tables.",
     "topics": "Topic-set-size planning: the smallest number of topics at which --test reaches --power against "
-              "an effect --delta, simulated on the collections' fitted models (doubling, then bisection).",
+              "an effect --delta at --significance, simulated on the collections' fitted models; only the planned "
+              "test's trials are simulated (a risk test's on pairs calibrated to its own null), every size on the "
+              "same trials with nested topic sets. Search: sizes guessed from the normal approximation of power "
+              "(growing by at most a doubling) until the target is reached, then regula falsi between the last "
+              "size below and the first above: the answer of doubling and bisection with fewer sizes simulated.",
 }
 #: The actions each option applies to; an option not listed applies to every action.
 _ONLY = {
@@ -205,17 +260,36 @@ _ONLY = {
     "--checkpoint": _STUDIES, "--resume": _STUDIES + ("grid",),
     "--studies": ("grid",), "--plot-format": ("grid",), "--measures": ("grid",), "--topic-sizes": ("grid",),
     "--paper-size": ("grid",), "--shared-resamples": _STUDIES + ("grid",), "--tests": _STUDIES + ("grid",),
-    "--paper-tests": ("grid",),
+    "--paper-tests": ("grid",), "--no-risk-nulls": _STUDIES + ("grid", "fit"),
     "--measure": _STUDIES + ("fit", "grid", "topics"), "--collections": _STUDIES + ("fit", "grid", "topics"),
-    "--test": ("topics",), "--alpha": ("topics",), "--power": ("topics",), "--tails": ("topics",),
+    "--test": ("topics",), "--significance": _STUDIES + ("topics",), "--power": ("topics",),
+    "--tails": _STUDIES + ("topics",),
     "--min-topics": ("topics",), "--max-topics": ("topics",),
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
 }
-#: ``--measure``'s help where it differs from the studies'.
-_MEASURE_HELP = {"fit": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
-                        "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix files "
-                        "that do not name theirs, their measure (any measure on [0, 1])"}
+#: Options' help where an action's differs from the studies' (the action's own text only).
+_ACTION_HELP = {
+    "fit": {"--measure": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
+                         "ndcg20, err20, p10, rr), default every collection of all five measures; with matrix "
+                         "files that do not name theirs, their measure (any measure on [0, 1])"},
+    "topics": {
+        "--measure": "the bundled collections of AP, nDCG@20, ERR@20, P@10 or RR (default AP), or the measure of "
+                     "matrix files that do not name theirs (any measure on [0, 1])",
+        "--trials": "simulated pairs per size searched (default 10000; Monte-Carlo SE <= 0.5 / sqrt(trials))",
+        "--replicates": "resamples per trial of a resampling test (default 1000 if --test needs them, else 0)",
+        "--delta": "the effect size planned for (one; default 0.05; a risk test at A > 0: URisk_A = delta)",
+        "--test": "the test planned for, any of the battery: " + ", ".join(
+            f"{b.name}@A" if b.family else b.name for b in _bt.BATTERY.values()) + " (A among --trisk-alpha; "
+            "default t)",
+        "--significance": "the significance level planned for (default 0.05)",
+        "--tails": "two-sided (default, as Sakai's topic set size design) or one-tailed (H1: e > b)",
+        "--trisk-alpha": "the risk alphas a --test trisk@A or bootstrap_risk@A may name (default 1,5)",
+        "--seed": "study seed, common to every size (default: fresh entropy)",
+        "--plot": "draw power against topics with its 95 %% Wilson band (SVG/PNG/PDF)",
+        "--quiet": "no progress on stderr (by default the fit and each size simulated, with its power)",
+    },
+}
 
 
 def _battery_names() -> str:
@@ -239,8 +313,8 @@ class _ActionHelp(argparse.Action):
                 name = action.option_strings[-1] if action.option_strings else None
                 if name in _ONLY and study not in _ONLY[name]:
                     action.help = argparse.SUPPRESS
-                elif name == "--measure" and study in _MEASURE_HELP:
-                    action.help = _MEASURE_HELP[study]
+                elif name in _ACTION_HELP.get(study, {}):
+                    action.help = _ACTION_HELP[study][name]
                 elif action.dest == "study":
                     action.help = argparse.SUPPRESS
         parser.print_help()
@@ -281,13 +355,19 @@ def register(sub) -> None:
                    help="effect sizes for power / type3 (default the study's 0.01..0.1); topics: one (default 0.05)")
     p.add_argument("--test", default="t",
                    help=f"topics: the test planned for ({_battery_names()}; default t)")
-    p.add_argument("--alpha", type=float, default=0.05, help="topics: significance level (default 0.05)")
+    p.add_argument("--significance", type=float, default=None,
+                   help="significance level (default 0.05): topics: the level planned for; type1, power, type3: "
+                        "the level of the one-line-per-test verdict printed after the table (the table holds "
+                        "every level)")
+    p.add_argument("--alpha", type=float, default=None, help=argparse.SUPPRESS)  # deprecated: --significance
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
-                   help="topics: two-sided (default, as Sakai's topic set size design) or one-tailed (e > b)")
+                   help="two-sided (default; topics: as Sakai's topic set size design) or one-tailed (e > b): "
+                        "topics: the test planned; type1, power, type3: the verdict's tails")
     p.add_argument("--min-topics", type=int, default=2, help="topics: smallest size searched (default 2)")
     p.add_argument("--max-topics", type=int, default=1000, help="topics: largest size searched (default 1000)")
-    p.add_argument("--trisk-alpha", default="1,5", help="alphas of the TRisk tests (default 1,5)")
+    p.add_argument("--trisk-alpha", default=None,
+                   help="the risk tests' own alphas: TRisk and the bootstrap test of URisk at each (default 1,5)")
     p.add_argument("--no-risk-nulls", action="store_true",
                    help="leave out the risk tests scored under their own null (TRisk and bootstrap URisk at "
                         "alpha > 0, smooth TRisk): no calibration of their pairs")
@@ -327,6 +407,9 @@ def register(sub) -> None:
                         "--trials a job must be a multiple)")
     p.add_argument("--processes", type=int, metavar="N", help="run the jobs in N worker processes")
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler (tcp://HOST:PORT, or local:N)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (by default each stage, fit, calibrate, simulate, is named with its "
+                        "counts, and the simulation shows trials done and an ETA: a bar on a terminal, a line "
+                        "every 10 s otherwise)")
     add_format_options(p)
     p.set_defaults(func=_cmd_simulate)

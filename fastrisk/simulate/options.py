@@ -12,6 +12,7 @@ check them (`fastrisk.simulate.studies`), so a bad value is named the same way e
 from __future__ import annotations
 
 import inspect
+import warnings
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -64,8 +65,9 @@ class TestSelection:
         The sign test's tie threshold.
     risk_nulls : bool
         Score the risk tests on pairs calibrated to their own null (False: leave them out).
-    alphas : sequence of float
-        The significance levels at which rates are counted.
+    significance : sequence of float
+        The significance levels at which rates are counted (``alpha`` is kept for the risk
+        tests' own alpha, ``trisk_alpha``).
     protocol : {"urbano2019"}
         The published protocol (the only one).
     """
@@ -76,7 +78,7 @@ class TestSelection:
     trisk_alpha: tuple = (1.0, 5.0)
     min_diff: float = 0.01
     risk_nulls: bool = True
-    alphas: tuple = ALPHAS
+    significance: tuple = ALPHAS
     protocol: str = "urbano2019"
 
 
@@ -138,3 +140,20 @@ def from_keywords(fn, values: dict, only=None) -> tuple:
             raise InputError(f"give {', '.join(f'`{n}`' for n in clash)} in `{param}` or as keyword(s), not both")
         out.append(obj)
     return tuple(out)
+
+
+def renamed(fn, values: dict, **names) -> dict:
+    """``values`` (a call of ``fn``'s ``locals()``) with each deprecated keyword given (``old``:
+    not None) moved to its new name (``names``: old -> new), with a `DeprecationWarning` naming
+    the new one; both given is an `InputError`."""
+    params = inspect.signature(fn).parameters
+    values = dict(values)
+    for old, new in names.items():
+        if values.get(old) is None:
+            continue
+        if values[new] is not params[new].default:
+            raise InputError(f"give `{new}` or its deprecated spelling `{old}`, not both")
+        warnings.warn(f"`{old}=` is deprecated: use `{new}=` (`alpha` names the risk tests' own alpha)",
+                      DeprecationWarning, stacklevel=3)
+        values[new] = values.pop(old)
+    return values

@@ -44,10 +44,11 @@ from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies as _s
 from fastrisk.simulate.battery import battery, battery_test_names
-from fastrisk.simulate.options import Execution, Sampling, TestSelection, from_keywords
+from fastrisk.simulate.options import Execution, Sampling, TestSelection, from_keywords, renamed
 
 #: Normal quantile of the 95 % Monte-Carlo band.
-Z95 = 1.959963984540054
+Z95 = _s.Z95
+wilson = _s.wilson  # the Wilson band, shared with the studies' verdicts (`StudyResult.summary`)
 #: Resamples when the planned test needs them (the studies' default).
 REPLICATES = 1000
 
@@ -66,7 +67,7 @@ class TopicsResult(Result):
     measure: str
     test: str = param(doc="Name of the planned test of the battery.")
     tails: str = param(doc="The alternative of the planned test.")
-    alpha: float = param(doc="Significance level of the planned test.")
+    significance: float = param(doc="Significance level of the planned test.")
     delta: float = param(doc="The effect size the power is simulated against.")
     target: float = param(doc="The power wanted.")
     topics: int | None = param(doc="The answer: the smallest number of topics whose power reaches ``target`` (None if "
@@ -86,12 +87,21 @@ class TopicsResult(Result):
     trials: np.ndarray = array("n", doc="Trials at each n where the test is defined.")
 
     @property
+    def alpha(self) -> float:
+        """Deprecated spelling of `significance` (``alpha`` names the risk tests' own alpha)."""
+        import warnings
+
+        warnings.warn("TopicsResult.alpha is deprecated: use TopicsResult.significance", DeprecationWarning,
+                      stacklevel=2)
+        return self.significance
+
+    @property
     def reached(self) -> bool:
         return self.topics is not None
 
     def summary(self) -> str:
         """One line: the answer and the power there."""
-        head = f"{self.test} ({self.tails}, alpha {self.alpha:g}) at delta {self.delta:g} on {self.measure}"
+        head = f"{self.test} ({self.tails}, significance {self.significance:g}) at delta {self.delta:g} on {self.measure}"
         if self.topics is None:
             return (f"{head}: power {self.power[-1]:.3f} at {self.n[-1]} topics, below the target "
                     f"{self.target:g} (raise max_topics)")
@@ -118,7 +128,7 @@ class TopicsResult(Result):
         ax.set_xlabel("topics")
         ax.set_ylabel("power")
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{self.measure}: {self.test} ({self.tails}), alpha = {self.alpha:g}, delta = {self.delta:g}",
+        ax.set_title(f"{self.measure}: {self.test} ({self.tails}), significance {self.significance:g}, delta = {self.delta:g}",
                      fontsize=9)
         ax.legend(fontsize=7, loc="lower right")
         fig = fig or ax.figure
@@ -129,15 +139,6 @@ class TopicsResult(Result):
         return fig
 
 
-def wilson(p, n, z: float = Z95):
-    """Wilson score interval (low, high) of proportions ``p`` over ``n`` trials."""
-    p, n = np.asarray(p, dtype=np.float64), np.maximum(np.asarray(n, dtype=np.float64), 1.0)
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return np.clip(mid - half, 0, 1), np.clip(mid + half, 0, 1)
-
-
 def needs_resamples(test: str, trisk_alpha) -> bool:
     """Whether the battery computes ``test`` only with resamples (its p-value is NaN with
     ``replicates=0``): asked of the battery itself on one pair, so a new member needs nothing here."""
@@ -146,13 +147,13 @@ def needs_resamples(test: str, trisk_alpha) -> bool:
     return bool(np.isnan(res.pvalue[0, res.tests.index(test)]).all())
 
 
-def _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics, max_topics):
+def _topics_iv(test, significance, delta, power, tails, trials, replicates, trisk_alpha, min_topics, max_topics):
     names = battery_test_names(trisk_alpha)
     if test not in names:
         raise InputError(f"`test` must be a test of the battery ({', '.join(names)}; TRisk at other alphas "
                          f"with `trisk_alpha`), got {test!r}")
     choice(tails, "tails", _s.TAILS)
-    level(alpha, "alpha")
+    level(significance, "significance")
     open_unit(power, "power", "a target power")
     open_unit(delta, "delta", "an effect size")
     positive_int(trials, "trials")
@@ -168,19 +169,19 @@ def _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha
     return int(replicates)
 
 
-def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.05, delta: float = 0.05,
+def topics(collections=None, *, measure=None, test: str = "t", significance: float = 0.05, delta: float = 0.05,
            power: float = 0.8, tails: str = "two-sided", trials: int = 10000, replicates: int | None = None,
            rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, min_topics: int = 2,
            max_topics: int = 1000, executor=None, chunk: int = _s.CHUNK, progress: bool | None = None,
            cache=None, ties_seed: int = 0, sampling: Sampling | None = None,
-           execution: Execution | None = None) -> TopicsResult:
-    """The smallest number of topics at which ``test`` reaches ``power`` at level ``alpha``
+           execution: Execution | None = None, alpha: float | None = None) -> TopicsResult:
+    """The smallest number of topics at which ``test`` reaches ``power`` at level ``significance``
     against an effect ``delta``, simulated on the fitted models of ``collections``.
 
     Power at n topics is `fastrisk.simulate.power`'s (the protocol of Urbano, Lima & Hanjalic,
     SIGIR 2019: H1 pairs whose experimental run's margin is transformed to mean mu_b + delta;
     a risk test's own pairs, calibrated to URisk_alpha = delta or E[s(d)] = delta),
-    the share of ``trials`` in which the test rejects at ``alpha`` (``tails``: 'two-sided', as
+    the share of ``trials`` in which the test rejects at ``significance`` (``tails``: 'two-sided', as
     in Sakai's topic set size design, or 'one-tailed', H1: e > b). The sizes searched and the
     search are described in the module docstring; every size uses the same trials (seed
     ``rng``).
@@ -198,8 +199,9 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
         A test of the battery (`fastrisk.simulate.battery`): t, wilcoxon, sign, bootstrap,
         permutation, trisk@A and bootstrap_risk@A (A in ``trisk_alpha``; at A > 0 planned on
         their own null's pairs, delta being URisk_A), trisk_smooth, zrisk, georisk.
-    alpha, delta, power : float
-        Significance level, effect size (difference in mean score) and target power.
+    significance, delta, power : float
+        Significance level, effect size (difference in mean score) and target power (``alpha``:
+        the deprecated spelling of ``significance``; ``alpha`` names the risk tests' own alpha).
     trials : int
         Simulated pairs per size (Monte-Carlo SE <= 0.5 / sqrt(trials)).
     replicates : int, optional
@@ -224,6 +226,8 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
     execution : Execution, optional
         ``executor``, ``chunk``, ``progress``, ``cache`` and ``ties_seed`` as one object (no
         checkpoint here).
+    alpha : float, optional
+        Deprecated spelling of ``significance`` (a `DeprecationWarning`).
 
     Returns
     -------
@@ -237,17 +241,21 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
         A collection keeps fewer than 11 runs (`fastrisk.simulate.studies.runs_needed`: the
         study's H1 pairs, and a risk test's own pairs, are a baseline and its 10 nearest runs).
     """
-    sampling, execution = from_keywords(topics, locals(), only=("sampling", "execution"))
+    values = renamed(topics, locals(), alpha="significance")
+    significance = values["significance"]
+    sampling, execution = from_keywords(topics, values, only=("sampling", "execution"))
     if sampling.shared_resamples is not False:
         raise InputError("topics draws independent resamples: `sampling.shared_resamples` must be False")
     if execution.out is not None or execution.resume:
         raise InputError("topics keeps no checkpoint: `execution.out` must be None and `execution.resume` False")
     trials, replicates, rng = sampling.trials, sampling.replicates, sampling.rng
     executor, cache, ties_seed, progress = execution.executor, execution.cache, execution.ties_seed, execution.progress
-    replicates = _topics_iv(test, alpha, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
+    replicates = _topics_iv(test, significance, delta, power, tails, trials, replicates, trisk_alpha, min_topics,
                             max_topics)
     key, items = _s.load_collections(measure, collections)
-    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)  # once for all n
+    _s._stage(progress, f"topics: fit: the models of {len(items)} collection(s) of {key} (cached ones are read)")
+    fitted = _s.fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed,
+                                progress=progress)  # once for all n
     # the battery's TRisk only at the planned test's alpha (its trials and p-values are the same); `tests=`
     # simulates only the planned test's group of trials and calibrates only its null
     _, a = _bt.lookup(test)  # a family's test (trisk@A, bootstrap_risk@A): its alpha
@@ -258,8 +266,10 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
 
     def at(n: int) -> float:
         if n not in points:
+            _s._stage(progress, f"topics: simulate {trials} trials at n = {n} topics")
             r = _s._run(("power",), key, n, deltas=[delta], sampling=Sampling(trials, replicates, seed),
-                        selection=TestSelection(tests=(test,), trisk_alpha=plan_alpha, min_diff=min_diff, alphas=[alpha]),
+                        selection=TestSelection(tests=(test,), trisk_alpha=plan_alpha, min_diff=min_diff,
+                                                  significance=[significance]),
                         execution=replace(execution, progress=False), collections=items, nested=int(max_topics),
                         fitted=fitted)["power"]  # only the test's trials (a risk test: its own null, #28)
             k, t = r.tests.index(test), r.tails.index(tails)
@@ -275,7 +285,7 @@ def topics(collections=None, *, measure=None, test: str = "t", alpha: float = 0.
     p = np.array([points[k][0] for k in sizes])
     m = np.array([points[k][1] for k in sizes], dtype=np.int64)
     low, high = wilson(p, m)
-    return TopicsResult(measure=key, test=test, tails=tails, alpha=float(alpha), delta=float(delta),
+    return TopicsResult(measure=key, test=test, tails=tails, significance=float(significance), delta=float(delta),
                         target=float(power), topics=answer, min_topics=int(min_topics), max_topics=int(max_topics),
                         replicates=int(replicates), seed=int(seed), collections=", ".join(items),
                         fits=meta["fits"], skipped=meta["skipped"], n=sizes, power=p,

@@ -50,6 +50,7 @@ import atexit
 import gc
 import json
 import numbers
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,7 @@ from fastrisk._kernels import simulate as _k
 from fastrisk._runtime import battery_tests as _bt
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.atomic import atomic_open
+from fastrisk._runtime.progress import stderr_is_terminal
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.datasets import path
 from fastrisk.data.results import Result, array, param
@@ -71,7 +73,7 @@ from fastrisk.simulate.battery import battery, battery_test_names
 from fastrisk.simulate.fits import cache_fit, fit_collections, load_fit, prepare_h1, prepare_nulls
 from fastrisk.simulate.measures import canonical_measure, file_stem, read_collection
 from fastrisk.simulate.nulls import RiskNull
-from fastrisk.simulate.options import ALPHAS, CHUNK, Execution, Sampling, TestSelection, from_keywords
+from fastrisk.simulate.options import ALPHAS, CHUNK, Execution, Sampling, TestSelection, from_keywords, renamed
 from fastrisk.sweep import KINDS, Experiment, Grid, register_kind, sweep
 
 #: Bundled collections per measure (``fastrisk.data.datasets.trec_matrix`` names; the study's data).
@@ -158,22 +160,38 @@ def load_collections(measure=None, collections=None) -> tuple[str, dict]:
     return key, items
 
 
+#: The 0.975 quantile of the standard normal (95 % bands).
+Z95 = 1.959963984540054
+
+
+def wilson(p, n, z: float = Z95):
+    """Wilson score interval (low, high) of proportions ``p`` over ``n`` trials."""
+    p, n = np.asarray(p, dtype=np.float64), np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return np.clip(mid - half, 0, 1), np.clip(mid + half, 0, 1)
+
+
 #: The study's H1 pairs each baseline with its 10 nearest runs (``R/02-margins_transform.R``).
 H1_NEIGHBOURS = 10
 
 
-def runs_needed(mode: str, own: bool, risk_nulls) -> tuple[int, str]:
+def runs_needed(mode: str, own: bool, risk_nulls, droppable: bool = True) -> tuple[int, str]:
     """(kept runs a collection needs, what needs them) for a study ``mode`` that simulates the
     study's own pairs (``own``) and the calibrated pairs of ``risk_nulls``. Type I pairs are
     any two distinct runs (the study's ``R/11-type_1.R``: 2); H1 pairs a baseline and its
     `H1_NEIGHBOURS` nearest runs in mean (``R/02-margins_transform.R``: 11), and so do the
-    risk nulls' pairs, drawn as H1 pairs (`fastrisk.simulate.nulls`)."""
+    risk nulls' pairs, drawn as H1 pairs (`fastrisk.simulate.nulls`). ``droppable``: the risk
+    tests were not asked for by name, so leaving them out (``risk_nulls=False``) would help and
+    the message says so; else it names them."""
     if mode != "type1" and own:
         return H1_NEIGHBOURS + 1, f"its H1 pairs (a baseline and its {H1_NEIGHBOURS} nearest runs in mean)"
     if risk_nulls:
-        return H1_NEIGHBOURS + 1, (f"the risk tests' pairs under their own null (a baseline and its "
-                                   f"{H1_NEIGHBOURS} nearest runs in mean; risk_nulls=False, or --no-risk-nulls, "
-                                   f"leaves them out)")
+        names = ", ".join(getattr(n, "name", str(n)) for n in risk_nulls) if not isinstance(risk_nulls, bool) else "own"
+        hint = "; risk_nulls=False leaves them out" if droppable else ""
+        return H1_NEIGHBOURS + 1, (f"the risk tests' pairs under their own null ({names}: a baseline and its "
+                                   f"{H1_NEIGHBOURS} nearest runs in mean{hint})")
     return 2, "its type I pairs (two distinct runs)"
 
 
@@ -465,13 +483,14 @@ _register()
 class StudyResult(Result):
     """Error rates of one study: ``rate``, ``n`` (trials the rate is over), ``se``
     ``[delta, test, tails, level]`` (tails: one-tailed (e > b), two-sided; level: the
-    significance levels ``alphas``); ``hypotheses``: per test, the hypothesis its rate was
+    significance levels ``significance``; ``alpha`` is kept for the risk tests' own alpha, as in
+    ``trisk@5``); ``hypotheses``: per test, the hypothesis its rate was
     measured under (`hypothesis`; the long form's ``hypothesis`` column). ``fits``: where the
     fitted models came from (JSON); ``skipped``: per delta (and per risk null and target),
     the (baseline, experimental) pairs whose transformation or calibration failed."""
 
     _coords: ClassVar[dict] = {"delta": {"delta": "deltas"}, "test": {"test": "tests", "hypothesis": "hypotheses"},
-                               "tails": {"tails": "tails"}, "level": {"alpha": "alphas"}}
+                               "tails": {"tails": "tails"}, "level": {"significance": "significance"}}
     _constants: ClassVar[tuple] = ("study", "measure", "topics")
 
     study: str = param(doc="Which study: ``type1``, ``power`` or ``type3``.")
@@ -484,7 +503,8 @@ class StudyResult(Result):
     deltas: tuple = param(doc="Effect sizes simulated (the labels of the ``delta`` dim).")
     tests: tuple = param(doc="Names of the tests (the labels of the ``test`` dim).")
     tails: tuple = param(doc="Tails of each rate: one-tailed (e > b) and two-sided.")
-    alphas: tuple = param(doc="Significance levels (the labels of the ``level`` dim).")
+    significance: tuple = param(doc="Significance levels (the labels of the ``level`` dim; the long table's "
+                                    "``significance`` column).")
     hypotheses: tuple = param(doc="Per test, the hypothesis its rate was measured under.")
     fits: str = param(doc="Where the fitted models came from (JSON).")
     skipped: str = param(doc="Per delta, the (baseline, experimental) pairs whose transformation or calibration failed "
@@ -517,7 +537,7 @@ class StudyResult(Result):
                     idx.append((k, tail))
         stem = {"type1": "type_1", "power": "type_2", "type3": "type_3"}[self.study]
         cell = f"{file_stem(self.measure)}_{self.topics}"
-        alphas = np.asarray(self.alphas)
+        alphas = np.asarray(self.significance)  # the study's own layout names its levels "alpha"
 
         def frame(rows, first, values):
             df = pd.DataFrame({first: rows})
@@ -537,6 +557,62 @@ class StudyResult(Result):
             out[f"{stem}_by_delta/alpha{al}/{stem}_by_delta_{cell}_alpha{al}"] = frame(
                 np.asarray(self.deltas), "delta", lambda k, t, a=a: self.rate[:, k, t, a])
         return out
+
+    def verdicts(self, significance: float = 0.05, tails: str = "two-sided") -> list[dict]:
+        """Per test, its rate at level ``significance`` (one of `significance`) and ``tails``,
+        with the 95 % Wilson band of that rate over its trials (``n``; with shared resamples,
+        the effective trials rate (1 - rate) / se^2 of the between-job ``se``) at every delta,
+        and, for type I, the verdict: "holds its level" when the band covers ``significance``,
+        "liberal" when it lies above it, "conservative" when below, "no trials" when n = 0."""
+        levels = np.asarray(self.significance)
+        hit = np.flatnonzero(np.isclose(levels, float(significance), rtol=0, atol=1e-12))
+        if not hit.size:
+            raise InputError(f"significance {significance:g} is not a level of this study "
+                             f"({', '.join(f'{v:g}' for v in levels)})")
+        if tails not in self.tails:
+            raise InputError(f"`tails` must be one of {', '.join(self.tails)}, got {tails!r}")
+        a, tl = int(hit[0]), self.tails.index(tails)
+        rows = []
+        for k, test in enumerate(self.tests):
+            rate, n, se = self.rate[:, k, tl, a], self.n[:, k, tl, a], self.se[:, k, tl, a]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                eff = np.where((se > 0) & np.isfinite(se), rate * (1 - rate) / se**2, n)
+            low, high = wilson(np.nan_to_num(rate), eff)
+            row = {"test": test, "hypothesis": self.hypotheses[k], "deltas": self.deltas, "rate": rate, "n": n,
+                   "low": np.where(n > 0, low, np.nan), "high": np.where(n > 0, high, np.nan)}
+            if self.study == "type1":
+                row["verdict"] = ("no trials" if n[0] == 0 or np.isnan(rate[0]) else "liberal" if low[0] > significance
+                                  else "conservative" if high[0] < significance else "holds its level")
+            rows.append(row)
+        return rows
+
+    def summary(self, significance: float = 0.05, tails: str = "two-sided") -> str:
+        """One line per test (`verdicts`): type I, its rate at ``significance`` with its 95 %
+        Wilson band and whether it holds its level, is liberal or conservative; power and type
+        III, its rate with its band at each delta."""
+        rows = self.verdicts(significance, tails)
+        what = {"type1": "type I error rate", "power": "power", "type3": "type III error rate"}[self.study]
+        width = max(len(r["test"]) for r in rows)
+        lines = [f"{what} at significance {significance:g} ({tails}), 95 % Wilson band over the trials"
+                 + (f"; a test holds its level when the band covers {significance:g}, is liberal when the band "
+                    f"lies above it, conservative when below" if self.study == "type1" else "") + ":"]
+        for r in rows:
+            cells = []
+            for d, rate, n, lo, hi in zip(r["deltas"], r["rate"], r["n"], r["low"], r["high"]):
+                at = "" if self.study == "type1" else f"delta {d:g}: "
+                cells.append(f"{at}n=0" if n == 0 else f"{at}{rate:.4f} [{lo:.4f}, {hi:.4f}] n={int(n)}")
+            tail = f"  {r['verdict']}" if "verdict" in r else ""
+            lines.append(f"  {r['test']:<{width}}  {'; '.join(cells)}{tail}  [{r['hypothesis']}]")
+        return "\n".join(lines)
+
+    @property
+    def alphas(self) -> tuple:
+        """Deprecated spelling of `significance` (``alpha`` names the risk tests' own alpha)."""
+        import warnings
+
+        warnings.warn("StudyResult.alphas is deprecated: use StudyResult.significance (the significance levels; "
+                      "alpha is the risk tests' own alpha)", DeprecationWarning, stacklevel=2)
+        return self.significance
 
     def write_tables(self, directory) -> list[Path]:
         """Write `tables` as CSV files under ``directory`` (the study's layout), each atomically
@@ -587,7 +663,7 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     trials, replicates, rng, shared_resamples = (sampling.trials, sampling.replicates, sampling.rng,
                                                  sampling.shared_resamples)
     tests, trisk_alpha, min_diff, risk_nulls, alphas, protocol = (
-        selection.tests, selection.trisk_alpha, selection.min_diff, selection.risk_nulls, selection.alphas,
+        selection.tests, selection.trisk_alpha, selection.min_diff, selection.risk_nulls, selection.significance,
         selection.protocol)
     executor, chunk, progress, cache, out, resume, ties_seed = (
         execution.executor, execution.chunk, execution.progress, execution.cache, execution.out, execution.resume,
@@ -600,7 +676,9 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     mode = modes[0]
     key, items = load_collections(measure, collections)
     names = tuple(items)
-    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed)
+    if fitted is None:
+        _stage(progress, f"{mode}: fit: the models of {len(names)} collection(s) of {key} (cached ones are read)")
+    fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed, progress=progress)
     study_seed = resolve_seed(rng)
     fit_list = [fits[n] for n in names]
     tokens = [_token(f) for f in fit_list]
@@ -608,12 +686,17 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     data = {n: (f"trec:{n}" if m is None else m) for n, m in items.items()}
     skipped = {}
     experiments = []
+    uncalibrated: dict = {}  # risk null -> the targets no pair of runs could be calibrated to
     risk_nulls = [n for n in (_nulls(trisk_alpha) if risk_nulls else []) if _group_tests(trisk_alpha, n, tests)]
     own = bool(_group_tests(trisk_alpha, None, tests))  # the study's own pairs: only for one of their tests
-    check_runs(fit_list, *runs_needed(mode, own, risk_nulls))
+    check_runs(fit_list, *runs_needed(mode, own, risk_nulls, droppable=tests is None))
     if mode != "type1" and own:
         prepare_h1(fit_list, deltas, executor=executor)  # in parallel, before the parent needs them
     # each risk test under its own null (or at its own effect): calibrated pairs (issue #28)
+    if risk_nulls:
+        _stage(progress, f"{mode}: calibrate: {len(risk_nulls)} risk null(s) ({', '.join(n.name for n in risk_nulls)}) "
+                         f"x {len(fit_list)} collection(s) x {1 if mode == 'type1' else len(deltas)} target(s) "
+                         "(cached calibrations are read)")
     prepare_nulls(fit_list, risk_nulls, [0.0] if mode == "type1" else deltas, executor=executor)
     for null in [None, *risk_nulls] if own else risk_nulls:
         seed = _group_seed(study_seed, null)
@@ -622,6 +705,7 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
                 target = 0.0 if mode == "type1" else float(delta)
                 skipped[f"{null.name} = {target:g}"] = sum(f.null_pairs(null, target)[1] for f in fit_list)
                 if not any(f.null_pairs(null, target)[0] for f in fit_list):
+                    uncalibrated.setdefault(null, []).append(target)
                     continue  # no pair reaches this target: its tests' rates are NaN (n = 0), not an error
             elif mode != "type1":
                 skipped[f"{delta:g}"] = sum(f.h1_pairs(delta)[1] for f in fit_list)
@@ -646,6 +730,8 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
                                 **({"shared": shared} if shared else {}),
                                 **({"tests": list(tests)} if tests is not None else {})},
                         grid={"lo": list(range(0, int(counts[g]), int(chunk)))}))
+    if not experiments:  # every test asked for runs on a risk null no pair could be calibrated to
+        raise InputError(_uncalibrated_message(uncalibrated, trisk_alpha, tests, fit_list, skipped))
     for f in fit_list:
         if f._dirty:
             cache_fit(f)  # the transformations, for the workers
@@ -653,6 +739,8 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     table = _finished(out, grid) if resume else None
     if table is None:
         trials_of = ("trial", lambda job: min(job.params["step"], job.params["count"] - job.params["lo"]))
+        _stage(progress, f"{mode}: simulate: {len(experiments)} group(s) of trials (collection, effect size, null) "
+                         f"of {int(trials)} trials each")
         res = sweep(grid, executor=executor, progress=progress, out=out, resume=resume, progress_unit=trials_of)
         if not res.complete:
             raise InputError(f"{res.n_missing} of {res.n_jobs} simulation job(s) were lost with their workers "
@@ -666,6 +754,28 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
                        for f in fit_list})
     return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
                           meta, json.dumps(skipped), risk_nulls, clustered=bool(shared), only=tests) for m in modes}
+
+
+def _uncalibrated_message(uncalibrated, trisk_alpha, tests, fits, skipped) -> str:
+    """Why a study asked only for risk tests has nothing to simulate: the tests, their null, the
+    targets and how many pairs failed calibration."""
+    parts = []
+    for null, targets in uncalibrated.items():
+        names = sorted(_group_tests(trisk_alpha, null, tests))
+        failed = sum(skipped.get(f"{null.name} = {t:g}", 0) for t in targets)
+        at = ", ".join(f"{null.name} = {t:g}" for t in targets)
+        parts.append(f"{', '.join(names)}: no pair of runs of {', '.join(f.name for f in fits)} could be "
+                     f"calibrated to its own null {at} ({failed} pair(s) tried failed: the experimental run's "
+                     f"margin cannot be transformed that far)")
+    return ("nothing to simulate: " + "; ".join(parts) + ". Pick another test or risk alpha (e.g. `trisk_alpha` "
+            "1 or 5), or other collections")
+
+
+def _stage(progress, text: str) -> None:
+    """A stage line (fit, calibrate, simulate) on standard error when progress is shown
+    (``progress`` True, or None on a terminal; `fastrisk._runtime.progress`)."""
+    if progress or (progress is None and stderr_is_terminal()):
+        print(text, file=sys.stderr, flush=True)
 
 
 def shared_size(shared_resamples, chunk) -> int:
@@ -721,7 +831,7 @@ def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_al
             se[:, :, 0] = np.nan
     return StudyResult(study=mode, measure=measure, topics=int(topics), protocol="urbano2019", trials=int(trials),
                        replicates=int(replicates), seed=int(seed), deltas=tuple(float(d) for d in deltas),
-                       tests=tests, tails=TAILS, alphas=tuple(float(a) for a in alphas),
+                       tests=tests, tails=TAILS, significance=tuple(float(a) for a in alphas),
                        hypotheses=tuple(hypothesis(t, mode) for t in tests), fits=fits_meta,
                        skipped=skipped, rate=rate, n=n, se=se)
 
@@ -783,8 +893,9 @@ def _doc(fn):
         The alphas of the battery's TRisk tests.
     min_diff : float
         The sign test's tie threshold.
-    alphas : sequence of float
-        The significance levels at which rates are counted.
+    significance : sequence of float
+        The significance levels at which rates are counted (the ``level`` dim; ``alphas`` is its
+        deprecated spelling: ``alpha`` is the risk tests' own alpha, as in ``trisk_alpha``).
     collections : sequence of str or path-like, optional
         Bundled matrix names or score-matrix files to simulate from instead of the study's four.
     executor : optional
@@ -827,11 +938,13 @@ def _doc(fn):
         ``trials``, ``replicates``, ``rng`` and ``shared_resamples`` as one object
         (`fastrisk.simulate.options`; not both it and those keywords).
     selection : TestSelection, optional
-        ``tests``, ``trisk_alpha``, ``min_diff``, ``risk_nulls``, ``alphas`` and ``protocol`` as one
+        ``tests``, ``trisk_alpha``, ``min_diff``, ``risk_nulls``, ``significance`` and ``protocol`` as one
         object.
     execution : Execution, optional
         ``executor``, ``chunk``, ``progress``, ``cache``, ``out``, ``resume`` and ``ties_seed`` as
         one object.
+    alphas : sequence of float, optional
+        Deprecated spelling of ``significance`` (a `DeprecationWarning`).
 
     Returns
     -------
@@ -844,37 +957,40 @@ def _doc(fn):
 
 @_doc
 def type1(measure=None, *, topics: int = 50, trials: int = 10000, replicates: int = 1000, rng: SeedLike = None,
-          trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None, executor=None,
+          trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, significance=ALPHAS, collections=None, executor=None,
           chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019", out=None,
           resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
           shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
-          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
+          selection: TestSelection | None = None, execution: Execution | None = None, alphas=None) -> StudyResult:
     """Type I error rates of the battery under H0 (Urbano, Lima & Hanjalic 2019, sec. 3-4); the
     risk tests under their own null."""
-    return _run(("type1",), measure, topics, [0.0], *from_keywords(type1, locals()), collections=collections)["type1"]
+    options = from_keywords(type1, renamed(type1, locals(), alphas="significance"))
+    return _run(("type1",), measure, topics, [0.0], *options, collections=collections)["type1"]
 
 
 @_doc
 def power(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
-          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
+          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, significance=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
           shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
-          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
+          selection: TestSelection | None = None, execution: Execution | None = None, alphas=None) -> StudyResult:
     """Power (1 - type II error rate) at effect sizes ``delta``: the share of trials in which a
     test rejects H0 (two-sided: in either direction, as the study's ``R/12-type_2.R``); for the
     risk tests, on pairs whose own statistic is ``delta`` (URisk_alpha = delta, E[s(d)] = delta)."""
-    return _run(("power",), measure, topics, delta, *from_keywords(power, locals()), collections=collections)["power"]
+    options = from_keywords(power, renamed(power, locals(), alphas="significance"))
+    return _run(("power",), measure, topics, delta, *options, collections=collections)["power"]
 
 
 @_doc
 def type3(measure=None, *, delta=DELTAS, topics: int = 50, trials: int = 10000, replicates: int = 1000,
-          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, alphas=ALPHAS, collections=None,
+          rng: SeedLike = None, trisk_alpha=(1.0, 5.0), min_diff: float = 0.01, significance=ALPHAS, collections=None,
           executor=None, chunk: int = CHUNK, progress: bool | None = None, cache=None, protocol: str = "urbano2019",
           out=None, resume: bool = False, ties_seed: int = 0, risk_nulls: bool = True,
           shared_resamples: bool | int = False, tests=None, sampling: Sampling | None = None,
-          selection: TestSelection | None = None, execution: Execution | None = None) -> StudyResult:
+          selection: TestSelection | None = None, execution: Execution | None = None, alphas=None) -> StudyResult:
     """Type III error rates: the share of trials under H1 (effect ``delta``) in which a
     two-sided test rejects while the observed mean difference (a risk test: its own observed
     statistic) has the wrong sign. The same simulations as `power` for the same seed."""
-    return _run(("type3",), measure, topics, delta, *from_keywords(type3, locals()), collections=collections)["type3"]
+    options = from_keywords(type3, renamed(type3, locals(), alphas="significance"))
+    return _run(("type3",), measure, topics, delta, *options, collections=collections)["type3"]

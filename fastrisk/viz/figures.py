@@ -1,8 +1,8 @@
 """Figures of the error-rate studies, drawn as Urbano, Lima & Hanjalic (SIGIR 2019) draw them
-(their ``R/99-paper.R``): type I error rate against alpha on log-log axes with the nominal
-diagonal; power and type III rate against alpha (log x) at one delta, or against delta at
-one alpha; one panel per measure and topic-set size, one line per test. We add the
-Monte-Carlo band of a nominal test (alpha +- 1.96 sqrt(alpha (1 - alpha) / n)) to the type I
+(their ``R/99-paper.R``): type I error rate against the significance level on log-log axes with the nominal
+diagonal; power and type III rate against the level (log x) at one delta, or against delta at
+one level; one panel per measure and topic-set size, one line per test. We add the
+Monte-Carlo band of a nominal test (l +- 1.96 sqrt(l (1 - l) / n) at level l) to the type I
 panels, and the risk tests (TRisk at each alpha_risk, TRisk with the smooth value function,
 the bootstrap test of URisk, ZRisk, GeoRisk) as dotted lines. Every legend entry names the
 hypothesis its rate was measured under (``StudyResult.hypotheses``: "same margins" for the
@@ -51,8 +51,23 @@ def _style(test, k, hypothesis=None):
     return dict(color=_RISK_COLORS[k % len(_RISK_COLORS)], label=test + where, lw=1.0, ls=":")
 
 
-def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delta=None, alpha: float = 0.05,
-                     tests=None, ax=None, legend: bool = True, band: bool = True):
+def _renamed(x, significance, alpha):
+    """``x`` and ``significance`` with the deprecated ``x="alpha"`` and ``alpha=`` (a
+    `DeprecationWarning` naming the new spelling; alpha is the risk tests' own alpha)."""
+    import warnings
+
+    if x == "alpha":
+        warnings.warn("x='alpha' is deprecated: use x='significance'", DeprecationWarning, stacklevel=3)
+        x = "significance"
+    if alpha is not None:
+        warnings.warn("`alpha=` is deprecated: use `significance=`", DeprecationWarning, stacklevel=3)
+        significance = alpha
+    return x, significance
+
+
+def simulation_rates(result, *, tails: str = "two-sided", x: str = "significance", delta=None,
+                     significance: float = 0.05, tests=None, ax=None, legend: bool = True, band: bool = True,
+                     alpha: float | None = None):
     """One panel: rate per test against ``x`` of a `StudyResult` (type I / power / type III).
 
     Parameters
@@ -61,12 +76,15 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
         A simulation study's result.
     tails : {"two-sided", "one-tailed"}
         Which tests' rates are drawn.
-    x : {"alpha", "delta"}
-        The horizontal axis: significance level or effect size.
+    x : {"significance", "delta"}
+        The horizontal axis: significance level or effect size (``"alpha"``: the deprecated
+        spelling of ``"significance"``; alpha is the risk tests' own alpha).
     delta : float, optional
-        The effect size of a by-alpha panel (default: the result's first).
-    alpha : float
-        The significance level of a by-delta panel.
+        The effect size of a by-level panel (default: the result's first).
+    significance : float
+        The significance level of a by-delta panel (``alpha``: its deprecated spelling).
+    alpha : float, optional
+        Deprecated spelling of ``significance``.
     tests : sequence of str, optional
         The tests drawn (default: all).
     ax : matplotlib.axes.Axes, optional
@@ -74,7 +92,7 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
     legend : bool
         Draw a legend.
     band : bool
-        Shade the Monte-Carlo band of a nominal test, ``alpha ± 1.96 sqrt(alpha (1 - alpha) / n)``,
+        Shade the Monte-Carlo band of a nominal test, ``l ± 1.96 sqrt(l (1 - l) / n)`` at level l,
         on type I panels.
 
     Returns
@@ -83,24 +101,25 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
     """
     if tails not in result.tails:
         raise InputError(f"`tails` must be one of {', '.join(result.tails)}, got {tails!r}")
-    if x not in ("alpha", "delta"):
-        raise InputError(f"`x` must be 'alpha' or 'delta', got {x!r}")
+    x, significance = _renamed(x, significance, alpha)
+    if x not in ("significance", "delta"):
+        raise InputError(f"`x` must be 'significance' or 'delta', got {x!r}")
     ax, created = _axes(ax, (2.6, 2.4))
     tl = result.tails.index(tails)
-    alphas = np.asarray(result.alphas)
+    alphas = np.asarray(result.significance)
     deltas = np.asarray(result.deltas)
-    if x == "alpha":
+    if x == "significance":
         d = 0 if delta is None else int(np.argmin(np.abs(deltas - delta)))
         xs, sel = alphas, (lambda k: result.rate[d, k, tl])
         ax.set_xscale("log")
-        ax.set_xlabel("Significance level α")
+        ax.set_xlabel("Significance level")
     else:
-        a = int(np.argmin(np.abs(alphas - alpha)))
+        a = int(np.argmin(np.abs(alphas - significance)))
         xs, sel = deltas, (lambda k: result.rate[:, k, tl, a])
         ax.set_xlabel("Effect size δ")
-    if result.study == "type1" and x == "alpha":
+    if result.study == "type1" and x == "significance":
         ax.set_yscale("log")
-        ax.plot(alphas, alphas, color="darkgrey", lw=0.8, label="nominal (rate = α)")
+        ax.plot(alphas, alphas, color="darkgrey", lw=0.8, label="nominal (rate = level)")
         if band:
             n = float(np.nanmax(result.n))
             half = 1.96 * np.sqrt(alphas * (1 - alphas) / max(n, 1))
@@ -121,7 +140,7 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
         risk += _record(test) is None
         ax.plot(xs, sel(k), **style)
     what = f" δ={deltas[0 if delta is None else int(np.argmin(np.abs(deltas - delta)))]:g}" \
-        if (x == "alpha" and result.study != "type1") else (f" α={alpha:g}" if x == "delta" else "")
+        if (x == "significance" and result.study != "type1") else (f" level={significance:g}" if x == "delta" else "")
     ax.set_title(f"{MEASURE_NAMES.get(result.measure, result.measure)} n={result.topics} "
                  f"tails={1 if tails == 'one-tailed' else 2}{what}", fontsize=8)
     ax.grid(True, which="major", ls=":", color="darkgrey", lw=0.5)
@@ -131,9 +150,9 @@ def simulation_rates(result, *, tails: str = "two-sided", x: str = "alpha", delt
 
 
 def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None, delta: float = 0.05,
-                 alpha: float = 0.05):
+                 significance: float = 0.05, alpha: float | None = None):
     """Every panel of a list of StudyResults (one row per measure and tail, one column per
-    topic-set size; power and type III: by alpha at ``delta`` and by delta at ``alpha``)
+    topic-set size; power and type III: by level at ``delta`` and by delta at ``significance``)
     in one figure saved at ``path``.
 
     Parameters
@@ -147,9 +166,11 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
     tests : sequence of str, optional
         The tests drawn (default: all).
     delta : float
-        Effect size of the by-alpha panels.
-    alpha : float
-        Significance level of the by-delta panels.
+        Effect size of the by-level panels.
+    significance : float
+        Significance level of the by-delta panels (``alpha``: its deprecated spelling).
+    alpha : float, optional
+        Deprecated spelling of ``significance``.
 
     Returns
     -------
@@ -157,6 +178,7 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
     """
     from matplotlib.figure import Figure
 
+    _, significance = _renamed("significance", significance, alpha)
     results = list(results)
     if not results:
         raise InputError("no study result to plot")
@@ -164,7 +186,7 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
     tails = [t for t in tails if study != "type3" or t == "two-sided"]
     measures = list(dict.fromkeys(r.measure for r in results))
     sizes = sorted({r.topics for r in results})
-    views = [("alpha", None)] if study == "type1" else [("alpha", delta), ("delta", alpha)]
+    views = [("significance", None)] if study == "type1" else [("significance", delta), ("delta", significance)]
     rows = [(m, t, v) for m in measures for t in tails for v in views]
     fig = Figure(figsize=(PANEL[0] * len(sizes) + LEGEND_WIDTH, PANEL[1] * len(rows)), layout="constrained")
     axes = fig.subplots(len(rows), len(sizes), squeeze=False)
@@ -175,7 +197,7 @@ def plot_studies(results, path, *, tails=("one-tailed", "two-sided"), tests=None
             if r is None:
                 ax.set_visible(False)
                 continue
-            kw = {"delta": level} if x == "alpha" else {"alpha": level}
+            kw = {"delta": level} if x == "significance" else {"significance": level}
             simulation_rates(r, tails=t, x=x, tests=tests, ax=ax, legend=False, **kw)
     shown = next(ax for ax in axes.flat if ax.get_visible())
     handles, labels = shown.get_legend_handles_labels()
