@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from fastrisk._moved import MOVED
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "fastrisk"
 DOCS = ("ARCHITECTURE.md", "CONTRIBUTING.md")
@@ -58,8 +60,8 @@ def test_every_named_fastrisk_module_exists(doc):
     missing = []
     for token in _code_spans(_text(doc)):
         m = re.match(r"^(fastrisk(?:\.\w+)+)$", token)
-        if not m:
-            continue
+        if not m or any(token == old or token.startswith(old + ".") for old in MOVED):
+            continue  # an old path named as such (it exists, with a DeprecationWarning: tests/test_moved.py)
         parts = m.group(1).split(".")
         for k in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
             try:

@@ -222,7 +222,7 @@ def test_simulation_figures_are_readable_with_the_legend_beside_the_curves(type1
     for ax in fig.axes:
         assert not box.overlaps(ax.get_window_extent(renderer)), "the legend covers a panel"
     labels = [t.get_text() for t in legend.get_texts()]
-    assert any("Monte-Carlo" in t for t in labels) and "nominal (rate = α)" in labels
+    assert any("Monte-Carlo" in t for t in labels) and "nominal (rate = level)" in labels
 
 
 def test_grid_writes_figures_in_the_format_asked(type1_result, tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ from fastrisk.data.streaming import TableStream, write_pieces
 from fastrisk.errors import ResourceError
 
 PER_TOPIC = ["system", "topic", "alpha", "x", "tr", "tj"]
-TABLE = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank"]
+TABLE = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "inference", "rank"]
 
 
 @pytest.fixture

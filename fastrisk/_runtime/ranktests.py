@@ -47,9 +47,15 @@ def binomial_cdf(k: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def wilcoxon_p(stats, correction, exact_max=WILCOXON_EXACT_MAX):
-    """p-values (K, 3) of the signed-rank statistic: exact table (n <= ``exact_max``) or
-    tie-corrected normal."""
-    w, n, ties, nzero = stats[:, _k.WPLUS], stats[:, _k.WN], stats[:, _k.WTIES], stats[:, _k.WZERO]
+    """p-values (K, 3) of the signed-rank statistic from the kernel's statistics rows ``stats``
+    (`wilcoxon_p_of` on their W+, n, tie and zero columns)."""
+    return wilcoxon_p_of(stats[:, _k.WPLUS], stats[:, _k.WN], stats[:, _k.WTIES], stats[:, _k.WZERO], correction,
+                         exact_max)
+
+
+def wilcoxon_p_of(w, n, ties, nzero, correction, exact_max=WILCOXON_EXACT_MAX):
+    """p-values (K, 3) of the signed-rank statistic W+ ``w`` over ``n`` non-zero differences
+    (tie term ``ties``, ``nzero`` zeros): exact table (n <= ``exact_max``) or tie-corrected normal."""
     ni = n.astype(np.int64)
     exact = (ni <= exact_max) & (ties == 0) & (nzero == 0) & (ni > 0)
     out = np.full((len(w), 3), np.nan)

@@ -30,8 +30,10 @@ def _inputs(args):
 
 
 def run_seed(args, command: str) -> int:
-    """The seed a command runs with, the one it prints: ``--seed``, or, without it, a fresh one
-    printed on standard error (``fastrisk COMMAND: seed N (--seed N repeats this run)``).
+    """The seed a command runs with, the one it prints: ``--seed``, or, without it, a fresh one,
+    printed on standard error by `announce_seed` once the command's work succeeded
+    (``fastrisk COMMAND: seed N (--seed N repeats this run)``; a refused input prints its one-line
+    error only).
     Either way the command passes it as ``rng=`` and records it as ``seed`` in its outputs'
     metadata, so that ``--seed N`` with a printed N gives the same output, byte for byte. (The
     library's results record the 63-bit seed derived from it, ``resolve_seed(N)``: not the
@@ -42,9 +44,14 @@ def run_seed(args, command: str) -> int:
         seed = args.seed
     else:
         seed = resolve_seed(None)
-        print(f"fastrisk {command}: seed {seed} (--seed {seed} repeats this run)", file=sys.stderr)
     record(seed=seed)
     return seed
+
+
+def announce_seed(args, command: str, seed: int) -> None:
+    """Print the seed `run_seed` drew (none when ``--seed`` was given) on standard error."""
+    if args.seed is None:
+        print(f"fastrisk {command}: seed {seed} (--seed {seed} repeats this run)", file=sys.stderr)
 
 
 def _progress(args):

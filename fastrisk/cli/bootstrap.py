@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastrisk.cli._args import alpha_kwargs
 from fastrisk.cli._output import write_table
-from fastrisk.cli._resampling import _common, _inputs, _progress, _science, run_seed
+from fastrisk.cli._resampling import _common, _inputs, _progress, _science, announce_seed, run_seed
 from fastrisk.inference.resampling import bootstrap
 
 
@@ -15,6 +15,7 @@ def _cmd_bootstrap(args) -> None:
                     confidence_level=args.confidence_level, alternative=args.alternative, test=args.test,
                     rng=seed, keep_replicates=False, threads=args.threads, progress=_progress(args),
                     **kw, **_science(args), **alpha_kwargs(args))
+    announce_seed(args, "bootstrap", seed)
     if args.format == "table" and args.out is None:  # a reader of the text table sees what ci_low/ci_high are
         print(caption(res, seed))
     write_table(res.to_arrow(), args.format, args.out)

@@ -3,8 +3,7 @@ PyTerrier's ``pt.Experiment`` / ranx's ``compare`` table with URisk and TRisk at
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from fastrisk._runtime.atomic import write_text
 from fastrisk.cli._args import parse_floats, parse_names
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.cli.evaluate import MEASURE_HELP
@@ -33,7 +32,7 @@ def run(args) -> None:
     if args.view in ("markdown", "latex"):
         text = res.to_markdown() if args.view == "markdown" else res.to_latex() + "\n"
         if args.out:
-            Path(args.out).write_text(text, encoding="utf-8")
+            write_text(args.out, text)
         else:
             print(text, end="")
         return

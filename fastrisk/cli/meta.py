@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from fastrisk._runtime.atomic import save_figure
 from fastrisk.cli._args import add_matrix_arguments, load_matrix, parse_floats, parse_names
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.errors import InputError
@@ -47,7 +48,7 @@ def _cmd_power(args) -> None:
         from fastrisk.viz.metaeval import asl_curves  # matplotlib: only for --plot
 
         ax = asl_curves(results)
-        ax.figure.savefig(args.plot)
+        save_figure(ax.figure, args.plot)
 
 
 def _cmd_swap(args) -> None:
@@ -62,7 +63,7 @@ def _cmd_swap(args) -> None:
     if args.plot:
         from fastrisk.viz.metaeval import swap_rate_curves  # matplotlib: only for --plot
 
-        swap_rate_curves(r).figure.savefig(args.plot)
+        save_figure(swap_rate_curves(r).figure, args.plot)
 
 
 def _cmd_effect(args) -> None:

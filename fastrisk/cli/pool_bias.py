@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastrisk.cli._args import parse_floats
 from fastrisk.cli._output import add_format_options, write_table
-from fastrisk.cli._resampling import run_seed
+from fastrisk.cli._resampling import announce_seed, run_seed
 from fastrisk.errors import InputError
 from fastrisk.measures.pooling import pooling_comparison
 
@@ -56,11 +56,13 @@ def register(subparsers) -> None:
 
 def run(args) -> None:
     measures = args.measure or ["RBP(rel=1,p=0.8)@10"]
+    seed = run_seed(args, "pool-bias")
     res = pooling_comparison(
         args.runs, args.qrels, measures, depth=args.depth, widths=args.widths and _ints(args.widths, "--widths"),
         repeats=args.repeats, common_topics=args.common_topics and _ints(args.common_topics, "--common-topics"),
         topic_repeats=args.topic_repeats, mode=args.mode, pooled_unjudged=args.pooled_unjudged, ideal=args.ideal,
-        rng=run_seed(args, "pool-bias"), threads=args.threads)
+        rng=seed, threads=args.threads)
+    announce_seed(args, "pool-bias", seed)
     table = {"mae": res.mae_table, "mae-long": res.mae_long, "bias": res.bias_distribution}[args.report]()
     if len(measures) == 1:
         table = table.drop_columns(["measure"])

@@ -20,7 +20,7 @@ from fastrisk.core.long_forms import table_pieces
 from fastrisk.core.tables import baseline_table
 from fastrisk.data.streaming import write_pieces
 
-TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "rank", "inference"]
+TABLE_COLUMNS = ["system", "baseline", "alpha", "urisk", "trisk", "pvalue", "inference", "rank"]
 
 
 def _cmd_table(args) -> None:

@@ -8,7 +8,7 @@ import pyarrow as pa
 from fastrisk._runtime.validation import level
 from fastrisk.cli._args import alpha_kwargs, load_matrix
 from fastrisk.cli._output import write_table
-from fastrisk.cli._resampling import _common, _inputs, _progress, _science, run_seed
+from fastrisk.cli._resampling import _common, _inputs, _progress, _science, announce_seed, run_seed
 from fastrisk.errors import InputError
 from fastrisk.inference.multiple import adjust_pvalues, tukey_hsd
 from fastrisk.inference.resampling import bootstrap, permutation_test, t_test
@@ -21,7 +21,9 @@ def _cmd_test(args) -> None:
         if args.baseline is not None:
             raise InputError("--method tukey compares every pair of systems; drop --baseline")
         matrix = load_matrix(args)
-        res = tukey_hsd(matrix, replicates=args.replicates, rng=run_seed(args, "test"), threads=args.threads)
+        seed = run_seed(args, "test")
+        res = tukey_hsd(matrix, replicates=args.replicates, rng=seed, threads=args.threads)
+        announce_seed(args, "test", seed)
         table = res.to_arrow()
         table = table.append_column("pvalue_adjusted", pa.array(res.pvalue))  # Tukey HSD is family-wise already
         table = table.append_column("family_size", pa.array(np.full(len(res.pvalue), len(res.pvalue))))
@@ -39,6 +41,8 @@ def _cmd_test(args) -> None:
     else:
         res = permutation_test(data, base, replicates=args.replicates, rng=seed, keep_replicates=False,
                                threads=args.threads, progress=_progress(args), **common)
+    if seed is not None:
+        announce_seed(args, "test", seed)
     p = res.pvalue.copy()  # [alpha, system]: adjusted over the systems at each alpha
     # NaN p-values (the baseline itself, zero variance) are no members of the family
     adjusted = adjust_pvalues(p, args.correction, axis=-1)

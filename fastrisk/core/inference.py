@@ -39,6 +39,23 @@ class RiskInference:
     ``resampling``: it draws random numbers (``replicates``, ``rng``); ``citation``: the
     paper; ``kernel``: the compiled function (`fastrisk._kernels.riskinference`);
     ``default_replicates``: resamples or orderings when it resamples.
+
+    References
+    ----------
+    Dinçer, B. T., Macdonald, C. & Ounis, I. (2014). Hypothesis testing for the risk-sensitive
+    evaluation of retrieval systems. SIGIR 2014.
+
+    Waudby-Smith, I. & Ramdas, A. (2024). Estimating means of bounded random variables by
+    betting. Journal of the Royal Statistical Society, Series B 86(1), 1-27.
+
+    Examples
+    --------
+    >>> import fastrisk
+    >>> spec = fastrisk.INFERENCES["exact"]
+    >>> spec.exact, spec.resampling, spec.default_replicates
+    (True, True, 1000)
+    >>> sorted(fastrisk.INFERENCES)[:3]
+    ['bootstrap-t-symmetric', 'edgeworth', 'el-bartlett']
     """
 
     name: str

@@ -200,7 +200,7 @@ def read_table(path, *, system: str = "system") -> pa.Table:
     >>> matrix, baseline = datasets.trec2012_web()
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), 'risk.csv')
-    >>> fastrisk.risk(matrix, baseline, alpha=5).to_arrow().to_pandas().to_csv(path, index=False)
+    >>> fastrisk.data.io.write_csv(fastrisk.risk(matrix, baseline, alpha=5).to_arrow(), path)
     >>> table = fastrisk.read_table(path)
     >>> table.num_rows, table.column_names[:3]
     (48, ['alpha', 'loss_weight', 'system'])

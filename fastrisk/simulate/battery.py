@@ -67,7 +67,7 @@ from fastrisk._runtime import numerics as _numerics
 from fastrisk._runtime.aliases import SeedLike
 from fastrisk._runtime.ranktests import WILCOXON_EXACT_MAX
 from fastrisk._runtime.ranktests import sign_p as _sign_p
-from fastrisk._runtime.ranktests import wilcoxon_p as _wilcoxon_p
+from fastrisk._runtime.ranktests import wilcoxon_p_of as _wilcoxon_p
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.core.batch import Stack, stack
