@@ -101,7 +101,7 @@ def test_parse_measure_names(text, name):
     ("RBP(q=0.5)@10", "unknown parameter 'q=0.5'"),
     ("nDCG(dcg=exp)@10", "`dcg` must be 'log2'"),
     ("ERR(rel=2)@10", "allowed: none"),
-    (3, "`measure` must be a string"),
+    (3, "`measure` must be a name such as .nDCG@20., an ir_measures measure"),
 ])
 def test_parse_measure_errors(text, message):
     with pytest.raises(InputError, match=message):

@@ -157,4 +157,4 @@ def test_cli_fit_is_one_pass_over_every_measure_and_quiet_when_asked(monkeypatch
         "ap", "p10", "rr", "ndcg20", "err20"}
     seen.clear()
     assert main(["simulate", "fit", "--measure", "RR", "--cache", str(tmp_path)]) == 0
-    assert seen[0][1]["measure"] == "rr" and seen[0][1]["progress"] is None and len(seen[0][0]) == 4
+    assert seen[0][1]["measure"] == "rr" and seen[0][1]["progress"] is True and len(seen[0][0]) == 4

@@ -20,7 +20,7 @@ from fastrisk.core.tables import baseline_table
 from fastrisk.core.urisk import risk
 from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.inference.multiple import _correction_name, adjust_pvalues
 from fastrisk.inference.paired import sign_test, wilcoxon_test
@@ -59,16 +59,16 @@ class CompareResult(Result):
     _table = ("measure", "alpha", "system", "baseline")
     _constants = ("test", "correction")
 
-    measures: tuple
+    measures: tuple = param(doc="The measures compared, as named (the ``measure`` dim).")
     systems: tuple
     baselines: tuple
     topics: tuple
     alpha: np.ndarray
     loss_weight: np.ndarray
     test: str
-    correction: str
-    level: float
-    rounding: object = None
+    correction: str = param(doc="The multiple-comparison correction over every comparison of a measure (a statsmodels name).")
+    level: float = param(doc="The significance level of ``reject``.")
+    rounding: object = param(None, doc="Digits the tables round to (``round=``), or None.")
     mean: np.ndarray = array("measure", "system", default=None,
                              doc="mean over topics (sum for NumRet, NumRel, NumQ, as trec_eval)")
     better: np.ndarray = array("measure", "system", "baseline", default=None,
@@ -85,7 +85,8 @@ class CompareResult(Result):
     trisk: np.ndarray = array("measure", "alpha", "system", "baseline", default=None)
     trisk_pvalue: np.ndarray = array("measure", "alpha", "system", "baseline", default=None,
                                      doc="two-sided p-value of TRisk (Student t, c - 1 df)")
-    values: np.ndarray = array("measure", "system", "topic", default=None, column="value")
+    values: np.ndarray = array("measure", "system", "topic", default=None, column="value",
+                               doc="Per-topic score of each system on each measure (the ``perquery`` values).")
 
     # ------------------------------------------------------------------ tables
     def _round(self, measure: str, value):

@@ -37,7 +37,7 @@ from fastrisk._runtime.resources import check_memory
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
 from fastrisk.data.matrix import ScoreMatrix, as_matrix
-from fastrisk.data.results import Result, array
+from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 
 STATISTICS = ("mean", "urisk", "trisk", "zrisk", "georisk")
@@ -86,16 +86,16 @@ class DiscriminativePowerResult(Result):
     _table = ("pair",)
     _derived = {"asl_curve": ("rank",)}
 
-    pair_system: tuple
-    pair_baseline: tuple
+    pair_system: tuple = param(doc="The pair's system (the d = system - baseline side), one per pair.")
+    pair_baseline: tuple = param(doc="The pair's baseline, one per pair.")
     systems: tuple
-    kind: str
+    kind: str = param(doc="The statistic tested: ``mean``, ``urisk``, ``trisk``, ``zrisk`` or ``georisk``.")
     alpha: float
     replicates: int
-    level: float
+    level: float = param(doc="The significance level of the ASLs (Sakai 2006: 0.05).")
     seed: int
-    discriminative_power: float
-    estimated_difference: float
+    discriminative_power: float = param(doc="Share of the pairs whose ASL is below ``level`` (Sakai 2006).")
+    estimated_difference: float = param(doc="The difference required for significance at ``level``: the largest of the pairs' ``difference_required`` (Sakai 2006).")
     estimate: np.ndarray = array("pair", doc="The pair's observed statistic: mean(d), URisk_α = mean(x), or "
                                              "ZRisk / GeoRisk of the system minus the baseline's.")
     observed: np.ndarray = array("pair", doc="|t| of the observed sample (mean, trisk) or |estimate| (urisk, "
@@ -288,12 +288,12 @@ class SwapRateResult(Result):
     _coords = {"size": {"size": "set_sizes"}, "bin": {"bin": "edges"}}
     _table = ("size", "bin")
 
-    set_sizes: np.ndarray
-    edges: np.ndarray
-    kind: str
+    set_sizes: np.ndarray = param(doc="Topic-set sizes n of the two disjoint halves (the ``size`` dim).")
+    edges: np.ndarray = param(doc="Lower edge of each bin of the first half's difference (the ``bin`` dim).")
+    kind: str = param(doc="The statistic compared: ``mean``, ``urisk``, ``trisk``, ``zrisk`` or ``georisk``.")
     alpha: float
-    trials: int
-    relative: bool
+    trials: int = param(doc="Random splits of the topics at each size (Voorhees & Buckley 2002).")
+    relative: bool = param(doc="Bins of the relative difference (Sanderson & Zobel 2005) instead of the absolute.")
     seed: int
     total: np.ndarray = array("size", "bin", doc="Pairs whose first-half difference falls in the bin.")
     swaps: np.ndarray = array("size", "bin", doc="Of those, pairs whose difference changes sign on the "
@@ -562,11 +562,11 @@ class TopicSetSizeResult(Result):
 
     method: str
     alpha: float
-    beta: float
-    n: int
-    power: float
-    exact_power: float
-    n0: float
+    beta: float = param(doc="The type II error rate β of the design (power 1 - β).")
+    n: int = param(doc="The smallest number of topics that meets the requirement (Sakai 2016).")
+    power: float = param(doc="The power at ``n`` by the approximation the design uses (Sakai 2016).")
+    exact_power: float = param(doc="The power at ``n`` from the exact noncentral t or F distribution (scipy).")
+    n0: float = param(doc="Sakai's starting value of the search (the normal approximation's answer).")
 
 
 def _power_t_approx(n: int, delta: float, alpha: float) -> float:
