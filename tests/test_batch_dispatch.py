@@ -88,7 +88,7 @@ def _one(X, k, opts):
 
 
 @pytest.mark.parametrize("fn, opts", [pytest.param(fn, o, marks=[pytest.mark.slow] if "statistic" in o else [],
-                                                   id=f"{fn}-{'-'.join(f'{k}={v}' for k, v in o.items()) or 'defaults'}")
+                                                   id=f"{fn}-{'-'.join(f'{k}={getattr(v, '__name__', v)}' for k, v in o.items()) or 'defaults'}")
                                       for fn, o in CASES])
 def test_every_option_of_one_matrix_works_on_a_stack(fn, opts):
     X = _stack()
