@@ -87,8 +87,14 @@ def _one(X, k, opts):
     return ScoreMatrix(X[k], SYSTEMS, TOPICS)
 
 
+def _label(value) -> str:
+    """An option's value in a test id: a function by its name (its repr holds its address, which
+    differs between xdist workers)."""
+    return getattr(value, "__name__", str(value))
+
+
 @pytest.mark.parametrize("fn, opts", [pytest.param(fn, o, marks=[pytest.mark.slow] if "statistic" in o else [],
-                                                   id=f"{fn}-{'-'.join(f'{k}={getattr(v, '__name__', v)}' for k, v in o.items()) or 'defaults'}")
+                                                   id=f"{fn}-{'-'.join(f'{k}={_label(v)}' for k, v in o.items()) or 'defaults'}")
                                       for fn, o in CASES])
 def test_every_option_of_one_matrix_works_on_a_stack(fn, opts):
     X = _stack()
