@@ -39,6 +39,9 @@ def _risk():
     fastrisk.risk(m, "median", value="smooth", convention="minus")
     fastrisk.zrisk(m, loss_weight=2, convention="minus")
     fastrisk.zrisk(m, value="smooth", convention="minus")
+    fastrisk.risk(m, "run24", alpha=5, inference="exact")  # the betting test's kernel (--inference exact)
+    fastrisk.discriminative_power(m, rng=1)  # fastrisk meta power
+    fastrisk.swap_rates(m, rng=1)
 
 
 def _tables():
@@ -69,6 +72,10 @@ def _pooling():
     runs = fastrisk.read_runs(fastrisk.data.datasets.path("trec2012-web/runs"))
     qrels = fastrisk.read_qrels(fastrisk.data.datasets.path("trec2012-web/qrels.adhoc.txt"))
     fastrisk.evaluate(runs, qrels, ["nDCG@20", "ERR@20", "AP", "P@10", "RR"])
+    with warnings.catch_warnings():  # topics without a relevant document are left out, with a warning
+        warnings.simplefilter("ignore")
+        fastrisk.compare(runs, qrels, ["AP"], baseline="indri-rm-cata-filtered", test="wilcoxon",
+                         correction="fdr_bh")
     exp = fastrisk.pooling_experiment(runs, qrels, rng=1)
     exp.mae_table()
     exp.bias_distribution()
