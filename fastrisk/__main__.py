@@ -13,6 +13,7 @@ load numba, SciPy and pyarrow (`fastrisk._runtime.resources.MIN_ADDRESS_SPACE`; 
 import fails, segfaults, or OpenBLAS raises SIGINT).
 """
 
+import importlib.util
 import os
 import sys
 
@@ -45,6 +46,23 @@ def _refuse(message: str) -> int:
     return EXIT_ERROR
 
 
+def import_pandas_now() -> None:
+    """Import pandas (when installed) inside the start-up's Ctrl-C guard.
+
+    pyarrow imports pandas lazily, at its first conversion of an array, and its Cython shim
+    (``pandas-shim.pxi``, ``_have_pandas_internal``) swallows a ``KeyboardInterrupt`` raised in
+    that import: a Ctrl-C landing there was lost and the command ran on to its end with status 0.
+    Imported here, a Ctrl-C ends the command (status 130) and pyarrow's later import is a lookup.
+    """
+    if importlib.util.find_spec("pandas") is None:
+        return
+    try:
+        import pandas  # noqa: F401
+        import pyarrow.pandas_compat  # noqa: F401
+    except ImportError:  # a broken pandas: pyarrow then goes without it, as it would have
+        pass
+
+
 def run() -> int:
     """Load the command line inside a Ctrl-C guard and run it.
 
@@ -58,6 +76,7 @@ def run() -> int:
         return _refuse(problem)
     try:
         from fastrisk import cli  # the CLI's imports take a second or two: inside the Ctrl-C guard
+        import_pandas_now()
     except KeyboardInterrupt:
         sys.stderr.write("fastrisk: interrupted\n")
         sys.stderr.flush()

@@ -234,6 +234,45 @@ def test_ctrl_c_at_random_moments_exits_130_without_a_crash(command, inputs, tmp
         assert waited < 20, (after, waited)  # a liveness bound for a loaded CI machine, not a speed claim
 
 
+#: A stand-in pandas whose import takes seconds, first on the path: it marks when its import starts.
+_SLOW_PANDAS = """
+import os, pathlib, time
+pathlib.Path(os.environ["SLOW_PANDAS_MARK"]).touch()
+time.sleep(20)
+raise ImportError("a stand-in pandas that takes 20 s to import")
+"""
+
+
+@needs_sigint
+def test_ctrl_c_during_pyarrows_lazy_pandas_import_ends_the_command(tmp_path):
+    """pyarrow imports pandas at its first array conversion and its Cython shim swallows a
+    KeyboardInterrupt raised there: the command then ran on and exited 0 (a CI failure of
+    ``table``). The CLI imports pandas inside its start-up guard instead (`fastrisk.__main__`)."""
+    import time
+
+    (tmp_path / "pandas").mkdir()
+    (tmp_path / "pandas" / "__init__.py").write_text(_SLOW_PANDAS)
+    mark = tmp_path / "importing"
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}", "SLOW_PANDAS_MARK": str(mark)}
+    argv = [sys.executable, "-m", "fastrisk", "risk", str(MATRIX), "--baseline", "run1"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert mark.exists(), "the stand-in pandas was never imported"
+        time.sleep(0.2)  # inside its import now
+        proc.send_signal(signal.SIGINT)
+        status = proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().strip()
+    assert status == 130, (status, err[-2000:])
+    assert err.endswith("interrupted"), err[-2000:]
+
+
 # ---------------------------------------------------------------------- the CLI's start-up
 def test_import_fastrisk_replaces_no_excepthook_and_loads_nothing_heavy():
     """The Ctrl-C guard of the start-up is the CLI's entry point's (`fastrisk.__main__.run`),
