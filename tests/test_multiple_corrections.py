@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastrisk.errors import InputError
-from fastrisk.inference.multiple import CORRECTION_NAMES, _correction_name, adjust_pvalues
+from fastrisk.inference.multiple import CORRECTION_NAMES, adjust_pvalues, correction_name
 
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 
@@ -40,7 +40,7 @@ def test_equal_to_statsmodels(method, level):
             want = multitest.multipletests(p, alpha=level, method=method)[1]
         got = adjust_pvalues(p, method, level=level)
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15, err_msg=f"{method} m={p.size}")
-        assert got.method == _correction_name(method)
+        assert got.method == correction_name(method)
 
 
 @settings(max_examples=60, deadline=None)
@@ -97,7 +97,7 @@ def test_bad_arguments(kw, match):
 
 
 def test_pyterrier_short_names():
-    assert [_correction_name(n) for n in ("hs", "h", "b", "s", "sh", "ho", "fdr_i", "fdr_n", "fdr_2sbh",
+    assert [correction_name(n) for n in ("hs", "h", "b", "s", "sh", "ho", "fdr_i", "fdr_n", "fdr_2sbh",
                                           "fdr_twostage", "BH", "Holm")] == [
         "holm-sidak", "holm", "bonferroni", "sidak", "simes-hochberg", "hommel", "fdr_bh", "fdr_by", "fdr_tsbh",
         "fdr_tsbky", "fdr_bh", "holm"]

@@ -528,6 +528,33 @@ def test_cli_test(matrix_file, capsys, method):
     assert all(r["pvalue_adjusted"] >= r["pvalue"] for r in rows)
 
 
+@pytest.mark.parametrize("correction", ["hs", "hommel", "fdr_by", "fdr_tsbky"])
+def test_cli_test_takes_every_statsmodels_correction(matrix_file, capsys, correction):
+    """`fastrisk test --correction` takes the names `fastrisk compare` and PyTerrier take (statsmodels'
+    multipletests names and aliases), the level-dependent ones at ``--level``."""
+    import json
+
+    from statsmodels.stats.multitest import multipletests
+
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--baseline", "s0", "--alpha", "0", "--correction", correction,
+                 "--level", "0.1", "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    p = np.array([r["pvalue"] for r in rows])
+    want = multipletests(p, alpha=0.1, method=correction)[1]
+    np.testing.assert_allclose([r["pvalue_adjusted"] for r in rows], want, rtol=1e-12)
+
+
+def test_cli_test_refuses_an_unknown_correction_before_any_work(matrix_file, capsys):
+    from fastrisk.cli import main
+
+    assert main(["test", matrix_file, "--baseline", "s0", "--method", "bootstrap", "--correction", "tukey",
+                 "--replicates", "100000000"]) == 2
+    err = capsys.readouterr().err
+    assert "`--correction` must be one of bonferroni" in err and "got 'tukey'" in err, err
+
+
 def test_cli_tukey_and_errors(matrix_file, capsys):
     from fastrisk.cli import main
 

@@ -122,6 +122,15 @@ def load_matrix_and_baseline(args):
     return resolve_baseline(matrix, baseline, missing=args.missing, column=args.baseline_column)
 
 
+def add_correction_argument(parser, over: str) -> None:
+    """``--correction``: any statsmodels ``multipletests`` name or alias (validated by
+    `fastrisk.inference.multiple.adjust_pvalues`, which names the option in its error)."""
+    parser.add_argument("--correction", default="holm",
+                        help=f"multiple-comparison correction over {over}: any statsmodels multipletests name or "
+                             "alias (holm, hs, bonferroni, sidak, simes-hochberg, hommel, fdr_bh, fdr_by, fdr_tsbh, "
+                             "fdr_tsbky, fdr_gbs) or none (default holm)")
+
+
 def add_inference_arguments(parser) -> None:
     """``--inference`` (a name of `fastrisk.core.inference.INFERENCES`), ``--score-bounds``,
     ``--inference-replicates`` and ``--inference-seed``: how the risk p-values are formed."""

@@ -4,7 +4,7 @@ PyTerrier's ``pt.Experiment`` / ranx's ``compare`` table with URisk and TRisk at
 from __future__ import annotations
 
 from fastrisk._runtime.atomic import write_text
-from fastrisk.cli._args import parse_floats, parse_names
+from fastrisk.cli._args import add_correction_argument, parse_floats, parse_names
 from fastrisk.cli._output import add_format_options, write_table
 from fastrisk.cli.evaluate import MEASURE_HELP
 from fastrisk.data.runs import read_runs
@@ -57,10 +57,7 @@ def register(subparsers) -> None:
     p.add_argument("--alpha", default="0,1,5", help="risk sensitivities of the URisk/TRisk columns (default 0,1,5)")
     p.add_argument("--test", choices=TESTS, default="t",
                    help="paired test of the p-value columns (default t: Student's paired t = TRisk at alpha 0)")
-    p.add_argument("--correction", default="holm",
-                   help="multiple-comparison correction over a measure's comparisons: any statsmodels multipletests "
-                        "name or alias (holm, hs, bonferroni, sidak, simes-hochberg, hommel, fdr_bh, fdr_by, "
-                        "fdr_tsbh, fdr_tsbky, fdr_gbs) or none (default holm)")
+    add_correction_argument(p, "a measure's comparisons")
     p.add_argument("--level", type=float, default=0.05, help="significance level of the reject column (default 0.05)")
     p.add_argument("--replicates", type=int, default=10000, help="bootstrap/permutation replicates (default 10000)")
     p.add_argument("--seed", type=int, help="seed of the bootstrap/permutation tests")

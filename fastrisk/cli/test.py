@@ -6,17 +6,18 @@ import numpy as np
 import pyarrow as pa
 
 from fastrisk._runtime.validation import level
-from fastrisk.cli._args import alpha_kwargs, load_matrix
+from fastrisk.cli._args import add_correction_argument, alpha_kwargs, load_matrix
 from fastrisk.cli._output import write_table
 from fastrisk.cli._resampling import _common, _inputs, _progress, _science, announce_seed, run_seed
 from fastrisk.errors import InputError
-from fastrisk.inference.multiple import adjust_pvalues, tukey_hsd
+from fastrisk.inference.multiple import adjust_pvalues, correction_name, tukey_hsd
 from fastrisk.inference.resampling import bootstrap, permutation_test, t_test
 
 
 def _cmd_test(args) -> None:
     level(args.level, "--level")  # before any work: a level of 2 or nan would flag everything or nothing
 
+    correction_name(args.correction, "--correction")  # refused before any work
     if args.method == "tukey":
         if args.baseline is not None:
             raise InputError("--method tukey compares every pair of systems; drop --baseline")
@@ -45,7 +46,7 @@ def _cmd_test(args) -> None:
         announce_seed(args, "test", seed)
     p = res.pvalue.copy()  # [alpha, system]: adjusted over the systems at each alpha
     # NaN p-values (the baseline itself, zero variance) are no members of the family
-    adjusted = adjust_pvalues(p, args.correction, axis=-1)
+    adjusted = adjust_pvalues(p, args.correction, axis=-1, level=args.level)
     family = np.broadcast_to(np.reshape(adjusted.m, (-1, 1)), p.shape)
     table = res.to_arrow().select(["system", "baseline", "alpha", "loss_weight", "urisk", "statistic", "pvalue"])
     table = table.append_column("pvalue_adjusted", pa.array(np.asarray(adjusted).reshape(-1)))
@@ -62,7 +63,6 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("t", "bootstrap", "permutation", "tukey"), default="t",
                    help="t: paired t (TRisk); bootstrap: studentised bootstrap test; permutation: randomisation "
                         "(sign flips); tukey: randomised Tukey HSD over all pairs (default t)")
-    p.add_argument("--correction", choices=("holm", "bonferroni", "bh", "none"), default="holm",
-                   help="multiple-comparison adjustment per alpha (default holm)")
+    add_correction_argument(p, "the systems at each alpha")
     p.add_argument("--level", type=float, default=0.05, help="significance level (default 0.05)")
     p.set_defaults(func=_cmd_test)

@@ -22,7 +22,7 @@ from fastrisk.core.values import resolve_value
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
-from fastrisk.inference.multiple import _correction_name, adjust_pvalues
+from fastrisk.inference.multiple import adjust_pvalues, correction_name
 from fastrisk.inference.paired import sign_test, wilcoxon_test
 from fastrisk.inference.resampling import bootstrap, permutation_test
 from fastrisk.measures.metrics import Evaluation, _known, evaluate
@@ -232,7 +232,7 @@ def _compare_iv(test, correction, level, alpha, rounding, replicates):
     else:
         raise InputError(f"`test` must be one of {', '.join(TESTS)} or a callable (system scores, baseline scores) "
                          f"-> (statistic, p-value) such as scipy.stats.ttest_rel, got {test!r}")
-    correction = _correction_name(correction if correction is not None else "none")
+    correction = correction_name(correction if correction is not None else "none")
     if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise InputError(f"`level` must be a number in (0, 1), got {level!r}")
     vf = resolve_value(None, alpha=alpha, loss_weight=None)

@@ -56,7 +56,7 @@ CORRECTIONS = tuple(_ALIASES)
 LEVEL_DEPENDENT = ("fdr_tsbh", "fdr_tsbky")
 
 
-def _correction_name(method, param: str = "correction") -> str:
+def correction_name(method, param: str = "correction") -> str:
     """The canonical name of a correction given by any statsmodels name or alias (``"hs"`` ->
     ``"holm-sidak"``); `InputError` naming ``param`` for anything else."""
     name = CORRECTION_NAMES.get(method.lower()) if isinstance(method, str) else None
@@ -125,7 +125,7 @@ class AdjustedPValues(np.ndarray):
 
 
 def _adjust_pvalues_iv(pvalues, method, axis, level):
-    name = _correction_name(method, "method")
+    name = correction_name(method, "method")
     p = _pvalues_iv(pvalues)
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or (p.ndim and not -p.ndim <= axis < p.ndim):
         raise InputError(f"`axis` must be an axis of `pvalues` (ndim {p.ndim}), got {axis!r}")
