@@ -58,6 +58,51 @@ def test_pairs_match_the_reference_bit_for_bit(statistic, alpha, lattice):
     assert len(r.asl) == (S * (S - 1) if statistic in ("urisk", "trisk") else S * (S - 1) // 2)
 
 
+def _sakai_by_hand(X, C, level):
+    """Sakai (SIGIR 2006) in plain NumPy, written from his Figures 1 and 3 (and MATTERS'
+    discriminativePower.m, a port of his code): for every pair e < b, z = X_e - X_b,
+    w = z - mean(z); each resample w*_b of the topics (C[b, i] copies of topic i); ASL = #{b :
+    |t(w*_b)| >= |t(z)|} / B; the ceil(B·level)-th largest |t(w*_b)| and the |mean(w*_b)| of the
+    first replicate holding it; the estimate is the largest of these over all the pairs."""
+    S, c = X.shape
+    B = C.shape[0]
+    k = math.ceil(B * level - 1e-9)
+    rows = []
+    for e in range(S):
+        for b in range(e + 1, S):
+            z = X[e] - X[b]
+            t0 = abs(z.mean() / (z.std(ddof=1) / math.sqrt(c)))
+            w = z - z.mean()
+            ws = [np.repeat(w, C[r].astype(int)) for r in range(B)]
+            m = np.array([x.mean() for x in ws])
+            t = np.abs(m / (np.array([x.std(ddof=1) for x in ws]) / math.sqrt(c)))
+            asl = np.mean(t >= t0)
+            crit = np.sort(t)[::-1][k - 1]
+            first = np.flatnonzero(t == crit)[0]
+            rows.append((asl, crit, abs(m[first])))
+    asl, crit, diff = map(np.array, zip(*rows))
+    return asl, crit, diff, diff.max()
+
+
+@pytest.mark.parametrize("B, level", [(1000, 0.05), (200, 0.0125), (300, 0.07)])
+def test_difference_required_is_sakai_2006_by_hand(B, level):
+    """The ASLs, critical values and difference required (Sakai 2006, Figure 3) against a plain
+    NumPy computation of his definition, including a B·level that is not a whole number (200 x
+    0.0125 = 2.5: the 3rd largest) and one that floats round up (300 x 0.07 = 21.000000000000004:
+    the 21st)."""
+    g = np.random.default_rng(17)
+    X = 0.4 + 0.1 * np.arange(6)[:, None] / 6 + 0.2 * g.standard_normal((6, 15))
+    r = discriminative_power(X, replicates=B, level=level, rng=5)
+    C = ref.resample_counts(r.seed, B, 15)
+    asl, crit, diff, est = _sakai_by_hand(X, C, level)
+    np.testing.assert_array_equal(r.asl, asl)
+    np.testing.assert_allclose(r.threshold, crit, rtol=1e-9)
+    np.testing.assert_allclose(r.difference_required, diff, rtol=1e-9)
+    assert r.estimated_difference == pytest.approx(est, rel=1e-9)
+    # the rank rounds up, so "ASL < level" and "observed > threshold" are the same test
+    np.testing.assert_array_equal(r.asl < level, r.observed > r.threshold)
+
+
 @pytest.mark.parametrize("statistic, which", [("zrisk", 0), ("georisk", 1)])
 def test_zrisk_pairs_match_the_reference(statistic, which):
     m = _matrix(S=4, c=10, seed=5)
