@@ -426,3 +426,42 @@ def test_select_is_the_kth_largest_lowest_replicate(size, k, seed, ties):
     v, r = K._select(x, size, k)
     want, wr = ref._kth(x, k)
     assert v == want and r == wr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(100, 1500), st.integers(1, 120), st.integers(0, 2**31), st.booleans(),
+       st.sampled_from(["none", "below", "above", "max"]), st.floats(0.0, 3.0))
+def test_count_select_both_paths_are_the_full_sort(size, k, seed, ties, pivot, t0):
+    """`_count_select` (the pair's count and critical value) on every path against a full sort:
+    no pivot (g = 0: `_select`), a pivot below the k-th largest (at least k kept: the partition of
+    the kept values), and pivots above it or above every value (fewer than k kept: the fallback to
+    `_select`), with ties (lattice values) and without."""
+    g = np.random.default_rng(seed)
+    x = (g.integers(0, 20, size) / 4.0) if ties else np.abs(g.standard_t(5, size))
+    k = min(k, size)
+    want, wr = ref._kth(x, k)
+    piv = {"none": 0.0, "below": 0.9 * want, "above": want + 0.1, "max": x.max() + 1.0}[pivot]
+    kept = int(np.sum(x >= piv))
+    if pivot == "below" and want > 0:
+        assert kept >= k  # the main path: the k-th largest of the kept values
+    if pivot in ("above", "max"):
+        assert kept < k  # the fallback: `_select` over all
+    keep = np.full(size + 1, np.nan)
+    idx = np.full(size + 1, -1, np.int64)
+    cnt, v, r = K._count_select(x, size, k, t0, piv, keep, idx)
+    assert cnt == int(np.sum(x >= t0))
+    assert v == want and r == wr
+
+
+def test_count_select_fallback_matches_the_main_path():
+    """The same statistics through the fallback (a pivot above every value: nothing kept) and
+    through the main path (a pivot just below the critical value) give the same answers."""
+    g = np.random.default_rng(4)
+    for _ in range(50):
+        x = np.abs(g.standard_t(4, 1000))
+        want = np.sort(x)[::-1][49]
+        keep = np.empty(1001)
+        idx = np.empty(1001, np.int64)
+        main = K._count_select(x, 1000, 50, 2.0, 0.85 * want, keep, idx)
+        fall = K._count_select(x, 1000, 50, 2.0, x.max() * 2, keep, idx)
+        assert main == fall and main[1] == want

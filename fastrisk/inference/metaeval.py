@@ -290,8 +290,9 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
         bar.close()
     asl = cnt / B
     names = m.systems
+    nm = np.array(names, dtype=object)  # one gather per side (a loop over 500k pairs took a second)
     return DiscriminativePowerResult(
-        pair_system=tuple(names[i] for i in I), pair_baseline=tuple(names[j] for j in J), systems=tuple(names),
+        pair_system=tuple(nm[I].tolist()), pair_baseline=tuple(nm[J].tolist()), systems=tuple(names),
         kind=statistic, alpha=a, replicates=B, level=lv, seed=seed,
         discriminative_power=float(np.mean(asl < lv)), estimated_difference=float(dif.max()),
         estimate=est, observed=obs, asl=asl, threshold=thr, difference_required=dif)
