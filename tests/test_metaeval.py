@@ -22,7 +22,7 @@ def _matrix(S=5, c=12, seed=0, lattice=False):
     return ScoreMatrix.from_array(X)
 
 
-@pytest.mark.parametrize("statistic", ["mean", "trisk", "zrisk"])
+@pytest.mark.parametrize("statistic", ["mean", "trisk", "urisk", "zrisk"])
 def test_same_numbers_whatever_the_thread_count(statistic):
     m = _matrix(S=40, c=30, seed=1)
     one = discriminative_power(m, statistic=statistic, alpha=1.0 if statistic != "mean" else 0.0, replicates=300,

@@ -107,9 +107,11 @@ def studentized(s1, s2, c):
 @njit
 def _tile_sums(W, W2, q, A, n, o):
     """o[0, r] = sum_i A[i, r] W[q, i], o[1, r] = sum_i A[i, r] W2[q, i] and, when W has a row
-    q + 1, o[2], o[3] the same for it (r < n): four rows share every load of A, four topics a
-    pass. Every sum in topic order, (((o + x_i w_i) + x_{i+1} w_{i+1}) + ...): each product
-    rounded, then added (no FMA, no reassociation), the additions of a plain loop over topics."""
+    q + 1, o[2], o[3] the same for W[q + 1], W2[q + 1] (r < n): four rows share every load of A,
+    four topics a pass (`pair_stats` passes a pair's w and w^2, or the rows q, q + 1 of every
+    other row of w as W and W2: four pairs' w). Every sum in topic order, (((o + x_i w_i) +
+    x_{i+1} w_{i+1}) + ...): each product rounded, then added (no FMA, no reassociation), the
+    additions of a plain loop over topics."""
     c = W.shape[1]
     two = q + 1 < W.shape[0]
     q1 = q + 1 if two else q
@@ -280,8 +282,9 @@ def pair_stats(X, I, J, alpha, kind, counts, B, k, t_obs, count, thresh, diff, m
         p0 = tl * TILE
         p1 = min(P, p0 + TILE)
         m = p1 - p0
-        W = np.empty((m, c))
-        W2 = np.empty((m, c))
+        # four zero rows past the tile's pairs: a pass may read them (its sums then unused)
+        W = np.zeros((m + 4, c))
+        W2 = np.zeros((m + 4, c))
         scale = np.empty(m)
         for q in range(m):
             p = p0 + q
@@ -298,24 +301,36 @@ def pair_stats(X, I, J, alpha, kind, counts, B, k, t_obs, count, thresh, diff, m
                 t_obs[p] = t if t == t else 0.0
             else:
                 t_obs[p] = abs(mu)
-        # two pairs at a time through every block of counts (the counts, c x B doubles, stay in
-        # L2), their B statistics then counted and selected while in L1
-        st = np.empty((2, B))
-        mm = np.empty((2, B))
+        # every pass of `_tile_sums` makes four rows of sums through every block of counts (the
+        # counts, c x B doubles, stay in L2): two pairs' sum of w and of w^2 (studentized), or four
+        # pairs' sum of w (the mean needs no squares); their B statistics are then counted and
+        # selected while in L1
+        if kind == STUDENTIZED:
+            per = 2
+            Ra = W[0::1]
+            Rb = W2[0::1]
+        else:
+            per = 4
+            Ra = W[0::2]
+            Rb = W[1::2]
+        st = np.empty((4, B))
+        mm = np.empty((4, B))
         o = np.empty((4, NB))
         keep = np.empty(B + 1)
         idx = np.empty(B + 1, np.int64)
         ratio = 0.0  # the next pair's pivot over its standard error (0: none yet)
-        for q in range(0, m, 2):
-            two = q + 1 < m
+        for q in range(0, m, per):
+            nh = min(per, m - q)
             for blk in range(blocks):
                 r0 = blk * NB
                 n = min(NB, B - r0)
-                _tile_sums(W, W2, q, counts[blk], n, o)
-                _replicate_stats(o[0], o[1], n, c, kind, mm[0], st[0], r0)
-                if two:
-                    _replicate_stats(o[2], o[3], n, c, kind, mm[1], st[1], r0)
-            for h in range(2 if two else 1):
+                _tile_sums(Ra, Rb, q // (per // 2), counts[blk], n, o)
+                for h in range(nh):
+                    if kind == STUDENTIZED:
+                        _replicate_stats(o[2 * h], o[2 * h + 1], n, c, kind, mm[h], st[h], r0)
+                    else:
+                        _replicate_stats(o[h], o[h], n, c, kind, mm[h], st[h], r0)
+            for h in range(nh):
                 p = p0 + q + h
                 t0 = t_obs[p]
                 cnt, v, rr = _count_select(st[h], B, k, t0, ratio * scale[q + h], keep, idx)
