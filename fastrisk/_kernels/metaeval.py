@@ -10,9 +10,9 @@ to the null) then needs, for every r, the two sums
 
     s1_pr = sum_i C_ri w_pi        s2_pr = sum_i C_ri w_pi^2
 
--- two rows of a GEMM-shaped product (pairs x topics) . (topics x replicates). `pair_stats`
-takes the pairs two at a time (four rows sharing every load of the counts) through every block
-of replicates (the counts, c x B doubles, stay in L2; the pair's B statistics are then counted
+-- two rows of a GEMM-shaped product (pairs x topics) . (topics x replicates) (one row, s1,
+for the unstudentized mean). `pair_stats` takes four rows at a time (two pairs' s1 and s2, or four
+pairs' s1), sharing every load of the counts, through every block of replicates (the counts, c x B doubles, stay in L2; the pair's B statistics are then counted
 and selected while in L1: measured a third faster at 50 topics than tiles of pairs against a
 block), every sum in topic order (i = 0 .. c-1, one rounding per add, no FMA), so
 a pair's statistics are the same bits whatever its tile, block or thread, and equal to a
