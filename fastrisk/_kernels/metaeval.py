@@ -10,9 +10,9 @@ to the null) then needs, for every r, the two sums
 
     s1_pr = sum_i C_ri w_pi        s2_pr = sum_i C_ri w_pi^2
 
--- two rows of a GEMM-shaped product (pairs x topics) . (topics x replicates). `pair_stats`
-takes the pairs two at a time (four rows sharing every load of the counts) through every block
-of replicates (the counts, c x B doubles, stay in L2; the pair's B statistics are then counted
+-- two rows of a GEMM-shaped product (pairs x topics) . (topics x replicates) (one row, s1,
+for the unstudentized mean). `pair_stats` takes four rows at a time (two pairs' s1 and s2, or four
+pairs' s1), sharing every load of the counts, through every block of replicates (the counts, c x B doubles, stay in L2; the pair's B statistics are then counted
 and selected while in L1: measured a third faster at 50 topics than tiles of pairs against a
 block), every sum in topic order (i = 0 .. c-1, one rounding per add, no FMA), so
 a pair's statistics are the same bits whatever its tile, block or thread, and equal to a
@@ -107,9 +107,11 @@ def studentized(s1, s2, c):
 @njit
 def _tile_sums(W, W2, q, A, n, o):
     """o[0, r] = sum_i A[i, r] W[q, i], o[1, r] = sum_i A[i, r] W2[q, i] and, when W has a row
-    q + 1, o[2], o[3] the same for it (r < n): four rows share every load of A, four topics a
-    pass. Every sum in topic order, (((o + x_i w_i) + x_{i+1} w_{i+1}) + ...): each product
-    rounded, then added (no FMA, no reassociation), the additions of a plain loop over topics."""
+    q + 1, o[2], o[3] the same for W[q + 1], W2[q + 1] (r < n): four rows share every load of A,
+    four topics a pass (`pair_stats` passes a pair's w and w^2, or the rows q, q + 1 of every
+    other row of w as W and W2: four pairs' w). Every sum in topic order, (((o + x_i w_i) +
+    x_{i+1} w_{i+1}) + ...): each product rounded, then added (no FMA, no reassociation), the
+    additions of a plain loop over topics."""
     c = W.shape[1]
     two = q + 1 < W.shape[0]
     q1 = q + 1 if two else q
@@ -147,15 +149,24 @@ def _tile_sums(W, W2, q, A, n, o):
 
 @njit(error_model="numpy")
 def _replicate_stats(s1, s2, n, c, kind, mq, sq, r0):
-    """mq[r0 + r] = |s1[r] / c| and sq[r0 + r] the replicate's statistic (`studentized`, or |mean|)."""
-    for r in range(n):
-        mq[r0 + r] = abs(s1[r] / c)
+    """mq[r0 + r] = |s1[r] / c| and sq[r0 + r] the replicate's statistic: `studentized`'s |t|
+    (the same operations in the same order, written as one loop of selects so that it runs on
+    vectors), or |mean|."""
+    cm1 = c - 1.0
+    cf = 1.0 * c
     if kind == STUDENTIZED:
         for r in range(n):
-            sq[r0 + r] = studentized(s1[r], s2[r], c)
+            a = s1[r]
+            m = a / cf
+            d = s2[r] - a * m
+            t = abs(m / math.sqrt((d if d > 0.0 else 0.0) / cm1 / cf))
+            mq[r0 + r] = abs(m)
+            sq[r0 + r] = t if t == t else 0.0
     else:
         for r in range(n):
-            sq[r0 + r] = mq[r0 + r]
+            v = abs(s1[r] / cf)
+            mq[r0 + r] = v
+            sq[r0 + r] = v
 
 
 @njit
@@ -228,24 +239,28 @@ HINT = 0.85
 
 
 @njit
-def _count_select(stat, size, k, t0, g, keep):
+def _count_select(stat, size, k, t0, g, keep, idx):
     """(#{r : stat[r] >= t0}, k-th largest of stat[:size], its lowest replicate): `_select`'s value
-    and replicate (stat never NaN). One pass counts and keeps the values >= g (a pivot guessed
-    from the pair before); when at least k are kept, their k-th largest (a partition of the few
-    kept) is the answer, else `_select` over all."""
+    and replicate (stat never NaN; keep and idx hold size + 1). The count is one pass on its own
+    (it runs on vectors); a second, branch-free pass keeps the values >= g (a pivot guessed from the
+    pair before; g <= 0 or inf: none) with their replicates; when at least k are kept, their k-th
+    largest (a partition of the few kept) is the answer and the first kept replicate holding it the
+    lowest overall (every replicate >= g is kept, in order), else `_select` over all."""
     cnt = 0
-    n = 0
     for r in range(size):
-        x = stat[r]
-        cnt += x >= t0
-        if x >= g:
-            keep[n] = x
-            n += 1
-    if n >= k:
-        v = np.partition(keep[:n], n - k)[n - k]
+        cnt += stat[r] >= t0
+    if g > 0.0 and g < math.inf:
+        n = 0
         for r in range(size):
-            if stat[r] == v:
-                return cnt, v, r
+            x = stat[r]
+            keep[n] = x
+            idx[n] = r
+            n += x >= g
+        if n >= k:
+            v = np.partition(keep[:n], n - k)[n - k]
+            for j in range(n):
+                if keep[j] == v:
+                    return cnt, v, idx[j]
     v, r = _select(stat, size, k)
     return cnt, v, r
 
@@ -267,8 +282,9 @@ def pair_stats(X, I, J, alpha, kind, counts, B, k, t_obs, count, thresh, diff, m
         p0 = tl * TILE
         p1 = min(P, p0 + TILE)
         m = p1 - p0
-        W = np.empty((m, c))
-        W2 = np.empty((m, c))
+        # four zero rows past the tile's pairs: a pass may read them (its sums then unused)
+        W = np.zeros((m + 4, c))
+        W2 = np.zeros((m + 4, c))
         scale = np.empty(m)
         for q in range(m):
             p = p0 + q
@@ -285,33 +301,39 @@ def pair_stats(X, I, J, alpha, kind, counts, B, k, t_obs, count, thresh, diff, m
                 t_obs[p] = t if t == t else 0.0
             else:
                 t_obs[p] = abs(mu)
-        # two pairs at a time through every block of counts (the counts, c x B doubles, stay in
-        # L2), their B statistics then counted and selected while in L1
-        st = np.empty((2, B))
-        mm = np.empty((2, B))
+        # every pass of `_tile_sums` makes four rows of sums through every block of counts (the
+        # counts, c x B doubles, stay in L2): two pairs' sum of w and of w^2 (studentized), or four
+        # pairs' sum of w (the mean needs no squares); their B statistics are then counted and
+        # selected while in L1
+        if kind == STUDENTIZED:
+            per = 2
+            Ra = W[0::1]
+            Rb = W2[0::1]
+        else:
+            per = 4
+            Ra = W[0::2]
+            Rb = W[1::2]
+        st = np.empty((4, B))
+        mm = np.empty((4, B))
         o = np.empty((4, NB))
-        keep = np.empty(B)
+        keep = np.empty(B + 1)
+        idx = np.empty(B + 1, np.int64)
         ratio = 0.0  # the next pair's pivot over its standard error (0: none yet)
-        for q in range(0, m, 2):
-            two = q + 1 < m
+        for q in range(0, m, per):
+            nh = min(per, m - q)
             for blk in range(blocks):
                 r0 = blk * NB
                 n = min(NB, B - r0)
-                _tile_sums(W, W2, q, counts[blk], n, o)
-                _replicate_stats(o[0], o[1], n, c, kind, mm[0], st[0], r0)
-                if two:
-                    _replicate_stats(o[2], o[3], n, c, kind, mm[1], st[1], r0)
-            for h in range(2 if two else 1):
+                _tile_sums(Ra, Rb, q // (per // 2), counts[blk], n, o)
+                for h in range(nh):
+                    if kind == STUDENTIZED:
+                        _replicate_stats(o[2 * h], o[2 * h + 1], n, c, kind, mm[h], st[h], r0)
+                    else:
+                        _replicate_stats(o[h], o[h], n, c, kind, mm[h], st[h], r0)
+            for h in range(nh):
                 p = p0 + q + h
                 t0 = t_obs[p]
-                g = ratio * scale[q + h]
-                if g > 0.0 and g < math.inf:
-                    cnt, v, rr = _count_select(st[h], B, k, t0, g, keep)
-                else:
-                    cnt = 0
-                    for r in range(B):
-                        cnt += st[h, r] >= t0
-                    v, rr = _select(st[h], B, k)
+                cnt, v, rr = _count_select(st[h], B, k, t0, ratio * scale[q + h], keep, idx)
                 count[p] = cnt
                 thresh[p] = v
                 diff[p] = mm[h, rr]
@@ -338,58 +360,59 @@ def zrisk_system(X, T, cnt, Sk, N, lw, c):
     return z, math.sqrt(max(Sk, 0.0) / c * phi)
 
 
-@pjit
-def zrisk_replicates(X, lw, counts, B, zr, gr):
-    """``zr[r, s]``, ``gr[r, s]``: ZRisk and GeoRisk of system s (rows of X, S x c) over the whole
-    matrix in bootstrap resample r (`resample_counts`); T_i = sum_s X_si in system order, S*_s =
-    sum_i C_ri X_si in topic order, N* = sum_s S*_s in system order."""
+@njit
+def topic_totals(X):
+    """T_i = sum_s X_si, in system order."""
     S, c = X.shape
     T = np.zeros(c)
     for s in range(S):
         for i in range(c):
             T[i] += X[s, i]
+    return T
+
+
+@njit
+def zrisk_systems(X, T, cnt, n, lw, z, g):
+    """z[s], g[s]: ZRisk and GeoRisk (`zrisk_system`) of every system s of X over the whole
+    matrix resampled with topic counts cnt (n topics in all): S*_s = sum_i cnt_i X_si in topic
+    order, N* = sum_s S*_s in system order, the topic totals T of the original matrix."""
+    S, c = X.shape
+    tot = np.empty(S)
+    for s in range(S):
+        t = 0.0
+        for i in range(c):
+            t += cnt[i] * X[s, i]
+        tot[s] = t
+    N = 0.0
+    for s in range(S):
+        N += tot[s]
+    for s in range(S):
+        z[s], g[s] = zrisk_system(X[s], T, cnt, tot[s], N, lw, n)
+
+
+@pjit
+def zrisk_replicates(X, lw, counts, B, zr, gr):
+    """``zr[r, s]``, ``gr[r, s]``: ZRisk and GeoRisk of system s (rows of X, S x c) over the whole
+    matrix in bootstrap resample r (`resample_counts`, `zrisk_systems`)."""
+    c = X.shape[1]
+    T = topic_totals(X)
     for r in prange(B):
         blk = r // NB
         j = r - blk * NB
         cnt = np.empty(c)
         for i in range(c):
             cnt[i] = counts[blk, i, j]
-        tot = np.empty(S)
-        N = 0.0
-        for s in range(S):
-            t = 0.0
-            for i in range(c):
-                t += cnt[i] * X[s, i]
-            tot[s] = t
-        for s in range(S):
-            N += tot[s]
-        for s in range(S):
-            zr[r, s], gr[r, s] = zrisk_system(X[s], T, cnt, tot[s], N, lw, c)
+        zrisk_systems(X, T, cnt, c, lw, zr[r], gr[r])
 
 
 @njit
 def zrisk_observed(X, lw):
-    """(ZRisk, GeoRisk) of every system over the whole matrix: `zrisk_replicates`' formulas with
-    every topic counted once."""
+    """(ZRisk, GeoRisk) of every system over the whole matrix: `zrisk_systems` with every topic
+    counted once."""
     S, c = X.shape
-    T = np.zeros(c)
-    for s in range(S):
-        for i in range(c):
-            T[i] += X[s, i]
-    cnt = np.ones(c)
-    tot = np.empty(S)
-    N = 0.0
-    for s in range(S):
-        t = 0.0
-        for i in range(c):
-            t += cnt[i] * X[s, i]
-        tot[s] = t
-    for s in range(S):
-        N += tot[s]
     z = np.empty(S)
     g = np.empty(S)
-    for s in range(S):
-        z[s], g[s] = zrisk_system(X[s], T, cnt, tot[s], N, lw, c)
+    zrisk_systems(X, topic_totals(X), np.ones(c), c, lw, z, g)
     return z, g
 
 
@@ -408,13 +431,10 @@ def pair_shift(V, R, I, J, k, t_obs, count, thresh, diff, delta):
         t0 = abs(dl)
         t_obs[p] = t0
         st = np.empty(B)
-        cnt = 0
         for r in range(B):
-            v = abs((R[r, a] - R[r, b]) - dl)
-            st[r] = v
-            cnt += v >= t0
-        count[p] = cnt
-        v, rr = _select(st, B, k)
+            st[r] = abs((R[r, a] - R[r, b]) - dl)
+        # no pivot (g = 0): the count and `_select`, no kept values
+        count[p], v, _ = _count_select(st, B, k, t0, 0.0, st[:0], I[:0])
         thresh[p] = v
         diff[p] = v
 
@@ -475,18 +495,11 @@ def _system_values(X, T, sel, off, n, lw, kind, out):
     cnt = np.zeros(c)
     for q in range(n):
         cnt[sel[off + q]] = 1.0
-    tot = np.empty(S)
-    N = 0.0
-    for s in range(S):
-        a = 0.0
-        for i in range(c):
-            a += cnt[i] * X[s, i]
-        tot[s] = a
-    for s in range(S):
-        N += tot[s]
-    for s in range(S):
-        z, g = zrisk_system(X[s], T, cnt, tot[s], N, lw, n)
-        out[s] = z if kind == SWAP_ZRISK else g
+    other = np.empty(S)
+    if kind == SWAP_ZRISK:
+        zrisk_systems(X, T, cnt, n, lw, out, other)
+    else:
+        zrisk_systems(X, T, cnt, n, lw, other, out)
 
 
 @njit
@@ -523,10 +536,7 @@ def swap_counts(X, sizes, trials, seed, edges, relative, kind, lw, total, swaps)
     swp_u = np.zeros((units, K), np.int64)
     e0 = edges[0]
     scale = (K - 1) / (edges[K - 1] - e0) if K > 1 else 0.0
-    T = np.zeros(c)
-    for s in range(S):
-        for i in range(c):
-            T[i] += X[s, i]
+    T = topic_totals(X)
     per_pair = kind == SWAP_URISK or kind == SWAP_TRISK
     for u in prange(units):
         n = sizes[u // trials]
