@@ -57,8 +57,22 @@ LEVEL_DEPENDENT = ("fdr_tsbh", "fdr_tsbky")
 
 
 def correction_name(method, param: str = "correction") -> str:
-    """The canonical name of a correction given by any statsmodels name or alias (``"hs"`` ->
-    ``"holm-sidak"``); `InputError` naming ``param`` for anything else."""
+    """The canonical name of a correction given by any statsmodels name or alias.
+
+    Parameters
+    ----------
+    method : str
+        A name or alias of statsmodels' ``multipletests`` (``"hs"``, ``"fdr_i"``, ...), ``"bh"``
+        or ``"none"``, in any case.
+    param : str
+        The option to name in the error (``"correction"``, ``"--correction"``).
+
+    Returns
+    -------
+    str
+        The canonical name (``"hs"`` -> ``"holm-sidak"``); `InputError` naming ``param`` for
+        anything else.
+    """
     name = CORRECTION_NAMES.get(method.lower()) if isinstance(method, str) else None
     if name is None:
         if isinstance(method, str) and method.lower() in ("lfdr", "lfdr_sl"):
