@@ -104,6 +104,32 @@ class PairResult(Result):
                                                                         "the grid (NaN: not within the grid).")
     curve: np.ndarray = array("inference", "null", "delta", "n", doc="Power at each n of ``grid``.")
 
+    def to_markdown(self, digits: int = 3) -> str:
+        """One row per inference: per null its type I rate with its 95 % Wilson band, its power
+        at each delta and the topics it needs (">N": not within the grid), under a caption
+        naming the pair and the cell."""
+        def f(v):
+            return "n/a" if not np.isfinite(v) else f"{v:.{digits}f}"
+
+        heads = ["inference"]
+        for null in self.nulls:
+            heads.append(f"type I ({null})")
+            heads += [f"power δ={d:g} ({null})" for d in self.deltas]
+            heads += [f"topics δ={d:g} ({null})" for d in self.deltas]
+        lines = [f"{self.system} against {self.baseline}, URisk_{self.alpha:g}, {self.topics} topics, level "
+                 f"{self.level:g} ({self.alternative}); power {self.target:g} searched over {self.grid[0]}..."
+                 f"{self.grid[-1]} topics", "", "| " + " | ".join(heads) + " |", "|---" + "|--:" * (len(heads) - 1) + "|"]
+        for k, name in enumerate(self.inferences):
+            cells = [name]
+            for j in range(len(self.nulls)):
+                r = self.type1[k, j]
+                cells.append(f"{f(r)} [{f(self.type1_low[k, j])}, {f(self.type1_high[k, j])}]" if np.isfinite(r)
+                             else "n/a")
+                cells += [f(v) for v in self.power[k, j]]
+                cells += ["n/a" if not np.isfinite(r) else _fmt_n(v, self.grid) for v in self.topics_needed[k, j]]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
     def summary(self) -> str:
         """The verdicts, one line per inference, under a header naming the pair and the cell."""
         head = (f"{self.system} against {self.baseline}: URisk_{self.alpha:g}, {self.topics} topics, level "
