@@ -231,3 +231,17 @@ def test_identical_runs_too_few_topics_and_scores_out_of_bounds():
     _bad(matrix=wide)  # the empirical null and t assume no bounds
     with pytest.raises(InputError, match="the copula null needs the measure of the scores"):
         _bad(matrix=ScoreMatrix(m.values, ["base", "exp"], m.topics, None), nulls=["copula"])
+
+
+def test_a_copula_null_that_cannot_be_calibrated_is_reported_not_raised(monkeypatch):
+    pytest.importorskip("pyvinecopulib")
+    import fastrisk.simulate.pair as pair
+
+    monkeypatch.setattr(pair, "calibrate_pair", lambda *a, **k: None)
+    r = pair_study(_two(), "base", "exp", alpha=5, topics=20, trials=50, deltas=[0.02], inferences=["t"],
+                   topic_grid=[10], seed=2)
+    assert np.isfinite(r.type1[0, 0]) and np.isnan(r.type1[0, 1]) and np.isnan(r.power[0, 1]).all()
+    assert np.isnan(r.topics_needed[0, 1]).all() and np.isnan(r.type1_low[0, 1])
+    assert "not built: copula null" in r.verdicts[0] and "(copula)" not in r.verdicts[0]
+    assert all("failed" in t for t in json.loads(r.calibration)["copula"]["targets"])
+    assert "n/a" in r.to_markdown()
