@@ -5,7 +5,9 @@ does not assume monotone power, a two-run matrix through the CLI, every InputErr
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -245,3 +247,58 @@ def test_a_copula_null_that_cannot_be_calibrated_is_reported_not_raised(monkeypa
     assert "not built: copula null" in r.verdicts[0] and "(copula)" not in r.verdicts[0]
     assert all("failed" in t for t in json.loads(r.calibration)["copula"]["targets"])
     assert "n/a" in r.to_markdown()
+
+
+# ------------------------------------------------------------------ too few runs: the pairs instead (stretch)
+@pytest.mark.slow
+def test_type1_on_a_three_run_collection_runs_its_pairs_instead(tmp_path, capsys):
+    pytest.importorskip("pyvinecopulib")
+    m = trec_matrix("web2013_err20")
+    path = tmp_path / "three.parquet"
+    write_matrix(ScoreMatrix(m.values[:3, :20], m.systems[:3], m.topics[:20], m.measure), path)
+    out = tmp_path / "pairs.csv"
+    code = main(["simulate", "type1", str(path), "--topics", "10", "--trials", "60", "--trisk-alpha", "5", "--seed",
+                 "1", "--quiet", "--format", "csv", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"collection {str(path)!r} keeps 2 of its 3 runs; the collection-level protocol needs at least 11" in err
+    assert "Running the pair-level study instead" in err and "for each of its 3 pair(s) of runs" in err
+    df = pd.read_csv(out)
+    assert len(df[["baseline", "system"]].drop_duplicates()) == 3 and set(df["alpha"]) == {5}
+    assert set(df["null"]) == {"empirical", "copula"} and err.count("against") == 3
+    mu = dict(zip(m.systems[:3], m.values[:3, :20].mean(axis=1)))
+    assert all(mu[b] <= mu[e] for b, e in zip(df["baseline"], df["system"]))  # the lower mean as the baseline
+
+
+@pytest.mark.slow
+def test_power_on_a_two_run_collection_runs_its_pair_and_topics_with_a_test_still_refuses(tmp_path, capsys):
+    pytest.importorskip("pyvinecopulib")
+    path = tmp_path / "two.parquet"
+    write_matrix(_two(topics=30), path)
+    out = tmp_path / "pair.csv"
+    code = main(["simulate", "power", str(path), "--topics", "10", "--trials", "40", "--trisk-alpha", "1",
+                 "--delta", "0.05", "--seed", "2", "--quiet", "--format", "csv", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert re.search(r"keeps \d of its 2 runs; the collection-level protocol needs at least 11", err)
+    assert "for each of its 1 pair(s) of runs" in err
+    df = pd.read_csv(out)
+    assert set(df["delta"]) == {0.05} and set(df["alpha"]) == {1} and len(df) == 7 * 2
+    # a test named by the user is not a risk inference of the pair study: refused as before
+    assert main(["simulate", "topics", str(path), "--test", "trisk@5", "--trials", "10", "--quiet"]) == 2
+    assert re.search(r"too few runs|a fit needs a systems x topics matrix with >= 3 systems", capsys.readouterr().err)
+
+
+def test_which_collections_run_their_pairs_instead(tmp_path):
+    from fastrisk.cli.simulate import _too_few_runs
+
+    path = tmp_path / "two.parquet"
+    write_matrix(_two(topics=30), path)
+
+    def args(study, **kw):
+        return argparse.Namespace(study=study, measure=None, no_risk_nulls=kw.get("no_risk_nulls", False))
+
+    got = _too_few_runs(args("power"), str(path))
+    assert got is not None and got[0] == str(path) and got[4] == 11 and "H1 pairs" in got[5]
+    assert _too_few_runs(args("type1", no_risk_nulls=True), str(path)) is None or got[3] < 2
+    assert _too_few_runs(args("type1"), "adhoc8_ap") is None  # 129 runs: the collection-level protocol

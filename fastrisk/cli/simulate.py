@@ -122,6 +122,13 @@ def _simulate(args) -> int:
         args.significance = args.alpha
     if args.significance is None:
         args.significance = 0.05
+    planned, args.test = args.test, "t" if args.test is None else args.test
+    if args.study in ("type1", "power", "topics") and collections is not None and len(collections) == 1 \
+            and not args.tests and not (args.study == "topics" and planned is not None):
+        # a collection with fewer runs than the collection-level protocol needs: its pairs instead (#37)
+        short = _too_few_runs(args, collections[0])
+        if short is not None:
+            return _pairs_instead(args, *short)
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)
@@ -182,6 +189,74 @@ def _pair(args, collections) -> int:
                         nulls=nulls, seed=args.seed, ties_seed=args.ties_seed, progress=not args.quiet)
     write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the table
     print(result.summary(), file=sys.stderr)
+    return 0
+
+
+def _too_few_runs(args, collection):
+    """(name, ScoreMatrix, measure key, runs kept, runs needed, what needs them) when the one
+    collection of a type1, power or topics study keeps fewer runs than the collection-level
+    protocol needs (`fastrisk.simulate.studies.runs_needed`: 11 for H1 pairs and the risk nulls'
+    pairs), else None."""
+    import numpy as np
+
+    from fastrisk.data.datasets import trec_matrix  # imported when the command runs: keeps --help fast
+    from fastrisk.simulate import studies  # imported when the command runs: keeps `fastrisk --help` fast
+    from fastrisk.simulate.measures import kept_runs, snap_to_support  # imported when the command runs
+
+    key, items = studies.load_collections(args.measure, [collection])
+    name, mat = next(iter(items.items()))
+    mat = trec_matrix(name) if mat is None else mat
+    values = np.asarray(mat.values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 2:
+        return None  # nothing to pair: the study's own refusal names it
+    kept, _ = kept_runs(snap_to_support(values, key))
+    mode = "type1" if args.study == "type1" else "power"
+    risk = args.study != "topics" and not args.no_risk_nulls
+    needed, why = studies.runs_needed(mode, True, risk)
+    if len(kept) >= needed:
+        return None
+    return name, mat, key, len(kept), needed, why
+
+
+def _pairs_instead(args, name, mat, key, kept, needed, why) -> int:
+    """``simulate type1|power|topics`` on a collection that keeps too few runs for the
+    collection-level protocol: the pair-level study (`fastrisk.simulate.pair.pair_study`) of every
+    pair of its runs (the run with the lower mean as the baseline) at each risk alpha of
+    --trisk-alpha, one table of all pairs; said on stderr."""
+    import numpy as np
+    import pyarrow as pa
+
+    from fastrisk._runtime.rng import resolve_seed  # imported when the command runs: keeps --help fast
+    from fastrisk.simulate.pair import pair_study  # imported when the command runs: keeps `fastrisk --help` fast
+
+    systems = [str(v) for v in mat.systems]
+    V = np.asarray(mat.values, dtype=np.float64)
+    mu = V.mean(axis=1)
+    pairs = [(a, b) if mu[a] <= mu[b] else (b, a) for a in range(len(systems)) for b in range(a + 1, len(systems))
+             if not np.array_equal(V[a], V[b])]
+    alphas = _trisk_alpha(args)
+    default = "0.05" if args.study == "topics" else PAIR_DELTAS
+    deltas = _floats(args.delta or default, "delta")
+    seed = resolve_seed(args.seed, name="--seed")
+    print(f"fastrisk simulate {args.study}: collection {name!r} keeps {kept} of its {len(systems)} runs; the "
+          f"collection-level protocol needs at least {needed} for {why}. Running the pair-level study instead "
+          f"(fastrisk simulate pair): each risk inference under the empirical-population and the copula null, its "
+          f"power and the topics it needs, for each of its {len(pairs)} pair(s) of runs (the lower mean as the "
+          f"baseline) at alpha = {', '.join(f'{a:g}' for a in alphas)}, seed {seed}", file=sys.stderr)
+    tables, lines = [], []
+    for a in alphas:
+        for bi, ei in pairs:
+            r = pair_study(mat, systems[bi], systems[ei], alpha=a, topics=args.topics,
+                           trials=10000 if args.trials is None else args.trials, deltas=deltas,
+                           level=0.05 if args.significance is None else args.significance, power=args.power,
+                           alternative={"one-tailed": "greater"}.get(args.tails, args.tails), measure=key, seed=seed,
+                           ties_seed=args.ties_seed, progress=not args.quiet)
+            tables.append(r.to_arrow().replace_schema_metadata(None))
+            lines.append(r.summary())
+    if not tables:
+        raise InputError(f"collection {name!r}: every pair of its runs scores the same on every topic")
+    write_table(pa.concat_tables(tables), args.format, args.out)
+    print("\n".join(lines), file=sys.stderr)
     return 0
 
 
@@ -413,7 +488,7 @@ def register(sub) -> None:
                         "topics: 1000 if --test needs them, else 0)")
     p.add_argument("--delta", default=None,
                    help="effect sizes for power / type3 (default the study's 0.01..0.1); topics: one (default 0.05)")
-    p.add_argument("--test", default="t",
+    p.add_argument("--test", default=None,
                    help=f"topics: the test planned for ({_battery_names()}; default t)")
     p.add_argument("--significance", type=float, default=None,
                    help="significance level (default 0.05): topics: the level planned for; type1, power, type3: "
