@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from reference import pairstudy as ref
 
 from fastrisk.cli import main
+from fastrisk.core.inference import INFERENCES
 from fastrisk.data.datasets import trec_matrix
 from fastrisk.data.io import write_matrix
 from fastrisk.data.matrix import ScoreMatrix
@@ -72,14 +73,15 @@ def test_empirical_rates_match_a_plain_loop_with_the_same_seed():
                    nulls=["empirical"], topic_grid=[5], replicates=B, resampling_trials=None, seed=seed, level=0.1)
     assert r.grid == (5, 8)
     study = int(r.seed)
+    bits = {t: int(np.float64(t).view(np.uint64)) for t in (0.0, 0.05)}  # a group's keys: null, target's bits
     for k, name in enumerate(NAMES):
-        reps = B.get(name, 0)
-        want = ref.empirical_hits(d, alpha, 0.0, n, trials, ref.derived_seed(study, 0, 0), name,
-                                  ref.derived_seed(study, 0, 0, k, n), reps, level=0.1)
+        reps, at = B.get(name, 0), list(INFERENCES).index(name)
+        want = ref.empirical_hits(d, alpha, 0.0, n, trials, ref.derived_seed(study, 0, bits[0.0]), name,
+                                  ref.derived_seed(study, 0, bits[0.0], at, n), reps, level=0.1)
         assert round(r.type1[k, 0] * trials) == want, name
         for g, size in enumerate(r.grid):  # power at delta 0.05, nested topic sets
-            want = ref.empirical_hits(d, alpha, 0.05, size, trials, ref.derived_seed(study, 0, 1), name,
-                                      ref.derived_seed(study, 0, 1, k, size), reps, level=0.1)
+            want = ref.empirical_hits(d, alpha, 0.05, size, trials, ref.derived_seed(study, 0, bits[0.05]), name,
+                                      ref.derived_seed(study, 0, bits[0.05], at, size), reps, level=0.1)
             assert round(r.curve[k, 0, 0, g] * trials) == want, (name, size)
 
 
@@ -92,6 +94,17 @@ def test_resampling_inferences_run_on_a_prefix_of_the_trials():
     full = pair_study(m, "base", "exp", trials=100, resampling_trials=None, **kw)
     np.testing.assert_array_equal(r.type1[1], full.type1[1])
     np.testing.assert_array_equal(r.curve[1], full.curve[1])
+
+
+def test_an_inference_s_numbers_do_not_depend_on_the_others_run():
+    m = _two()
+    kw = dict(alpha=5, topics=20, trials=80, topic_grid=[10, 40], replicates=19, seed=9)
+    full = pair_study(m, "base", "exp", deltas=[0.01, 0.05], inferences=["t", "exact", "hall"], **kw)
+    part = pair_study(m, "base", "exp", deltas=[0.05], inferences=["hall", "exact"], **kw)
+    np.testing.assert_array_equal(part.type1, full.type1[[2, 1]])
+    np.testing.assert_array_equal(part.curve[:, :, 0], full.curve[[2, 1]][:, :, 1])
+    empirical_only = pair_study(m, "base", "exp", deltas=[0.05], inferences=["hall"], nulls=["empirical"], **kw)
+    np.testing.assert_array_equal(empirical_only.curve[0, 0, 0], full.curve[2, 0, 1])
 
 
 def test_the_same_numbers_whatever_the_threads():

@@ -187,8 +187,17 @@ def topics_needed(curve: np.ndarray, grid, target: float) -> np.ndarray:
 
 
 def _seed(study_seed: int, *keys) -> int:
+    """A seed of its own for each group of trials and each inference and size: NumPy's
+    SeedSequence of (study seed, keys), its first word >> 1."""
     seq = np.random.SeedSequence([int(study_seed), *[int(k) for k in keys]])
     return int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def group_keys(null: str, target: float) -> tuple[int, int]:
+    """The seed keys of the trials of ``null`` at ``target``: the null's place in `NULLS` and the
+    target's bits, so that a group's draws do not depend on which other nulls and effect sizes
+    the study runs."""
+    return NULLS.index(null), int(np.float64(target).view(np.uint64))
 
 
 def _int_iv(name, v, low, high=10**12):
@@ -393,7 +402,9 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
     point is below the target.
 
     Trial t of each (null, target) draws from its counter-based stream (`_kernels._random`),
-    its resamples from streams keyed by t: the same numbers whatever ``threads`` and chunking.
+    its resamples from streams keyed by t: the same numbers whatever ``threads`` and chunking,
+    and an inference's rates under a null at a target do not depend on which other inferences,
+    nulls and deltas are run (their seeds are keyed by name and value, `group_keys`).
 
     Parameters
     ----------
@@ -474,6 +485,7 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
     study_seed = resolve_seed(seed, name="seed")
     d = rows[1] - rows[0]
     specs = [INFERENCES[k] for k in names]
+    order = [list(INFERENCES).index(k) for k in names]  # seed keys: an inference's numbers whatever the others
     B = [reps.get(s.name, 0) if s.resampling else 0 for s in specs]
     cell_trials = np.array([rtrials if s.resampling else trials for s in specs], dtype=np.int64)
     targets = (0.0, *deltas)
@@ -505,7 +517,8 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
                 bar.update(trials)
                 continue
             built[j, ti] = True
-            draw_seed = _seed(study_seed, j, ti)
+            keys = group_keys(null, t)
+            draw_seed = _seed(study_seed, *keys)
             if null == "empirical":
                 pop, c = builders["empirical"][t]
                 bounds = (float(empirical.risk_value(c - 1.0, alpha)), float(empirical.risk_value(1.0 + c, alpha)))
@@ -523,7 +536,7 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
                         continue
                     for g, size in enumerate(sizes):
                         rej = _rejections(X[:rows_k, :size], spec, bounds, alternative, level, B[k],
-                                          _seed(study_seed, j, ti, k, size), threads, lo)
+                                          _seed(study_seed, *keys, order[k], size), threads, lo)
                         if ti == 0:
                             hits1[k, j] += rej.sum()
                         else:
