@@ -232,6 +232,10 @@ def test_identical_runs_too_few_topics_and_scores_out_of_bounds():
     same = ScoreMatrix(m.values[[0, 0]], ["base", "exp"], m.topics, m.measure)
     with pytest.raises(InputError, match="runs 'base' and 'exp' score the same on every topic"):
         _bad(matrix=same)
+    shifted = ScoreMatrix(np.vstack([m.values[0] * 0.5, m.values[0] * 0.5 + 0.25]), ["base", "exp"], m.topics,
+                          m.measure)
+    with pytest.raises(InputError, match="run 'exp' differs from 'base' by 0.25 on every topic: without variation"):
+        _bad(matrix=shifted)
     short = ScoreMatrix(m.values[:, :2], ["base", "exp"], m.topics[:2], m.measure)
     with pytest.raises(InputError, match="the matrix has 2 topic\\(s\\): a pair study needs at least 3"):
         _bad(matrix=short)

@@ -280,6 +280,10 @@ def _pair_study_iv(matrix, baseline, system, alpha, topics, trials, deltas, infe
     if (rows[0] == rows[1]).all():
         raise InputError(f"runs {baseline!r} and {system!r} score the same on every topic (identical runs): there "
                          "is no difference to test")
+    diff = rows[1] - rows[0]
+    if np.ptp(diff) <= 1e-12:
+        raise InputError(f"run {system!r} differs from {baseline!r} by {float(diff[0]):g} on every topic: without "
+                         "variation in d = e - b no inference has a test (every resample is the same)")
     if "exact" in names or "copula" in nulls:
         bad = (rows < 0) | (rows > 1)
         if bad.any():
@@ -388,8 +392,9 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
       (-(1 + alpha), 1). Where no transform of e reaches the target, that null's rates are NaN
       and the calibration says why.
 
-    A test rejects when p <= ``level``; a trial whose n draws have no variation (one topic
-    drawn n times) has no test and counts as no rejection. Rates carry 95 % Wilson bands
+    A test rejects when p <= ``level`` (two-sided: in either direction, as the studies count
+    power); a trial whose n draws have no variation (one topic drawn n times) has no test and
+    counts as no rejection. Rates carry 95 % Wilson bands
     (`fastrisk.simulate.studies.wilson`): the verdict calls an inference *liberal* under a null
     when the band lies above ``level``, *conservative* when below, else it *holds its level*.
 
