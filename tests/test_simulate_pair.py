@@ -191,6 +191,8 @@ def test_cli_errors_name_the_options(tmp_path, capsys):
     assert "options of simulate pair" in capsys.readouterr().err
     assert main(["simulate", "pair", str(path), str(path), "--baseline", "base", "--system", "exp"]) == 2
     assert "takes one score-matrix file" in capsys.readouterr().err
+    assert main(["simulate", "pair", str(path), "--baseline", "base", "--system", "exp", "--processes", "2"]) == 2
+    assert "--processes, --scheduler and --cache are not options of it" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ bad input

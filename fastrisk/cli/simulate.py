@@ -177,6 +177,9 @@ def _pair(args, collections) -> int:
                          f"two runs, got {len(collections or [])}")
     if args.baseline is None or args.system is None:
         raise InputError("simulate pair needs --baseline B and --system E (the runs compared, by name)")
+    if args.processes or args.scheduler or args.cache:
+        raise InputError("simulate pair fits its one pair in-process and caches nothing: --processes, --scheduler "
+                         "and --cache are not options of it")
     inferences = [v.strip() for v in args.inferences.split(",") if v.strip()] if args.inferences else None
     nulls = [v.strip() for v in args.nulls.split(",") if v.strip()] if args.nulls else ("empirical", "copula")
     grid = _ints(args.topic_grid, "topic-grid") if args.topic_grid else None
@@ -391,6 +394,8 @@ for _opt in ("--topics", "--trials", "--replicates", "--delta", "--seed", "--sig
              "--measure", "--format", "--out", "--header", "--precision"):
     _ONLY[_opt] = (*_ONLY[_opt], "pair")
 _ONLY["--topics"] = (*_STUDIES, "pair")
+for _opt in ("--cache", "--processes", "--scheduler"):
+    _ONLY.setdefault(_opt, tuple(a for a in ACTIONS if a != "pair"))
 #: Options' help where an action's differs from the studies' (the action's own text only).
 _ACTION_HELP = {
     "fit": {"--measure": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
