@@ -116,11 +116,13 @@ def test_no_risk_nulls_refuses_the_risk_tests_named_by_trisk_alpha(small, cache,
     assert code == 0, err
 
 
-def test_errors_suggest_only_what_helps_in_cli_spelling(small, cache, capsys):
+def test_errors_suggest_only_what_helps_in_cli_spelling(small, cache, capsys, tmp_path):
     """A refusal suggested ``--no-risk-nulls`` for ``simulate topics``, where it cannot help, and
     named ``risk_nulls=False``."""
     base = ["--topics", "10", "--trials", "10", "--replicates", "0", "--quiet", "--cache", cache]
-    assert main(["simulate", "type1", small, *base]) == 2  # the risk tests by default: dropping them helps
+    other = tmp_path / "small2.parquet"  # two collections: one alone this small runs its pairs instead (#37)
+    other.write_bytes(open(small, "rb").read())
+    assert main(["simulate", "type1", small, str(other), *base]) == 2  # the risk tests by default: dropping them helps
     err = capsys.readouterr().err
     assert "--no-risk-nulls leaves them out" in err and "risk_nulls=False" not in err
     for argv in (["topics", small, "--test", "trisk@5", "--trials", "10", "--quiet", "--cache", cache],

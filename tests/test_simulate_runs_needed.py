@@ -101,8 +101,10 @@ def test_the_cli_names_the_count_and_fit_works_on_any_count(small, cache, capsys
     args = ["--cache", str(cache), "--trials", "10", "--quiet"]
     assert main(["simulate", "fit", str(small), "--format", "csv", *args[:2]]) == 0
     assert f"{small},err20" in capsys.readouterr().out.replace('"', "")
-    for argv in (["power", str(small), "--delta", "0.05", "--no-risk-nulls"], ["type3", str(small)],
-                 ["topics", str(small), "--test", "t"], ["type1", str(small)]):
+    # (type1, power and topics without a named test run the pair-level study over the pairs of a single
+    # collection this small instead, #37: tests/test_simulate_pair.py)
+    for argv in (["power", str(small), "--delta", "0.05", "--no-risk-nulls", "--tests", "t"], ["type3", str(small)],
+                 ["topics", str(small), "--test", "t"], ["type1", str(small), "--tests", "t,trisk@5"]):
         assert main(["simulate", *argv, *args]) == 2
         err = capsys.readouterr().err
         assert re.search(_message(small, 11), err), err

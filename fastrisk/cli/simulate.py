@@ -1,7 +1,8 @@
-"""``fastrisk simulate type1|power|type3|fit|grid|topics``: error-rate studies of paired tests on
+"""``fastrisk simulate type1|power|type3|fit|grid|topics|pair``: error-rate studies of paired tests on
 simulated collections with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019), run on the
 sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the paper's grid;
-``topics`` plans a topic-set size (`fastrisk.simulate.topics`)."""
+``topics`` plans a topic-set size (`fastrisk.simulate.topics`); ``pair`` checks the risk
+inferences on the user's own pair of runs (`fastrisk.simulate.pair.pair_study`)."""
 
 from __future__ import annotations
 
@@ -110,12 +111,24 @@ def _simulate(args) -> int:
                          "simulates only the test it plans: --test)")
     if args.study != "grid" and args.paper_tests:
         raise InputError("--paper-tests is an option of simulate grid")
+    if args.study == "pair":
+        return _pair(args, collections)
+    if args.baseline is not None or args.system is not None or args.inferences is not None \
+            or args.topic_grid is not None or args.nulls is not None:
+        raise InputError("--baseline, --system, --inferences, --topic-grid and --nulls are options of simulate pair")
     if args.alpha is not None:  # the old spelling: --alpha is the risk tests' own alpha in every other command
         print("fastrisk simulate: --alpha is deprecated for the significance level: use --significance (--alpha "
               "is the risk tests' own alpha in risk, table, bootstrap and report)", file=sys.stderr)
         args.significance = args.alpha
     if args.significance is None:
         args.significance = 0.05
+    planned, args.test = args.test, "t" if args.test is None else args.test
+    if args.study in ("type1", "power", "topics") and collections is not None and len(collections) == 1 \
+            and not args.tests and not (args.study == "topics" and planned is not None):
+        # a collection with fewer runs than the collection-level protocol needs: its pairs instead (#37)
+        short = _too_few_runs(args, collections[0])
+        if short is not None:
+            return _pairs_instead(args, *short)
     if args.trials is None and not (args.study == "grid" and args.paper_size):
         args.trials = 10000
     executor, close = _executor(args)
@@ -145,6 +158,108 @@ def _simulate(args) -> int:
         from fastrisk.viz.figures import plot_studies  # imported when the command runs: keeps `fastrisk --help` fast
 
         plot_studies([result], args.plot)
+    return 0
+
+
+#: simulate pair's effect sizes by default (URisk_alpha = delta).
+PAIR_DELTAS = "0.01,0.02,0.05"
+
+
+def _pair(args, collections) -> int:
+    """``simulate pair MATRIX --baseline B --system E --alpha A --topics N``: each risk
+    inference's type I rate under the empirical and the copula null, its power and the topics it
+    needs, for that pair (`fastrisk.simulate.pair.pair_study`); the table on stdout (or --out),
+    the verdicts on stderr."""
+    from fastrisk.simulate.pair import pair_study  # imported when the command runs: keeps `fastrisk --help` fast
+
+    if not collections or len(collections) != 1:
+        raise InputError("simulate pair takes one score-matrix file (or bundled matrix name): the file holding the "
+                         f"two runs, got {len(collections or [])}")
+    if args.baseline is None or args.system is None:
+        raise InputError("simulate pair needs --baseline B and --system E (the runs compared, by name)")
+    if args.processes or args.scheduler or args.cache:
+        raise InputError("simulate pair fits its one pair in-process and caches nothing: --processes, --scheduler "
+                         "and --cache are not options of it")
+    inferences = [v.strip() for v in args.inferences.split(",") if v.strip()] if args.inferences else None
+    nulls = [v.strip() for v in args.nulls.split(",") if v.strip()] if args.nulls else ("empirical", "copula")
+    grid = _ints(args.topic_grid, "topic-grid") if args.topic_grid else None
+    result = pair_study(collections[0], args.baseline, args.system, alpha=5.0 if args.alpha is None else args.alpha,
+                        topics=args.topics, trials=10000 if args.trials is None else args.trials,
+                        deltas=_floats(args.delta or PAIR_DELTAS, "delta"), inferences=inferences,
+                        level=0.05 if args.significance is None else args.significance, power=args.power,
+                        topic_grid=grid, alternative={"one-tailed": "greater"}.get(args.tails, args.tails),
+                        replicates=args.replicates, resampling_trials=args.resampling_trials, measure=args.measure,
+                        nulls=nulls, seed=args.seed, ties_seed=args.ties_seed, progress=not args.quiet)
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the table
+    print(result.summary(), file=sys.stderr)
+    return 0
+
+
+def _too_few_runs(args, collection):
+    """(name, ScoreMatrix, measure key, runs kept, runs needed, what needs them) when the one
+    collection of a type1, power or topics study keeps fewer runs than the collection-level
+    protocol needs (`fastrisk.simulate.studies.runs_needed`: 11 for H1 pairs and the risk nulls'
+    pairs), else None."""
+    import numpy as np
+
+    from fastrisk.data.datasets import trec_matrix  # imported when the command runs: keeps --help fast
+    from fastrisk.simulate import studies  # imported when the command runs: keeps `fastrisk --help` fast
+    from fastrisk.simulate.measures import kept_runs, snap_to_support  # imported when the command runs
+
+    key, items = studies.load_collections(args.measure, [collection])
+    name, mat = next(iter(items.items()))
+    mat = trec_matrix(name) if mat is None else mat
+    values = np.asarray(mat.values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 2:
+        return None  # nothing to pair: the study's own refusal names it
+    kept, _ = kept_runs(snap_to_support(values, key))
+    mode = "type1" if args.study == "type1" else "power"
+    risk = args.study != "topics" and not args.no_risk_nulls
+    needed, why = studies.runs_needed(mode, True, risk)
+    if len(kept) >= needed:
+        return None
+    return name, mat, key, len(kept), needed, why
+
+
+def _pairs_instead(args, name, mat, key, kept, needed, why) -> int:
+    """``simulate type1|power|topics`` on a collection that keeps too few runs for the
+    collection-level protocol: the pair-level study (`fastrisk.simulate.pair.pair_study`) of every
+    pair of its runs (the run with the lower mean as the baseline) at each risk alpha of
+    --trisk-alpha, one table of all pairs; said on stderr."""
+    import numpy as np
+    import pyarrow as pa
+
+    from fastrisk._runtime.rng import resolve_seed  # imported when the command runs: keeps --help fast
+    from fastrisk.simulate.pair import pair_study  # imported when the command runs: keeps `fastrisk --help` fast
+
+    systems = [str(v) for v in mat.systems]
+    V = np.asarray(mat.values, dtype=np.float64)
+    mu = V.mean(axis=1)
+    pairs = [(a, b) if mu[a] <= mu[b] else (b, a) for a in range(len(systems)) for b in range(a + 1, len(systems))
+             if not np.array_equal(V[a], V[b])]
+    alphas = _trisk_alpha(args)
+    default = "0.05" if args.study == "topics" else PAIR_DELTAS
+    deltas = _floats(args.delta or default, "delta")
+    seed = resolve_seed(args.seed, name="--seed")
+    print(f"fastrisk simulate {args.study}: collection {name!r} keeps {kept} of its {len(systems)} runs; the "
+          f"collection-level protocol needs at least {needed} for {why}. Running the pair-level study instead "
+          f"(fastrisk simulate pair): each risk inference under the empirical-population and the copula null, its "
+          f"power and the topics it needs, for each of its {len(pairs)} pair(s) of runs (the lower mean as the "
+          f"baseline) at alpha = {', '.join(f'{a:g}' for a in alphas)}, seed {seed}", file=sys.stderr)
+    tables, lines = [], []
+    for a in alphas:
+        for bi, ei in pairs:
+            r = pair_study(mat, systems[bi], systems[ei], alpha=a, topics=args.topics,
+                           trials=10000 if args.trials is None else args.trials, deltas=deltas,
+                           level=0.05 if args.significance is None else args.significance, power=args.power,
+                           alternative={"one-tailed": "greater"}.get(args.tails, args.tails), measure=key, seed=seed,
+                           ties_seed=args.ties_seed, progress=not args.quiet)
+            tables.append(r.to_arrow().replace_schema_metadata(None))
+            lines.append(r.summary())
+    if not tables:
+        raise InputError(f"collection {name!r}: every pair of its runs scores the same on every topic")
+    write_table(pa.concat_tables(tables), args.format, args.out)
+    print("\n".join(lines), file=sys.stderr)
     return 0
 
 
@@ -249,6 +364,11 @@ ACTIONS = {
               "same trials with nested topic sets. Search: sizes guessed from the normal approximation of power "
               "(growing by at most a doubling) until the target is reached, then regula falsi between the last "
               "size below and the first above: the answer of doubling and bisection with fewer sizes simulated.",
+    "pair": "Your own comparison: for one pair of runs of a score matrix (MATRIX --baseline B --system E), each "
+            "risk inference's type I rate at --topics under two nulls of URisk_--alpha = 0 (the pair's topics as "
+            "the population, e shifted; the two runs' own fitted margins and copula, e calibrated), its power at "
+            "URisk = --delta, the topics it needs for --power (the smallest size of --topic-grid from which power "
+            "stays above it: power is not assumed to grow with topics) and a one-line verdict. Works with two runs.",
 }
 #: The actions each option applies to; an option not listed applies to every action.
 _ONLY = {
@@ -267,7 +387,15 @@ _ONLY = {
     "--min-topics": ("topics",), "--max-topics": ("topics",),
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
+    "--baseline": ("pair",), "--system": ("pair",), "--inferences": ("pair",), "--topic-grid": ("pair",),
+    "--nulls": ("pair",), "--resampling-trials": ("pair",), "--alpha": ("pair",),
 }
+for _opt in ("--topics", "--trials", "--replicates", "--delta", "--seed", "--significance", "--power", "--tails",
+             "--measure", "--format", "--out", "--header", "--precision"):
+    _ONLY[_opt] = (*_ONLY[_opt], "pair")
+_ONLY["--topics"] = (*_STUDIES, "pair")
+for _opt in ("--cache", "--processes", "--scheduler"):
+    _ONLY.setdefault(_opt, tuple(a for a in ACTIONS if a != "pair"))
 #: Options' help where an action's differs from the studies' (the action's own text only).
 _ACTION_HELP = {
     "fit": {"--measure": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
@@ -288,6 +416,18 @@ _ACTION_HELP = {
         "--seed": "study seed, common to every size (default: fresh entropy)",
         "--plot": "draw power against topics with its 95 %% Wilson band (SVG/PNG/PDF)",
         "--quiet": "no progress on stderr (by default the fit and each size simulated, with its power)",
+    },
+    "pair": {
+        "--topics": "your number of topics n (default 50): the type I and power columns",
+        "--trials": "trials per cell of the analytic inferences (default 10000)",
+        "--replicates": "orderings of exact and resamples of bootstrap-t-symmetric (default 100 and 399)",
+        "--delta": "effect sizes URisk_alpha = delta of power and topics (default 0.01,0.02,0.05)",
+        "--significance": "significance level (default 0.05)",
+        "--power": "the power the topic search looks for (default 0.8)",
+        "--tails": "two-sided (default) or one-tailed (H1: e better than b)",
+        "--measure": "the measure of the matrix when its file does not name it (the copula null's margins)",
+        "--seed": "study seed (default: fresh entropy, recorded in the table's metadata)",
+        "--quiet": "no progress on stderr (by default the fit, the calibration and a bar of the trials)",
     },
 }
 
@@ -353,13 +493,26 @@ def register(sub) -> None:
                         "topics: 1000 if --test needs them, else 0)")
     p.add_argument("--delta", default=None,
                    help="effect sizes for power / type3 (default the study's 0.01..0.1); topics: one (default 0.05)")
-    p.add_argument("--test", default="t",
+    p.add_argument("--test", default=None,
                    help=f"topics: the test planned for ({_battery_names()}; default t)")
     p.add_argument("--significance", type=float, default=None,
                    help="significance level (default 0.05): topics: the level planned for; type1, power, type3: "
                         "the level of the one-line-per-test verdict printed after the table (the table holds "
                         "every level)")
-    p.add_argument("--alpha", type=float, default=None, help=argparse.SUPPRESS)  # deprecated: --significance
+    p.add_argument("--alpha", type=float, default=None,
+                   help="pair: the risk alpha of URisk_alpha (default 5); elsewhere the deprecated spelling of "
+                        "--significance")
+    p.add_argument("--baseline", metavar="B", help="pair: the baseline run b, by name")
+    p.add_argument("--system", metavar="E", help="pair: the experimental run e, by name")
+    p.add_argument("--inferences", metavar="NAMES",
+                   help="pair: risk inferences, comma-separated (default all of fastrisk.INFERENCES)")
+    p.add_argument("--nulls", metavar="NAMES", help="pair: empirical,copula (default both)")
+    p.add_argument("--topic-grid", metavar="SIZES",
+                   help="pair: numbers of topics of the topic search (default 10,15,20,25,30,40,50,60,80,100,125,150,"
+                        "200; --topics is added)")
+    p.add_argument("--resampling-trials", type=int, default=2000, metavar="N",
+                   help="pair: trials per cell of the resampling inferences, exact and bootstrap-t-symmetric "
+                        "(default 2000)")
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
                    help="two-sided (default; topics: as Sakai's topic set size design) or one-tailed (e > b): "

@@ -12,6 +12,8 @@
   studies, the grid and the CLI (or built from the old keywords);
 - `topics`: topic-set-size planning, the smallest number of topics whose simulated power
   reaches a target (`TopicsResult`);
+- `pair_study`: the user's own pair of runs: each risk inference's type I rate under the
+  empirical-population and the copula null, its power and the topics it needs (`PairResult`);
 - `resample_topics`, `CollectionModel` (`fit_hurdle_margin`, `fit_exchangeable_copula`),
   `simulate_pairs`: new topic sets
   from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
@@ -29,11 +31,12 @@ from fastrisk.simulate.copulas import fit_copula
 from fastrisk.simulate.fits import CollectionFit, fit_collections
 from fastrisk.simulate.margins import Margin, fit_hurdle_margin
 from fastrisk.simulate.options import Execution, Sampling, TestSelection
+from fastrisk.simulate.pair import PairResult, pair_study
 from fastrisk.simulate.planning import TopicsResult, topics
 from fastrisk.simulate.simireff import SimMargin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
 __all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Execution",
-           "Margin", "Sampling", "SimMargin", "StudyResult", "TestSelection", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
-           "fit_hurdle_margin", "fit_margin", "power",
+           "Margin", "PairResult", "Sampling", "SimMargin", "StudyResult", "TestSelection", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
+           "fit_hurdle_margin", "fit_margin", "pair_study", "power",
            "resample_topics", "simulate_pairs", "topics", "type1", "type3"]
