@@ -183,8 +183,23 @@ def test_zrisk_numpy(benchmark, matrix):
 # against the same table with Student's t and its p-values read (`table_corrected_t`; scipy's
 # stdtr on first access, about 1 us a cell), the t table without its p-values
 # (`table_corrected_t_no_pvalue`, the table's cost alone) and Hall's transformation (only the
-# third-order sums): ratio peer / edgeworth, so 1 / ratio is the corrected table's relative cost. Not at 1,000 x 10,000 (three rounds of each would take minutes on the shared
-# machine; the pass is the same kernel at every size).
+# third-order sums): ratio peer / edgeworth, so 1 / ratio is the corrected table's relative cost. Not at
+# 1,000 x 10,000 (three rounds of each would take minutes on the shared machine; the pass is the same kernel
+# at every size).
+#
+# How close to the limit. The t table's pass costs five vector operations a pair-topic (d, |d|, one
+# addition, two fused multiply-adds) and is bound by floating-point throughput. The corrected pass is the
+# same kernel body (`fastrisk._kernels.tables._rows` at a literal order) over the same loaded data, plus
+# q = d*d and two fused multiply-adds (d^3, |d|^3: Johnson, Hall; 8 operations) or five (+ d^4, d^3|d| and the
+# product d|d|: Edgeworth; 11 operations). Each of the four sums needs at least one multiply-add a pair-topic
+# and the products need q, so the pass cannot cost less than about 8/5 and 10/5 of the t pass on a
+# throughput-bound core; ~1.5x and ~2x measured (CPU time, one thread, 200 x 10,000, load 3-5 on 2 cores).
+# Two systems at a time (as the t pass) was tried: its fourteen accumulators stop the loop vectorising (3x
+# slower), so the higher orders take one system at a time. Measured with this group (load 3.1-4.3 on 2
+# cores, commit 31b880e): at 200 x 10,000 the Edgeworth table 207 ms, Hall's 158 ms, the t table 100 ms
+# without its p-values and 144 ms with them (2.06x, 1.57x; 1.43x, 1.09x); at 49 x 50 2.3 ms, 2.1 ms, the t
+# table 0.9 ms alone and 5.2 ms with its stdtr p-values (there the per-cell p-values, ~100 ns a cell for
+# Edgeworth, dominate, not the pass).
 CORRECTED_SIZES = ("trec2012-49x50", "synthetic-200x10000")
 
 

@@ -218,3 +218,106 @@ def test_an_option_given_twice_is_named():
         fastrisk.simulate.power(selection={"tests": ["t"]})
     with pytest.raises(InputError, match="topics draws independent resamples"):
         fastrisk.simulate.topics(sampling=Sampling(shared_resamples=True))
+
+
+# ---- the risk inferences of fastrisk.core.inference as opt-in battery tests (issue #37)
+
+RISK_INFERENCE_TESTS = ("edgeworth", "johnson", "hall", "el-bartlett", "bootstrap-t-symmetric", "exact")
+
+
+def test_the_risk_inferences_are_opt_in_records():
+    from fastrisk.core.inference import INFERENCES
+
+    for name in RISK_INFERENCE_TESTS:
+        b = bt.BATTERY[f"trisk-{name}"]
+        assert b.opt_in and b.family and b.inference == name and b.null == "urisk" and b.inference in INFERENCES
+        assert b.resampled == INFERENCES[name].resampling
+        assert bt.null_of(f"trisk-{name}@5") == ("urisk", 5.0)
+    # the default battery (and so the studies' default tests, CSVs and curves) is unchanged; named, they join it
+    assert not any(t.startswith("trisk-") for t in battery_test_names((1.0, 5.0)))
+    assert battery_test_names((1.0, 5.0), ["trisk-hall@5"])[-1] == "trisk-hall@5"
+    assert len(battery_test_names((1.0, 5.0), True)) == 12 + 2 * len(RISK_INFERENCE_TESTS)
+    assert not any(t.startswith("trisk-") for t in battery(_pairs(K=3), replicates=0).tests)
+    with pytest.raises(ValueError, match="rule 'inference'"):
+        bt.BatteryTest("x", "h", "s", "inference", risk="TRISK", family=True)
+    with pytest.raises(ValueError, match="rule 'inference'"):
+        bt.BatteryTest("x", "h", "s", "student_t", risk="TRISK", family=True, inference="hall")
+    bad = {"x": bt.BatteryTest("x", "h", "s", "inference", risk="TRISK", family=True, inference="telepathy")}
+    with pytest.raises(ValueError, match="no risk inference 'telepathy'"):
+        sb._check_slots(bad)
+
+
+def _core_pvalues(V, name, alpha, B, seed, keys):
+    """`fastrisk.core.inference.pvalues` of each pair's x = d + A min(d, 0), each pair on the
+    streams of its own key, (K, 3) [two-sided, less, greater]."""
+    from fastrisk.core import inference
+
+    spec = inference.INFERENCES[name]
+    d = V[:, 1] - V[:, 0]
+    x = d + alpha * np.minimum(d, 0.0)
+    return np.stack([np.concatenate([
+        inference.pvalues(x[k:k + 1], spec, bounds=(-(1.0 + alpha), 1.0), alternative=alt,
+                          replicates=B if spec.resampling else 0, seed=seed, row0=int(keys[k])) for k in range(len(V))])
+        for alt in ("two-sided", "less", "greater")], axis=1)
+
+
+@pytest.mark.parametrize("start", ["run", "keys", "shared"])
+def test_a_risk_inference_s_battery_pvalues_are_core_inference_s(start):
+    V = _pairs(K=12, c=20, seed=4)
+    wanted = [f"trisk-{n}@{a:g}" for n in RISK_INFERENCE_TESTS for a in (0.0, 5.0)]
+    kw = {"run": dict(start=5), "keys": dict(start=np.array([9, 3, 4, 5, 40, 41, 2, 7, 8, 100, 101, 102])),
+          "shared": dict(start=11, shared_resamples=True)}[start]
+    res = battery(V, replicates=60, rng=8, trisk_alpha=(0.0, 5.0), tests=wanted, **kw)
+    keys = np.full(12, 11) if start == "shared" else np.arange(5, 17) if start == "run" else kw["start"]
+    for t in wanted:
+        name, alpha = t[len("trisk-"):].split("@")
+        want = _core_pvalues(V, name, float(alpha), 60, res.seed, keys)
+        np.testing.assert_array_equal(res.pvalue[:, res.tests.index(t)], want, err_msg=t)
+        np.testing.assert_allclose(res.statistic[:, res.tests.index(t)],  # its statistic: TRisk_A (trisk@0 is t's)
+                                   res.statistic[:, res.tests.index(f"trisk@{alpha}")], rtol=1e-12)
+    assert np.isfinite(res.pvalue[:, res.tests.index("trisk-exact@5")]).all()
+    assert (res.pvalue[:, [res.tests.index(t) for t in wanted]] <= 1.0).all()
+
+
+def test_a_resampling_risk_inference_needs_replicates_and_is_the_same_whatever_the_threads():
+    V = _pairs(K=10, c=20, seed=6)
+    tests = ["trisk-exact@5", "trisk-bootstrap-t-symmetric@5", "trisk-hall@5"]
+    none = battery(V, replicates=0, trisk_alpha=(5.0,), tests=tests)
+    assert np.isnan(none.p("trisk-exact@5")).all() and np.isnan(none.p("trisk-bootstrap-t-symmetric@5")).all()
+    assert np.isfinite(none.p("trisk-hall@5")).all()
+    one = battery(V, replicates=80, rng=2, trisk_alpha=(5.0,), tests=tests, threads=1)
+    two = battery(V, replicates=80, rng=2, trisk_alpha=(5.0,), tests=tests, threads=2)
+    np.testing.assert_array_equal(one.pvalue, two.pvalue)
+    # a chunk of the pairs (their own stream keys) gives the same p-values as the whole
+    part = battery(V[4:], replicates=80, rng=2, trisk_alpha=(5.0,), tests=tests, start=4)
+    np.testing.assert_array_equal(part.pvalue, one.pvalue[4:])
+
+
+def test_the_default_study_tests_do_not_include_the_opt_in_ones():
+    assert not any(t.startswith("trisk-") for t in studies._group_tests((1.0, 5.0), studies.RiskNull("urisk", 5.0)))
+    assert studies._group_tests((1.0, 5.0), studies.RiskNull("urisk", 5.0), tests=("trisk-exact@5", "trisk@1")) == {
+        "trisk-exact@5"}
+    assert studies._tests_iv(["trisk-johnson@5"], (5.0,), True) == ("trisk-johnson@5",)
+    with pytest.raises(InputError, match="'trisk-johnson@2' is not a test of the battery"):
+        studies._tests_iv(["trisk-johnson@2"], (5.0,), True)
+    with pytest.raises(InputError, match="runs under its own null"):
+        studies._tests_iv(["trisk-johnson@5"], (5.0,), False)
+
+
+@pytest.mark.slow
+def test_the_risk_inferences_flow_to_the_study_tables(tmp_path):
+    """~20 s: a type I study of TRisk@5 and two corrected inferences under URisk_5's null."""
+    m = fastrisk.data.datasets.trec_matrix("web2013_err20")
+    small = ScoreMatrix(m.values[:14, :20], m.systems[:14], m.topics[:20], m.measure)
+    tests = ("trisk@5", "trisk-edgeworth@5", "trisk-exact@5")
+    r = fastrisk.simulate.type1(collections={"small": small}, measure="err20", topics=10, trials=40, replicates=50,
+                                rng=5, tests=tests, trisk_alpha=(5.0,), cache=tmp_path, significance=(0.05, 0.1))
+    assert r.tests == tests and set(r.hypotheses) == {"URisk_5 = 0"}
+    assert (r.n[0] == 40).all() and np.isfinite(r.rate).all()
+    (table,) = r.tables().values()
+    assert list(table.columns) == ["alpha", "trisk5_1 [URisk_5 = 0]", "trisk-edgeworth5_1 [URisk_5 = 0]",
+                                   "trisk-exact5_1 [URisk_5 = 0]", "trisk5_2 [URisk_5 = 0]",
+                                   "trisk-edgeworth5_2 [URisk_5 = 0]", "trisk-exact5_2 [URisk_5 = 0]"]
+    assert figures._style("trisk-exact@5", 2, "URisk_5 = 0")["label"] == "trisk-exact@5 [URisk_5 = 0]"
+    fig = figures.plot_studies([r], tmp_path / "rates.svg")
+    assert any(t.get_text().startswith("trisk-edgeworth@5") for t in fig.legends[0].get_texts())

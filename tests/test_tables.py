@@ -372,3 +372,58 @@ def test_the_three_ways_to_the_urisk_moments_agree(V):
                 np.testing.assert_allclose(got, linear.urisk, rtol=1e-12, atol=1e-14)
             for got in (valued.standard_error, table.standard_error[:, :, b], by_value.standard_error[:, :, b]):
                 np.testing.assert_allclose(got, linear.standard_error, rtol=1e-12, atol=1e-14)
+
+
+# ---- one kernel body for the t table's sums and the corrected inferences' higher sums (issue #37)
+
+def _kernel_sums_digest(sums) -> str:
+    import hashlib
+
+    S = sums[3].shape[0]
+    iu = np.triu_indices(S, 1)
+    return hashlib.sha256(b"".join(np.ascontiguousarray(a[iu]).tobytes() for a in sums[:3])
+                          + sums[3].tobytes() + sums[4].tobytes()).hexdigest()[:16]
+
+
+def test_the_t_table_s_sums_are_the_same_bits_as_before_the_fold():
+    """`pair_sums` (the t table's pass) after `_rows_h` was folded into `_rows`: the digest of its
+    sums on a fixed matrix (tiles of 8 systems, 16-topic chunks and their 4 + 2 last topics),
+    computed with the kernel of 4c232cb, before the fold."""
+    from fastrisk._kernels import tables as k
+
+    V = np.random.default_rng(37).beta(0.6, 2.0, size=(37, 70))
+    stop = np.zeros(1, np.bool_)
+    assert _kernel_sums_digest(k.pair_sums_serial(V, 8, 16, stop)) == "66959035f68f2928"
+    assert _kernel_sums_digest(k.pair_sums(V, 8, 16, stop)) == "66959035f68f2928"
+
+
+@pytest.mark.parametrize("fourth", [False, True])
+def test_the_higher_sums_match_the_reference_and_do_not_depend_on_the_threads(fourth):
+    import numba
+    from reference import riskinference as ref_inf
+
+    from fastrisk._kernels import tables as k
+
+    V = np.random.default_rng(5).beta(0.6, 2.0, size=(37, 70))
+    V.flags.writeable = False
+    stop = np.zeros(1, np.bool_)
+    serial = k.pair_sums_higher_serial(V, 8, 16, fourth, stop)
+    before = numba.get_num_threads()
+    try:
+        runs = []
+        for n in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(n)
+            runs.append(k.pair_sums_higher(V, 8, 16, fourth, stop))
+    finally:
+        numba.set_num_threads(before)
+    iu = np.triu_indices(37, 1)
+    for run in runs:
+        assert all(np.array_equal(a[:, iu[0], iu[1]] if a.ndim == 3 else a, b[:, iu[0], iu[1]] if b.ndim == 3 else b)
+                   for a, b in zip(run, serial))
+    sums, row, mag = serial
+    assert sums.shape[0] == (7 if fourth else 5)
+    want = ref_inf.pair_higher_sums(V)
+    for j in range(sums.shape[0]):
+        np.testing.assert_allclose(sums[j][iu], want[j][iu], rtol=1e-12, atol=1e-12)
+    t = k.pair_sums_serial(V, 8, 16, stop)
+    assert all(np.array_equal(t[j][iu], sums[j][iu]) for j in range(3))  # the t table's sums, bit for bit

@@ -20,6 +20,17 @@ Per pair and topic it costs five vector operations (d = x - r, |d| as a bit mask
 and two fused multiply-adds `fma`): the kernel is bound by the processor's floating-point
 throughput, not by memory (see ``benchmarks/bench_tables.py``). No reduction is reassociated:
 every pair's sums are accumulated over topics in an order fixed by the topic index alone.
+
+The corrected inferences of the table (Edgeworth, Johnson, Hall: `table_corrected_pvalues`)
+also need Σd³ and Σ|d|³ (and Σd⁴, Σd³|d| for Edgeworth) per pair, since min(d, 0)³ =
+(d³ − |d|³)/2 and min(d, 0)⁴ = (d⁴ − d³|d|)/2. They come from the same kernel body
+(`_rows`, `_step`) at a compile-time literal ``order`` (2: the t table's three sums alone,
+bit for bit as before; 3: + the third-order sums; 4: + the fourth-order ones), in the same
+one pass: q = d·d and three fused multiply-adds a pair-topic at order 3, six at order 4, over
+the same loaded data. The pass is bound by floating-point throughput, so its cost grows with
+the operations: 8 and 11 a pair-topic against the t table's 5 (measured about 1.6x and 2x
+the t pass; see ``benchmarks/bench_tables.py``, group ``table-corrected-*``). The higher
+orders take one system at a time: two systems' fourteen accumulators no longer vectorise.
 """
 
 from __future__ import annotations
@@ -44,14 +55,10 @@ def _chunk(V, s0, s1, i0, i1, out):
 
 
 @helper
-def _quad(x0, x1, x2, x3, r0, r1, r2, r3, s_abs, s_sgn, s_sq):
-    """The sums of one pair over four topics added to its accumulators: d = x - r, then
+def _quad(d0, d1, d2, d3, s_abs, s_sgn, s_sq):
+    """The sums of one pair over four topics (d = x - r) added to its accumulators:
     s_abs + ((|d0| + |d1|) + (|d2| + |d3|)), and fma chains for d|d| and d^2 (see `_tile_sums`):
     five vector operations a pair-topic once the loop over baselines is vectorised."""
-    d0 = x0 - r0
-    d1 = x1 - r1
-    d2 = x2 - r2
-    d3 = x3 - r3
     e0 = abs(d0)
     e1 = abs(d1)
     e2 = abs(d2)
@@ -70,19 +77,70 @@ def _one(x0, r0, s_abs, s_sgn, s_sq):
 
 
 @helper
-def _rows(X, R, q, two, lo, hi, m_topics, s_abs, s_sgn, s_sq):
-    """Add to the accumulator rows ``s_*[q, lo:hi]`` (and ``s_*[q + 1, lo:hi]`` if ``two``) the
+def _higher(d0, d1, d2, d3, fourth, s_cu, s_acu, s_qu, s_qs):
+    """The higher sums of one pair over four topics added to its accumulators: with q = d·d,
+    fused multiply-add chains fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, acc)))) for Σd³,
+    and so with |d| for Σ|d|³, with q for Σd⁴ and with d|d| for Σd³|d| (only with ``fourth``,
+    a literal): three operations a pair-topic, six with ``fourth`` (|d| is `_quad`'s own,
+    computed once after inlining)."""
+    e0 = abs(d0)
+    e1 = abs(d1)
+    e2 = abs(d2)
+    e3 = abs(d3)
+    q0 = d0 * d0
+    q1 = d1 * d1
+    q2 = d2 * d2
+    q3 = d3 * d3
+    s_cu = fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, s_cu))))
+    s_acu = fma(q3, e3, fma(q2, e2, fma(q1, e1, fma(q0, e0, s_acu))))
+    if fourth:
+        s_qu = fma(q3, q3, fma(q2, q2, fma(q1, q1, fma(q0, q0, s_qu))))
+        s_qs = fma(q3, d3 * e3, fma(q2, d2 * e2, fma(q1, d1 * e1, fma(q0, d0 * e0, s_qs))))
+    return s_cu, s_acu, s_qu, s_qs
+
+
+@helper
+def _step(x0, x1, x2, x3, r0, r1, r2, r3, j, order, A0, A1, A2, A3, A4, A5, A6):
+    """One pair's accumulators ``A*[j]`` over four topics: the table's three sums (`_quad`), then
+    with ``order`` 3 the third-order ones, with ``order`` 4 the third- and fourth-order ones
+    (`_higher`). ``order`` is a compile-time literal (`pair_sums`, `pair_sums_higher`): the t
+    table's loop holds `_quad` alone."""
+    d0 = x0 - r0
+    d1 = x1 - r1
+    d2 = x2 - r2
+    d3 = x3 - r3
+    A0[j], A1[j], A2[j] = _quad(d0, d1, d2, d3, A0[j], A1[j], A2[j])
+    if order == 3:
+        A3[j], A4[j], _, _ = _higher(d0, d1, d2, d3, False, A3[j], A4[j], 0.0, 0.0)
+    elif order == 4:
+        A3[j], A4[j], A5[j], A6[j] = _higher(d0, d1, d2, d3, True, A3[j], A4[j], A5[j], A6[j])
+
+
+@helper
+def _step_one(x0, r0, j, order, A0, A1, A2, A3, A4, A5, A6):
+    """`_step` for one topic (the chunk's last ones)."""
+    A0[j], A1[j], A2[j] = _one(x0, r0, A0[j], A1[j], A2[j])
+    if order >= 3:
+        d0 = x0 - r0
+        q0 = d0 * d0
+        A3[j] = fma(q0, d0, A3[j])
+        A4[j] = fma(q0, abs(d0), A4[j])
+        if order >= 4:
+            A5[j] = fma(q0, q0, A5[j])
+            A6[j] = fma(q0, d0 * abs(d0), A6[j])
+
+
+@helper
+def _rows(X, R, q, two, lo, hi, m_topics, order, A0, A1, A2, A3, A4, A5, A6):
+    """Add to the accumulator rows ``A*[q, lo:hi]`` (and ``A*[q + 1, lo:hi]`` if ``two``) the
     sums over the chunk's topics of system ``X[:, q]`` (and ``X[:, q + 1]``) against the
-    baselines ``R[:, lo:hi]``. Two systems at once load each baseline value once for both,
-    with the same operations in the same order: the same numbers."""
+    baselines ``R[:, lo:hi]`` (`_step`: |d|, d|d|, d², and by ``order`` d³, |d|³, d⁴, d³|d|).
+    Two systems at once load each baseline value once for both, with the same operations in
+    the same order: the same numbers."""
     m = hi - lo
     p = q + 1 if two else q
-    aa = s_abs[q, lo:hi]
-    ag = s_sgn[q, lo:hi]
-    a2 = s_sq[q, lo:hi]
-    ba = s_abs[p, lo:hi]
-    bg = s_sgn[p, lo:hi]
-    b2 = s_sq[p, lo:hi]
+    aa, ag, a2, a3, a4, a5, a6 = A0[q, lo:hi], A1[q, lo:hi], A2[q, lo:hi], A3[q, lo:hi], A4[q, lo:hi], A5[q, lo:hi], A6[q, lo:hi]
+    ba, bg, b2, b3, b4, b5, b6 = A0[p, lo:hi], A1[p, lo:hi], A2[p, lo:hi], A3[p, lo:hi], A4[p, lo:hi], A5[p, lo:hi], A6[p, lo:hi]
     i = 0
     while i + 4 <= m_topics:
         x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
@@ -93,42 +151,49 @@ def _rows(X, R, q, two, lo, hi, m_topics, s_abs, s_sgn, s_sq):
         r3 = R[i + 3, lo:hi]
         if two:
             for j in range(m):
-                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
-                ba[j], bg[j], b2[j] = _quad(y0, y1, y2, y3, r0[j], r1[j], r2[j], r3[j], ba[j], bg[j], b2[j])
+                _step(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], j, order, aa, ag, a2, a3, a4, a5, a6)
+                _step(y0, y1, y2, y3, r0[j], r1[j], r2[j], r3[j], j, order, ba, bg, b2, b3, b4, b5, b6)
         else:
             for j in range(m):
-                aa[j], ag[j], a2[j] = _quad(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], aa[j], ag[j], a2[j])
+                _step(x0, x1, x2, x3, r0[j], r1[j], r2[j], r3[j], j, order, aa, ag, a2, a3, a4, a5, a6)
         i += 4
     while i < m_topics:
         x0 = X[i, q]
         y0 = X[i, p]
         r0 = R[i, lo:hi]
         for j in range(m):
-            aa[j], ag[j], a2[j] = _one(x0, r0[j], aa[j], ag[j], a2[j])
+            _step_one(x0, r0[j], j, order, aa, ag, a2, a3, a4, a5, a6)
             if two:
-                ba[j], bg[j], b2[j] = _one(y0, r0[j], ba[j], bg[j], b2[j])
+                _step_one(y0, r0[j], j, order, ba, bg, b2, b3, b4, b5, b6)
         i += 1
 
 
 @helper
-def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
-    """Sums of |d|, d|d| and d^2 (d = V[a] - V[b]) of every pair (a, b), a in [a0, a1), b in [b0, b1): one tile.
+def _tile_sums(V, a0, a1, b0, b1, topic_block, order, sums, stop):
+    """The sums of `_rows` (d = V[a] - V[b]) of every pair (a, b), a in [a0, a1), b in [b0, b1),
+    into ``sums[:, a, b]``: one tile; ``order`` (a literal: 2, 3 or 4) says which.
 
     Topics are taken four at a time: |d| is added to its accumulator as ((t0 + t1) + (t2 + t3)),
     and the products by a chain of fused multiply-adds
     fma(d3, |d3|, fma(d2, |d2|, fma(d1, |d1|, fma(d0, |d0|, acc)))) (and so for d^2). The grouping
     is fixed by the topic index alone (``topic_block`` is a multiple of 4), and the mirror pair
-    has d' = -d exactly, so its sums are exactly the same (|d|, d^2) or negated (d|d|) numbers.
-    Systems go two at a time (`_rows`). On a diagonal tile (a0 == b0) only the pairs a < b
-    are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of topics.
+    has d' = -d exactly, so its sums are exactly the same (|d|, d^2, |d|³, d⁴) or negated (d|d|,
+    d³, d³|d|) numbers. Systems go two at a time (`_rows`). On a diagonal tile (a0 == b0) only
+    the pairs a < b are computed. ``stop[0]`` set (Ctrl-C) ends the tile at the next block of
+    topics.
     """
     c = V.shape[1]
     na = a1 - a0
     nb = b1 - b0
     diagonal = a0 == b0
-    acc_abs = np.zeros((na, nb))
-    acc_sgn = np.zeros((na, nb))
-    acc_sq = np.zeros((na, nb))
+    A0 = np.zeros((na, nb))
+    A1 = np.zeros((na, nb))
+    A2 = np.zeros((na, nb))
+    # the higher sums' accumulators (at order 2 never written: the first one stands in)
+    A3 = np.zeros((na, nb)) if order >= 3 else A0
+    A4 = np.zeros((na, nb)) if order >= 3 else A0
+    A5 = np.zeros((na, nb)) if order >= 4 else A0
+    A6 = np.zeros((na, nb)) if order >= 4 else A0
     X = np.empty((topic_block, na))
     R = X if diagonal else np.empty((topic_block, nb))
     for i0 in range(0, c, topic_block):
@@ -139,33 +204,36 @@ def _tile_sums(V, a0, a1, b0, b1, topic_block, s_abs, s_sgn, s_sq, stop):
         if not diagonal:
             _chunk(V, b0, b1, i0, i1, R)
         m_topics = i1 - i0
-        for q in range(0, na, 2):
+        for q in range(0, na, 2 if order == 2 else 1):
+            if order > 2:  # the higher sums a system at a time (two: too many accumulators to vectorise)
+                _rows(X, R, q, False, q + 1 if diagonal else 0, nb, m_topics, order, A0, A1, A2, A3, A4, A5, A6)
+                continue
             two = q + 1 < na
             if two and diagonal:  # the pair (q, q + 1), then both rows from q + 2 on
-                _rows(X, R, q, False, q + 1, q + 2, m_topics, acc_abs, acc_sgn, acc_sq)
-            _rows(X, R, q, two, (q + 2 if two else q + 1) if diagonal else 0, nb, m_topics, acc_abs, acc_sgn, acc_sq)
+                _rows(X, R, q, False, q + 1, q + 2, m_topics, order, A0, A1, A2, A3, A4, A5, A6)
+            _rows(X, R, q, two, (q + 2 if two else q + 1) if diagonal else 0, nb, m_topics, order,
+                  A0, A1, A2, A3, A4, A5, A6)
     # element loops, not slice assignments: a 2-D slice assignment compiles numba's shape-mismatch
     # message (string formatting), seconds of first-use compile for a check that cannot fail here
+    K = sums.shape[0]
     for q in range(na):
         for j in range(nb):
-            s_abs[a0 + q, b0 + j] = acc_abs[q, j]
-            s_sgn[a0 + q, b0 + j] = acc_sgn[q, j]
-            s_sq[a0 + q, b0 + j] = acc_sq[q, j]
+            sums[0, a0 + q, b0 + j] = A0[q, j]
+            sums[1, a0 + q, b0 + j] = A1[q, j]
+            sums[2, a0 + q, b0 + j] = A2[q, j]
+            if K > 3:
+                sums[3, a0 + q, b0 + j] = A3[q, j]
+                sums[4, a0 + q, b0 + j] = A4[q, j]
+            if K > 5:
+                sums[5, a0 + q, b0 + j] = A5[q, j]
+                sums[6, a0 + q, b0 + j] = A6[q, j]
 
 
-@pjit
-def pair_sums(V, block, topic_block, stop):
-    """sum |d|, sum d|d|, sum d^2 (S, S) of every pair a < b (the upper triangle; the rest is
-    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), every row's sum and sum of
-    absolute values (S,) (the latter bounds the rounding of sum d, see `table_moments`),
-    each over topics in a fixed order: the mirror pair (b, a) has the same sums of |d| and
-    d^2 and the negated sum of d|d| (`table_moments` reads it so). The tiles on and above the
-    diagonal are computed in parallel, the cheaper diagonal ones (half a tile's pairs) spread
-    evenly through the list, so that the equal shares of a static schedule cost about the same.
-    Once ``stop[0]`` is set (Ctrl-C, `fastrisk._kernels._interrupt`) every tile ends at its next
-    block of topics and the partial sums are returned, for the caller to discard.
-    """
-    S, c = V.shape
+@helper
+def _tiles(S, block):
+    """The first system of each side of the tiles on and above the diagonal of an S x S table
+    of ``block`` x ``block`` tiles, the cheaper diagonal ones (half a tile's pairs) spread
+    evenly through the list, so that the equal shares of a static schedule cost about the same."""
     nblocks = (S + block - 1) // block
     ntiles = nblocks * (nblocks + 1) // 2
     tiles_a = np.empty(ntiles, dtype=np.int64)
@@ -187,208 +255,66 @@ def pair_sums(V, block, topic_block, stop):
         tiles_b[t] = d
         t += 1
         d += 1
-    s_abs = np.zeros((S, S))
-    s_sgn = np.zeros((S, S))
-    s_sq = np.zeros((S, S))
-    for t in prange(ntiles):
-        a0 = tiles_a[t] * block
-        b0 = tiles_b[t] * block
-        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, s_abs, s_sgn, s_sq, stop)
+    return tiles_a * block, tiles_b * block
+
+
+@helper
+def _row_sums(v):
+    """The sum and the sum of absolute values of one row, in topic order."""
+    acc = 0.0
+    acc_abs = 0.0
+    for i in range(v.shape[0]):
+        acc += v[i]
+        acc_abs += abs(v[i])
+    return acc, acc_abs
+
+
+@pjit
+def pair_sums(V, block, topic_block, stop):
+    """sum |d|, sum d|d|, sum d^2 (S, S) of every pair a < b (the upper triangle; the rest is
+    unspecified) of the (S, c) score matrix ``V`` (d = V[a] - V[b]), every row's sum and sum of
+    absolute values (S,) (the latter bounds the rounding of sum d, see `table_moments`),
+    each over topics in a fixed order: the mirror pair (b, a) has the same sums of |d| and
+    d^2 and the negated sum of d|d| (`table_moments` reads it so). The tiles on and above the
+    diagonal are computed in parallel (`_tiles`). Once ``stop[0]`` is set (Ctrl-C,
+    `fastrisk._kernels._interrupt`) every tile ends at its next block of topics and the partial
+    sums are returned, for the caller to discard.
+    """
+    S = V.shape[0]
+    tiles_a, tiles_b = _tiles(S, block)
+    sums = np.zeros((3, S, S))
+    for t in prange(tiles_a.shape[0]):
+        a0, b0 = tiles_a[t], tiles_b[t]
+        _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, 2, sums, stop)
     row = np.empty(S)
     mag = np.empty(S)
     for a in prange(S):
-        acc = 0.0
-        acc_abs = 0.0
-        for i in range(c):
-            acc += V[a, i]
-            acc_abs += abs(V[a, i])
-        row[a] = acc
-        mag[a] = acc_abs
-    return s_abs, s_sgn, s_sq, row, mag
-
-
-@helper
-def _rows_h(X, R, q, lo, hi, m_topics, fourth, A0, A1, A2, A3, A4, A5, A6):
-    """Add to the accumulator rows ``A*[q, lo:hi]`` the sums over the chunk's topics of system
-    ``X[:, q]`` against the baselines ``R[:, lo:hi]``: |d|, d|d|, d² by the same operations in
-    the same order as `_quad` (the same bits as `pair_sums`), and d³, |d|³, d⁴, d³|d| by fma
-    chains on d² = d·d, four topics at a time (then one at a time). Without ``fourth`` only the
-    third-order sums (d³, |d|³: what Johnson's and Hall's corrections need)."""
-    if not fourth:
-        _rows_h3(X, R, q, lo, hi, m_topics, A0, A1, A2, A3, A4)
-        return
-    m = hi - lo
-    a0 = A0[q, lo:hi]
-    a1 = A1[q, lo:hi]
-    a2 = A2[q, lo:hi]
-    a3 = A3[q, lo:hi]
-    a4 = A4[q, lo:hi]
-    a5 = A5[q, lo:hi]
-    a6 = A6[q, lo:hi]
-    i = 0
-    while i + 4 <= m_topics:
-        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
-        r0 = R[i, lo:hi]
-        r1 = R[i + 1, lo:hi]
-        r2 = R[i + 2, lo:hi]
-        r3 = R[i + 3, lo:hi]
-        for j in range(m):
-            d0 = x0 - r0[j]
-            d1 = x1 - r1[j]
-            d2 = x2 - r2[j]
-            d3 = x3 - r3[j]
-            e0 = abs(d0)
-            e1 = abs(d1)
-            e2 = abs(d2)
-            e3 = abs(d3)
-            a0[j] = a0[j] + ((e0 + e1) + (e2 + e3))
-            a1[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, a1[j]))))
-            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
-            q0 = d0 * d0
-            q1 = d1 * d1
-            q2 = d2 * d2
-            q3 = d3 * d3
-            a3[j] = fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, a3[j]))))
-            a4[j] = fma(q3, e3, fma(q2, e2, fma(q1, e1, fma(q0, e0, a4[j]))))
-            a5[j] = fma(q3, q3, fma(q2, q2, fma(q1, q1, fma(q0, q0, a5[j]))))
-            a6[j] = fma(q3, d3 * e3, fma(q2, d2 * e2, fma(q1, d1 * e1, fma(q0, d0 * e0, a6[j]))))
-        i += 4
-    while i < m_topics:
-        x0 = X[i, q]
-        r0 = R[i, lo:hi]
-        for j in range(m):
-            d0 = x0 - r0[j]
-            e0 = abs(d0)
-            q0 = d0 * d0
-            a0[j] = a0[j] + e0
-            a1[j] = fma(d0, e0, a1[j])
-            a2[j] = fma(d0, d0, a2[j])
-            a3[j] = fma(q0, d0, a3[j])
-            a4[j] = fma(q0, e0, a4[j])
-            a5[j] = fma(q0, q0, a5[j])
-            a6[j] = fma(q0, d0 * e0, a6[j])
-        i += 1
-
-
-@helper
-def _rows_h3(X, R, q, lo, hi, m_topics, A0, A1, A2, A3, A4):
-    """`_rows_h` without the fourth-order sums."""
-    m = hi - lo
-    a0 = A0[q, lo:hi]
-    a1 = A1[q, lo:hi]
-    a2 = A2[q, lo:hi]
-    a3 = A3[q, lo:hi]
-    a4 = A4[q, lo:hi]
-    i = 0
-    while i + 4 <= m_topics:
-        x0, x1, x2, x3 = X[i, q], X[i + 1, q], X[i + 2, q], X[i + 3, q]
-        r0 = R[i, lo:hi]
-        r1 = R[i + 1, lo:hi]
-        r2 = R[i + 2, lo:hi]
-        r3 = R[i + 3, lo:hi]
-        for j in range(m):
-            d0 = x0 - r0[j]
-            d1 = x1 - r1[j]
-            d2 = x2 - r2[j]
-            d3 = x3 - r3[j]
-            e0 = abs(d0)
-            e1 = abs(d1)
-            e2 = abs(d2)
-            e3 = abs(d3)
-            a0[j] = a0[j] + ((e0 + e1) + (e2 + e3))
-            a1[j] = fma(d3, e3, fma(d2, e2, fma(d1, e1, fma(d0, e0, a1[j]))))
-            a2[j] = fma(d3, d3, fma(d2, d2, fma(d1, d1, fma(d0, d0, a2[j]))))
-            q0 = d0 * d0
-            q1 = d1 * d1
-            q2 = d2 * d2
-            q3 = d3 * d3
-            a3[j] = fma(q3, d3, fma(q2, d2, fma(q1, d1, fma(q0, d0, a3[j]))))
-            a4[j] = fma(q3, e3, fma(q2, e2, fma(q1, e1, fma(q0, e0, a4[j]))))
-        i += 4
-    while i < m_topics:
-        x0 = X[i, q]
-        r0 = R[i, lo:hi]
-        for j in range(m):
-            d0 = x0 - r0[j]
-            e0 = abs(d0)
-            q0 = d0 * d0
-            a0[j] = a0[j] + e0
-            a1[j] = fma(d0, e0, a1[j])
-            a2[j] = fma(d0, d0, a2[j])
-            a3[j] = fma(q0, d0, a3[j])
-            a4[j] = fma(q0, e0, a4[j])
-        i += 1
-
-
-@helper
-def _tile_sums_h(V, a0, a1, b0, b1, topic_block, fourth, sums, stop):
-    """`_tile_sums` with the seven sums of `_rows_h` into ``sums`` (7, S, S)."""
-    c = V.shape[1]
-    na = a1 - a0
-    nb = b1 - b0
-    diagonal = a0 == b0
-    A0 = np.zeros((na, nb))
-    A1 = np.zeros((na, nb))
-    A2 = np.zeros((na, nb))
-    A3 = np.zeros((na, nb))
-    A4 = np.zeros((na, nb))
-    A5 = np.zeros((na, nb))
-    A6 = np.zeros((na, nb))
-    X = np.empty((topic_block, na))
-    R = X if diagonal else np.empty((topic_block, nb))
-    for i0 in range(0, c, topic_block):
-        if stopped(stop):
-            break
-        i1 = min(i0 + topic_block, c)
-        _chunk(V, a0, a1, i0, i1, X)
-        if not diagonal:
-            _chunk(V, b0, b1, i0, i1, R)
-        for q in range(na):
-            _rows_h(X, R, q, q + 1 if diagonal else 0, nb, i1 - i0, fourth, A0, A1, A2, A3, A4, A5, A6)
-    for q in range(na):
-        for j in range(nb):
-            sums[0, a0 + q, b0 + j] = A0[q, j]
-            sums[1, a0 + q, b0 + j] = A1[q, j]
-            sums[2, a0 + q, b0 + j] = A2[q, j]
-            sums[3, a0 + q, b0 + j] = A3[q, j]
-            sums[4, a0 + q, b0 + j] = A4[q, j]
-            sums[5, a0 + q, b0 + j] = A5[q, j]
-            sums[6, a0 + q, b0 + j] = A6[q, j]
+        row[a], mag[a] = _row_sums(V[a])
+    return sums[0], sums[1], sums[2], row, mag
 
 
 @pjit
 def pair_sums_higher(V, block, topic_block, fourth, stop):
-    """`pair_sums` with, per unordered pair a < b, the sums of d³, |d|³, d⁴ and d³|d| as well
-    (``sums`` (7, S, S): |d|, d|d|, d², d³, |d|³, d⁴, d³|d|; the first three equal
-    `pair_sums`' bit for bit; d⁴ and d³|d| only with ``fourth``, else 0), and the row sums and
-    sums of absolute values of `pair_sums`, for the corrected inferences of the table
-    (`table_corrected_pvalues`); the mirror pair negates the odd ones (d|d|, d³, d³|d|)."""
-    S, c = V.shape
-    nblocks = (S + block - 1) // block
-    ntiles = nblocks * (nblocks + 1) // 2
-    tiles_a = np.empty(ntiles, dtype=np.int64)
-    tiles_b = np.empty(ntiles, dtype=np.int64)
-    t = 0
-    for i in range(nblocks):
-        for j in range(i, nblocks):
-            tiles_a[t] = i
-            tiles_b[t] = j
-            t += 1
-    sums = np.zeros((7, S, S))
-    for t in prange(ntiles):
-        a0 = tiles_a[t] * block
-        b0 = tiles_b[t] * block
-        _tile_sums_h(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, fourth, sums, stop)
+    """`pair_sums` with, per unordered pair a < b, the sums of d³, |d|³, d⁴ and d³|d| as well, in
+    the same one pass over the topics (`_rows` at ``order`` 4, or 3 without ``fourth``):
+    ``sums`` (7, S, S) (or (5, S, S)): |d|, d|d|, d² (`pair_sums`' bit for bit), d³, |d|³
+    [, d⁴, d³|d|], and the row sums and sums of absolute values of `pair_sums`, for the
+    corrected inferences of the table (`table_corrected_pvalues`); the mirror pair negates the
+    odd ones (d|d|, d³, d³|d|). The higher sums go through c = (d·d)·d: Σd³ and Σ|d|³ by
+    additions (|c| = |d|³), Σd⁴ = Σ c·d and Σd³|d| = Σ c·|d| by fused multiply-adds."""
+    S = V.shape[0]
+    tiles_a, tiles_b = _tiles(S, block)
+    sums = np.zeros((7 if fourth else 5, S, S))
+    for t in prange(tiles_a.shape[0]):
+        a0, b0 = tiles_a[t], tiles_b[t]
+        if fourth:  # literal orders: each `_rows` loop compiled with exactly its sums
+            _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, 4, sums, stop)
+        else:
+            _tile_sums(V, a0, min(a0 + block, S), b0, min(b0 + block, S), topic_block, 3, sums, stop)
     row = np.empty(S)
     mag = np.empty(S)
     for a in prange(S):
-        acc = 0.0
-        acc_abs = 0.0
-        for i in range(c):
-            acc += V[a, i]
-            acc_abs += abs(V[a, i])
-        row[a] = acc
-        mag[a] = acc_abs
+        row[a], mag[a] = _row_sums(V[a])
     return sums, row, mag
 
 
@@ -408,8 +334,9 @@ def _corrected_cell(sums, row, a, b, alphas, c, kind, rtol, out):
     sq = sums[2, lo, hi]
     cu = sg * sums[3, lo, hi]
     acu = sums[4, lo, hi]
-    qu = sums[5, lo, hi]
-    qs = sg * sums[6, lo, hi]
+    fourth = sums.shape[0] > 5  # else only the third-order sums (Johnson, Hall)
+    qu = sums[5, lo, hi] if fourth else 0.0
+    qs = sg * sums[6, lo, hi] if fourth else 0.0
     sd = row[a] - row[b]
     n1 = 0.5 * (sd - ab)
     n2 = 0.5 * (sq - dd)

@@ -37,11 +37,16 @@ PVALUE_RULES = {
                  "of the replicates centred by their own mean, no 'less')",
     "flip": "(count + 1) / (B + 1) of [<=, >=] (exact enumeration: count / 2^c), two-sided min(1, 2 min) (urbano2019: "
             "count / B, two-sided from |.| >=, no 'less')",
+    "inference": "fastrisk.core.inference.pvalues of the record's `inference` on x = d + A min(d, 0), one call a tail "
+                 "(alternative 'two-sided', 'less', 'greater'); a resampling inference with the battery's B and seed, "
+                 "pair k on the streams of its key (row0)",
 }
 #: The kernel passes a record may need (`fastrisk._kernels.battery.battery_batch`'s switches):
 #: the bootstrap of d, the sign flips, the ZRisk/GeoRisk sums on the flips (only with
 #: ``risk_tests``), the bootstrap of URisk_A.
-PASSES = ("bootstrap", "flips", "risk_flips", "risk_bootstrap")
+PASSES = ("bootstrap", "flips", "risk_flips", "risk_bootstrap", "inference")
+#: ``inference`` is not a pass of the battery kernel: the resamples or orderings a resampling
+#: inference of `fastrisk.core.inference` draws in its own kernel (NaN with ``replicates=0``).
 #: The risk nulls a record may need (`fastrisk.simulate.nulls.RiskNull` families).
 NULLS = ("urisk", "smooth")
 
@@ -86,6 +91,13 @@ class BatteryTest:
         Its line in the figures; ``color`` None: the next colour of the risk palette, dotted.
     reference : str
         The paper and code it follows.
+    inference : str or None
+        For the rule ``inference``: the name of its risk inference in
+        `fastrisk.core.inference.INFERENCES` (a string: this registry imports nothing; the battery
+        checks it at import).
+    opt_in : bool
+        Not in the default battery: its tests run (and are listed) only when named in ``tests``
+        (the default test set, and so the published studies' outputs, stay as they are).
     """
 
     name: str
@@ -106,6 +118,8 @@ class BatteryTest:
     label: str | None = None
     linestyle: str = "-"
     reference: str = ""
+    inference: str | None = None
+    opt_in: bool = False
 
     def __post_init__(self):
         if self.pvalues not in PVALUE_RULES:
@@ -116,6 +130,9 @@ class BatteryTest:
             raise ValueError(f"battery test {self.name!r}: unknown null {self.null!r}")
         if (self.risk is not None) != self.family:
             raise ValueError(f"battery test {self.name!r}: a family (and only a family) reads a `risk` row")
+        if (self.pvalues == "inference") != (self.inference is not None) or (self.inference and not self.family):
+            raise ValueError(f"battery test {self.name!r}: the rule 'inference' (and only it) names an `inference`, "
+                             "on a family's x = d + A min(d, 0)")
 
     @property
     def resampled(self) -> bool:
@@ -159,6 +176,21 @@ BATTERY: dict[str, BatteryTest] = {b.name: b for b in (
     BatteryTest("bootstrap_risk", "URisk_A = 0", "URisk_A, on the measure's scale", "bootstrap", risk="URISK",
                 counts=("BOOT_RISK_GE", "BOOT_RISK_LE", "BOOT_RISK_ABS"), passes=("risk_bootstrap",), family=True,
                 null="urisk", reference="fastrisk.bootstrap(test='shift') of URisk_A (Efron & Tibshirani 1993)"),
+    # The risk inferences of fastrisk.core.inference (issue #37), each a family under the URisk_A null; opt-in, so
+    # that the default battery and the published studies' numbers do not change. Cost per trial and alpha, its three
+    # tails (CPU, one thread, 25 topics, B = 10,000, measured on a shared 2-core machine): edgeworth, johnson, hall,
+    # el-bartlett 0.03-0.05 ms (trisk@A's own: 0.04 ms); bootstrap-t-symmetric about 4 ms; exact about 15 ms (a
+    # kernel call a tail: a third of that for the two tails a study reads, if pvalues returned all three at once).
+    *(BatteryTest(f"trisk-{name}", "URisk_A = 0", f"TRisk_A; its p-values by the {name} inference", "inference",
+                  risk="TRISK", family=True, null="urisk", inference=name, opt_in=True,
+                  passes=("inference",) if resampled else (), reference=ref)
+      for name, resampled, ref in (
+          ("edgeworth", False, "two-term Edgeworth-corrected t: Hall (1992), The Bootstrap and Edgeworth Expansion, §2.6"),
+          ("johnson", False, "Johnson (1978), JASA 73, 536-544"),
+          ("hall", False, "Hall (1992), JRSS B 54, 221-228"),
+          ("el-bartlett", False, "Owen (1988); DiCiccio, Hall & Romano (1991), Ann. Statist. 19, 1053-1061"),
+          ("bootstrap-t-symmetric", True, "Hall (1988), Ann. Statist. 16, 927-953"),
+          ("exact", True, "Waudby-Smith & Ramdas (JRSS B 2024), betting; scores within [0, 1]"))),
 )}
 
 
@@ -168,12 +200,17 @@ def registry(tests=None) -> dict:
     return BATTERY if tests is None else tests
 
 
-def test_names(trisk_alpha, tests=None) -> tuple:
+def test_names(trisk_alpha, tests=None, opt_in=None) -> tuple:
     """The battery's test names in order, each family expanded at every alpha of ``trisk_alpha``
-    (floats) as ``name@A``."""
+    (floats) as ``name@A``; an ``opt_in`` record's tests only those named in ``opt_in`` (names),
+    or every one with ``opt_in=True``."""
     out = []
     for b in registry(tests).values():
-        out.extend([f"{b.name}@{float(a):g}" for a in trisk_alpha] if b.family else [b.name])
+        names = [f"{b.name}@{float(a):g}" for a in trisk_alpha] if b.family else [b.name]
+        if b.opt_in and opt_in is not True:
+            wanted = () if opt_in is None else {opt_in} if isinstance(opt_in, str) else set(opt_in)
+            names = [t for t in names if t in wanted]
+        out.extend(names)
     return tuple(out)
 
 

@@ -48,6 +48,11 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
   within the 2-system collection (Dinçer, Macdonald & Ounis 2016, alpha = 0), with the same
   sign patterns as ``permutation`` (topic totals are invariant under a flip, so both come
   from two linear sums).
+- ``trisk-<inference>@A`` (opt-in: only when named in ``tests``): URisk_A = 0 by a risk
+  inference of `fastrisk.core.inference` (edgeworth, johnson, hall, el-bartlett,
+  bootstrap-t-symmetric, exact) on x_i = d_i + A min(d_i, 0), p-values those of
+  `fastrisk.core.inference.pvalues` on the same pair; statistic TRisk_A. The resampling ones
+  use the battery's B (resamples, orderings) and seed, pair k the streams of its key.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ from fastrisk._runtime.ranktests import sign_p as _sign_p
 from fastrisk._runtime.ranktests import wilcoxon_p_of as _wilcoxon_p
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
+from fastrisk.core import inference as _inference
 from fastrisk.core.batch import Stack, stack
 from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
@@ -135,11 +141,12 @@ def _battery_iv(data, replicates, min_diff, alphas_risk, correction, risk_tests,
     return st, int(replicates), float(min_diff), ar, keys
 
 
-def battery_test_names(trisk_alpha) -> tuple:
+def battery_test_names(trisk_alpha, tests=None) -> tuple:
     """Names of the tests of a battery with TRisk (and the bootstrap test of URisk) at ``trisk_alpha``:
     the registry's tests (`fastrisk._runtime.battery_tests.BATTERY`) in order, each family at
-    every alpha."""
-    return _bt.test_names([float(a) for a in np.asarray(trisk_alpha, float).reshape(-1)])
+    every alpha; the opt-in ones (the risk inferences, ``trisk-edgeworth@A`` ...) only those named
+    in ``tests`` (every one with ``tests=True``)."""
+    return _bt.test_names([float(a) for a in np.asarray(trisk_alpha, float).reshape(-1)], opt_in=tests)
 
 
 @dataclass(frozen=True)
@@ -154,6 +161,13 @@ class _Context:
     exact: bool
     urbano: bool
     correction: bool
+    #: what the risk inferences need (rule ``inference``): the pairs (K, 2, c), the alphas, the
+    #: stream key of each pair, the seed of their resamples and the threads
+    pairs: np.ndarray | None = None
+    alphas: np.ndarray | None = None
+    keys: np.ndarray | None = None
+    seed: int = 0
+    threads: int | None = None
 
     def stat(self, b, a, k=0):
         """The ``k``-th kernel statistic of record ``b`` (a family: its ``risk`` row at alpha index ``a``)."""
@@ -221,10 +235,37 @@ def _flip(ctx, b, a):
     return S, P
 
 
+#: The tails of a battery result, as `fastrisk.core.inference.pvalues`' alternatives.
+_ALTERNATIVES = ("two-sided", "less", "greater")
+
+
+def _risk_inference(ctx, b, a):
+    """p-values of URisk_A = 0 by the record's inference of `fastrisk.core.inference` on
+    x = d + A min(d, 0), A = the family's alpha: `fastrisk.core.inference.pvalues` itself, a call
+    per tail. A resampling inference (bootstrap-t, the betting test's orderings) takes the
+    battery's B and seed, pair k the streams of its key (``row0``: a run of consecutive keys in
+    one call); NaN with B = 0. The exact test's x lies in [-(1 + A), 1] (scores in [0, 1])."""
+    spec = _inference.INFERENCES[b.inference]
+    K = len(ctx.stats)
+    S, P = ctx.stat(b, a), np.full((K, 3), np.nan)
+    if spec.resampling and ctx.B == 0:
+        return S, P
+    al = float(ctx.alphas[a])
+    d = ctx.pairs[:, 1] - ctx.pairs[:, 0]
+    x = d + al * np.minimum(d, 0.0)
+    kw = dict(bounds=(-(1.0 + al), 1.0), replicates=ctx.B, seed=ctx.seed, threads=ctx.threads)
+    # runs of consecutive stream keys: one call each, its first key as row0
+    cuts = np.flatnonzero(np.diff(ctx.keys) != 1) + 1 if spec.resampling else np.empty(0, np.int64)
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, K]):
+        for j, alt in enumerate(_ALTERNATIVES):
+            P[lo:hi, j] = _inference.pvalues(x[lo:hi], spec, alternative=alt, row0=int(ctx.keys[lo]), **kw)
+    return S, P
+
+
 #: The p-value rules of the registry (`fastrisk._runtime.battery_tests.PVALUE_RULES`): rule ->
 #: function (context, record, alpha index or None) -> (statistic (K,), p-values (K, 3)).
 PVALUES = {"mean_t": _mean_t, "student_t": _student_t, "wilcoxon": _wilcoxon, "sign": _sign,
-           "bootstrap": _bootstrap, "flip": _flip}
+           "bootstrap": _bootstrap, "flip": _flip, "inference": _risk_inference}
 
 
 def _pvalues(names, ar, ctx):
@@ -232,7 +273,9 @@ def _pvalues(names, ar, ctx):
     ``ar``) from the kernel's arrays."""
     K, T = len(ctx.stats), len(names)
     S, P = np.empty((K, T)), np.full((K, T, 3), np.nan)
-    members = [(b, a) for b in _bt.registry().values() for a in (range(len(ar)) if b.family else [None])]
+    listed = set(names)  # an opt-in record's tests are there only when asked for
+    members = [(b, a) for b in _bt.registry().values() for a in (range(len(ar)) if b.family else [None])
+               if (f"{b.name}@{float(ar[a]):g}" if b.family else b.name) in listed]
     for j, (b, a) in enumerate(members):
         S[:, j], P[:, j] = PVALUES[b.pvalues](ctx, b, a)
     for j, (b, a) in enumerate(members):  # a family whose test at A = 0 is another test: its numbers, bit for bit
@@ -251,6 +294,9 @@ def _check_slots(tests=None) -> None:
                 raise ValueError(f"battery test {b.name!r}: no kernel slot {name!r} in fastrisk._kernels.battery")
         if b.pvalues not in PVALUES:
             raise ValueError(f"battery test {b.name!r}: no p-value function for rule {b.pvalues!r}")
+        if b.inference is not None and b.inference not in _inference.INFERENCES:
+            raise ValueError(f"battery test {b.name!r}: no risk inference {b.inference!r} in "
+                             "fastrisk.core.inference.INFERENCES")
 
 
 _check_slots()
@@ -297,7 +343,10 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     tests : sequence of str, optional
         The tests whose p-values are wanted (names of `battery_test_names`; default all): the
         resampling of a resampling test not listed (bootstrap, permutation, zrisk, georisk,
-        bootstrap_risk@A) is skipped and its p-values are NaN.
+        bootstrap_risk@A) is skipped and its p-values are NaN. The opt-in tests (the risk
+        inferences ``trisk-edgeworth@A``, ``trisk-johnson@A``, ``trisk-hall@A``,
+        ``trisk-el-bartlett@A``, ``trisk-bootstrap-t-symmetric@A``, ``trisk-exact@A``) are in the
+        result only when listed here.
     shared_resamples : bool
         All K pairs share one set of B resamples and B sign flips, drawn from the streams of key
         ``start`` (an integer) as pair ``start`` draws them without the option; their sums are
@@ -317,8 +366,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     if correction is None:
         correction = urbano  # R's wilcox.test default
     st, B, md, ar, keys = _battery_iv(data, replicates, min_diff, trisk_alpha, correction, risk_tests, start)
-    names = battery_test_names(ar)
-    want = _wanted(tests, names)
+    names = battery_test_names(ar, tests)
+    want = _wanted(tests, battery_test_names(ar, True))
     if shared_resamples not in (True, False):
         raise InputError(f"`shared_resamples` must be True or False, got {shared_resamples!r}")
     if shared_resamples and not (isinstance(start, numbers.Integral) and not isinstance(start, bool)):
@@ -341,7 +390,11 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         if shared_resamples:
             counts = _shared_counts(V, s0, int(start), B, exact, md, ar, zg, xmean, boot, perm or zg, boot_risk,
                                     stop)
-    ctx = _Context(stats, risk, counts, B, c, exact, urbano, bool(correction))
+    iseed = 0
+    if B > 0 and any(_bt.lookup(t)[0].pvalues == "inference" and _bt.lookup(t)[0].resampled for t in names):
+        iseed = s0 if seed is not None else resolve_seed(rng)  # (the permutation test's enumeration drew none)
+    ikeys = np.full(K, int(start), np.int64) if shared_resamples else keys
+    ctx = _Context(stats, risk, counts, B, c, exact, urbano, bool(correction), V, ar, ikeys, iseed, threads)
     S, P = _pvalues(names, ar, ctx)
     for j, t in enumerate(names):  # a resampling test not asked for, or the flip tests without risk_tests: NaN
         b, _ = _bt.lookup(t)

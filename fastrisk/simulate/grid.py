@@ -182,7 +182,7 @@ def trial_tests(trisk_alpha=(1.0, 5.0), risk_nulls: bool = True, tests=None) -> 
     with ``tests``, only those tests, and only the groups that keep one of them (the groups a
     study runs)."""
     groups: dict = {"main": []}
-    for t in battery_test_names(trisk_alpha):  # each test in the group of its null (the registry's)
+    for t in battery_test_names(trisk_alpha, tests):  # each test in the group of its null (the registry's)
         null = _s._null_of(t)
         if null is None or risk_nulls:
             groups.setdefault(_group_name(null), []).append(t)

@@ -322,8 +322,9 @@ def _errors_job(matrix, *, fits, mode, collection, study_seed, trials, lo, step,
     mine = np.flatnonzero(coll == collection)[lo:lo + step]
     fit = fits[collection]
     _, topic_seed, resample_seed = _seeds(study_seed)
-    tests = battery_test_names(trisk_alpha)
-    keep = [k for k, t in enumerate(tests) if t in _group_tests(trisk_alpha, rn, tests=only)]
+    group = _group_tests(trisk_alpha, rn, tests=only)
+    tests = battery_test_names(trisk_alpha, group)  # the opt-in ones of this group: the battery's own names
+    keep = [k for k, t in enumerate(tests) if t in group]
     lv = np.asarray(alphas, dtype=np.float64)
     shape = (len(keep), 2, len(lv))
     hits, valid, wrong = np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64)
@@ -424,7 +425,7 @@ def _group_tests(trisk_alpha, null, tests=None) -> set:
     """The tests a group of trials keeps: the study's pairs (``null`` None) keep the tests
     whose null they satisfy; calibrated pairs keep the tests of that null; only those among
     ``tests`` when given."""
-    return {t for t in battery_test_names(trisk_alpha) if _null_of(t) == null and (tests is None or t in tests)}
+    return {t for t in battery_test_names(trisk_alpha, tests) if _null_of(t) == null and (tests is None or t in tests)}
 
 
 def _tests_iv(tests, trisk_alpha, risk_nulls: bool):
@@ -439,7 +440,7 @@ def _tests_iv(tests, trisk_alpha, risk_nulls: bool):
         tests = tuple(dict.fromkeys(str(t) for t in tests))
     except TypeError:
         raise InputError(f"`tests` must be a sequence of battery test names, got {tests!r}") from None
-    names = battery_test_names(trisk_alpha)
+    names = battery_test_names(trisk_alpha, True)
     if not tests:
         raise InputError(f"`tests` is empty: name tests of the battery ({', '.join(names)}), or None for all")
     for t in tests:
@@ -807,7 +808,7 @@ def _finished(out, grid):
 
 def _summarise(mode, measure, topics, trials, replicates, seed, deltas, trisk_alpha, alphas, table, fits_meta,
                skipped, risk_nulls=(), clustered=False, only=None) -> StudyResult:
-    tests = tuple(t for t in battery_test_names(trisk_alpha) if (_null_of(t) is None or _null_of(t) in risk_nulls)
+    tests = tuple(t for t in battery_test_names(trisk_alpha, only) if (_null_of(t) is None or _null_of(t) in risk_nulls)
                   and (only is None or t in only))
     cols = ["param_delta", "test", "tails", "alpha", "hits", "valid", "wrong", "trials"]
     df = table.select(cols + (["param_collection"] if clustered else [])).to_pandas()
