@@ -246,9 +246,11 @@ def worker_timeout_seconds(value: float | None = None) -> float:
 
 
 class _Dask(_Backend):
-    """A ``distributed.Client``: batches submitted with distinct keys; data scattered once and
-    replicated on every worker (``broadcast=True``), so a dead worker loses no data the
-    others do not hold; if every copy is lost the data is scattered again for the resubmission.
+    """A ``distributed.Client``: batches submitted with distinct keys; data scattered once to
+    one worker, from which the others fetch it; if its worker dies the data is scattered again
+    for the resubmission. Not ``broadcast=True``: the scheduler's replication loop
+    (``Scheduler.replicate``, distributed 2026.8) fixes its set of workers when it starts and
+    waits forever for a copy on a worker that died meanwhile (a sweep hung there).
     """
 
     def __init__(self, client, worker_timeout: float | None = None):
@@ -282,12 +284,11 @@ class _Dask(_Backend):
             for attempt in range(_SCATTER_TRIES):
                 self._await_workers()
                 try:
-                    self._scattered[label] = self.client.scatter(obj, hash=False, broadcast=True,
-                                                                 timeout=self.worker_timeout)
+                    self._scattered[label] = self.client.scatter(obj, hash=False, timeout=self.worker_timeout)
                     break
                 except (OSError, KeyError):
-                    # a worker died during the broadcast: CommClosedError, or the scheduler's
-                    # replicate() looks up the worker it has just removed (KeyError: its address)
+                    # a worker died during the scatter: CommClosedError, or the scheduler's
+                    # scatter looks up a worker it has just removed (KeyError: its address)
                     if attempt == _SCATTER_TRIES - 1:
                         raise
                     time.sleep(0.25 * (attempt + 1))
