@@ -321,3 +321,16 @@ def test_the_risk_inferences_flow_to_the_study_tables(tmp_path):
     assert figures._style("trisk-exact@5", 2, "URisk_5 = 0")["label"] == "trisk-exact@5 [URisk_5 = 0]"
     fig = figures.plot_studies([r], tmp_path / "rates.svg")
     assert any(t.get_text().startswith("trisk-edgeworth@5") for t in fig.legends[0].get_texts())
+
+
+def test_topic_planning_takes_the_opt_in_risk_inferences():
+    """`simulate topics --test trisk-edgeworth@5` was refused although the help lists it: the
+    planner's names and its resample check now see the opt-in tests."""
+    from fastrisk.simulate import planning
+
+    assert not planning.needs_resamples("trisk-edgeworth@5", (5.0,))
+    assert planning.needs_resamples("trisk-exact@5", (5.0,))
+    ok = planning._topics_iv("trisk-edgeworth@5", 0.05, 0.05, 0.8, "two-sided", 100, None, (5.0,), 2, 100)
+    assert ok == 0
+    with pytest.raises(InputError, match="`test` must be a test of the battery"):
+        planning._topics_iv("trisk-nope@5", 0.05, 0.05, 0.8, "two-sided", 100, None, (5.0,), 2, 100)

@@ -143,12 +143,12 @@ def needs_resamples(test: str, trisk_alpha) -> bool:
     """Whether the battery computes ``test`` only with resamples (its p-value is NaN with
     ``replicates=0``): asked of the battery itself on one pair, so a new member needs nothing here."""
     pair = np.array([[[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], [0.15, 0.4, 0.25, 0.6, 0.9, 0.65]]])
-    res = battery(pair, replicates=0, trisk_alpha=trisk_alpha, protocol="urbano2019")
+    res = battery(pair, replicates=0, trisk_alpha=trisk_alpha, protocol="urbano2019", tests=[test])
     return bool(np.isnan(res.pvalue[0, res.tests.index(test)]).all())
 
 
 def _topics_iv(test, significance, delta, power, tails, trials, replicates, trisk_alpha, min_topics, max_topics):
-    names = battery_test_names(trisk_alpha)
+    names = battery_test_names(trisk_alpha, True)  # the opt-in risk inferences too
     if test not in names:
         raise InputError(f"`test` must be a test of the battery ({', '.join(names)}; TRisk at other alphas "
                          f"with `trisk_alpha`), got {test!r}")
