@@ -38,9 +38,9 @@ def resolve_seed(rng=None, *, name: str = "rng") -> Seed:
     - a Generator: an int ``s`` drawn from it (``integers(0, 2**63 - 1)``), then as the int
       ``s``;
     - a SeedSequence: ``kernel`` derived from it as for an int; ``recorded`` is its entropy
-      when that reproduces it (an integer entropy below 2**63, no spawn key, the default pool size), else
-      ``kernel`` itself, which then does not reproduce the run when given again as ``rng=``
-      (pass the SeedSequence again instead).
+      when that reproduces it (an integer entropy below 2**63, no spawn key, the default pool
+      size), else ``kernel`` itself, which then does NOT reproduce the run when given again as
+      ``rng=`` (pass the SeedSequence again instead).
 
     So ``rng=res.seed`` repeats a result ``res`` exactly, whatever ``rng`` made it (but for such
     a SeedSequence). The numbers of an integer seed are those of every earlier release; those
@@ -58,8 +58,8 @@ def resolve_seed(rng=None, *, name: str = "rng") -> Seed:
         return Seed(_derive(np.random.SeedSequence(int(rng))), int(rng))
     if isinstance(rng, np.random.SeedSequence):
         kernel = _derive(rng)
-        reproducible = (isinstance(rng.entropy, numbers.Integral) and 0 <= rng.entropy <= _MAX and not rng.spawn_key
-                        and rng.pool_size == np.random.SeedSequence(0).pool_size)
+        reproducible = (isinstance(rng.entropy, numbers.Integral) and 0 <= rng.entropy <= _MAX
+                        and not rng.spawn_key and rng.pool_size == np.random.SeedSequence(0).pool_size)
         return Seed(kernel, int(rng.entropy) if reproducible else kernel)
     if isinstance(rng, np.random.Generator):
         s = int(rng.integers(0, _MAX))

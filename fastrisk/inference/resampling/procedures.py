@@ -410,23 +410,23 @@ def _bootstrap_of_stack(data, baseline, alpha, loss_weight, value, pairs, conven
     B, stat = _bootstrap_iv(replicates, method, confidence_level, oriented, test, statistic, keep_replicates)
     _stack_iv(pairs, exclude_self, missing, chunk_size, progress)
     st = _batch.stack(data)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
     row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
     if row is None or stat is not None or method is not None or test != "shift" or keep_replicates:
-        return _over_collections(bootstrap, st, baseline, pairs, seed, alpha=alpha, loss_weight=loss_weight,
+        return _over_collections(bootstrap, st, baseline, pairs, rseed, alpha=alpha, loss_weight=loss_weight,
                                  value=value, convention=convention, exclude_self=exclude_self,
                                  statistic=statistic, replicates=replicates, method=method,
                                  confidence_level=confidence_level, alternative=alternative, test=test,
                                  keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
                                  threads=threads, progress=progress)
-    counts, moments, urisk = _batch.bootstrap_counts(st, row, vf.alpha, B, seed.kernel, threads, progress)
+    counts, moments, urisk = _batch.bootstrap_counts(st, row, vf.alpha, B, rseed.kernel, threads, progress)
     p = (counts[..., {"greater": 0, "less": 1, "two-sided": 2}[oriented]] + 1.0) / (B + 1.0)
     p[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     systems, urisk, se, p, bias = _stack_columns(st, row, exclude_self, urisk, moments[..., 1], p,
                                                  moments[..., 0] - urisk)
     res = BootstrapResult(statistic=urisk, urisk=urisk, standard_error=se, confidence_interval=None, pvalue=p,
                           bias=bias, method=None, confidence_level=float(confidence_level), alternative=oriented,
-                          test="shift", replicates=B, seed=seed.recorded, path="linear", systems=systems,
+                          test="shift", replicates=B, seed=rseed.recorded, path="linear", systems=systems,
                           baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
                           value=vf.name)
     return _in_convention(res, convention, alternative)
@@ -566,16 +566,16 @@ def _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, conv
     st = _batch.stack(data)
     K, S, c = st.shape
     exact = c < 63 and 2 ** c <= B
-    seed = None if exact else resolve_seed(rng)
+    rseed = None if exact else resolve_seed(rng)
     row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
     if row is None or keep_replicates:
-        return _over_collections(permutation_test, st, baseline, pairs, seed, alpha=alpha,
+        return _over_collections(permutation_test, st, baseline, pairs, rseed, alpha=alpha,
                                  loss_weight=loss_weight, value=value, convention=convention,
                                  exclude_self=exclude_self, replicates=replicates, alternative=alternative,
                                  keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
                                  threads=threads, progress=progress)
     _alpha_invariant(vf.alpha, stacklevel=4)
-    counts = _batch.permutation_counts(st, row, B, exact, None if seed is None else seed.kernel, threads, progress)
+    counts = _batch.permutation_counts(st, row, B, exact, None if rseed is None else rseed.kernel, threads, progress)
     n = 2 ** c if exact else B
     adj = 0.0 if exact else 1.0
     ge = (counts[..., 0] + adj) / (n + adj)
@@ -586,7 +586,7 @@ def _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, conv
     systems, urisk, p = _stack_columns(st, row, exclude_self, urisk,
                                        np.broadcast_to(p[:, None, :], urisk.shape).copy())
     res = PermutationResult(statistic=urisk, urisk=urisk, pvalue=p, null_distribution=None, alternative=oriented,
-                            replicates=n, exact=bool(exact), seed=None if seed is None else seed.recorded, systems=systems,
+                            replicates=n, exact=bool(exact), seed=None if rseed is None else rseed.recorded, systems=systems,
                             baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
                             value=vf.name)
     return _in_convention(res, convention, alternative)
