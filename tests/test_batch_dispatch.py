@@ -103,7 +103,7 @@ def test_every_option_of_one_matrix_works_on_a_stack(fn, opts):
         warnings.simplefilter("ignore")  # the alpha-invariance and zero-variance warnings of each path
         res = _call(fn, X, opts, rng=7)
         ones = [_call(fn, _one(X, k, opts), opts,
-                      rng=batch.collection_seed(resolve_seed(7), k) if fn in RESAMPLING else None)
+                      rng=batch.collection_seed(resolve_seed(7).kernel, k) if fn in RESAMPLING else None)
                 for k in range(K)]
     assert type(res) is type(ones[0]), "a stack returns the class one matrix returns"
     assert res.batched and res.sizes()["batch"] == K

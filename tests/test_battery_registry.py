@@ -15,6 +15,7 @@ import pytest
 import fastrisk
 from fastrisk._kernels import battery as _k
 from fastrisk._runtime import battery_tests as bt
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
 from fastrisk.simulate import studies
@@ -271,7 +272,7 @@ def test_a_risk_inference_s_battery_pvalues_are_core_inference_s(start):
     keys = np.full(12, 11) if start == "shared" else np.arange(5, 17) if start == "run" else kw["start"]
     for t in wanted:
         name, alpha = t[len("trisk-"):].split("@")
-        want = _core_pvalues(V, name, float(alpha), 60, res.seed, keys)
+        want = _core_pvalues(V, name, float(alpha), 60, resolve_seed(res.seed).kernel, keys)
         np.testing.assert_array_equal(res.pvalue[:, res.tests.index(t)], want, err_msg=t)
         np.testing.assert_allclose(res.statistic[:, res.tests.index(t)],  # its statistic: TRisk_A (trisk@0 is t's)
                                    res.statistic[:, res.tests.index(f"trisk@{alpha}")], rtol=1e-12)

@@ -145,6 +145,6 @@ def test_a_grid_cell_names_the_seed_that_reproduces_it(monkeypatch, tmp_path, ca
     monkeypatch.setattr(studies, "_run", fake_run)
     grid.run_grid(["type1"], tmp_path, measures=["ap"], topics=[25], rng=1)
     (measure, topics, seed), = seen
-    assert seed == grid.cell_seed(resolve_seed(1), measure, 25) and topics == 25
+    assert seed == grid.cell_seed(resolve_seed(1).kernel, measure, 25) and topics == 25
     err = capsys.readouterr().err
     assert re.search(rf"grid: ap n=25 done \(cell seed {seed}: type1/power/type3 --seed {seed} reproduce it\)", err)

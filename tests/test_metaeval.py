@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from reference import metaeval as ref
 
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
 from fastrisk.inference.metaeval import discriminative_power, effect_size, swap_rates, topic_set_size
@@ -116,7 +117,7 @@ def test_swap_rates_needs_four_topics():
 def test_effect_size_matches_a_plain_bootstrap():
     m = _matrix(S=4, c=25, seed=6)
     r = effect_size(m, "0", ci=0.9, replicates=400, rng=5)
-    C = ref.resample_counts(r.seed, 400, 25)
+    C = ref.resample_counts(resolve_seed(r.seed).kernel, 400, 25)
     X = m.values
     for s in range(1, 4):
         d = X[s] - X[0]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from reference import metaeval as ref
 
 from fastrisk._kernels import metaeval as K
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.inference.metaeval import discriminative_power, swap_rates
 
@@ -42,7 +43,7 @@ def test_pairs_match_the_reference_bit_for_bit(statistic, alpha, lattice, S):
     m = _matrix(S=S, c=12, seed=3, lattice=lattice)
     B, lv = 200, 0.05
     r = discriminative_power(m, statistic=statistic, alpha=alpha, replicates=B, level=lv, rng=11)
-    C = ref.resample_counts(r.seed, B, m.n_topics)
+    C = ref.resample_counts(resolve_seed(r.seed).kernel, B, m.n_topics)
     X = m.values
     names = list(m.systems)
     for p, (s, b) in enumerate(zip(r.pair_system, r.pair_baseline)):
@@ -94,7 +95,7 @@ def test_difference_required_is_sakai_2006_by_hand(B, level):
     g = np.random.default_rng(17)
     X = 0.4 + 0.1 * np.arange(6)[:, None] / 6 + 0.2 * g.standard_normal((6, 15))
     r = discriminative_power(X, replicates=B, level=level, rng=5)
-    C = ref.resample_counts(r.seed, B, 15)
+    C = ref.resample_counts(resolve_seed(r.seed).kernel, B, 15)
     asl, crit, diff, est = _sakai_by_hand(X, C, level)
     np.testing.assert_array_equal(r.asl, asl)
     np.testing.assert_allclose(r.threshold, crit, rtol=1e-9)
@@ -109,7 +110,7 @@ def test_zrisk_pairs_match_the_reference(statistic, which):
     m = _matrix(S=4, c=10, seed=5)
     B = 120
     r = discriminative_power(m, statistic=statistic, alpha=1.0, replicates=B, level=0.05, rng=2)
-    C = ref.resample_counts(r.seed, B, m.n_topics)
+    C = ref.resample_counts(resolve_seed(r.seed).kernel, B, m.n_topics)
     I, J = np.triu_indices(4, 1)
     out = ref.zrisk_pairs(m.values, 2.0, C, 6, which, list(zip(I, J)))
     for p, (dl, count, thr) in enumerate(out):
@@ -167,7 +168,7 @@ def test_swap_counts_match_the_reference(statistic, alpha, relative, bins):
     m = _matrix(S=5, c=14, seed=4)
     r = swap_rates(m, statistic=statistic, alpha=alpha, sizes=[2, 4, 7], trials=25, bins=bins, relative=relative,
                    rng=6)
-    total, swaps = ref.swap_counts(m.values, [2, 4, 7], 25, r.seed, bins, relative, statistic, 1.0 + alpha)
+    total, swaps = ref.swap_counts(m.values, [2, 4, 7], 25, resolve_seed(r.seed).kernel, bins, relative, statistic, 1.0 + alpha)
     np.testing.assert_array_equal(r.total, total)
     np.testing.assert_array_equal(r.swaps, swaps)
     pairs = 20 if statistic in ("urisk", "trisk") else 10

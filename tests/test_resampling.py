@@ -12,6 +12,7 @@ from scipy import stats
 
 from fastrisk._kernels import resampling as K
 from fastrisk._kernels._jit import njit
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.data.io import read_matrix
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
@@ -133,7 +134,7 @@ def test_matrix_path_equals_gather_path_replicate_by_replicate(small):
                        statistic=mean_statistic)
     assert fast.path == "linear" and gather.path == "generic"
     np.testing.assert_allclose(fast.bootstrap_distribution, gather.bootstrap_distribution, rtol=0, atol=1e-14)
-    expected = ref.bootstrap_statistics(small.tolist(), fast.seed, 300)
+    expected = ref.bootstrap_statistics(small.tolist(), resolve_seed(fast.seed).kernel, 300)
     np.testing.assert_allclose(fast.bootstrap_distribution[0], expected, rtol=0, atol=1e-14)
 
 
@@ -143,7 +144,7 @@ def test_generic_statistic_matches_reference(small):
         return s[1:-1].mean()
 
     res = bootstrap(small, replicates=50, rng=3, statistic=trimmed, keep_replicates=True, method="percentile")
-    expected = ref.bootstrap_statistics(small.tolist(), res.seed, 50,
+    expected = ref.bootstrap_statistics(small.tolist(), resolve_seed(res.seed).kernel, 50,
                                         statistic=lambda v: float(np.mean(sorted(v)[1:-1])))
     np.testing.assert_allclose(res.bootstrap_distribution[0], expected, rtol=1e-12)
 

@@ -14,6 +14,7 @@ from reference.margins import np_cv_ls
 from scipy import stats
 
 import fastrisk
+from fastrisk._runtime.rng import resolve_seed
 from fastrisk.cli import main
 from fastrisk.data.matrix import ScoreMatrix
 from fastrisk.errors import InputError
@@ -432,17 +433,17 @@ def test_the_study_battery_matches_its_r_code():
             for tails, alt in (("two-sided", "two-sided"), ("greater", "greater")):
                 sp = stats.wilcoxon(d[k], alternative=alt, method=method, correction=True).pvalue
                 assert res.p("wilcoxon", tails)[k] == pytest.approx(round(sp, 6), abs=1.5e-6)
-            ge, ab = ref.bootstrap_centred(list(d[k]), res.seed, k, 300)
+            ge, ab = ref.bootstrap_centred(list(d[k]), resolve_seed(res.seed).kernel, k, 300)
             assert res.p("bootstrap", "greater")[k] == pytest.approx(round(ge / 300, 6))
             assert res.p("bootstrap", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
-            ge, ab = ref.flips(list(d[k]), res.seed, k, 300)
+            ge, ab = ref.flips(list(d[k]), resolve_seed(res.seed).kernel, k, 300)
             assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 300, 6))
             assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 300, 6))
     # lattice-valued differences (P@10): flips equal to the observed mean count as rounding falls
     V = np.round(rng.integers(0, 11, (5, 2, 30)) / 10, 1)
     res = battery(V, replicates=400, rng=6, protocol="urbano2019")
     for k in range(5):
-        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 400)
+        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), resolve_seed(res.seed).kernel, k, 400)
         assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 400, 6))
         assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 400, 6))
     # the sign test: |d| <= 0.01 is a tie
@@ -771,7 +772,7 @@ def test_study_flips_on_reciprocal_rank_lattices_count_ties_as_rounding_falls():
     V[:, 1, :8] = V[:, 0, :8]  # ties d = 0
     res = battery(V, replicates=500, rng=3, protocol="urbano2019")
     for k in range(4):
-        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), res.seed, k, 500)
+        ge, ab = ref.flips(list(V[k, 1] - V[k, 0]), resolve_seed(res.seed).kernel, k, 500)
         assert res.p("permutation", "greater")[k] == pytest.approx(round(ge / 500, 6))
         assert res.p("permutation", "two-sided")[k] == pytest.approx(round(ab / 500, 6))
 

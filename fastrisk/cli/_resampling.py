@@ -36,14 +36,13 @@ def run_seed(args, command: str) -> int:
     error only).
     Either way the command passes it as ``rng=`` and records it as ``seed`` in its outputs'
     metadata, so that ``--seed N`` with a printed N gives the same output, byte for byte. (The
-    library's results record the 63-bit seed derived from it, ``resolve_seed(N)``: not the
-    number to give again.)"""
+    library's results record the same N: ``rng=N`` repeats them.)"""
     if args.seed is not None:
         if args.seed < 0:
             raise InputError(f"--seed must be a non-negative integer, got {args.seed}")
         seed = args.seed
     else:
-        seed = resolve_seed(None)
+        seed = resolve_seed(None).recorded
     record(seed=seed)
     return seed
 

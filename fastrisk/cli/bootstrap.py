@@ -27,7 +27,7 @@ _METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa", "student
 
 def caption(res, seed: int) -> str:
     """The line above the text table: the interval's method and level, the test, the replicates
-    and the seed given as ``rng=`` (``--seed``; not ``res.seed``, the 63-bit seed derived from it)."""
+    and the seed given as ``rng=`` (``--seed``, the same as ``res.seed``)."""
     return (f"# ci_low, ci_high: {res.confidence_level:.4g} {_METHODS.get(res.method, res.method)} bootstrap "
             f"interval ({res.alternative}); pvalue: {res.test} test; {res.replicates:,} replicates, seed "
             f"{seed}")

@@ -240,12 +240,14 @@ def _pairs_instead(args, name, mat, key, kept, needed, why) -> int:
     alphas = _trisk_alpha(args)
     default = "0.05" if args.study == "topics" else PAIR_DELTAS
     deltas = _floats(args.delta or default, "delta")
-    seed = resolve_seed(args.seed, name="--seed")
+    rseed = resolve_seed(args.seed, name="--seed")  # printed: `recorded` (--seed N prints N); run: `kernel`
+    seed = rseed.kernel  # (each pair_study derives its own seed from this one, as since the fallback came)
     print(f"fastrisk simulate {args.study}: collection {name!r} keeps {kept} of its {len(systems)} runs; the "
           f"collection-level protocol needs at least {needed} for {why}. Running the pair-level study instead "
           f"(fastrisk simulate pair): each risk inference under the empirical-population and the copula null, its "
           f"power and the topics it needs, for each of its {len(pairs)} pair(s) of runs (the lower mean as the "
-          f"baseline) at alpha = {', '.join(f'{a:g}' for a in alphas)}, seed {seed}", file=sys.stderr)
+          f"baseline) at alpha = {', '.join(f'{a:g}' for a in alphas)}, seed {rseed.recorded} "
+          f"(--seed {rseed.recorded} repeats this run)", file=sys.stderr)
     tables, lines = [], []
     for a in alphas:
         for bi, ei in pairs:

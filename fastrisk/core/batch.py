@@ -395,7 +395,7 @@ def collection_seed(seed: int, k: int) -> int:
     int
         Its seed.
     """
-    return resolve_seed(np.random.SeedSequence([int(seed), int(k)]))
+    return resolve_seed(np.random.SeedSequence([int(seed), int(k)])).kernel
 
 
 def _same(a, b) -> bool:

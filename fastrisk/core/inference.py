@@ -122,7 +122,7 @@ def _inference_iv(inference, replicates, rng):
     spec = INFERENCES[inference]
     if spec.resampling:
         B = spec.default_replicates if replicates is None else _replicates(replicates)
-        return spec, B, resolve_seed(rng)
+        return spec, B, resolve_seed(rng).kernel  # (a risk table records no seed)
     return spec, 0, 0
 
 

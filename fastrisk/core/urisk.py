@@ -404,7 +404,7 @@ def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, signif
     vf = resolve_value(value, alpha=alpha, loss_weight=loss_weight)
     default_t = inference == "t" and replicates is None and rng is None
     if row is None or not vf.is_linear or not default_t:
-        seed = None if rng is None else resolve_seed(rng)
+        seed = None if rng is None else resolve_seed(rng).kernel
         return _batch.stack_results([
             risk(m, baseline, alpha=alpha, loss_weight=loss_weight, value=value, convention=convention,
                  significance=significance, missing=missing, threads=threads, inference=inference,

@@ -116,7 +116,8 @@ GLOSSARY: dict[str, str] = {
     "freward": "FReward (Wang et al. 2012): the mean gain over the baseline, ``sum(max(d, 0)) / c``.",
     "frisk": "FRisk (Wang et al. 2012): the mean loss to the baseline, ``-sum(min(d, 0)) / c`` (>= 0).",
     "replicates": "Number of resampling replicates (``2^c`` for an exact enumeration).",
-    "seed": "The seed that reproduces the random numbers (None when nothing was random).",
+    "seed": "The seed that reproduces the random numbers: pass it as ``rng=`` to reproduce the result (an integer "
+            "``rng`` records itself; None or a Generator the integer drawn from it; None when nothing was random).",
     "exact": "Whether every sign pattern was enumerated (an exact p-value).",
     "bias": "Bias estimate of the statistic.",
     "n_topics": "Number of topics c.",

@@ -217,7 +217,7 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
     level : float
         Significance level of the discriminative power (B·level must be at least 1).
     rng : SeedLike
-        The seed (recorded in the result).
+        The seed, recorded in the result as ``seed`` (``rng=res.seed`` reproduces ``res``).
     threads : int, optional
         Numba threads for this call.
     progress : bool, optional
@@ -249,7 +249,8 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
     True
     """
     m, a, B, lv, k = _dp_iv(matrix, statistic, alpha, replicates, level)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     X = np.ascontiguousarray(m.values)
     S, c = X.shape
     ordered = statistic in ("urisk", "trisk")
@@ -293,7 +294,7 @@ def discriminative_power(matrix, *, statistic: str = "mean", alpha: float = 0.0,
     nm = np.array(names, dtype=object)  # one gather per side (a loop over 500k pairs took a second)
     return DiscriminativePowerResult(
         pair_system=tuple(nm[I].tolist()), pair_baseline=tuple(nm[J].tolist()), systems=tuple(names),
-        kind=statistic, alpha=a, replicates=B, level=lv, seed=seed,
+        kind=statistic, alpha=a, replicates=B, level=lv, seed=rseed.recorded,
         discriminative_power=float(np.mean(asl < lv)), estimated_difference=float(dif.max()),
         estimate=est, observed=obs, asl=asl, threshold=thr, difference_required=dif)
 
@@ -425,7 +426,7 @@ def swap_rates(matrix, *, statistic: str = "mean", alpha: float = 0.0, sizes=Non
     relative : bool
         Bin by the relative difference (Sanderson & Zobel 2005).
     rng : SeedLike
-        The seed (recorded in the result).
+        The seed, recorded in the result as ``seed`` (``rng=res.seed`` reproduces ``res``).
     threads : int, optional
         Numba threads for this call.
 
@@ -450,7 +451,8 @@ def swap_rates(matrix, *, statistic: str = "mean", alpha: float = 0.0, sizes=Non
     (2, 21)
     """
     m, sz, T, edges = _swap_iv(matrix, statistic, alpha, sizes, trials, bins, relative)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     X = np.ascontiguousarray(m.values)
     S = X.shape[0]
     total = np.zeros((sz.size, edges.size), np.int64)
@@ -468,7 +470,7 @@ def swap_rates(matrix, *, statistic: str = "mean", alpha: float = 0.0, sizes=Non
         ok = np.isfinite(rate[:, q]) & (rate[:, q] > 0)
         if ok.sum() >= 2:
             b[q], a[q] = np.polyfit(sz[ok].astype(float), np.log(rate[ok, q]), 1)
-    return SwapRateResult(set_sizes=sz, edges=edges, kind=statistic, alpha=float(alpha), trials=T, relative=bool(relative), seed=seed, total=total,
+    return SwapRateResult(set_sizes=sz, edges=edges, kind=statistic, alpha=float(alpha), trials=T, relative=bool(relative), seed=rseed.recorded, total=total,
                           swaps=swaps, rate=rate, fit_intercept=a, fit_slope=b)
 
 
@@ -526,7 +528,7 @@ def effect_size(matrix, baseline: str, *, ci: float = 0.95, replicates: int = 10
     replicates : int
         Bootstrap resamples (at least 100).
     rng : SeedLike
-        The seed (recorded in the result).
+        The seed, recorded in the result as ``seed`` (``rng=res.seed`` reproduces ``res``).
 
     Returns
     -------
@@ -549,7 +551,8 @@ def effect_size(matrix, baseline: str, *, ci: float = 0.95, replicates: int = 10
     True
     """
     m, base, lv, B = _es_iv(matrix, baseline, ci, replicates)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     X = m.values
     D = X - X[m.system_index(base)]
     c = D.shape[1]
@@ -573,7 +576,7 @@ def effect_size(matrix, baseline: str, *, ci: float = 0.95, replicates: int = 10
     if keep.any():
         low[keep] = np.nanquantile(eb[:, keep], q, axis=0)
         high[keep] = np.nanquantile(eb[:, keep], 1 - q, axis=0)
-    return EffectSizeResult(systems=tuple(m.systems), baseline=base, replicates=B, confidence_level=lv, seed=seed,
+    return EffectSizeResult(systems=tuple(m.systems), baseline=base, replicates=B, confidence_level=lv, seed=rseed.recorded,
                             mean_difference=md, sd=sd, effect_size=es, low=low, high=high)
 
 

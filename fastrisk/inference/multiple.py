@@ -350,7 +350,7 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
     replicates : int
         Randomisations of the null distribution of the largest pairwise difference.
     rng : SeedLike
-        The seed (recorded in the result).
+        The seed, recorded in the result as ``seed`` (``rng=res.seed`` reproduces ``res``).
     threads : int, optional
         Numba threads for this call.
 
@@ -390,7 +390,8 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
         raise InputError(f"Tukey HSD needs at least 2 systems, got {S}")
     check_memory(16.0 * B, f"Tukey HSD with {B} replicates (the null distribution and its sorted copy)",
                  "use fewer replicates (10**5 give p-values to within about 0.003)")
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     null = np.empty(B)
     scores_t = np.ascontiguousarray(V.T)
     step = _chunk(S * c)
@@ -407,5 +408,5 @@ def tukey_hsd(data, *, replicates: int = 10000, rng: SeedLike = None, threads: i
     count = B - np.searchsorted(srt, obs - tol, side="left")
     pvalue = (count + 1) / (B + 1)
     return TukeyHSDResult(system_a=tuple(names[i] for i in I), system_b=tuple(names[j] for j in J),
-                          systems=tuple(names), replicates=B, seed=seed, statistic=diff, pvalue=pvalue, means=means,
+                          systems=tuple(names), replicates=B, seed=rseed.recorded, statistic=diff, pvalue=pvalue, means=means,
                           null_distribution=null)

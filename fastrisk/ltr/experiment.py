@@ -183,7 +183,8 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
     lgb = require("lightgbm", what="the experiment")
     train, test, alphas, kinds, rounds = _experiment_iv(train, test, baseline_feature, alpha, kinds, rounds, params,
                                                            threads)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     if baseline_feature is None:
         baseline_feature = best_feature(train)
     base_train = baseline_scores(train, baseline_feature)
@@ -216,7 +217,7 @@ def ltr_experiment(train, test, *, baseline_feature: int | None = None, alpha: A
 
     return LTRExperiment(
         models=tuple(predictions), kinds=tuple(model_kinds), alphas=np.asarray(model_alphas), baseline=base_name,
-        baseline_feature=int(baseline_feature), rounds=rounds, seed=seed, n_train_queries=train.n_queries,
+        baseline_feature=int(baseline_feature), rounds=rounds, seed=rseed.recorded, n_train_queries=train.n_queries,
         n_test_queries=test.n_queries, ndcg1=m1.values.mean(1), ndcg10=m10.values.mean(1),
         risk_reward=with_base(rob.risk_reward, np.nan), loss_win=with_base(rob.loss_win, np.nan),
         big_losses=with_base(rob.big_losses, 0).astype(np.int64), wins=with_base(rob.wins, 0).astype(np.int64),

@@ -63,8 +63,8 @@ def synthetic_letor(n_queries: int = 10_000, docs_per_query: int = 120, n_featur
         lo = hi = _positive(docs_per_query, "docs_per_query")
     if not (isinstance(noise, numbers.Real) and noise >= 0):
         raise InputError(f"`noise` must be a number >= 0, got {noise!r}")
-    seed = resolve_seed(rng)
-    gen = np.random.default_rng(seed)
+    rseed = resolve_seed(rng)
+    gen = np.random.default_rng(rseed.kernel)
     sizes = gen.integers(lo, hi + 1, size=n_queries) if hi > lo else np.full(n_queries, lo)
     n = int(sizes.sum())
     X = gen.standard_normal((n, n_features), dtype=np.float32).astype(np.float64)
@@ -78,4 +78,4 @@ def synthetic_letor(n_queries: int = 10_000, docs_per_query: int = 120, n_featur
     X[:, 0] = u + 2.0 * gen.standard_normal(n)
     boundaries = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     return LetorData(X, labels, boundaries, tuple(str(q + 1) for q in range(n_queries)),
-                     f"synthetic_letor(seed={seed})")
+                     f"synthetic_letor(rng={rseed.recorded})")

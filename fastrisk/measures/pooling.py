@@ -771,9 +771,9 @@ def pooling_experiment(runs, qrels, measure="RBP(rel=1,p=0.8)@10", *, depth=10, 
                        common_topics, topic_repeats, mode, pooled_unjudged, ideal, resolve_seed(rng), threads)
 
 
-def _experiment(ctx: _Context, widths, repeats, common_topics, topic_repeats, mode, pooled_unjudged, ideal, seed,
+def _experiment(ctx: _Context, widths, repeats, common_topics, topic_repeats, mode, pooled_unjudged, ideal, rseed,
                 threads) -> PoolingExperiment:
-    """`pooling_experiment` of one measure's context with the resolved ``seed``."""
+    """`pooling_experiment` of one measure's context with the resolved ``rseed`` (a `fastrisk._runtime.rng.Seed`)."""
     S, N = ctx.runs.n_systems, len(ctx.topic_idx)
     if widths is None:
         widths = [w for w in DEFAULT_WIDTHS if w < S] or [S - 1]
@@ -798,7 +798,7 @@ def _experiment(ctx: _Context, widths, repeats, common_topics, topic_repeats, mo
     # per draw: r and each pooled system scored twice on N topics to depth k, then the topic draws
     work = repeats * (sum(2 * w + 1 for w in widths) * N * ctx.k + W * topic_repeats * sum(common))
     with limit_threads(threads), _interrupt.stoppable() as stop:
-        run_strided(_kp.algorithm3, thread_count(work, threads), seed, np.asarray(widths, np.int64), repeats,
+        run_strided(_kp.algorithm3, thread_count(work, threads), rseed.kernel, np.asarray(widths, np.int64), repeats,
                     np.asarray(common, np.int64), topic_repeats, S, ctx.true_scores, ctx.topic_idx, *ctx.data(),
                     ctx.max_pos, *ctx.kernel_tail(), ctx.pool.n_words, out_sys, out_true, out_unp, out_loo,
                     out_stats, out_cond, stop)
@@ -806,7 +806,7 @@ def _experiment(ctx: _Context, widths, repeats, common_topics, topic_repeats, mo
     return PoolingExperiment(
         widths=widths, common_topics=common, repeats=repeats, topic_repeats=topic_repeats, n_topics=N,
         measure=ctx.measure.name, depth=ctx.pool.depth, mode=mode, pooled_unjudged=pooled_unjudged, ideal=ideal,
-        seed=seed, system_names=ctx.runs.systems,
+        seed=rseed.recorded, system_names=ctx.runs.systems,
         systems=out_sys, true=out_true, unpooled=out_unp, loo_adjustment=out_loo, adjusted_abs=out_stats[..., 0],
         mixed_abs=out_stats[..., 1], adjusted_err=out_stats[..., 2], adjusted_sq=out_stats[..., 3],
         variance_estimate=out_stats[..., 4], accurate=out_cond)
@@ -957,10 +957,10 @@ def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, w
     names = [m.name for m in parsed]
     if not names or len(set(names)) != len(names):
         raise InputError(f"`measures` must name at least one measure, each once; got {names}")
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
     runs, qrels = _as_runs(runs), _as_qrels(qrels)
     exps = [_experiment(_context(runs, qrels, m, depth, mode, pooled_unjudged, ideal), widths, repeats, common_topics,
-                        topic_repeats, mode, pooled_unjudged, ideal, seed, threads) for m in parsed]
+                        topic_repeats, mode, pooled_unjudged, ideal, rseed, threads) for m in parsed]
     first = exps[0]
     stack = {f: np.stack([getattr(e, f) for e in exps]) for f in (
         "true", "unpooled", "loo_adjustment", "adjusted_abs", "mixed_abs", "adjusted_err", "adjusted_sq",
@@ -968,5 +968,5 @@ def pooling_comparison(runs, qrels, measures=COMPARISON_MEASURES, *, depth=10, w
     return PoolingComparison(
         measures=tuple(names), widths=first.widths, common_topics=first.common_topics, repeats=first.repeats,
         topic_repeats=first.topic_repeats, n_topics=first.n_topics, depth=first.depth, mode=mode,
-        pooled_unjudged=pooled_unjudged, ideal=ideal, seed=seed, system_names=first.system_names,
+        pooled_unjudged=pooled_unjudged, ideal=ideal, seed=rseed.recorded, system_names=first.system_names,
         systems=first.systems, **stack)

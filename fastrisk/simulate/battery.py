@@ -380,7 +380,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     V = st.values
     K, _, c = V.shape
     exact = B > 0 and c < 31 and 2 ** c <= B and not urbano
-    seed = None if (exact or B == 0) else resolve_seed(rng)
+    rseed = None if (exact or B == 0) else resolve_seed(rng)
+    seed = None if rseed is None else rseed.kernel
     xmean = r_mean(V[:, 1] - V[:, 0]) if urbano and B > 0 else np.empty(0)
     s0 = 0 if seed is None else seed
     with limit_threads(threads, K * (c * 8 + B * c * 3)), _interrupt.stoppable() as stop:
@@ -392,7 +393,9 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
                                     stop)
     iseed = 0
     if B > 0 and any(_bt.lookup(t)[0].pvalues == "inference" and _bt.lookup(t)[0].resampled for t in names):
-        iseed = s0 if seed is not None else resolve_seed(rng)  # (the permutation test's enumeration drew none)
+        if rseed is None:  # the permutation test's enumeration drew none; the inferences' resamples do
+            rseed = resolve_seed(rng)
+        iseed = rseed.kernel
     ikeys = np.full(K, int(start), np.int64) if shared_resamples else keys
     ctx = _Context(stats, risk, counts, B, c, exact, urbano, bool(correction), V, ar, ikeys, iseed, threads)
     S, P = _pvalues(names, ar, ctx)
@@ -403,7 +406,7 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
     n_rep = (2 ** c if exact else B)
     if urbano:
         P = np.round(P, 6)  # the study stores p-values to .SIGNIF = 6 decimals
-    return BatteryResult(tests=names, tails=TAILS, replicates=n_rep, seed=seed, min_diff=md,
+    return BatteryResult(tests=names, tails=TAILS, replicates=n_rep, seed=None if rseed is None else rseed.recorded, min_diff=md,
                          correction=bool(correction), statistic=S, pvalue=P)
 
 

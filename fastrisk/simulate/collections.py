@@ -65,7 +65,7 @@ def resample_topics(matrix, n_topics: int, samples: int, *, replace: bool = True
     c = matrix.n_topics
     if not replace and n > c:
         raise InputError(f"`n_topics` ({n}) exceeds the {c} topics of the matrix; subsampling needs replace=True")
-    gen = np.random.default_rng(resolve_seed(rng))
+    gen = np.random.default_rng(resolve_seed(rng).kernel)
     if replace:
         idx = gen.integers(0, c, size=(K, n))
     else:
@@ -209,6 +209,6 @@ def simulate_pairs(matrix, a: int, b: int, n_topics: int, samples: int, *, delta
         raise InputError("`a` and `b` must be two different systems")
     n = _positive(n_topics, "n_topics")
     K = _positive(samples, "samples")
-    seed = resolve_seed(rng)
+    seed = resolve_seed(rng).kernel
     u = _k.trial_uniforms(seed, np.arange(start, start + K, dtype=np.int64), n)
     return model.simulate_pair(int(a), int(b), u, delta=float(delta))

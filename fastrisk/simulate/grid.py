@@ -99,7 +99,7 @@ def run_grid(studies, directory, *, measures=None, collections=None, topics=_s.T
         cells = [(key, items)]
     else:
         cells = [(canonical_measure(m), None) for m in (measures or _s.MEASURES)]
-    root = resolve_seed(sampling.rng)
+    root = resolve_seed(sampling.rng).kernel
     out = Path(directory)
     ck = out / "checkpoints"
     ck.mkdir(parents=True, exist_ok=True)

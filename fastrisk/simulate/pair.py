@@ -78,7 +78,7 @@ class PairResult(Result):
     alternative: str = param(doc="The alternative of every test (``two-sided``, ``greater``: e better, ``less``).")
     target: float = param(doc="The power the topic search looks for.")
     trials: int = param(doc="Trials per cell of the analytic inferences.")
-    seed: int = param(doc="The study's seed.")
+    seed: int = param(doc="The study's seed: pass it as ``seed=`` to reproduce the result.")
     inferences: tuple = param(doc="Names of the inferences (the labels of the ``inference`` dim).")
     nulls: tuple = param(doc="The null models (the labels of the ``null`` dim): ``empirical``, ``copula``.")
     deltas: tuple = param(doc="The effect sizes URisk_alpha = delta of the power columns (the ``delta`` dim).")
@@ -487,7 +487,8 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
     (mat, key, rows, alpha, n, trials, deltas, names, level, target, grid, reps, rtrials,
      nulls) = _pair_study_iv(matrix, baseline, system, alpha, topics, trials, deltas, inferences, level, power,
                              topic_grid, alternative, replicates, resampling_trials, measure, nulls)
-    study_seed = resolve_seed(seed, name="seed")
+    rseed = resolve_seed(seed, name="seed")
+    study_seed = rseed.kernel
     d = rows[1] - rows[0]
     specs = [INFERENCES[k] for k in names]
     order = [list(INFERENCES).index(k) for k in names]  # seed keys: an inference's numbers whatever the others
@@ -564,7 +565,7 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
            "curve": curve}
     verdicts = tuple(verdict(k, res, nulls, deltas, grid, level, target, n) for k in range(S))
     return PairResult(measure=key, baseline=str(baseline), system=str(system), alpha=alpha, topics=n, level=level,
-                      alternative=alternative, target=target, trials=trials, seed=study_seed, inferences=names,
+                      alternative=alternative, target=target, trials=trials, seed=rseed.recorded, inferences=names,
                       nulls=nulls, deltas=deltas, grid=grid, calibration=json.dumps(calib), verdicts=verdicts,
                       cell_trials=cell_trials, replicates=np.asarray(B, dtype=np.int64), **res)
 

@@ -260,7 +260,8 @@ def topics(collections=None, *, measure=None, test: str = "t", significance: flo
     # simulates only the planned test's group of trials and calibrates only its null
     _, a = _bt.lookup(test)  # a family's test (trisk@A, bootstrap_risk@A): its alpha
     plan_alpha = [] if a is None else [a]
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     points: dict[int, tuple] = {}
     meta = {}
 
@@ -287,7 +288,7 @@ def topics(collections=None, *, measure=None, test: str = "t", significance: flo
     low, high = wilson(p, m)
     return TopicsResult(measure=key, test=test, tails=tails, significance=float(significance), delta=float(delta),
                         target=float(power), topics=answer, min_topics=int(min_topics), max_topics=int(max_topics),
-                        replicates=int(replicates), seed=int(seed), collections=", ".join(items),
+                        replicates=int(replicates), seed=int(rseed.recorded), collections=", ".join(items),
                         fits=meta["fits"], skipped=meta["skipped"], n=sizes, power=p,
                         se=np.sqrt(p * (1 - p) / np.maximum(m, 1)), low=low, high=high, trials=m)
 

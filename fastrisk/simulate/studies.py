@@ -680,7 +680,8 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
     if fitted is None:
         _stage(progress, f"{mode}: fit: the models of {len(names)} collection(s) of {key} (cached ones are read)")
     fits = fitted or fit_collections(items, key, executor=executor, cache=cache, ties_seed=ties_seed, progress=progress)
-    study_seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    study_seed = rseed.kernel
     fit_list = [fits[n] for n in names]
     tokens = [_token(f) for f in fit_list]
     _LOADED.update(zip(tokens, fit_list))
@@ -753,7 +754,7 @@ def _run(modes, measure, topics, deltas, sampling: Sampling, selection: TestSele
         raise InputError(f"{failed.num_rows} simulation job(s) failed: {failed.column('error')[0]}")
     meta = json.dumps({f.name: {"source": f.source, "runs": f.n_runs, "removed": f.removed, "ties_seed": f.ties_seed}
                        for f in fit_list})
-    return {m: _summarise(m, key, topics, trials, replicates, study_seed, deltas, trisk_alpha, alphas, table,
+    return {m: _summarise(m, key, topics, trials, replicates, rseed.recorded, deltas, trisk_alpha, alphas, table,
                           meta, json.dumps(skipped), risk_nulls, clustered=bool(shared), only=tests) for m in modes}
 
 

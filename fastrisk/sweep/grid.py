@@ -92,8 +92,9 @@ class Grid:
     experiments : sequence of Experiment
         What to run.
     rng : int, numpy.random.SeedSequence or numpy.random.Generator, optional
-        The root seed (an int is the root itself, recorded as ``seed``; a SeedSequence or a
-        Generator gives one). None: `sweep` draws one and records it.
+        The root seed (an int is the root itself, recorded as ``seed``; a Generator gives the
+        int it draws, a SeedSequence its 63-bit derived seed: either way ``rng=grid.seed`` gives
+        the same jobs). None: `sweep` draws one and records it.
     base_dir : str or os.PathLike, optional
         Where relative data paths are resolved (a grid file's directory).
 
@@ -116,13 +117,14 @@ class Grid:
 
     def __init__(self, experiments: Sequence[Experiment], *, rng=None, base_dir: str | Path | None = None):
         if rng is None or isinstance(rng, bool):
-            self.seed = None if rng is None else resolve_seed(rng)
+            self.seed = None if rng is None else resolve_seed(rng).recorded  # (a bool: refused)
         elif isinstance(rng, numbers.Integral):
             if rng < 0:
                 raise InputError(f"`rng` must be a non-negative integer seed, got {rng!r}")
             self.seed = int(rng)  # the root itself, so a grid file's seed = N means N
-        else:
-            self.seed = resolve_seed(rng)
+        else:  # the root an int gives again: a Generator's draw, a SeedSequence's 63-bit derived seed
+            rseed = resolve_seed(rng)
+            self.seed = rseed.kernel if isinstance(rng, np.random.SeedSequence) else rseed.recorded
         self.base_dir = None if base_dir is None else Path(base_dir)
         if not experiments:
             raise InputError("a sweep grid needs at least one experiment")

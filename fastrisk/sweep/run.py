@@ -107,7 +107,7 @@ def _root_seed(grid: Grid, checkpoint: _Checkpoint, resume: bool) -> int:
     if meta is not None:
         return int(meta["seed"])
 
-    return resolve_seed(None)
+    return resolve_seed(None).recorded
 
 
 class _Sizer:

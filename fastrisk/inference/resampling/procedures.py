@@ -151,13 +151,13 @@ def _predict_windows(stream, m2, m3, c, sd, method, confidence_level, alternativ
 def _over_collections(fn, st, baseline, pairs, seed=None, **options):
     """``fn`` (a procedure) on each collection of the stack ``st``, the results stacked with a
     leading ``batch`` axis; collection k resamples with `fastrisk.core.batch.collection_seed`
-    (seed, start + k)."""
+    (seed.kernel, start + k); the stack records ``seed.recorded`` (a `fastrisk._runtime.rng.Seed`)."""
     results = []
     for k, item in enumerate(_batch.collections(st, as_scores=baseline is None and not pairs)):
         if seed is not None:
-            options["rng"] = _batch.collection_seed(seed, st.start + k)
+            options["rng"] = _batch.collection_seed(seed.kernel, st.start + k)
         results.append(fn(item, baseline, pairs=pairs, **options))
-    fixed = {} if seed is None else {"seed": seed if getattr(results[0], "seed", None) is not None else None}
+    fixed = {} if seed is None else {"seed": seed.recorded if getattr(results[0], "seed", None) is not None else None}
     return _batch.stack_results(results, **fixed)
 
 
@@ -307,7 +307,8 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
     _progress_iv(progress)
     sc = _scores(data, baseline, alpha=alpha, loss_weight=loss_weight, value=value, pairs=pairs,
                  missing=missing, flipped=False, exclude_self=exclude_self)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
+    seed = rseed.kernel
     A, K, c = sc.y.shape
     M = A * K
     y = np.ascontiguousarray(sc.y.reshape(M, c))
@@ -393,7 +394,7 @@ def bootstrap(data, baseline=None, *, alpha=None, loss_weight=None, value=None, 
                            ConfidenceInterval(low.reshape(shape), high.reshape(shape)),
                            pvalue=pvalue.reshape(shape), bias=mean_d.reshape(shape), bootstrap_distribution=dist,
                            method=method, confidence_level=float(confidence_level), alternative=alternative,
-                           test=test, replicates=B, seed=seed, path=path, **sc.labels())
+                           test=test, replicates=B, seed=rseed.recorded, path=path, **sc.labels())
     return _in_convention(res, convention, given_alternative)
 
 
@@ -409,23 +410,23 @@ def _bootstrap_of_stack(data, baseline, alpha, loss_weight, value, pairs, conven
     B, stat = _bootstrap_iv(replicates, method, confidence_level, oriented, test, statistic, keep_replicates)
     _stack_iv(pairs, exclude_self, missing, chunk_size, progress)
     st = _batch.stack(data)
-    seed = resolve_seed(rng)
+    rseed = resolve_seed(rng)
     row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
     if row is None or stat is not None or method is not None or test != "shift" or keep_replicates:
-        return _over_collections(bootstrap, st, baseline, pairs, seed, alpha=alpha, loss_weight=loss_weight,
+        return _over_collections(bootstrap, st, baseline, pairs, rseed, alpha=alpha, loss_weight=loss_weight,
                                  value=value, convention=convention, exclude_self=exclude_self,
                                  statistic=statistic, replicates=replicates, method=method,
                                  confidence_level=confidence_level, alternative=alternative, test=test,
                                  keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
                                  threads=threads, progress=progress)
-    counts, moments, urisk = _batch.bootstrap_counts(st, row, vf.alpha, B, seed, threads, progress)
+    counts, moments, urisk = _batch.bootstrap_counts(st, row, vf.alpha, B, rseed.kernel, threads, progress)
     p = (counts[..., {"greater": 0, "less": 1, "two-sided": 2}[oriented]] + 1.0) / (B + 1.0)
     p[:, :, row] = np.nan  # the baseline against itself is no test (as t_test's NaN)
     systems, urisk, se, p, bias = _stack_columns(st, row, exclude_self, urisk, moments[..., 1], p,
                                                  moments[..., 0] - urisk)
     res = BootstrapResult(statistic=urisk, urisk=urisk, standard_error=se, confidence_interval=None, pvalue=p,
                           bias=bias, method=None, confidence_level=float(confidence_level), alternative=oriented,
-                          test="shift", replicates=B, seed=seed, path="linear", systems=systems,
+                          test="shift", replicates=B, seed=rseed.recorded, path="linear", systems=systems,
                           baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
                           value=vf.name)
     return _in_convention(res, convention, alternative)
@@ -508,7 +509,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
     fl = sc.flipped.reshape(M, c)
     theta = y.mean(axis=1)
     exact = c < 63 and 2 ** c <= B
-    seed = None if exact else resolve_seed(rng)
+    rseed = None if exact else resolve_seed(rng)
+    seed = None if rseed is None else rseed.kernel
     n = 2 ** c if exact else B
     keep = (M * n * 8 <= KEEP_BYTES) if keep_replicates is None else keep_replicates
     # The p-value needs the first alpha only (it is the same for every alpha); the replicates,
@@ -532,7 +534,8 @@ def permutation_test(data, baseline=None, *, alpha=None, loss_weight=None, value
         reps += centre.mean(axis=1)[:, None]
         dist = reps.reshape(A, K, n)
     res = PermutationResult(statistic=theta.reshape(A, K), urisk=theta.reshape(A, K), pvalue=pvalue.reshape(A, K), null_distribution=dist,
-                             alternative=alternative, replicates=n, exact=exact, seed=seed, **sc.labels())
+                             alternative=alternative, replicates=n, exact=exact, seed=None if rseed is None else rseed.recorded,
+                             **sc.labels())
     return _in_convention(res, convention, given_alternative)
 
 
@@ -563,16 +566,16 @@ def _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, conv
     st = _batch.stack(data)
     K, S, c = st.shape
     exact = c < 63 and 2 ** c <= B
-    seed = None if exact else resolve_seed(rng)
+    rseed = None if exact else resolve_seed(rng)
     row, vf = _stack_row(st, baseline, pairs, value, alpha, loss_weight)
     if row is None or keep_replicates:
-        return _over_collections(permutation_test, st, baseline, pairs, seed, alpha=alpha,
+        return _over_collections(permutation_test, st, baseline, pairs, rseed, alpha=alpha,
                                  loss_weight=loss_weight, value=value, convention=convention,
                                  exclude_self=exclude_self, replicates=replicates, alternative=alternative,
                                  keep_replicates=keep_replicates, missing=missing, chunk_size=chunk_size,
                                  threads=threads, progress=progress)
     _alpha_invariant(vf.alpha, stacklevel=4)
-    counts = _batch.permutation_counts(st, row, B, exact, seed, threads, progress)
+    counts = _batch.permutation_counts(st, row, B, exact, None if rseed is None else rseed.kernel, threads, progress)
     n = 2 ** c if exact else B
     adj = 0.0 if exact else 1.0
     ge = (counts[..., 0] + adj) / (n + adj)
@@ -583,7 +586,7 @@ def _permutation_of_stack(data, baseline, alpha, loss_weight, value, pairs, conv
     systems, urisk, p = _stack_columns(st, row, exclude_self, urisk,
                                        np.broadcast_to(p[:, None, :], urisk.shape).copy())
     res = PermutationResult(statistic=urisk, urisk=urisk, pvalue=p, null_distribution=None, alternative=oriented,
-                            replicates=n, exact=bool(exact), seed=seed, systems=systems,
+                            replicates=n, exact=bool(exact), seed=None if rseed is None else rseed.recorded, systems=systems,
                             baselines=(st.systems[row],) * len(systems), alpha=vf.alpha, loss_weight=vf.loss_weight,
                             value=vf.name)
     return _in_convention(res, convention, alternative)
