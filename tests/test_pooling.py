@@ -186,7 +186,7 @@ def test_common_topic_estimator_unbiased_and_error_shrinks(synthetic):
     (dict(topic_repeats=1.5), "`topic_repeats` must be a positive integer"),
     (dict(mode="shrunk"), "`mode` must be one of assumed, condensed"),
     (dict(depth=0), "`depth` must be a positive integer, got 0"),
-    (dict(rng=-1), "non-negative integer seed"),
+    (dict(rng=-1), r"integer seed in \[0, 2\*\*63 - 1\]"),
     (dict(threads=0), "`threads` must be a positive integer"),
 ])
 def test_experiment_errors(synthetic, kw, message):

@@ -446,7 +446,8 @@ def test_progress_goes_to_stderr(small, capsys):
     (dict(statistic=np.median), r"must be a Python function numba can compile"),
     (dict(statistic=lambda x: np.median(x), method="studentized"), r"need the linear path"),
     (dict(threads=0), r"`threads` must be a positive integer"),
-    (dict(rng=-1), r"non-negative integer seed"),
+    (dict(rng=-1), r"integer seed in \[0, 2\*\*63 - 1\], got -1"),
+    (dict(rng=2**63), r"integer seed in \[0, 2\*\*63 - 1\]"),
 ])
 def test_bootstrap_errors(small, kwargs, match):
     with pytest.raises(InputError, match=match):

@@ -32,7 +32,7 @@ def _derive(ss: np.random.SeedSequence) -> int:
 def resolve_seed(rng=None, *, name: str = "rng") -> Seed:
     """Turn ``rng`` (None, an int, a SeedSequence or a Generator) into a `Seed`.
 
-    - an int ``s`` (>= 0): ``kernel = SeedSequence(s).generate_state(1, uint64)[0] >> 1``,
+    - an int ``s`` (0 <= s < 2**63): ``kernel = SeedSequence(s).generate_state(1, uint64)[0] >> 1``,
       ``recorded = s``;
     - ``None``: an int ``s`` drawn from fresh entropy (63 bits), then as the int ``s``;
     - a Generator: an int ``s`` drawn from it (``integers(0, 2**63 - 1)``), then as the int
@@ -53,8 +53,8 @@ def resolve_seed(rng=None, *, name: str = "rng") -> Seed:
     if isinstance(rng, bool):
         raise InputError(f"`{name}` must be an integer seed, a SeedSequence or a Generator, not a bool")
     if isinstance(rng, numbers.Integral):
-        if rng < 0:
-            raise InputError(f"`{name}` must be a non-negative integer seed, got {rng}")
+        if not 0 <= rng <= _MAX:  # recorded as given: it must fit the int64 columns and metadata that keep it
+            raise InputError(f"`{name}` must be an integer seed in [0, 2**63 - 1], got {rng}")
         return Seed(_derive(np.random.SeedSequence(int(rng))), int(rng))
     if isinstance(rng, np.random.SeedSequence):
         kernel = _derive(rng)
