@@ -126,6 +126,17 @@ def _inference_iv(inference, replicates, rng):
     return spec, 0, 0
 
 
+def _matrix_inference_iv(inference, replicates, rng, n_topics: int):
+    """`_inference_iv` for a matrix of ``n_topics`` topics: the default ``t`` without a check,
+    any other inference with at least 3 topics (its moments or resamples need them)."""
+    if inference == "t" and replicates is None and rng is None:  # the default: nothing to check
+        return INFERENCES["t"], 0, 0
+    spec, B, seed = _inference_iv(inference, replicates, rng)
+    if spec.name != "t" and n_topics < 3:
+        raise InputError(f"inference={spec.name!r} needs at least 3 topics; the matrix has {n_topics}")
+    return spec, B, seed
+
+
 def _bounds_iv(score_bounds):
     try:
         lo, hi = (float(v) for v in score_bounds)

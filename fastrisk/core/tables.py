@@ -344,13 +344,9 @@ def _table_inference_iv(matrix, vf, inference, score_bounds, replicates, rng):
     """The inference of a table and its checks (`fastrisk.core.urisk._inference_options_iv`
     for every pair): at least 3 topics, scores within the bounds. Two identical systems (all
     d = 0) get p NaN, as TRisk's 0/0, and the table's `ZeroVarianceWarning` names them."""
-    if inference == "t" and replicates is None and rng is None:
-        return _inference.INFERENCES["t"], 0, 0
-    spec, B, seed = _inference._inference_iv(inference, replicates, rng)
+    spec, B, seed = _inference._matrix_inference_iv(inference, replicates, rng, matrix.n_topics)
     if spec.name == "t":
         return spec, B, seed
-    if matrix.n_topics < 3:
-        raise InputError(f"inference={spec.name!r} needs at least 3 topics; the matrix has {matrix.n_topics}")
     if spec.name == "exact":
         if not vf.is_linear:
             raise InputError("inference='exact' needs the linear value function (x = d + α·min(d, 0)), whose bounds "

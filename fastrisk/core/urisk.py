@@ -437,13 +437,9 @@ def _risk_of_stack(data, baseline, alpha, loss_weight, value, convention, signif
 def _inference_options_iv(inference, replicates, rng, matrix, base, vf, score_bounds):
     """The inference's registry entry, replicates and seed; for one other than ``t``: at least 3
     topics, no system identical to the baseline, and (``exact``) scores within the bounds."""
-    if inference == "t" and replicates is None and rng is None:  # the default: nothing to check
-        return _inference.INFERENCES["t"], 0, 0
-    spec, B, seed = _inference._inference_iv(inference, replicates, rng)
+    spec, B, seed = _inference._matrix_inference_iv(inference, replicates, rng, matrix.n_topics)
     if spec.name == "t":
         return spec, B, seed
-    if matrix.n_topics < 3:
-        raise InputError(f"inference={spec.name!r} needs at least 3 topics; the matrix has {matrix.n_topics}")
     same = np.flatnonzero((matrix.values == base.values).all(axis=1))
     same = [matrix.systems[k] for k in same if k != base.system]
     if same:

@@ -120,8 +120,8 @@ class DiscriminativePowerResult(Result):
                          "level": [self.level], "seed": [self.seed]})
 
 
-def _dp_iv(matrix, statistic, alpha, replicates, level):
-    m = _matrix_iv(matrix)
+def _statistic_iv(statistic, alpha) -> None:
+    """``statistic`` one of `STATISTICS`, ``alpha`` a finite number >= 0 (and 0 for the mean)."""
     if statistic not in STATISTICS:
         raise InputError(f"`statistic` must be one of {', '.join(STATISTICS)}, got {statistic!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (float(alpha) >= 0.0) \
@@ -130,6 +130,11 @@ def _dp_iv(matrix, statistic, alpha, replicates, level):
     if statistic == "mean" and float(alpha) != 0.0:
         raise InputError("`alpha` applies to the risk statistics (urisk, trisk, zrisk, georisk), not to "
                          "statistic='mean'")
+
+
+def _dp_iv(matrix, statistic, alpha, replicates, level):
+    m = _matrix_iv(matrix)
+    _statistic_iv(statistic, alpha)
     B = _int_iv(replicates, "replicates", 100)
     lv = _prob_iv(level, "level")
     k = _critical_rank(B, lv)
@@ -336,14 +341,7 @@ def _swap_iv(matrix, statistic, alpha, sizes, trials, bins, relative):
     c = m.n_topics
     if c < 4:
         raise InputError(f"`matrix` needs at least 4 topics for two disjoint halves of 2, got {c}")
-    if statistic not in STATISTICS:
-        raise InputError(f"`statistic` must be one of {', '.join(STATISTICS)}, got {statistic!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (float(alpha) >= 0.0) \
-            or not math.isfinite(float(alpha)):
-        raise InputError(f"`alpha` must be a finite number >= 0, got {alpha!r}")
-    if statistic == "mean" and float(alpha) != 0.0:
-        raise InputError("`alpha` applies to the risk statistics (urisk, trisk, zrisk, georisk), not to "
-                         "statistic='mean'")
+    _statistic_iv(statistic, alpha)
     if relative and statistic != "mean":
         raise InputError("`relative` (Sanderson & Zobel's relative difference) applies to statistic='mean' only")
     if sizes is None:
