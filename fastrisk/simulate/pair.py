@@ -65,7 +65,7 @@ class PairResult(Result):
 
     _coords: ClassVar[dict] = {"inference": {"inference": "inferences"}, "null": {"null": "nulls"},
                                "delta": {"delta": "deltas"}, "n": {"n": "grid"}}
-    _constants: ClassVar[tuple] = ("baseline", "system", "alpha", "topics")
+    _constants: ClassVar[tuple] = ("baseline", "system", "alpha", "topics", "hypothesis")
     _table: ClassVar[tuple] = ("inference", "null", "delta")
     _headline: ClassVar[str] = "power"
 
@@ -103,6 +103,12 @@ class PairResult(Result):
                                                                         "power stays >= ``target`` at every larger n of "
                                                                         "the grid (NaN: not within the grid).")
     curve: np.ndarray = array("inference", "null", "delta", "n", doc="Power at each n of ``grid``.")
+
+    @property
+    def hypothesis(self) -> str:
+        """The null each rate is scored under (a column of every table): the type I columns
+        under URisk_alpha = 0, the power columns at URisk_alpha = delta."""
+        return f"type I: URisk_{self.alpha:g} = 0; power: URisk_{self.alpha:g} = delta"
 
     def to_markdown(self, digits: int = 3) -> str:
         """One row per inference: per null its type I rate with its 95 % Wilson band, its power
