@@ -71,6 +71,17 @@ def test_random_inferences_do_not_depend_on_threads(name):
                                                         replicates=50, rng=9)) == (name == "bootstrap-t-symmetric")
 
 
+@pytest.mark.parametrize("name", list(INFERENCES))
+def test_all_alternatives_in_one_pass_are_each_alternative(name):
+    from fastrisk.core.inference import ALTERNATIVES, pvalues
+    x = np.stack([r for r in _rows(3) if len(r) == 25])
+    every = pvalues(x, INFERENCES[name], bounds=(-6.0, 1.0), alternative="all", replicates=40, seed=5)
+    assert every.shape == x.shape[:-1] + (3,)
+    for k, alt in enumerate(ALTERNATIVES):
+        one = pvalues(x, INFERENCES[name], bounds=(-6.0, 1.0), alternative=alt, replicates=40, seed=5)
+        assert np.array_equal(every[..., k], one), alt
+
+
 @settings(max_examples=8)
 @given(alpha=st.sampled_from([1.0, 5.0, 10.0]), n=st.sampled_from([5, 10, 25, 50]),
        share=st.floats(0.02, 1.0), alternative=st.sampled_from(ALTS))

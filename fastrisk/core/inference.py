@@ -163,7 +163,8 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
             row0: int = 0) -> np.ndarray:
     """p-values of E[x] = 0 for every row of ``X`` (..., n), validated arguments: ``bounds``
     (lo, hi) of x for ``exact``; row r draws from streams (r + ``row0``)·B + b. Returns an array
-    of shape ``X.shape[:-1]``."""
+    of shape ``X.shape[:-1]``, or ``X.shape[:-1] + (3,)`` (the `ALTERNATIVES` in order, from one
+    pass of the kernel) when ``alternative`` is ``"all"``."""
     shape = X.shape[:-1]
     n = X.shape[-1]
     flat = np.ascontiguousarray(X, dtype=np.float64).reshape(-1, n)
@@ -175,6 +176,8 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
         sd = flat.std(axis=1, ddof=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = mean / (sd / np.sqrt(n))
+        if alternative == "all":
+            return np.stack([t_pvalue(t, n - 1, a) for a in ALTERNATIVES], axis=-1).reshape(shape + (3,))
         return t_pvalue(t, n - 1, alternative).reshape(shape)
     if name == "exact":
         lo, hi = bounds
@@ -186,6 +189,8 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
     else:
         kernel = {"edgeworth": _k.edgeworth, "johnson": _k.johnson, "hall": _k.hall, "el-bartlett": _k.el_bartlett}[name]
         run(kernel, getattr(_k, kernel.__name__ + "_serial"), work, threads, flat, 0.0, out)
+    if alternative == "all":
+        return out[:, [_ALT[a] for a in ALTERNATIVES]].reshape(shape + (3,))
     return out[:, _ALT[alternative]].reshape(shape)
 
 
