@@ -3,8 +3,8 @@
 
     python docs/_scripts/inference_study.py run OUT [--pairs 10] [--trials 1000] \
         [--resampling-trials 400] [--alphas 1,2,5,10,smooth] [--sizes 10,25,50,100] \
-        [--deltas 0.01,0.02,0.05] [--collections all] [--processes 2] [--seed 1]
-    python docs/_scripts/inference_study.py report OUT [--level 0.05]
+        [--deltas 0.01,0.02,0.05|none] [--collections all] [--inferences all] [--processes 2] [--seed 1]
+    python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05]
     python docs/_scripts/inference_study.py figure OUT FIGURE.svg [--values 1,5]
     python docs/_scripts/inference_study.py cost [--sizes 25,50]
 
@@ -256,7 +256,7 @@ def run(argv):
     cols = COLLECTIONS if a.collections == "all" else tuple(a.collections.split(","))
     args = {"out": a.out, "pairs": a.pairs, "trials": a.trials, "resampling_trials": min(a.resampling_trials, a.trials),
             "values": a.alphas.split(","), "sizes": [int(v) for v in a.sizes.split(",")],
-            "deltas": [float(v) for v in a.deltas.split(",")], "seed": a.seed,
+            "deltas": [] if a.deltas == "none" else [float(v) for v in a.deltas.split(",")], "seed": a.seed,
             "inferences": list(INFERENCES) if a.inferences == "all" else a.inferences.split(",")}
     Path(a.out).mkdir(parents=True, exist_ok=True)
     jobs = [(c, COLLECTIONS.index(c), args) for c in cols]
@@ -275,9 +275,11 @@ def run(argv):
 
 
 def _load(out):
+    """The long tables of one or more OUT directories (comma-separated: a supplementary run of
+    other inferences beside the main one)."""
     import pyarrow.parquet as pq
 
-    files = sorted(Path(out).glob("*.parquet"))
+    files = sorted(f for d in out.split(",") for f in Path(d).glob("*.parquet"))
     frames = [pq.read_table(f).to_pandas() for f in files]
     import pandas as pd
 
@@ -303,6 +305,30 @@ def report(argv):
     npairs = df.groupby("collection").pair.nunique()
     print(f"{len(npairs)} collections, {int(npairs.sum())} pairs; level {lv:g}. Cell: mean rate over pairs / share "
           f"of pairs above {1.5 * lv:g} / worst pair.\n")
+    cells = [(v, n) for v in ("1", "2", "5") for n in sizes if n >= 25 and v in values]
+    null0 = df[(df.target == 0) & (df["tail"] == "two-sided")]
+    for null in ("empirical", "copula"):
+        print(f"#### The goals of issue #37: two-sided, {null} null\n")
+        print(f"Mean rate over pairs (goal {lv - 0.01:g} to {lv + 0.01:g}) / share of pairs at or below {1.5 * lv:g} "
+              "(goal 0.95); ✓ both goals met.\n")
+        head = ["inference"] + [f"α = {v}, n = {n}" for v, n in cells]
+        print("| " + " | ".join(head) + " |\n|" + "|".join(["---"] * len(head)) + "|")
+        for k in infs:
+            out = []
+            for v, n in cells:
+                r = null0[(null0.inference == k) & (null0.value == v) & (null0.topics == n) & (null0.null == null)].rate
+                ok = abs(r.mean() - lv) <= 0.01 and np.mean(r <= 1.5 * lv) >= 0.95
+                out.append(f"{r.mean():.3f} / {np.mean(r <= 1.5 * lv):.2f}{' ✓' if ok else ''}" if len(r) else "")
+            print(f"| `{k}` | " + " | ".join(out) + " |")
+        print()
+    full = _load(a.out)
+    ex = full[(full.inference == "exact") & (full.target == 0)]
+    if len(ex):
+        worst = ex.loc[(ex.rate - ex.level).idxmax()]
+        print(f"\n`exact`, every pair, value, null, size, tail and level ({len(ex)} cells): largest rate minus level "
+              f"{worst.rate - worst.level:+.4f} ({worst.collection} pair {worst.pair}, {worst.value}, {worst.null}, "
+              f"n = {worst.topics}, {worst['tail']}, level {worst.level:g}: {worst.rate:.4f} of {worst.trials} "
+              f"trials); cells above their level: {int((ex.rate > ex.level).sum())}.")
     for tail in TAILS[:2]:
         for null in ("empirical", "copula"):
             sel = df[(df.target == 0) & (df["tail"] == tail) & (df.null == null)]
