@@ -190,7 +190,9 @@ BATTERY: dict[str, BatteryTest] = {b.name: b for b in (
           ("hall", False, "Hall (1992), JRSS B 54, 221-228"),
           ("el-bartlett", False, "Owen (1988); DiCiccio, Hall & Romano (1991), Ann. Statist. 19, 1053-1061"),
           ("bootstrap-t-symmetric", True, "Hall (1988), Ann. Statist. 16, 927-953"),
-          ("exact", True, "Waudby-Smith & Ramdas (JRSS B 2024), betting; scores within [0, 1]"))),
+          ("exact", True, "Waudby-Smith & Ramdas (JRSS B 2024), betting; scores within [0, 1]"),
+          ("bootstrap-t-double", True, "Beran (1988), JASA 83, 687-697; Davison & Hinkley (1997), §4.5: the "
+                                       "symmetric bootstrap-t p-value calibrated by a second level"))),
 )}
 
 

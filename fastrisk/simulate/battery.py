@@ -50,9 +50,10 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
   from two linear sums).
 - ``trisk-<inference>@A`` (opt-in: only when named in ``tests``): URisk_A = 0 by a risk
   inference of `fastrisk.core.inference` (edgeworth, johnson, hall, el-bartlett,
-  bootstrap-t-symmetric, exact) on x_i = d_i + A min(d_i, 0), p-values those of
+  bootstrap-t-symmetric, exact, bootstrap-t-double) on x_i = d_i + A min(d_i, 0), p-values those of
   `fastrisk.core.inference.pvalues` on the same pair; statistic TRisk_A. The resampling ones
-  use the battery's B (resamples, orderings) and seed, pair k the streams of its key.
+  use the battery's B (resamples, orderings; the double bootstrap's R, and B second-level resamples of
+  each: B²·c draws a pair) and seed, pair k the streams of its key.
 """
 
 from __future__ import annotations
@@ -345,8 +346,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         resampling of a resampling test not listed (bootstrap, permutation, zrisk, georisk,
         bootstrap_risk@A) is skipped and its p-values are NaN. The opt-in tests (the risk
         inferences ``trisk-edgeworth@A``, ``trisk-johnson@A``, ``trisk-hall@A``,
-        ``trisk-el-bartlett@A``, ``trisk-bootstrap-t-symmetric@A``, ``trisk-exact@A``) are in the
-        result only when listed here.
+        ``trisk-el-bartlett@A``, ``trisk-bootstrap-t-symmetric@A``, ``trisk-exact@A``,
+        ``trisk-bootstrap-t-double@A``) are in the result only when listed here.
     shared_resamples : bool
         All K pairs share one set of B resamples and B sign flips, drawn from the streams of key
         ``start`` (an integer) as pair ``start`` draws them without the option; their sums are
