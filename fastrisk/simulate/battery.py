@@ -242,8 +242,8 @@ _ALTERNATIVES = ("two-sided", "less", "greater")
 
 def _risk_inference(ctx, b, a):
     """p-values of URisk_A = 0 by the record's inference of `fastrisk.core.inference` on
-    x = d + A min(d, 0), A = the family's alpha: `fastrisk.core.inference.pvalues` itself, a call
-    per tail. A resampling inference (bootstrap-t, the betting test's orderings) takes the
+    x = d + A min(d, 0), A = the family's alpha: `fastrisk.core.inference.pvalues` itself, its
+    three tails from one call. A resampling inference (bootstrap-t, the betting test's orderings) takes the
     battery's B and seed, pair k the streams of its key (``row0``: a run of consecutive keys in
     one call); NaN with B = 0. The exact test's x lies in [-(1 + A), 1] (scores in [0, 1])."""
     spec = _inference.INFERENCES[b.inference]
@@ -257,9 +257,9 @@ def _risk_inference(ctx, b, a):
     kw = dict(bounds=(-(1.0 + al), 1.0), replicates=ctx.B, seed=ctx.seed, threads=ctx.threads)
     # runs of consecutive stream keys: one call each, its first key as row0
     cuts = np.flatnonzero(np.diff(ctx.keys) != 1) + 1 if spec.resampling else np.empty(0, np.int64)
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, K]):
-        for j, alt in enumerate(_ALTERNATIVES):
-            P[lo:hi, j] = _inference.pvalues(x[lo:hi], spec, alternative=alt, row0=int(ctx.keys[lo]), **kw)
+    order = [_inference.ALTERNATIVES.index(alt) for alt in _ALTERNATIVES]
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, K]):  # the three tails from one kernel pass
+        P[lo:hi] = _inference.pvalues(x[lo:hi], spec, alternative="all", row0=int(ctx.keys[lo]), **kw)[:, order]
     return S, P
 
 
