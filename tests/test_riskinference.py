@@ -349,3 +349,21 @@ def test_pair_sums_higher_matches_reference():
         np.testing.assert_allclose(mag, np.abs(V).sum(axis=1), rtol=1e-13)
         base = k.pair_sums_serial(V, 8, 16, stop)
         assert all(np.array_equal(base[j][iu], sums[j][iu]) for j in range(3))  # the table's sums, bit for bit
+
+
+def test_the_pair_study_runs_the_double_bootstrap_only_when_named():
+    """`simulate pair`'s default inferences leave out the double bootstrap (minutes a cell); named,
+    it runs with its reduced `PAIR_REPLICATES` (R = C = 99) and its rates are the kernel's."""
+    from fastrisk.simulate.pair import PAIR_OPT_IN, PAIR_REPLICATES, pair_study
+
+    rng = np.random.default_rng(2)
+    m = ScoreMatrix(rng.beta(2, 3, (2, 30)), ["base", "exp"], [f"q{i}" for i in range(30)], "P@10")
+    kw = dict(alpha=5, topics=10, trials=12, deltas=[0.05], nulls=["empirical"], topic_grid=[5], seed=1)
+    every = pair_study(m, "base", "exp", inferences=None, **kw)
+    assert "bootstrap-t-double" in PAIR_OPT_IN and "bootstrap-t-double" not in every.inferences
+    assert set(every.inferences) == set(INFERENCES) - set(PAIR_OPT_IN)
+    r = pair_study(m, "base", "exp", inferences=["t", "bootstrap-t-double"], **kw)
+    assert r.replicates.tolist() == [0, PAIR_REPLICATES["bootstrap-t-double"]] == [0, 99]
+    assert np.isfinite(r.type1).all() and 0 <= r.type1[1, 0] <= 1
+    with pytest.raises(InputError, match="needs `replicates` >= 19"):
+        pair_study(m, "base", "exp", inferences=["bootstrap-t-double"], replicates=9, **kw)

@@ -343,7 +343,8 @@ def _resample_t(s1, s2, sa, n, scale):
 def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
     """The double (iterated) bootstrap calibration of the bootstrap-t p-value (Beran 1988, JASA
     83, 687-697, prepivoting; Hall & Martin 1988; Davison & Hinkley 1997, §4.5, the double
-    bootstrap test). First level, as `bootstrap_t_symmetric` (the same streams): T = (x̄ − μ0) /
+    bootstrap test). First level, as `bootstrap_t_symmetric` (the same streams and statistics,
+    but for `_resample_t`'s rounding rule): T = (x̄ − μ0) /
     (s / √n); R = ``replicates`` resamples x*_b of the row (stream (r + row0)·R + b),
     T*_b = (x̄*_b − x̄) / (s*_b / √n); p = (1 + #{|T*_b| ≥ |T|}) / (R + 1) (``greater``:
     T*_b ≥ T, ``less``: T*_b ≤ T). Second level: C = ``inner`` resamples x**_bc of each x*_b
