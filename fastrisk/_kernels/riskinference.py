@@ -357,8 +357,11 @@ def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
     one, ties counted, with the (1 + #)/(R + 1) of their Monte Carlo tests), the comparison made
     in integers, (1 + k)(R + 1) ≤ (1 + j)(C + 1), so that no rounding decides a tie. A resample
     x*_b with no spread (one value drawn n times) leaves every x**_bc equal to it: T** = 0.
-    Mean differences within rounding of 0 are 0 (`_resample_t`). The row's degenerate cases are
-    `_degenerate`'s. Polls ``stop`` before each row."""
+    Mean differences within rounding of 0 are 0 (`_resample_t`). Resampling the centred z = x − x̄
+    (and at the second level x*_b − x̄*_b) is resampling from the null-fitted data, as Davison &
+    Hinkley's double bootstrap test does at both levels; for the studentised mean it is the same
+    as studentising around x̄ (and x̄*_b). The row's degenerate cases are `_degenerate`'s. Polls
+    ``stop`` before each row."""
     m, n = X.shape
     for r in prange(m):
         if stopped(stop):

@@ -5,6 +5,7 @@ written from the papers' formulas with NumPy/SciPy and loops, never importing th
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, stats
@@ -127,8 +128,6 @@ def bootstrap_t_double(x, seed, R, row=0, mu0=0.0, details=False, C=None):
     first-level resample (stream 2**63 + (r*R + b)*C + c): u*_b = (1 + #{|T**| >= |T*_b|})/(C + 1),
     T** = (mean(x**) - mean(x*_b))/(s**/sqrt(n)); p_adj = (1 + #{u*_b <= p})/(R + 1) (<= in exact
     fractions). One-sided: T*_b >= T (greater), <= T (less), likewise at the second level."""
-    from fractions import Fraction
-
     if (f := _flat(x, mu0)) is not None:
         return f
     x = np.asarray(x, dtype=float)
