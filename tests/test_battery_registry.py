@@ -223,7 +223,8 @@ def test_an_option_given_twice_is_named():
 
 # ---- the risk inferences of fastrisk.core.inference as opt-in battery tests (issue #37)
 
-RISK_INFERENCE_TESTS = ("edgeworth", "johnson", "hall", "el-bartlett", "bootstrap-t-symmetric", "exact")
+RISK_INFERENCE_TESTS = ("edgeworth", "johnson", "hall", "el-bartlett", "bootstrap-t-symmetric", "exact",
+                        "bootstrap-t-double")
 
 
 def test_the_risk_inferences_are_opt_in_records():

@@ -12,7 +12,7 @@ from reference import riskinference as ref
 import fastrisk
 from fastrisk import InputError, ScoreMatrix
 from fastrisk._runtime.rng import resolve_seed
-from fastrisk.core.inference import INFERENCES, risk_pvalue, t_level_note
+from fastrisk.core.inference import INFERENCES, pvalues, risk_pvalue, t_level_note
 
 ALTS = ("two-sided", "greater", "less")
 ANALYTIC = ("edgeworth", "johnson", "hall", "el-bartlett")
@@ -51,6 +51,31 @@ def test_bootstrap_t_symmetric_matches_reference():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_bootstrap_t_double_matches_reference():
+    """Rows of 3 to 50 topics, one with heavy ties and constant first-level resamples in reach
+    (mean differences within rounding of 0 are 0 in both), at R = C = 19 and 29, and the
+    kernel at C ≠ R; the first level is the symmetric bootstrap-t's p-value, same streams."""
+    rows = [x for x in _rows(1) if len(x) >= 3]
+    rows.append(np.r_[np.full(11, 0.3), -2.0])  # x* of eleven 0.3s has no spread: T** = 0
+    from fastrisk._kernels import riskinference as kernels
+
+    seed = resolve_seed(5).kernel
+    spec = INFERENCES["bootstrap-t-double"]
+    for R in (19, 29):
+        for row, x in enumerate(rows[::2]):
+            want, first, _ = ref.bootstrap_t_double(x, seed, R, row=row, details=True)
+            every = pvalues(np.asarray(x)[None], spec, alternative="all", replicates=R,
+                            seed=seed, row0=row)[0]
+            np.testing.assert_allclose(every, want, rtol=1e-12, err_msg=f"R={R} {x}")
+            single = pvalues(np.asarray(x)[None], INFERENCES["bootstrap-t-symmetric"], alternative="all",
+                             replicates=R, seed=seed, row0=row)[0]
+            np.testing.assert_allclose(single, first, rtol=1e-12)
+    stop, x = np.zeros(1, np.uint8), np.asarray(rows[5])[None]  # the kernel takes any C: 19 first-, 7 second-level
+    out = np.empty((1, 3))
+    kernels.bootstrap_t_double(x, 0.0, np.int64(19), np.int64(7), np.uint64(seed), np.int64(3), stop, out)
+    np.testing.assert_allclose(out[0], ref.bootstrap_t_double(rows[5], seed, 19, row=3, C=7), rtol=1e-12)
+
+
 def test_exact_matches_reference():
     for x in _rows(2)[::3]:
         if len(x) < 3 or len(x) > 25:
@@ -59,6 +84,56 @@ def test_exact_matches_reference():
         got = [risk_pvalue(x, inference="exact", alternative=a, score_bounds=(-6, 1), replicates=7, rng=3)
                for a in ALTS]
         np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_bootstrap_t_double_does_not_depend_on_threads_or_chunks():
+    x = np.stack([r for s in range(4) for r in _rows(s) if len(r) == 25])
+    kw = dict(inference="bootstrap-t-double", replicates=21, rng=9)
+    one = risk_pvalue(x, threads=1, **kw)
+    two = risk_pvalue(x, threads=2, **kw)
+    assert np.array_equal(one, two)
+    spec, seed = INFERENCES["bootstrap-t-double"], resolve_seed(9).kernel
+    part = pvalues(x[4:], spec, replicates=21, seed=seed, row0=4, threads=2)  # rows 4.. on their own streams
+    assert np.array_equal(part, one[4:])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(3, 30), alpha=st.sampled_from([0.0, 1.0, 5.0]),
+       R=st.sampled_from([19, 24, 40]))
+def test_bootstrap_t_double_pvalues_are_on_their_grid(seed, n, alpha, R):
+    """p_adj ∈ {1, ..., R + 1} / (R + 1): in (0, 1], never below 1/(R + 1), ties and small n included."""
+    d = np.round(np.random.default_rng(seed).uniform(-1, 1, n), 1)  # ties
+    if not d.any():
+        d[0] = 0.1
+    x = d + alpha * np.minimum(d, 0)
+    p = pvalues(x[None], INFERENCES["bootstrap-t-double"], alternative="all", replicates=R, seed=seed)[0]
+    k = p * (R + 1)
+    assert np.all((p > 0) & (p <= 1)) and np.allclose(k, np.round(k), atol=1e-9) and np.all(k >= 1 - 1e-9)
+
+
+def test_bootstrap_t_double_is_monotone_in_a_shift():
+    """A shift of x moves T only (the resamples are of x − x̄): p of 'greater' never rises, of
+    'less' never falls (p_adj is monotone in p, p in T)."""
+    x = np.random.default_rng(1).uniform(-1, 1, 30)
+    x = x + 5 * np.minimum(x, 0)
+    spec = INFERENCES["bootstrap-t-double"]
+    P = np.stack([pvalues((x + s)[None], spec, alternative="all", replicates=39, seed=4)[0]  # one row's streams
+                  for s in np.linspace(-3, 3, 25)])
+    g, le = P[:, 1], P[:, 2]
+    assert np.all(np.diff(g) <= 1e-12) and np.all(np.diff(le) >= -1e-12)
+    assert g[0] - g[-1] > 0.8 and le[-1] - le[0] > 0.8  # and it moves: the check can fail
+
+
+def test_bootstrap_t_double_holds_its_level_under_a_normal_null():
+    """x ~ N(0, 1), n = 25, 1,000 rows, R = C = 99: the rate of p <= 0.05 within 3 binomial SE of
+    0.05 for each alternative (the bootstrap-t is second-order accurate here; an adjustment that
+    counted u* >= p, or dropped the + 1, would be far off)."""
+    rows = 1000
+    x = np.random.default_rng(11).normal(size=(rows, 25))
+    se = np.sqrt(0.05 * 0.95 / rows)
+    p = pvalues(x, INFERENCES["bootstrap-t-double"], alternative="all", replicates=99, seed=3)
+    for k, alt in enumerate(ALTS):
+        assert abs(np.mean(p[:, k] <= 0.05) - 0.05) <= 3 * se, alt
 
 
 @pytest.mark.parametrize("name", ["exact", "bootstrap-t-symmetric"])
@@ -143,6 +218,9 @@ def test_registry_entries():
     for r in INFERENCES.values():
         assert r.citation and r.assumes and r.kernel.startswith("fastrisk._kernels")
         assert r.resampling == (r.default_replicates > 0)
+        assert (r.inner_replicates(999) > 0) == (r.name == "bootstrap-t-double")
+    spec = INFERENCES["bootstrap-t-double"]
+    assert [spec.inner_replicates(R) for R in (19, 499)] == [19, 499] and INFERENCES["exact"].inner_replicates(9) == 0
 
 
 def test_risk_inference_option(trec):
@@ -150,13 +228,14 @@ def test_risk_inference_option(trec):
     t = fastrisk.risk(m, b, alpha=[1, 5])
     assert t.inference == "t"
     for name in INFERENCES:
-        r = fastrisk.risk(m, b, alpha=[1, 5], inference=name, rng=1)
+        reps = dict(replicates=39) if name == "bootstrap-t-double" else {}  # default R² = 499²: seconds
+        r = fastrisk.risk(m, b, alpha=[1, 5], inference=name, rng=1, **reps)
         assert r.inference == name
         np.testing.assert_array_equal(r.urisk, t.urisk)
         x = fastrisk.risk_scores(m, b, alpha=[1, 5]).x
         bounds = [(-2, 1), (-6, 1)]
         for a in range(2):
-            want = risk_pvalue(x[a], inference=name, rng=1,
+            want = risk_pvalue(x[a], inference=name, rng=1, **reps,
                                         score_bounds=bounds[a] if name == "exact" else None)
             np.testing.assert_allclose(r.pvalue[a], want, rtol=1e-12)
         sig = r.pvalue <= 0.05
@@ -192,6 +271,12 @@ def test_bad_input():
         risk_pvalue(x, inference="hall", alternative="up")
     with pytest.raises(InputError, match="`replicates` must be a positive integer"):
         risk_pvalue(x, inference="exact", score_bounds=(-1, 1), replicates=0)
+    with pytest.raises(InputError, match=r"inference='bootstrap-t-double' needs `replicates` >= 19, got 18"):
+        risk_pvalue(x, inference="bootstrap-t-double", replicates=18)
+    with pytest.raises(InputError, match=r"needs `replicates` >= 19, got 3: its p-value is at least 1/\(replicates"):
+        pvalues(x[None], INFERENCES["bootstrap-t-double"], replicates=3)
+    with pytest.raises(InputError, match=r"needs `replicates` >= 19"):
+        fastrisk.risk(*fastrisk.data.datasets.trec2012_web("err20"), inference="bootstrap-t-double", replicates=5)
     m = ScoreMatrix(np.array([[0.2, 0.5, 0.7, 0.1], [0.2, 0.5, 0.7, 0.1], [0.3, 0.4, 0.9, 0.0]]), ("a", "b", "c"),
                     ("q1", "q2", "q3", "q4"))
     with pytest.raises(InputError, match="system 'b' is identical to baseline 'a' on every topic"):
@@ -264,3 +349,21 @@ def test_pair_sums_higher_matches_reference():
         np.testing.assert_allclose(mag, np.abs(V).sum(axis=1), rtol=1e-13)
         base = k.pair_sums_serial(V, 8, 16, stop)
         assert all(np.array_equal(base[j][iu], sums[j][iu]) for j in range(3))  # the table's sums, bit for bit
+
+
+def test_the_pair_study_runs_the_double_bootstrap_only_when_named():
+    """`simulate pair`'s default inferences leave out the double bootstrap (minutes a cell); named,
+    it runs with its reduced `PAIR_REPLICATES` (R = C = 99) and its rates are the kernel's."""
+    from fastrisk.simulate.pair import PAIR_OPT_IN, PAIR_REPLICATES, pair_study
+
+    rng = np.random.default_rng(2)
+    m = ScoreMatrix(rng.beta(2, 3, (2, 30)), ["base", "exp"], [f"q{i}" for i in range(30)], "P@10")
+    kw = dict(alpha=5, topics=10, trials=12, deltas=[0.05], nulls=["empirical"], topic_grid=[5], seed=1)
+    every = pair_study(m, "base", "exp", inferences=None, **kw)
+    assert "bootstrap-t-double" in PAIR_OPT_IN and "bootstrap-t-double" not in every.inferences
+    assert set(every.inferences) == set(INFERENCES) - set(PAIR_OPT_IN)
+    r = pair_study(m, "base", "exp", inferences=["t", "bootstrap-t-double"], **kw)
+    assert r.replicates.tolist() == [0, PAIR_REPLICATES["bootstrap-t-double"]] == [0, 99]
+    assert np.isfinite(r.type1).all() and 0 <= r.type1[1, 0] <= 1
+    with pytest.raises(InputError, match="needs `replicates` >= 19"):
+        pair_study(m, "base", "exp", inferences=["bootstrap-t-double"], replicates=9, **kw)

@@ -22,7 +22,7 @@ from fastrisk.core.inference import INFERENCES, pvalues
 
 PAIRS, TRIALS, ALPHA, N = (int(a) if i != 2 else float(a) for i, a in enumerate(sys.argv[1:5])) if len(
     sys.argv) > 4 else (200, 2000, 5.0, 25)
-REPLICATES = {"exact": 100, "bootstrap-t-symmetric": 399}
+REPLICATES = {"exact": 100, "bootstrap-t-symmetric": 399, "bootstrap-t-double": 99}  # the double: R = C = 99
 
 
 def main():

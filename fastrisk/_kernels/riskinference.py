@@ -10,7 +10,8 @@ docstrings; `fastrisk.core.inference` is the registry that names them and
 Central sample moments m_k = n⁻¹ Σ (x_i − x̄)^k are computed in two passes (the mean first),
 s² = n m₂ / (n − 1). Random draws (the betting test's permutations, the bootstrap's
 resamples) are counter-based: row ``r``'s replicate ``b`` draws from stream ``r·B + b`` of
-``seed`` (`fastrisk._kernels._random`), so the numbers never depend on threads.
+``seed`` (`fastrisk._kernels._random`; the double bootstrap's second level from streams with the
+top bit set), so the numbers never depend on threads.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 
 import numpy as np
 
-from fastrisk._kernels._jit import helper, pjit, prange, serial
+from fastrisk._kernels._jit import helper, pjit, prange, serial, stopped
 from fastrisk._kernels._random import next_below, stream_state
 from fastrisk._kernels.numerics import t_lower_tails
 
@@ -27,6 +28,8 @@ ALT_TWO, ALT_GREATER, ALT_LESS = 0, 1, 2
 _SQRT2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _EPS = float(np.finfo(np.float64).eps)
+#: The bit that sets the double bootstrap's second-level streams apart from its first level's.
+_INNER_STREAMS = np.uint64(1) << np.uint64(63)
 
 
 @helper
@@ -319,6 +322,143 @@ def bootstrap_t_symmetric(X, mu0, replicates, seed, row0, out):
 
 
 @helper
+def _resample_t(s1, s2, sa, n, scale):
+    """T* = z̄* / (s* / √n) of a resample of centred values z with Σ z* = ``s1``, Σ z*² = ``s2``,
+    Σ |z*| = ``sa``; s*² = (s2 − n z̄*²) / (n − 1). A mean difference within rounding of 0,
+    |s1| ≤ 4 n ε (sa + n ``scale``) (``scale`` = max |x|: the centring's own rounding), is 0: a
+    resample with the same values as its centre's sample (a permutation of it) has T* = 0
+    exactly, so that its ties with other such resamples do not fall by rounding. s* = 0 gives
+    T* = ±∞ (0 when z̄* = 0), as `bootstrap_t_symmetric`."""
+    raw = s1 / n
+    v2 = (s2 - n * raw * raw) / (n - 1)
+    mb = 0.0 if abs(s1) <= 4.0 * n * _EPS * (sa + n * scale) else raw
+    if v2 > 0.0:
+        return mb / math.sqrt(v2 / n)
+    if mb == 0.0:
+        return 0.0
+    return np.inf if mb > 0.0 else -np.inf
+
+
+@pjit
+def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
+    """The double (iterated) bootstrap calibration of the bootstrap-t p-value (Beran 1988, JASA
+    83, 687-697, prepivoting; Hall & Martin 1988; Davison & Hinkley 1997, §4.5, the double
+    bootstrap test). First level, as `bootstrap_t_symmetric` (the same streams and statistics,
+    but for `_resample_t`'s rounding rule): T = (x̄ − μ0) /
+    (s / √n); R = ``replicates`` resamples x*_b of the row (stream (r + row0)·R + b),
+    T*_b = (x̄*_b − x̄) / (s*_b / √n); p = (1 + #{|T*_b| ≥ |T|}) / (R + 1) (``greater``:
+    T*_b ≥ T, ``less``: T*_b ≤ T). Second level: C = ``inner`` resamples x**_bc of each x*_b
+    (stream 2^63 + ((r + row0)·R + b)·C + c: the same numbers whatever the threads, never a
+    first-level stream), T**_bc = (x̄** − x̄*_b) / (s** / √n),
+    u*_b = (1 + #{|T**_bc| ≥ |T*_b|}) / (C + 1) (one-sided likewise, T*_b in place of T): the
+    p-value the single bootstrap gives in the bootstrap world whose truth is x̄.
+    Adjusted p = (1 + #{u*_b ≤ p}) / (R + 1) (Davison & Hinkley §4.5, p_adj = Pr*(P* ≤ p) in
+    their Monte Carlo form: the share of the bootstrap worlds' p-values at most the observed
+    one, ties counted, with the (1 + #)/(R + 1) of their Monte Carlo tests), the comparison made
+    in integers, (1 + k)(R + 1) ≤ (1 + j)(C + 1), so that no rounding decides a tie. A resample
+    x*_b with no spread (one value drawn n times) leaves every x**_bc equal to it: T** = 0.
+    Mean differences within rounding of 0 are 0 (`_resample_t`). Resampling the centred z = x − x̄
+    (and at the second level x*_b − x̄*_b) is resampling from the null-fitted data, as Davison &
+    Hinkley's double bootstrap test does at both levels; for the studentised mean it is the same
+    as studentising around x̄ (and x̄*_b). The row's degenerate cases are `_degenerate`'s. Polls
+    ``stop`` before each row."""
+    m, n = X.shape
+    for r in prange(m):
+        if stopped(stop):
+            continue
+        x = X[r]
+        mean, m2, m3, m4 = central_moments(x)
+        if _degenerate(mean, m2, n, mu0, out, r):
+            continue
+        t = (mean - mu0) / math.sqrt(m2 / (n - 1))
+        at = abs(t)
+        z = np.empty(n)
+        scale = 0.0
+        for i in range(n):
+            z[i] = x[i] - mean
+            scale = max(scale, abs(x[i]))
+        zs = np.empty(n)
+        k_two = np.empty(replicates, np.int64)
+        k_up = np.empty(replicates, np.int64)
+        k_down = np.empty(replicates, np.int64)
+        two = 0
+        up = 0
+        down = 0
+        for b in range(replicates):
+            first = (r + row0) * replicates + b
+            state = stream_state(seed, first)
+            s1 = 0.0
+            s2 = 0.0
+            sa = 0.0
+            lo = np.inf
+            hi = -np.inf
+            for i in range(n):
+                state, k = next_below(state, n)
+                v = z[k]
+                zs[i] = v
+                s1 += v
+                s2 += v * v
+                sa += abs(v)
+                lo = min(lo, v)
+                hi = max(hi, v)
+            ts = _resample_t(s1, s2, sa, n, scale)
+            if abs(ts) >= at:
+                two += 1
+            if ts >= t:
+                up += 1
+            if ts <= t:
+                down += 1
+            a2 = 0
+            a_up = 0
+            a_down = 0
+            if lo == hi:  # no spread: every second-level resample is this one, T** = 0
+                a2 = inner if ts == 0.0 else 0
+                a_up = inner if ts <= 0.0 else 0
+                a_down = inner if ts >= 0.0 else 0
+            else:
+                mb = s1 / n
+                for i in range(n):  # the resample centred at its own mean: x̄*_b is its truth
+                    zs[i] -= mb
+                ats = abs(ts)
+                for c in range(inner):
+                    state = stream_state(seed, _INNER_STREAMS + np.uint64(first * inner + c))
+                    q1 = 0.0
+                    q2 = 0.0
+                    qa = 0.0
+                    for i in range(n):
+                        state, k = next_below(state, n)
+                        v = zs[k]
+                        q1 += v
+                        q2 += v * v
+                        qa += abs(v)
+                    tss = _resample_t(q1, q2, qa, n, scale)
+                    if abs(tss) >= ats:
+                        a2 += 1
+                    if tss >= ts:
+                        a_up += 1
+                    if tss <= ts:
+                        a_down += 1
+            k_two[b] = a2
+            k_up[b] = a_up
+            k_down[b] = a_down
+        R1 = replicates + 1
+        C1 = inner + 1
+        adj_two = 0
+        adj_up = 0
+        adj_down = 0
+        for b in range(replicates):
+            if (1 + k_two[b]) * R1 <= (1 + two) * C1:
+                adj_two += 1
+            if (1 + k_up[b]) * R1 <= (1 + up) * C1:
+                adj_up += 1
+            if (1 + k_down[b]) * R1 <= (1 + down) * C1:
+                adj_down += 1
+        out[r, ALT_TWO] = (adj_two + 1.0) / R1
+        out[r, ALT_GREATER] = (adj_up + 1.0) / R1
+        out[r, ALT_LESS] = (adj_down + 1.0) / R1
+
+
+@helper
 def _log_capital(y, order, m, lam_two, lam_one, c, n):
     """log K⁺ and log K⁻ of one ordering of y ∈ [0, 1] at the null mean m, for the two-sided
     bet size (``lam_two`` = 2 log(2/level)) and the one-sided one (``lam_one`` = 2 log(1/level)):
@@ -422,4 +562,5 @@ johnson_serial = serial(johnson)
 hall_serial = serial(hall)
 el_bartlett_serial = serial(el_bartlett)
 bootstrap_t_symmetric_serial = serial(bootstrap_t_symmetric)
+bootstrap_t_double_serial = serial(bootstrap_t_double)
 betting_serial = serial(betting)

@@ -179,8 +179,10 @@ BATTERY: dict[str, BatteryTest] = {b.name: b for b in (
     # The risk inferences of fastrisk.core.inference (issue #37), each a family under the URisk_A null; opt-in, so
     # that the default battery and the published studies' numbers do not change. Cost per trial and alpha, its three
     # tails (CPU, one thread, 25 topics, B = 10,000, measured on a shared 2-core machine): edgeworth, johnson, hall,
-    # el-bartlett 0.03-0.05 ms (trisk@A's own: 0.04 ms); bootstrap-t-symmetric about 4 ms; exact about 15 ms (a
-    # kernel call a tail: a third of that for the two tails a study reads, if pvalues returned all three at once).
+    # el-bartlett 0.03-0.05 ms (trisk@A's own: 0.04 ms); bootstrap-t-symmetric about 4 ms; exact about 15 ms (then a
+    # kernel call a tail; since, one call gives the three). bootstrap-t-double draws B²·c numbers a trial (its second
+    # level resamples each of its B resamples B times): about 7 ns each (25 topics, B = 499: 45 ms a trial, load 6),
+    # so name it only with a small B (99: about 2 ms a trial; the battery's default 10,000: about 20 s).
     *(BatteryTest(f"trisk-{name}", "URisk_A = 0", f"TRisk_A; its p-values by the {name} inference", "inference",
                   risk="TRISK", family=True, null="urisk", inference=name, opt_in=True,
                   passes=("inference",) if resampled else (), reference=ref)
@@ -190,7 +192,9 @@ BATTERY: dict[str, BatteryTest] = {b.name: b for b in (
           ("hall", False, "Hall (1992), JRSS B 54, 221-228"),
           ("el-bartlett", False, "Owen (1988); DiCiccio, Hall & Romano (1991), Ann. Statist. 19, 1053-1061"),
           ("bootstrap-t-symmetric", True, "Hall (1988), Ann. Statist. 16, 927-953"),
-          ("exact", True, "Waudby-Smith & Ramdas (JRSS B 2024), betting; scores within [0, 1]"))),
+          ("exact", True, "Waudby-Smith & Ramdas (JRSS B 2024), betting; scores within [0, 1]"),
+          ("bootstrap-t-double", True, "Beran (1988), JASA 83, 687-697; Davison & Hinkley (1997), §4.5: the "
+                                       "symmetric bootstrap-t p-value calibrated by a second level"))),
 )}
 
 

@@ -139,11 +139,12 @@ def add_inference_arguments(parser) -> None:
     parser.add_argument("--inference", choices=list(INFERENCES), default="t",
                         help="how the p-values test URisk = 0: t (default, the published TRisk), exact (valid for "
                              "every distribution and number of topics: Waudby-Smith & Ramdas' betting test), "
-                             "edgeworth, johnson, hall, bootstrap-t-symmetric, el-bartlett")
+                             "edgeworth, johnson, hall, bootstrap-t-symmetric, el-bartlett, bootstrap-t-double")
     parser.add_argument("--score-bounds", type=float, nargs=2, default=(0.0, 1.0), metavar=("LOW", "HIGH"),
                         help="bounds of the scores that --inference exact assumes (default 0 1)")
     parser.add_argument("--inference-replicates", type=int, default=None,
-                        help="orderings (exact, default 1000) or resamples (bootstrap-t-symmetric, default 2000)")
+                        help="orderings (exact, default 1000) or resamples (bootstrap-t-symmetric, default 2000; "
+                             "bootstrap-t-double: R first-level resamples, each resampled R times, default 499)")
     parser.add_argument("--inference-seed", type=int, default=None,
                         help="seed of those draws (default: fresh; same seed, same p-values)")
 

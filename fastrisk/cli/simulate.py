@@ -422,7 +422,8 @@ _ACTION_HELP = {
     "pair": {
         "--topics": "your number of topics n (default 50): the type I and power columns",
         "--trials": "trials per cell of the analytic inferences (default 10000)",
-        "--replicates": "orderings of exact and resamples of bootstrap-t-symmetric (default 100 and 399)",
+        "--replicates": "orderings of exact and resamples of bootstrap-t-symmetric (default 100 and 399); "
+                        "bootstrap-t-double: R first-level resamples (default 99), each resampled R times",
         "--delta": "effect sizes URisk_alpha = delta of power and topics (default 0.01,0.02,0.05)",
         "--significance": "significance level (default 0.05)",
         "--power": "the power the topic search looks for (default 0.8)",
@@ -507,14 +508,15 @@ def register(sub) -> None:
     p.add_argument("--baseline", metavar="B", help="pair: the baseline run b, by name")
     p.add_argument("--system", metavar="E", help="pair: the experimental run e, by name")
     p.add_argument("--inferences", metavar="NAMES",
-                   help="pair: risk inferences, comma-separated (default all of fastrisk.INFERENCES)")
+                   help="pair: risk inferences, comma-separated (default all of fastrisk.INFERENCES but "
+                        "bootstrap-t-double, minutes a cell: name it to run it)")
     p.add_argument("--nulls", metavar="NAMES", help="pair: empirical,copula (default both)")
     p.add_argument("--topic-grid", metavar="SIZES",
                    help="pair: numbers of topics of the topic search (default 10,15,20,25,30,40,50,60,80,100,125,150,"
                         "200; --topics is added)")
     p.add_argument("--resampling-trials", type=int, default=2000, metavar="N",
-                   help="pair: trials per cell of the resampling inferences, exact and bootstrap-t-symmetric "
-                        "(default 2000)")
+                   help="pair: trials per cell of the resampling inferences, exact, bootstrap-t-symmetric and "
+                        "bootstrap-t-double (default 2000)")
     p.add_argument("--power", type=float, default=0.8, help="topics: target power (default 0.8)")
     p.add_argument("--tails", default="two-sided", choices=("two-sided", "one-tailed"),
                    help="two-sided (default; topics: as Sakai's topic set size design) or one-tailed (e > b): "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fastrisk._kernels import _interrupt
 from fastrisk._kernels import riskinference as _k
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import run
@@ -38,7 +39,11 @@ class RiskInference:
     type I error is at most the level for every law and every n (within what it assumes);
     ``resampling``: it draws random numbers (``replicates``, ``rng``); ``citation``: the
     paper; ``kernel``: the compiled function (`fastrisk._kernels.riskinference`);
-    ``default_replicates``: resamples or orderings when it resamples.
+    ``default_replicates``: resamples or orderings when it resamples; ``levels``: 2 for a
+    double (iterated) bootstrap, whose second level draws as many resamples of each first-level
+    resample as the first level draws of the data (`inner_replicates`: C = R = ``replicates``),
+    so that one ``replicates`` sets both counts on every path and the second level's p-values
+    are those of the same Monte Carlo procedure as the observed one.
 
     References
     ----------
@@ -48,6 +53,9 @@ class RiskInference:
     Waudby-Smith, I. & Ramdas, A. (2024). Estimating means of bounded random variables by
     betting. Journal of the Royal Statistical Society, Series B 86(1), 1-27.
 
+    Davison, A. C. & Hinkley, D. V. (1997). Bootstrap Methods and their Application, §4.5.
+    Cambridge University Press.
+
     Examples
     --------
     >>> import fastrisk
@@ -55,7 +63,9 @@ class RiskInference:
     >>> spec.exact, spec.resampling, spec.default_replicates
     (True, True, 1000)
     >>> sorted(fastrisk.INFERENCES)[:3]
-    ['bootstrap-t-symmetric', 'edgeworth', 'el-bartlett']
+    ['bootstrap-t-double', 'bootstrap-t-symmetric', 'edgeworth']
+    >>> fastrisk.INFERENCES["bootstrap-t-double"].inner_replicates(499)
+    499
     """
 
     name: str
@@ -65,6 +75,19 @@ class RiskInference:
     citation: str
     kernel: str
     default_replicates: int = 0
+    levels: int = 1
+
+    def inner_replicates(self, replicates: int) -> int:
+        """Second-level resamples C of each first-level one when ``replicates`` = R: R for a
+        double bootstrap, 0 for one level. C = R rather than fewer (the economy of Booth & Hall
+        1994, Biometrika 81, 331-340): p_adj counts the second-level p-values
+        u* = (1 + k)/(C + 1) at most p = (1 + j)/(R + 1); with C = R both are p-values of one
+        Monte Carlo procedure (P(u* ≤ p) = p when u* is uniform on its grid), with C < R u* lies
+        on a coarser grid and the test turns liberal, an O(1/C) error (measured on 6,000 rows of
+        25 N(0, 1) scores, rates at 0.05 two-sided / greater / less: 0.047 / 0.049 / 0.055 with
+        C = R = 99 and 0.049 / 0.049 / 0.052 with C = R = 199; 0.061 / 0.063 / 0.067 with R = 99,
+        C = 24 and 0.058 / 0.059 / 0.059 with R = 199, C = 49; Monte Carlo SE 0.003)."""
+        return int(replicates) if self.levels == 2 else 0
 
 
 #: The registry of risk inferences, by name.
@@ -87,6 +110,11 @@ INFERENCES: dict[str, RiskInference] = {r.name: r for r in (
     RiskInference("el-bartlett", "empirical likelihood ratio ~ χ²₁ after Bartlett correction (error O(n^-2))",
                   False, False, "Owen (1988); DiCiccio, Hall & Romano (1991), Ann. Statist. 19, 1053-1061",
                   "fastrisk._kernels.riskinference.el_bartlett"),
+    RiskInference("bootstrap-t-double", "the bootstrap worlds' own bootstrap-t p-values calibrate the observed one "
+                  "(one iteration: level error n^-1/2 smaller one-sided, n^-1 two-sided)", False, True,
+                  "Beran (1988), JASA 83, 687-697; Hall & Martin (1988), Biometrika 75, 661-671; "
+                  "Davison & Hinkley (1997), §4.5", "fastrisk._kernels.riskinference.bootstrap_t_double", 499,
+                  levels=2),
 )}
 
 #: Level of TRisk measured under its own null on the 20 bundled collections, level 0.05
@@ -122,8 +150,22 @@ def _inference_iv(inference, replicates, rng):
     spec = INFERENCES[inference]
     if spec.resampling:
         B = spec.default_replicates if replicates is None else _replicates(replicates)
+        _inner_iv(spec, B)
         return spec, B, resolve_seed(rng).kernel  # (a risk table records no seed)
     return spec, 0, 0
+
+
+#: The fewest resamples a double bootstrap takes: its p-value is at least 1/(R + 1).
+_LEAST_DOUBLE = 19
+
+
+def _inner_iv(spec: RiskInference, replicates: int) -> int:
+    """The second-level count of a double bootstrap (0 for one level); InputError when its
+    ``replicates`` are fewer than 19, with which p_adj >= 1/(R + 1) could never reach 0.05."""
+    if spec.levels == 2 and replicates < _LEAST_DOUBLE:
+        raise InputError(f"inference={spec.name!r} needs `replicates` >= {_LEAST_DOUBLE}, got {replicates}: its "
+                         "p-value is at least 1/(replicates + 1), so fewer could never reach 0.05")
+    return spec.inner_replicates(replicates)
 
 
 def _matrix_inference_iv(inference, replicates, rng, n_topics: int):
@@ -162,14 +204,16 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
             significance: float = 0.05, replicates: int = 0, seed: int = 0, threads=None,
             row0: int = 0) -> np.ndarray:
     """p-values of E[x] = 0 for every row of ``X`` (..., n), validated arguments: ``bounds``
-    (lo, hi) of x for ``exact``; row r draws from streams (r + ``row0``)·B + b. Returns an array
+    (lo, hi) of x for ``exact``; row r draws from streams (r + ``row0``)·B + b (a double
+    bootstrap's second level ``spec.inner_replicates(B)`` more per stream). Returns an array
     of shape ``X.shape[:-1]``, or ``X.shape[:-1] + (3,)`` (the `ALTERNATIVES` in order, from one
     pass of the kernel) when ``alternative`` is ``"all"``."""
     shape = X.shape[:-1]
     n = X.shape[-1]
     flat = np.ascontiguousarray(X, dtype=np.float64).reshape(-1, n)
     out = np.empty((flat.shape[0], 3))
-    work = flat.size * max(replicates, 1)
+    inner = _inner_iv(spec, replicates) if spec.resampling else 0
+    work = flat.size * max(replicates, 1) * max(inner, 1)
     name = spec.name
     if name == "t":
         mean = flat.mean(axis=1)
@@ -186,6 +230,10 @@ def pvalues(X: np.ndarray, spec: RiskInference, *, bounds=None, alternative: str
     elif name == "bootstrap-t-symmetric":
         run(_k.bootstrap_t_symmetric, _k.bootstrap_t_symmetric_serial, work, threads, flat, 0.0,
             np.int64(replicates), np.uint64(seed), np.int64(row0), out)
+    elif name == "bootstrap-t-double":  # seconds per row at large counts: Ctrl-C stops it between rows
+        with _interrupt.stoppable() as stop:
+            run(_k.bootstrap_t_double, _k.bootstrap_t_double_serial, work, threads, flat, 0.0, np.int64(replicates),
+                np.int64(inner), np.uint64(seed), np.int64(row0), stop, out)
     else:
         kernel = {"edgeworth": _k.edgeworth, "johnson": _k.johnson, "hall": _k.hall, "el-bartlett": _k.el_bartlett}[name]
         run(kernel, getattr(_k, kernel.__name__ + "_serial"), work, threads, flat, 0.0, out)
@@ -221,6 +269,11 @@ def risk_pvalue(x, *, inference: str = "t", alternative: str = "two-sided", scor
     - ``johnson``: t_J = [x̄ + m₃/(6s²n) + m₃x̄²/(3s⁴)]/(s/√n), Student's t (Johnson 1978).
     - ``hall``: √n(S + γ̂S²/3 + γ̂²S³/27 + γ̂/(6n)), S = x̄/σ̂, against N(0, 1) (Hall 1992).
     - ``bootstrap-t-symmetric``: (#{|T*| ≥ |T|} + 1)/(B + 1), T* = (x̄* − x̄)/(s*/√n) (Hall 1988).
+    - ``bootstrap-t-double``: that p-value calibrated by a second level of resampling (Beran
+      1988; Davison & Hinkley 1997, §4.5): for each of the R first-level resamples x*_r,
+      C resamples x** of x*_r give u*_r = (1 + #{|T**| ≥ |T*_r|})/(C + 1),
+      T** = (x̄** − x̄*_r)/(s**/√n); p_adj = (1 + #{u*_r ≤ p})/(R + 1), R = C = ``replicates``.
+      Costs R²·n draws a row: about 6·10⁶ at n = 25 by default.
     - ``el-bartlett``: empirical likelihood ratio W, W/(1 + a/n) against χ²₁,
       a = m₄/(2m₂²) − m₃²/(3m₂³) (Owen 1988; DiCiccio, Hall & Romano 1991).
 
@@ -239,7 +292,9 @@ def risk_pvalue(x, *, inference: str = "t", alternative: str = "two-sided", scor
         The level the betting test's bets are tuned to (``exact`` only; its p-value is valid at
         every level).
     replicates : int, optional
-        Orderings (``exact``, default 1,000) or bootstrap resamples (default 2,000).
+        Orderings (``exact``, default 1,000) or bootstrap resamples (default 2,000;
+        ``bootstrap-t-double``: R first-level resamples, each resampled R times, default 499,
+        at least 19).
     rng : int, SeedSequence or Generator, optional
         Seed of the counter-based draws (the same p-values whatever the threads).
     threads : int, optional
@@ -258,7 +313,11 @@ def risk_pvalue(x, *, inference: str = "t", alternative: str = "two-sided", scor
     populations. JASA 73, 536-544. Hall, P. (1992). On the removal of skewness by
     transformation. JRSS B 54, 221-228. Hall, P. (1988). Theoretical comparison of bootstrap
     confidence intervals. Ann. Statist. 16, 927-953. DiCiccio, T., Hall, P. & Romano, J.
-    (1991). Empirical likelihood is Bartlett-correctable. Ann. Statist. 19, 1053-1061.
+    (1991). Empirical likelihood is Bartlett-correctable. Ann. Statist. 19, 1053-1061. Beran, R.
+    (1988). Prepivoting test statistics: a bootstrap view of asymptotic refinements. JASA 83,
+    687-697. Hall, P. & Martin, M. A. (1988). On bootstrap resampling and iteration. Biometrika
+    75, 661-671. Davison, A. C. & Hinkley, D. V. (1997). Bootstrap Methods and their
+    Application, §4.5. Cambridge University Press.
 
     Examples
     --------

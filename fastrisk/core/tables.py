@@ -240,7 +240,7 @@ def baseline_table(matrix: ScoreMatrix, baseline="all", *, alpha=None, loss_weig
     inference : str
         How ``pvalue`` tests URisk_α = 0 (two-sided): ``"t"`` (default, the published TRisk),
         ``"exact"``, ``"edgeworth"``, ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"``,
-        ``"el-bartlett"`` (see `fastrisk.core.inference.risk_pvalue`). The analytic corrections (Edgeworth,
+        ``"el-bartlett"``, ``"bootstrap-t-double"`` (see `fastrisk.core.inference.risk_pvalue`). The analytic corrections (Edgeworth,
         Johnson, Hall) of the all-baseline table come from the same one-pass kernel, with the
         sums of d³, |d|³, d⁴ and d³|d| per pair added (`fastrisk._kernels.tables.pair_sums_higher`;
         n³ = (d³ − |d|³)/2, n⁴ = (d⁴ − d³|d|)/2 for n = min(d, 0)); the others take a pass per

@@ -316,14 +316,15 @@ def risk(matrix: MatrixLike, baseline: BaselineLike, *, alpha: AlphaLike | None 
     inference : str
         How ``pvalue`` (and the flags) test URisk_α = 0: ``"t"`` (default, the published
         TRisk), ``"exact"`` (valid for every distribution and number of topics), ``"edgeworth"``,
-        ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"`` or ``"el-bartlett"`` (see
+        ``"johnson"``, ``"hall"``, ``"bootstrap-t-symmetric"``, ``"el-bartlett"`` or ``"bootstrap-t-double"`` (see
         `fastrisk.core.inference.risk_pvalue` and `fastrisk.core.inference.INFERENCES`). Not ``t``: at least
         3 topics, and no system identical to the baseline on every topic.
     score_bounds : (float, float)
         Bounds of the scores (default (0, 1)) that ``inference="exact"`` assumes: then
         x_i ∈ [−(1 + α)w, w], w = high − low (linear value function only).
     replicates : int, optional
-        Orderings (``exact``, default 1,000) or resamples (``bootstrap-t-symmetric``, 2,000).
+        Orderings (``exact``, default 1,000) or resamples (``bootstrap-t-symmetric``, 2,000;
+        ``bootstrap-t-double``: 499 first-level ones, each resampled 499 times).
     rng : int, SeedSequence or Generator, optional
         Seed of those draws (counter-based: the same p-values whatever the threads).
 

@@ -50,9 +50,10 @@ and all three alternatives ('two-sided', 'less': y worse, 'greater': y better):
   from two linear sums).
 - ``trisk-<inference>@A`` (opt-in: only when named in ``tests``): URisk_A = 0 by a risk
   inference of `fastrisk.core.inference` (edgeworth, johnson, hall, el-bartlett,
-  bootstrap-t-symmetric, exact) on x_i = d_i + A min(d_i, 0), p-values those of
+  bootstrap-t-symmetric, exact, bootstrap-t-double) on x_i = d_i + A min(d_i, 0), p-values those of
   `fastrisk.core.inference.pvalues` on the same pair; statistic TRisk_A. The resampling ones
-  use the battery's B (resamples, orderings) and seed, pair k the streams of its key.
+  use the battery's B (resamples, orderings; the double bootstrap's R, and B second-level resamples of
+  each: B²·c draws a pair) and seed, pair k the streams of its key.
 """
 
 from __future__ import annotations
@@ -241,8 +242,8 @@ _ALTERNATIVES = ("two-sided", "less", "greater")
 
 def _risk_inference(ctx, b, a):
     """p-values of URisk_A = 0 by the record's inference of `fastrisk.core.inference` on
-    x = d + A min(d, 0), A = the family's alpha: `fastrisk.core.inference.pvalues` itself, a call
-    per tail. A resampling inference (bootstrap-t, the betting test's orderings) takes the
+    x = d + A min(d, 0), A = the family's alpha: `fastrisk.core.inference.pvalues` itself, its
+    three tails from one call. A resampling inference (bootstrap-t, the betting test's orderings) takes the
     battery's B and seed, pair k the streams of its key (``row0``: a run of consecutive keys in
     one call); NaN with B = 0. The exact test's x lies in [-(1 + A), 1] (scores in [0, 1])."""
     spec = _inference.INFERENCES[b.inference]
@@ -256,9 +257,9 @@ def _risk_inference(ctx, b, a):
     kw = dict(bounds=(-(1.0 + al), 1.0), replicates=ctx.B, seed=ctx.seed, threads=ctx.threads)
     # runs of consecutive stream keys: one call each, its first key as row0
     cuts = np.flatnonzero(np.diff(ctx.keys) != 1) + 1 if spec.resampling else np.empty(0, np.int64)
-    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, K]):
-        for j, alt in enumerate(_ALTERNATIVES):
-            P[lo:hi, j] = _inference.pvalues(x[lo:hi], spec, alternative=alt, row0=int(ctx.keys[lo]), **kw)
+    order = [_inference.ALTERNATIVES.index(alt) for alt in _ALTERNATIVES]
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, K]):  # the three tails from one kernel pass
+        P[lo:hi] = _inference.pvalues(x[lo:hi], spec, alternative="all", row0=int(ctx.keys[lo]), **kw)[:, order]
     return S, P
 
 
@@ -345,8 +346,8 @@ def battery(data, *, replicates: int = 10000, rng: SeedLike = None, min_diff: fl
         resampling of a resampling test not listed (bootstrap, permutation, zrisk, georisk,
         bootstrap_risk@A) is skipped and its p-values are NaN. The opt-in tests (the risk
         inferences ``trisk-edgeworth@A``, ``trisk-johnson@A``, ``trisk-hall@A``,
-        ``trisk-el-bartlett@A``, ``trisk-bootstrap-t-symmetric@A``, ``trisk-exact@A``) are in the
-        result only when listed here.
+        ``trisk-el-bartlett@A``, ``trisk-bootstrap-t-symmetric@A``, ``trisk-exact@A``,
+        ``trisk-bootstrap-t-double@A``) are in the result only when listed here.
     shared_resamples : bool
         All K pairs share one set of B resamples and B sign flips, drawn from the streams of key
         ``start`` (an integer) as pair ``start`` draws them without the option; their sums are
