@@ -30,7 +30,8 @@ Protocol, per collection (`fastrisk.data.datasets.trec_matrix`):
   n takes the first n topics of a draw (nested topic sets). The copula null's draws of a pair
   share their copula uniforms across values and targets (common random numbers: only e's
   calibrated margin differs); the empirical null draws each group from a stream of its own. Every inference of
-  `fastrisk.INFERENCES` gets the same draws; the resampling ones (``exact``: 100 orderings, bets
+  `fastrisk.INFERENCES` (``--inferences all``: all but the double bootstrap, `pair.PAIR_OPT_IN`,
+  which the page runs as a supplement) gets the same draws; the resampling ones (``exact``: 100 orderings, bets
   tuned to level 0.05, valid at every level; the bootstraps: `pair.PAIR_REPLICATES`) run on the
   first ``--resampling-trials``. A draw without variation (one topic n times) counts as no
   rejection.
@@ -252,12 +253,14 @@ def run(argv):
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     from fastrisk.core.inference import INFERENCES
+    from fastrisk.simulate.pair import PAIR_OPT_IN
 
     cols = COLLECTIONS if a.collections == "all" else tuple(a.collections.split(","))
     args = {"out": a.out, "pairs": a.pairs, "trials": a.trials, "resampling_trials": min(a.resampling_trials, a.trials),
             "values": a.alphas.split(","), "sizes": [int(v) for v in a.sizes.split(",")],
             "deltas": [] if a.deltas == "none" else [float(v) for v in a.deltas.split(",")], "seed": a.seed,
-            "inferences": list(INFERENCES) if a.inferences == "all" else a.inferences.split(",")}
+            "inferences": [k for k in INFERENCES if k not in PAIR_OPT_IN] if a.inferences == "all"
+            else a.inferences.split(",")}
     Path(a.out).mkdir(parents=True, exist_ok=True)
     jobs = [(c, COLLECTIONS.index(c), args) for c in cols]
     t0 = time.time()
