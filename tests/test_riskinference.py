@@ -248,9 +248,15 @@ def test_risk_inference_option(trec):
 def test_t_level_note():
     assert t_level_note([0, 1], 25) is None
     assert t_level_note([5], 100) is None
-    note = t_level_note([0, 1, 5, 10], 50)
-    assert "0.076-0.091" in note and "docs/risk-tests.md" in note and "inference='exact'" in note
-    assert "0.100-0.145" in t_level_note([5], 25)
+    from fastrisk.core.inference import _MEASURED_T
+
+    note = t_level_note([0, 1, 5, 10], 50)  # the largest alpha's cell, and says it is the nearest
+    assert f"{_MEASURED_T[(10, 50)][0]:.3f}" in note and "URisk_10 = 0" in note and "nearest" in note
+    assert "docs/risk-tests.md" in note and "inference='exact'" in note
+    exact = t_level_note([5], 25)
+    assert f"{_MEASURED_T[(5, 25)][0]:.3f} on average" in exact and "nearest" not in exact
+    assert "with 10 topics" in t_level_note([2], 4) and "with 50 topics" in t_level_note([3], 40)
+    assert "URisk_2 = 0" in t_level_note([3], 40) and "URisk_5 = 0" in t_level_note([4], 25)
 
 
 def test_bad_input():
@@ -300,7 +306,7 @@ def test_report_names_its_inference():
     m = ScoreMatrix(rng.uniform(size=(6, 30)), [f"s{k}" for k in range(6)], [f"q{i}" for i in range(30)], "P@10")
     _, params, _ = build_report(m, "s0", alpha=[0, 5])
     params = dict(params)
-    assert params["inference"].startswith("t — Dinçer") and "0.100-0.145" in params["level of t"]
+    assert params["inference"].startswith("t — Dinçer") and "URisk_5 = 0" in params["level of t"]
     sections, params, _ = build_report(m, "s0", alpha=[0, 5], inference="exact", rng=1)
     params = dict(params)
     assert params["inference"].startswith("exact — Waudby-Smith") and "level of t" not in params

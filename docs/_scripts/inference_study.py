@@ -6,6 +6,7 @@
         [--deltas 0.01,0.02,0.05|none] [--collections all] [--inferences all] [--processes 2] [--seed 1]
     python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05]
     python docs/_scripts/inference_study.py figure OUT FIGURE.svg [--values 1,5]
+    python docs/_scripts/inference_study.py note OUT     # fastrisk.core.inference._MEASURED_T
     python docs/_scripts/inference_study.py cost [--sizes 25,50]
 
 ``run`` writes OUT/<collection>.parquet (one per collection; an existing one is kept, so a killed
@@ -404,6 +405,25 @@ def figure(argv):
     fig.savefig(a.svg)  # a .png name gives a PNG
 
 
+def note(argv):
+    """`fastrisk.core.inference._MEASURED_T` from the study: for t, two-sided, level 0.05, at each
+    alpha >= 2 and n < 100, (mean over pairs under the copula null, under the empirical null,
+    share of pairs above 0.075 under the copula null, its worst pair, pairs)."""
+    ap = argparse.ArgumentParser(prog="inference_study.py note")
+    ap.add_argument("out")
+    a = ap.parse_args(argv)
+    df = _load(a.out)
+    df = df[(df.inference == "t") & (df.target == 0) & (df["tail"] == "two-sided") & ((df.level - 0.05).abs() < 1e-12)]
+    print("_MEASURED_T = {")
+    for v in sorted((v for v in df.value.unique() if v != "smooth" and float(v) >= 2), key=float):
+        for n in sorted(n for n in df.topics.unique() if n < 100):
+            c = df[(df.value == v) & (df.topics == n) & (df.null == "copula")].rate
+            e = df[(df.value == v) & (df.topics == n) & (df.null == "empirical")].rate
+            print(f"    ({float(v):g}, {n}): ({c.mean():.3f}, {e.mean():.3f}, {np.mean(c > 0.075):.2f}, {c.max():.2f}, "
+                  f"{len(c)}),")
+    print("}")
+
+
 def cost(argv):
     """Cost per call of each inference through `fastrisk.core.inference.risk_pvalue` with its
     default replicates: one row (median of repeated calls, the Python overhead included) and
@@ -435,4 +455,4 @@ def cost(argv):
 
 if __name__ == "__main__":
     cmd, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
-    {"run": run, "report": report, "figure": figure, "cost": cost}.get(cmd, lambda _: sys.exit(__doc__))(rest)
+    {"run": run, "report": report, "figure": figure, "note": note, "cost": cost}.get(cmd, lambda _: sys.exit(__doc__))(rest)
