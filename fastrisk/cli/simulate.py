@@ -488,7 +488,7 @@ _ACTION_HELP = {
     },
     "calibrated": {
         "--alpha": "the risk alpha of URisk_alpha (default 5), or smooth (the smooth value function, E[s(d)] = 0)",
-        "--replicates": "samples of the calibrated model (default 9999)",
+        "--replicates": "samples of the calibrated model (default 1999)",
         "--measure": "the measure of the matrix when its file does not name it (the fitted margins' family)",
         "--seed": "seed of the samples (default: fresh entropy, printed on stderr and recorded in the table's "
                   "metadata)",
