@@ -174,6 +174,7 @@ def test_the_examples_pair_on_the_bundled_matrix_by_name():
     (dict(replicates=2.5), r"`replicates` must be an integer in \[1"),
     (dict(matrix=3), r"`matrix` must be a ScoreMatrix, a score-matrix file or a bundled matrix name"),
     (dict(seed=-1), r"`seed` must be an integer seed in \[0, 2\*\*63 - 1\]"),
+    (dict(threads=0), r"`threads` must be a positive integer, got 0"),
 ])
 def test_bad_input_is_named(kw, match):
     base = dict(matrix=_two(topics=20), baseline="base", system="exp", replicates=9)

@@ -4,7 +4,7 @@ pair's own fitted joint law, shifted to the null (`calibrated_trisk`, `Calibrate
 TRisk (Dinçer, Macdonald & Ounis 2014) refers T = mean(x) / (s / sqrt(n)) of the risk-reward
 scores x_i = v(e_i - b_i) to Student's t with n - 1 df; at alpha >= 2 and ordinary n its level
 is off because x is skewed and heavy-tailed (docs/risk-tests.md). Here the null distribution of
-T is simulated instead, a parametric bootstrap test (Davison & Hinkley 1997, §4.2; Efron &
+T is simulated instead, a parametric bootstrap test (Davison & Hinkley 1997, §4.2.3; Efron &
 Tibshirani 1993, ch. 16): the model is the pair's simIReff margins and their copula fitted on
 its n topics (Urbano, Lima & Hanjalic 2019; Urbano & Nagler 2018), e's margin transformed by
 simIReff's ``effTransform`` so that E[v(E - B)] = 0 under the fitted law
@@ -24,6 +24,7 @@ import numpy as np
 
 from fastrisk._runtime.rng import resolve_seed
 from fastrisk._runtime.threads import limit_threads
+from fastrisk._runtime.validation import positive_int
 from fastrisk.data.results import Result, array, param
 from fastrisk.errors import InputError
 from fastrisk.simulate.nulls import RiskNull
@@ -37,6 +38,10 @@ REPLICATES = 1999
 MAX_REPLICATES = 10**7
 #: Samples drawn at once (memory: 2 x 8 x n bytes each): the numbers do not depend on it.
 CHUNK = 20000
+#: Each draw asks for a multiple of this many samples (the extra ones dropped): pyvinecopulib's
+#: vectorised inverse h-function computes the last (length mod 4) values of an array on another
+#: path, 1 ulp apart, so without it the last sample's T* would depend on R.
+BLOCK = 16
 
 
 @dataclass(frozen=True, repr=False)
@@ -104,14 +109,14 @@ def trisk_statistics(X: np.ndarray) -> np.ndarray:
 
 def bootstrap_pvalues(T: float, null: np.ndarray) -> tuple[float, float, float]:
     """(two-sided, greater, less) p-values of T against R simulated T*: (1 + #{|T*| >= |T|}) /
-    (R + 1), (1 + #{T* >= T}) / (R + 1), (1 + #{T* <= T}) / (R + 1) (Davison & Hinkley 1997,
-    eq. 4.11: the observed sample counted among the R + 1)."""
+    (R + 1), (1 + #{T* >= T}) / (R + 1), (1 + #{T* <= T}) / (R + 1): the Monte Carlo p-value of
+    Davison & Hinkley (1997, §4.2.1), the observed sample counted among the R + 1."""
     R = null.size
     return ((1 + int(np.count_nonzero(np.abs(null) >= abs(T)))) / (R + 1),
             (1 + int(np.count_nonzero(null >= T))) / (R + 1), (1 + int(np.count_nonzero(null <= T))) / (R + 1))
 
 
-def _calibrated_trisk_iv(matrix, baseline, system, alpha, replicates, measure):
+def _calibrated_trisk_iv(matrix, baseline, system, alpha, replicates, measure, threads):
     mat, key = _matrix_iv(matrix, measure)
     if isinstance(alpha, str):
         if alpha != "smooth":
@@ -133,6 +138,8 @@ def _calibrated_trisk_iv(matrix, baseline, system, alpha, replicates, measure):
         null = RiskNull("urisk", float(alpha_iv))
     R = _int_iv("replicates", int(replicates) if isinstance(replicates, np.integer) else replicates, 1,
                 MAX_REPLICATES)
+    if threads is not None:
+        positive_int(threads, "threads")
     return mat, key, rows, null, R
 
 
@@ -244,7 +251,7 @@ def calibrated_trisk(matrix, baseline, system, *, alpha: float | str = 5.0, repl
     >>> bool(again.pvalue == res.pvalue)
     True
     """
-    mat, key, rows, null, R = _calibrated_trisk_iv(matrix, baseline, system, alpha, replicates, measure)
+    mat, key, rows, null, R = _calibrated_trisk_iv(matrix, baseline, system, alpha, replicates, measure, threads)
     rseed = resolve_seed(seed, name="seed")
     n = rows.shape[1]
     x = null.value(rows[1] - rows[0])
@@ -265,9 +272,10 @@ def calibrated_trisk(matrix, baseline, system, *, alpha: float | str = 5.0, repl
     Tstar = np.empty(R)
     with limit_threads(threads, work=2 * R * n):
         for lo in range(0, R, CHUNK):
-            idx = np.arange(lo, min(lo + CHUNK, R), dtype=np.int64)
-            d = cn.draw(0.0, 0.0, n, rseed.kernel, idx)  # v at alpha = 0: d itself
-            Tstar[lo:lo + len(idx)] = trisk_statistics(null.value(d))
+            hi = min(lo + CHUNK, R)
+            idx = np.arange(lo, hi + (-(hi - lo) % BLOCK), dtype=np.int64)
+            d = cn.draw(0.0, 0.0, n, rseed.kernel, idx)[:hi - lo]  # v at alpha = 0: d itself
+            Tstar[lo:hi] = trisk_statistics(null.value(d))
     two, greater, less = bootstrap_pvalues(T, Tstar)
     from scipy import stats  # slow to import
 
