@@ -97,6 +97,12 @@ def _pair_study(rng):
                                         topic_grid=[10], seed=rng, progress=False)
 
 
+def _calibrated_trisk(rng):
+    pytest.importorskip("pyvinecopulib")
+    m = _matrix(c=30)
+    return fastrisk.simulate.calibrated_trisk(m, m.systems[0], m.systems[2], alpha=5, replicates=99, seed=rng)
+
+
 def _type1(rng, tmp_path):
     m = _matrix(4, 20)
     return fastrisk.simulate.type1(collections={"tiny": m}, measure="err20", topics=10, trials=20, replicates=50,
@@ -125,7 +131,7 @@ CASES = {
     "permutation_of_stack": _permutation_of_stack, "tukey_hsd": _tukey,
     "discriminative_power": _discriminative_power, "swap_rates": _swap_rates, "effect_size": _effect_size,
     "pooling_experiment": _pooling_experiment, "pooling_comparison": _pooling_comparison, "battery": _battery,
-    "pair_study": _pair_study, "type1": _type1, "ltr_experiment": _ltr_experiment,
+    "pair_study": _pair_study, "calibrated_trisk": _calibrated_trisk, "type1": _type1, "ltr_experiment": _ltr_experiment,
 }
 
 #: sha256 (first 16 hex digits) of every float/int array of each case's result for rng=1, computed
@@ -232,7 +238,7 @@ def test_synthetic_letor_names_the_seed_that_reproduces_it():
 @pytest.mark.parametrize("name", list(CASES))
 def test_an_integer_seed_gives_the_numbers_it_gave_before(name, tmp_path):
     if name not in BASE_DIGESTS:
-        pytest.skip(f"{name}: no digest from the base commit (an optional dependency was missing)")
+        pytest.skip(f"{name}: no digest from the base commit (added after it, or an optional dependency was missing)")
     assert _digest(_call(name, 1, tmp_path)) == BASE_DIGESTS[name]
 
 

@@ -1,8 +1,10 @@
-"""``fastrisk simulate type1|power|type3|fit|grid|topics|pair``: error-rate studies of paired tests on
+"""``fastrisk simulate type1|power|type3|fit|grid|topics|pair|calibrated``: error-rate studies of paired tests on
 simulated collections with the protocol of Urbano, Lima & Hanjalic (SIGIR 2019), run on the
 sweep engine; ``fit`` builds (and caches) the fitted models; ``grid`` runs the paper's grid;
 ``topics`` plans a topic-set size (`fastrisk.simulate.topics`); ``pair`` checks the risk
-inferences on the user's own pair of runs (`fastrisk.simulate.pair.pair_study`)."""
+inferences on the user's own pair of runs (`fastrisk.simulate.pair.pair_study`); ``calibrated``
+tests that pair by TRisk with its null distribution simulated from the pair's own fitted model
+(`fastrisk.simulate.calibrated.calibrated_trisk`)."""
 
 from __future__ import annotations
 
@@ -113,9 +115,13 @@ def _simulate(args) -> int:
         raise InputError("--paper-tests is an option of simulate grid")
     if args.study == "pair":
         return _pair(args, collections)
+    if args.study == "calibrated":
+        return _calibrated(args, collections)
     if args.baseline is not None or args.system is not None or args.inferences is not None \
             or args.topic_grid is not None or args.nulls is not None:
         raise InputError("--baseline, --system, --inferences, --topic-grid and --nulls are options of simulate pair")
+    if args.alpha == "smooth":
+        raise InputError("--alpha smooth is an option of simulate calibrated")
     if args.alpha is not None:  # the old spelling: --alpha is the risk tests' own alpha in every other command
         print("fastrisk simulate: --alpha is deprecated for the significance level: use --significance (--alpha "
               "is the risk tests' own alpha in risk, table, bootstrap and report)", file=sys.stderr)
@@ -193,6 +199,48 @@ def _pair(args, collections) -> int:
     write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the table
     print(result.summary(), file=sys.stderr)
     return 0
+
+
+def _calibrated(args, collections) -> int:
+    """``simulate calibrated MATRIX --baseline B --system E --alpha A``: TRisk of the pair with
+    its p-values from a parametric bootstrap of the pair's fitted copula model calibrated to
+    URisk_A = 0 (`fastrisk.simulate.calibrated.calibrated_trisk`); one row on stdout (or --out),
+    a summary line and, without --seed, the seed drawn on stderr."""
+    from fastrisk.cli._resampling import announce_seed, run_seed  # imported when the command runs
+    from fastrisk.simulate.calibrated import REPLICATES, calibrated_trisk  # imported when the command runs
+
+    if not collections or len(collections) != 1:
+        raise InputError("simulate calibrated takes one score-matrix file (or bundled matrix name): the file holding "
+                         f"the two runs, got {len(collections or [])}")
+    if args.baseline is None or args.system is None:
+        raise InputError("simulate calibrated needs --baseline B and --system E (the runs compared, by name)")
+    if args.processes or args.scheduler or args.cache:
+        raise InputError("simulate calibrated fits its one pair in-process and caches nothing: --processes, "
+                         "--scheduler and --cache are not options of it")
+    extra = [o for o, v in (("--trials", args.trials), ("--delta", args.delta), ("--inferences", args.inferences),
+                            ("--topic-grid", args.topic_grid), ("--nulls", args.nulls), ("--test", args.test))
+             if v is not None]
+    if extra:
+        raise InputError(f"{', '.join(extra)}: not options of simulate calibrated (it tests the pair on its own "
+                         "topics: --alpha, --replicates, --seed)")
+    seed = run_seed(args, "simulate calibrated")
+    result = calibrated_trisk(collections[0], args.baseline, args.system, alpha=5.0 if args.alpha is None else args.alpha,
+                              replicates=REPLICATES if args.replicates is None else args.replicates,
+                              measure=args.measure, seed=seed, ties_seed=args.ties_seed, progress=not args.quiet)
+    write_table(result.to_arrow(), args.format, args.out)  # first: a failure below keeps the table
+    print(result.summary(), file=sys.stderr)
+    announce_seed(args, "simulate calibrated", seed)
+    return 0
+
+
+def _alpha_option(text: str):
+    """--alpha: a number, or ``smooth`` (simulate calibrated: the smooth value function)."""
+    if text.strip().lower() == "smooth":
+        return "smooth"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number (or smooth), got {text!r}") from None
 
 
 def _too_few_runs(args, collection):
@@ -371,6 +419,10 @@ ACTIONS = {
             "the population, e shifted; the two runs' own fitted margins and copula, e calibrated), its power at "
             "URisk = --delta, the topics it needs for --power (the smallest size of --topic-grid from which power "
             "stays above it: power is not assumed to grow with topics) and a one-line verdict. Works with two runs.",
+    "calibrated": "A model-calibrated TRisk for one pair of runs of a score matrix (MATRIX --baseline B --system E): "
+                  "TRisk over its topics, its p-values (two-sided and both one-sided) from --replicates samples of "
+                  "the pair's own fitted simIReff margins and copula with e calibrated to URisk_--alpha = 0 (a "
+                  "parametric bootstrap test), and Student's p-value beside them. Works with two runs.",
 }
 #: The actions each option applies to; an option not listed applies to every action.
 _ONLY = {
@@ -390,14 +442,17 @@ _ONLY = {
     "--format": _STUDIES + ("fit", "topics"), "--out": _STUDIES + ("fit", "topics"),
     "--header": _STUDIES + ("fit", "topics"), "--precision": _STUDIES + ("fit", "topics"),
     "--baseline": ("pair",), "--system": ("pair",), "--inferences": ("pair",), "--topic-grid": ("pair",),
-    "--nulls": ("pair",), "--resampling-trials": ("pair",), "--alpha": ("pair",),
+    "--nulls": ("pair",), "--resampling-trials": ("pair",), "--alpha": ("pair", "calibrated"),
 }
 for _opt in ("--topics", "--trials", "--replicates", "--delta", "--seed", "--significance", "--power", "--tails",
              "--measure", "--format", "--out", "--header", "--precision"):
     _ONLY[_opt] = (*_ONLY[_opt], "pair")
 _ONLY["--topics"] = (*_STUDIES, "pair")
+for _opt in ("--baseline", "--system", "--replicates", "--seed", "--measure", "--format", "--out", "--header",
+             "--precision"):
+    _ONLY[_opt] = (*_ONLY[_opt], "calibrated")
 for _opt in ("--cache", "--processes", "--scheduler"):
-    _ONLY.setdefault(_opt, tuple(a for a in ACTIONS if a != "pair"))
+    _ONLY.setdefault(_opt, tuple(a for a in ACTIONS if a not in ("pair", "calibrated")))
 #: Options' help where an action's differs from the studies' (the action's own text only).
 _ACTION_HELP = {
     "fit": {"--measure": "fit the bundled collections of this measure: AP, nDCG@20, ERR@20, P@10 or RR (also ap, "
@@ -431,6 +486,14 @@ _ACTION_HELP = {
         "--measure": "the measure of the matrix when its file does not name it (the copula null's margins)",
         "--seed": "study seed (default: fresh entropy, recorded in the table's metadata)",
         "--quiet": "no progress on stderr (by default the fit, the calibration and a bar of the trials)",
+    },
+    "calibrated": {
+        "--alpha": "the risk alpha of URisk_alpha (default 5), or smooth (the smooth value function, E[s(d)] = 0)",
+        "--replicates": "samples of the calibrated model (default 1999)",
+        "--measure": "the measure of the matrix when its file does not name it (the fitted margins' family)",
+        "--seed": "seed of the samples (default: fresh entropy, printed on stderr and recorded in the table's "
+                  "metadata)",
+        "--quiet": "no progress on stderr (by default a line per stage: fit and calibrate, simulate)",
     },
 }
 
@@ -502,11 +565,11 @@ def register(sub) -> None:
                    help="significance level (default 0.05): topics: the level planned for; type1, power, type3: "
                         "the level of the one-line-per-test verdict printed after the table (the table holds "
                         "every level)")
-    p.add_argument("--alpha", type=float, default=None,
-                   help="pair: the risk alpha of URisk_alpha (default 5); elsewhere the deprecated spelling of "
-                        "--significance")
-    p.add_argument("--baseline", metavar="B", help="pair: the baseline run b, by name")
-    p.add_argument("--system", metavar="E", help="pair: the experimental run e, by name")
+    p.add_argument("--alpha", type=_alpha_option, default=None,
+                   help="pair, calibrated: the risk alpha of URisk_alpha (default 5; calibrated: or smooth); "
+                        "elsewhere the deprecated spelling of --significance")
+    p.add_argument("--baseline", metavar="B", help="pair, calibrated: the baseline run b, by name")
+    p.add_argument("--system", metavar="E", help="pair, calibrated: the experimental run e, by name")
     p.add_argument("--inferences", metavar="NAMES",
                    help="pair: risk inferences, comma-separated (default all of fastrisk.INFERENCES but "
                         "bootstrap-t-double, minutes a cell: name it to run it)")

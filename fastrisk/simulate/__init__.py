@@ -14,6 +14,8 @@
   reaches a target (`TopicsResult`);
 - `pair_study`: the user's own pair of runs: each risk inference's type I rate under the
   empirical-population and the copula null, its power and the topics it needs (`PairResult`);
+- `calibrated_trisk`: TRisk of one pair with its null distribution simulated from the pair's
+  own fitted margins and copula calibrated to URisk_alpha = 0 (`CalibratedTRiskResult`);
 - `resample_topics`, `CollectionModel` (`fit_hurdle_margin`, `fit_exchangeable_copula`),
   `simulate_pairs`: new topic sets
   from a real collection by resampling, or by a simpler stochastic model (hurdle margins,
@@ -21,6 +23,7 @@
 """
 
 from fastrisk.simulate.battery import BatteryResult, battery
+from fastrisk.simulate.calibrated import CalibratedTRiskResult, calibrated_trisk
 from fastrisk.simulate.collections import (
            CollectionModel,
            fit_exchangeable_copula,
@@ -36,7 +39,7 @@ from fastrisk.simulate.planning import TopicsResult, topics
 from fastrisk.simulate.simireff import SimMargin, fit_margin
 from fastrisk.simulate.studies import ALPHAS, DELTAS, MEASURES, TOPICS, StudyResult, power, type1, type3
 
-__all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CollectionFit", "CollectionModel", "Execution",
-           "Margin", "PairResult", "Sampling", "SimMargin", "StudyResult", "TestSelection", "TopicsResult", "battery", "fit_collections", "fit_copula", "fit_exchangeable_copula",
+__all__ = ["ALPHAS", "DELTAS", "MEASURES", "TOPICS", "BatteryResult", "CalibratedTRiskResult", "CollectionFit", "CollectionModel", "Execution",
+           "Margin", "PairResult", "Sampling", "SimMargin", "StudyResult", "TestSelection", "TopicsResult", "battery", "calibrated_trisk", "fit_collections", "fit_copula", "fit_exchangeable_copula",
            "fit_hurdle_margin", "fit_margin", "pair_study", "power",
            "resample_topics", "simulate_pairs", "topics", "type1", "type3"]

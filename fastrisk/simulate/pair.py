@@ -312,7 +312,7 @@ def _stage(progress, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
 
-class _CopulaNull:
+class CopulaNull:
     """The copula null of one pair: b's and e's simIReff margins and their copula, fitted on
     the pair's scores; e's margin calibrated per target (`calibrate`), then sampled."""
 
@@ -326,8 +326,10 @@ class _CopulaNull:
         self.memo = {"moments": {}}
         self.margins = {}
 
-    def calibrate(self, alpha: float, target: float) -> dict:
-        got = calibrate_pair(self.law, self.e, RiskNull("urisk", alpha), float(target), self.memo)
+    def calibrate(self, alpha: float, target: float, null: RiskNull | None = None) -> dict:
+        """e's margin transformed so that E[v(E - B)] = target (``null``: v; default URisk_alpha)."""
+        null = RiskNull("urisk", alpha) if null is None else null
+        got = calibrate_pair(self.law, self.e, null, float(target), self.memo)
         if got is None:
             return {"target": target, "failed": "simIReff's effTransform cannot move e's margin that far"}
         margin, mu, val, _ = got
@@ -514,7 +516,7 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
     if "copula" in nulls:
         _stage(progress, f"pair: fit: simIReff margins and the copula of {system} and {baseline} ({key}); "
                          f"calibrate e to URisk_{alpha:g} = {', '.join(f'{t:g}' for t in targets)}")
-        cn = _CopulaNull(rows, key, ties_seed)
+        cn = CopulaNull(rows, key, ties_seed)
         calib["copula"] = {**cn.describe(), "targets": [cn.calibrate(alpha, t) for t in targets]}
         builders["copula"] = cn
     S, J, D, G = len(specs), len(nulls), len(deltas), len(grid)
