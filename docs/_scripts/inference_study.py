@@ -4,7 +4,7 @@
     python docs/_scripts/inference_study.py run OUT [--pairs 10] [--trials 1000] \
         [--resampling-trials 400] [--alphas 1,2,5,10,smooth] [--sizes 10,25,50,100] \
         [--deltas 0.01,0.02,0.05|none] [--collections all] [--inferences all] [--processes 2] [--seed 1]
-    python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05]
+    python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05] [--delta 0.05]
     python docs/_scripts/inference_study.py figure OUT FIGURE.svg [--values 1,5]
     python docs/_scripts/inference_study.py note OUT     # fastrisk.core.inference._MEASURED_T
     python docs/_scripts/inference_study.py cost [--sizes 25,50]
@@ -299,11 +299,12 @@ def report(argv):
     ap = argparse.ArgumentParser(prog="inference_study.py report")
     ap.add_argument("out")
     ap.add_argument("--level", type=float, default=0.05)
+    ap.add_argument("--delta", type=float, default=0.05)
     a = ap.parse_args(argv)
     df = _load(a.out)
     lv = a.level
     df = df[(df.level - lv).abs() < 1e-12]
-    values = list(dict.fromkeys(df.value))
+    values = sorted(set(df.value), key=lambda v: (v == "smooth", 0.0 if v == "smooth" else float(v)))
     sizes = sorted(df.topics.unique())
     infs = list(dict.fromkeys(df.inference))
     npairs = df.groupby("collection").pair.nunique()
@@ -348,19 +349,18 @@ def report(argv):
                     print(f"| `{k}` | {v} | " + " | ".join(cells) + " |")
     for null in ("empirical", "copula"):
         sel = df[(df.target > 0) & (df["tail"] == "two-sided") & (df.null == null)]
-        print(f"\n#### Power, two-sided, {null} null: raw / size-adjusted (mean over pairs)\n")
-        deltas = sorted(sel.target.unique())
-        head = ["inference", "value", "n"] + [f"δ = {d:g}" for d in deltas]
+        sel = sel[(sel.target - a.delta).abs() < 1e-12]
+        print(f"\n#### Power at δ = {a.delta:g}, two-sided, {null} null: raw / size-adjusted (mean over pairs)\n")
+        head = ["inference", "value"] + [f"n = {n}" for n in sizes]
         print("| " + " | ".join(head) + " |\n|" + "|".join(["---"] * len(head)) + "|")
         for k in infs:
             for v in values:
-                for n in sizes:
-                    g = sel[(sel.inference == k) & (sel.value == v) & (sel.topics == n)]
-                    if g.empty:
-                        continue
-                    cells = [f"{g[g.target == dd].rate.mean():.2f} / {g[g.target == dd].adjusted.mean():.2f}"
-                             for dd in deltas]
-                    print(f"| `{k}` | {v} | {n} | " + " | ".join(cells) + " |")
+                g = sel[(sel.inference == k) & (sel.value == v)]
+                if g.empty:
+                    continue
+                cells = [f"{g[g.topics == n].rate.mean():.2f} / {g[g.topics == n].adjusted.mean():.2f}"
+                         if (g.topics == n).any() else "" for n in sizes]
+                print(f"| `{k}` | {v} | " + " | ".join(cells) + " |")
 
 
 def figure(argv):
