@@ -306,7 +306,9 @@ def report(argv):
     df = df[(df.level - lv).abs() < 1e-12]
     values = sorted(set(df.value), key=lambda v: (v == "smooth", 0.0 if v == "smooth" else float(v)))
     sizes = sorted(df.topics.unique())
-    infs = list(dict.fromkeys(df.inference))
+    from fastrisk.core.inference import INFERENCES
+
+    infs = [k for k in INFERENCES if k in set(df.inference)]
     npairs = df.groupby("collection").pair.nunique()
     print(f"{len(npairs)} collections, {int(npairs.sum())} pairs; level {lv:g}. Cell: mean rate over pairs / share "
           f"of pairs above {1.5 * lv:g} / worst pair.\n")
@@ -371,6 +373,8 @@ def figure(argv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from fastrisk.core.inference import INFERENCES
+
     ap = argparse.ArgumentParser(prog="inference_study.py figure")
     ap.add_argument("out")
     ap.add_argument("svg")
@@ -386,7 +390,7 @@ def figure(argv):
     for i, null in enumerate(("empirical", "copula")):
         for j, v in enumerate(values):
             ax = axes[i, j]
-            for c, k in enumerate(dict.fromkeys(df.inference)):
+            for c, k in enumerate(k for k in INFERENCES if k in set(df.inference)):
                 g = df[(df.null == null) & (df.value == v) & (df.inference == k)].groupby("topics").rate
                 if not len(g):
                     continue

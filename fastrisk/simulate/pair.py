@@ -449,7 +449,7 @@ def pair_study(matrix, baseline, system, *, alpha: float = 5.0, topics: int = 50
         The alternative of every test.
     replicates : int or dict, optional
         Orderings of ``exact`` and resamples of ``bootstrap-t-symmetric`` (default
-        `PAIR_REPLICATES`: 100 and 399, as docs/_scripts/inference_sanity.py; ``bootstrap-t-double``: 99
+        `PAIR_REPLICATES`: 100 and 399, as docs/_scripts/inference_study.py; ``bootstrap-t-double``: 99
         first-level resamples, each resampled 99 times), one int for all or a dict by name.
     resampling_trials : int, optional
         Trials per cell of the resampling inferences (default 2,000, the first of the
