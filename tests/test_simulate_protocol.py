@@ -331,6 +331,25 @@ def test_transformed_margin_has_the_target_mean_and_keeps_the_support(name, row)
     assert m.transformed(1.2) is None and m.transformed(-0.1) is None
 
 
+def test_a_target_beyond_the_support_fails_without_the_search(monkeypatch):
+    """Every transformed margin's mean lies within its support: a target farther than UNREACHED
+    outside it is None without R's optimizer (which searched there for seconds a transformation
+    on ERR@20 before it stalled); a target within UNREACHED of the support is still searched."""
+    m = simireff.fit_margin(fastrisk.data.datasets.trec_matrix("adhoc6_p10").values[4], "p10")
+    inside = m.transformed(1.0 + simireff.UNREACHED / 2)  # searched (and reached within UNREACHED, or not)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the optimizer ran for a target beyond the support")
+
+    monkeypatch.setattr(simireff, "optim_lbfgsb", no_search)
+    hi, lo = float(np.max(m.points)), float(np.min(m.points))
+    for target in (hi + 2 * simireff.UNREACHED, 2.0, lo - 2 * simireff.UNREACHED, -1.0):
+        assert m.transformed(target) is None
+    with pytest.raises(AssertionError, match="the optimizer ran"):
+        m.transformed(1.0 + simireff.UNREACHED / 2)
+    assert inside is None or abs(inside.mean - (1.0 + simireff.UNREACHED / 2)) <= simireff.UNREACHED
+
+
 # ------------------------------------------------------------------ runs kept, H1 pairs
 def test_duplicate_and_bottom_ten_percent_runs_are_dropped():
     rng = np.random.default_rng(4)
