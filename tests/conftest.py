@@ -40,3 +40,27 @@ def trec():
     from fastrisk.data.datasets import trec2012_web
 
     return trec2012_web("err20")
+
+
+#: The longest tests of the slow pass (``pytest -m slow``; 25-110 s each on 2 cores, cold), by node
+#: id prefix, longest first. They run before the rest so that pytest-xdist's workers end together:
+#: with ``--dist worksteal`` (.ci/run) an idle worker takes the tail of the other's queue, which
+#: then holds short tests; a long test left to the end of a queue ran alone for its whole length.
+LONGEST_FIRST = (
+    "tests/test_warmup.py::test_after_warmup_the_quickstarts_compile_nothing",
+    "tests/test_simulate_risk_null.py::test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t",
+    "tests/test_simulate_select.py::test_a_risk_test_alone_runs_and_calibrates_its_null_only",
+    "tests/test_simulate_protocol.py::test_every_beta_binomial_margin_agrees_with_simireff_in_r",
+    "tests/test_batch_dispatch.py::test_every_option_of_one_matrix_works_on_a_stack[bootstrap-statistic=_median",
+    "tests/test_simulate_shared.py::test_a_killed_grid_resumes_to_the_tables_of_an_uninterrupted_run",
+    "tests/test_simulate_protocol.py::test_the_power_study_never_fails_on_a_bundled_collection",
+    "tests/test_faults_interrupt.py::test_ctrl_c_at_random_moments_exits_130_without_a_crash",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """`LONGEST_FIRST` to the front, in its order; every other test keeps its place (a stable sort)."""
+    def rank(item):
+        return next((i for i, p in enumerate(LONGEST_FIRST) if item.nodeid.startswith(p)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)

@@ -22,13 +22,29 @@ def test_the_cli_offers_every_group(capsys):
     assert all(g in out for g in GROUPS)
 
 
-@pytest.mark.slow
-def test_one_group_runs_in_a_subprocess_and_reports(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+def test_one_group_runs_in_a_subprocess_and_reports(monkeypatch):
+    """Only the groups asked for run, each as ``run_group`` in a new interpreter, and each is
+    reported; a failed group is an error naming it (the subprocesses themselves, and the cache
+    they fill: test_after_warmup_the_quickstarts_compile_nothing, which runs every group)."""
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    calls = []
+
+    def run(argv, **kw):
+        calls.append((argv, kw["env"]))
+        return SimpleNamespace(returncode=0 if "('risk')" in argv[-1] else 1, stderr="Traceback\nZeroDivisionError\n")
+
+    monkeypatch.setattr(subprocess, "run", run)
     seen = []
     out = warmup(1, groups=["risk"], report=lambda g, s, ok: seen.append((g, ok)))
-    assert seen == [("risk", True)] and out["risk"] > 0
-    assert any(tmp_path.rglob("*.nbi"))  # the kernels went to the (empty) cache given
+    assert seen == [("risk", True)] and set(out) == {"risk"} and out["risk"] >= 0
+    assert calls[0][0] == [sys.executable, "-c", "from fastrisk.cli._warmup import run_group; run_group('risk')"]
+    assert calls[0][1]["FASTRISK_QUIET"] == "1"
+    with pytest.raises(RuntimeError, match="warm-up group 'tables' failed: ZeroDivisionError"):
+        warmup(1, groups=["tables"], report=lambda g, s, ok: seen.append((g, ok)))
+    assert seen[-1] == ("tables", False)
 
 
 #: Run in a subprocess: the README Python quickstart, then every command of its CLI quickstart,
@@ -94,7 +110,10 @@ def test_after_warmup_the_quickstarts_compile_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
-    warmup()
+    seen = []
+    warmup(report=lambda g, s, ok: seen.append((g, ok)))
+    assert sorted(seen) == sorted((g, True) for g in GROUPS)
+    assert any((tmp_path / "cache").rglob("*.nbi"))  # the kernels went to the (empty) cache given
     (tmp_path / "bench_data").symlink_to(root / "bench_data", target_is_directory=True)
     python, commands = _quickstarts()
     assert len(commands) >= 8 and any(c[0] == "pool-bias" for c in commands)

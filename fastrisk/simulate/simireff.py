@@ -71,6 +71,8 @@ GRID = 4096
 TRANSFORM_TOL = 1e-5
 #: A transformed margin whose mean misses its target by more than this did not reach it.
 UNREACHED = 0.01
+#: Rounding allowed in a tabulated mean beyond its support (``SimMargin.transformed``).
+_ROUNDING = 1e-9
 _CAP = 1e-6  # simIReff ``cap``
 
 
@@ -149,8 +151,17 @@ class SimMargin:
         for the truncated normal, beta and Gaussian-kernel margins effTransform_inner's mean,
         R's ``integrate`` of qeff(qbeta(p, a, b)) (its variance integral too: where either
         stops, R's optim stops; `fastrisk.simulate._r.rks.transformed_moments`); for the others
-        `with_beta`'s mean (a discrete margin's summed in R's order, as effDisc_new)."""
+        `with_beta`'s mean (a discrete margin's summed in R's order, as effDisc_new).
+
+        A target farther than `UNREACHED` outside the margin's support is None at once, without
+        the search: every transformed margin's mean lies within the support, so the search could
+        only end in one of the failures above (R's optimizer drives a or b up for ~300 evaluations of
+        the integrals before it stalls, ~2 s a transformation on ERR@20: a study's delta beyond the
+        scores' range took minutes to report that no pair reaches it)."""
         target = float(target)
+        if target - float(np.max(self.points)) > UNREACHED + _ROUNDING \
+                or float(np.min(self.points)) - target > UNREACHED + _ROUNDING:
+            return None
         cdf = np.clip(self.cdf, 0.0, 1.0)
         points = self.points
         if not self.continuous:
