@@ -50,6 +50,7 @@ LONGEST_FIRST = (
     "tests/test_warmup.py::test_after_warmup_the_quickstarts_compile_nothing",
     "tests/test_simulate_risk_null.py::test_type1_names_the_hypothesis_of_every_rate_and_trisk0_is_t",
     "tests/test_simulate_select.py::test_a_risk_test_alone_runs_and_calibrates_its_null_only",
+    "tests/test_simulate_calibrated.py::test_pvalues_under_a_model_at_urisk_zero_are_roughly_uniform",
     "tests/test_simulate_protocol.py::test_every_beta_binomial_margin_agrees_with_simireff_in_r",
     "tests/test_batch_dispatch.py::test_every_option_of_one_matrix_works_on_a_stack[bootstrap-statistic=_median",
     "tests/test_simulate_shared.py::test_a_killed_grid_resumes_to_the_tables_of_an_uninterrupted_run",
