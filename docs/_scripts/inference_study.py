@@ -7,6 +7,7 @@
     python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05] [--delta 0.05]
     python docs/_scripts/inference_study.py figure OUT FIGURE.svg [--values 1,5]
     python docs/_scripts/inference_study.py note OUT     # fastrisk.core.inference._MEASURED_T
+    python docs/_scripts/inference_study.py shape OUT [--alpha 5]   # skewness, kurtosis of x
     python docs/_scripts/inference_study.py cost [--sizes 25,50]
 
 ``run`` writes OUT/<collection>.parquet (one per collection; an existing one is kept, so a killed
@@ -428,6 +429,32 @@ def note(argv):
     print("}")
 
 
+def shape(argv):
+    """Skewness and kurtosis (non-excess) of x = d + alpha min(d, 0) over the observed topics of
+    the study's pairs: 10th, 25th, 50th, 75th and 90th percentiles over pairs."""
+    from scipy import stats
+
+    from fastrisk.simulate.pair import _matrix_iv
+
+    ap = argparse.ArgumentParser(prog="inference_study.py shape")
+    ap.add_argument("out")
+    ap.add_argument("--alpha", type=float, default=5.0)
+    a = ap.parse_args(argv)
+    df = _load(a.out)[["collection", "baseline", "system"]].drop_duplicates()
+    sk, ku = [], []
+    for name, g in df.groupby("collection"):
+        mat, _ = _matrix_iv(name, None)
+        systems, V = [str(s) for s in mat.systems], np.asarray(mat.values, dtype=np.float64)
+        for b, e in zip(g.baseline, g.system):
+            d = V[systems.index(e)] - V[systems.index(b)]
+            x = d + a.alpha * np.minimum(d, 0.0)
+            sk.append(stats.skew(x))
+            ku.append(stats.kurtosis(x, fisher=False))
+    q = (10, 25, 50, 75, 90)
+    print(f"{len(sk)} pairs, alpha {a.alpha:g}: skewness {np.percentile(sk, q).round(2)}, kurtosis "
+          f"{np.percentile(ku, q).round(1)} (percentiles {q})")
+
+
 def cost(argv):
     """Cost per call of each inference through `fastrisk.core.inference.risk_pvalue` with its
     default replicates: one row (median of repeated calls, the Python overhead included) and
@@ -459,4 +486,4 @@ def cost(argv):
 
 if __name__ == "__main__":
     cmd, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
-    {"run": run, "report": report, "figure": figure, "note": note, "cost": cost}.get(cmd, lambda _: sys.exit(__doc__))(rest)
+    {"run": run, "report": report, "figure": figure, "note": note, "shape": shape, "cost": cost}.get(cmd, lambda _: sys.exit(__doc__))(rest)
