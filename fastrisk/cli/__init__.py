@@ -36,11 +36,32 @@ EXIT_ERROR, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141
 STARTUP_INTERRUPTED = False
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, wrapped at spaces only: a name such as ``trisk-bootstrap-t-double@A``
+    or ``--resampling-trials`` is never split at one of its hyphens."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        return textwrap.fill(self._whitespace_matcher.sub(" ", text).strip(), width, initial_indent=indent,
+                             subsequent_indent=indent, break_on_hyphens=False)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with a hint on the errors a new user makes: "did you mean" for an unknown
-    command or option, and comma-separated values for an option given several words."""
+    command or option, and comma-separated values for an option given several words; help
+    wrapped at spaces only (`_Formatter`)."""
 
     argv: list = []
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         super().error(message + _hint(self, message, _Parser.argv))
