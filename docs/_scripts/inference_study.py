@@ -4,7 +4,7 @@
     python docs/_scripts/inference_study.py run OUT [--pairs 10] [--trials 1000] \
         [--resampling-trials 400] [--alphas 1,2,5,10,smooth] [--sizes 10,25,50,100] \
         [--deltas 0.01,0.02,0.05|none] [--collections all] [--inferences all] [--processes 2] [--seed 1]
-    python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05] [--delta 0.05]
+    python docs/_scripts/inference_study.py report OUT[,OUT2] [--level 0.05] [--delta 0.05] [--first-pairs K]
     python docs/_scripts/inference_study.py figure OUT FIGURE.svg [--values 1,5]
     python docs/_scripts/inference_study.py note OUT     # fastrisk.core.inference._MEASURED_T
     python docs/_scripts/inference_study.py shape OUT [--alpha 5]   # skewness, kurtosis of x
@@ -301,8 +301,12 @@ def report(argv):
     ap.add_argument("out")
     ap.add_argument("--level", type=float, default=0.05)
     ap.add_argument("--delta", type=float, default=0.05)
+    ap.add_argument("--first-pairs", type=int, default=None, help="only each collection's first K pairs (the "
+                                                                     "supplement's, to compare on the same pairs)")
     a = ap.parse_args(argv)
     df = _load(a.out)
+    if a.first_pairs is not None:
+        df = df[df.pair < a.first_pairs]
     lv = a.level
     df = df[(df.level - lv).abs() < 1e-12]
     values = sorted(set(df.value), key=lambda v: (v == "smooth", 0.0 if v == "smooth" else float(v)))
