@@ -365,33 +365,25 @@ def report(argv):
               f"{worst.rate - worst.level:+.4f} ({worst.collection} pair {worst.pair}, {worst.value}, {worst.null}, "
               f"n = {worst.topics}, {worst['tail']}, level {worst.level:g}: {worst.rate:.4f} of {worst.trials} "
               f"trials); cells above their level: {int((ex.rate > ex.level).sum())}.")
-    for tail in TAILS[:2]:
-        for null in ("empirical", "copula"):
-            sel = df[(df.target == 0) & (df["tail"] == tail) & (df.null == null)]
-            print(f"\n#### Type I, {tail}, {null} null\n")
-            head = ["inference", "value"] + [f"n = {n}" for n in sizes]
-            print("| " + " | ".join(head) + " |\n|" + "|".join(["---"] * len(head)) + "|")
-            for k in infs:
-                for v in values:
-                    g = sel[(sel.inference == k) & (sel.value == v)]
-                    if g.empty:
-                        continue
-                    cells = [_cell(g[g.topics == n], lv) if (g.topics == n).any() else "" for n in sizes]
-                    print(f"| `{k}` | {v} | " + " | ".join(cells) + " |")
-    for null in ("empirical", "copula"):
-        sel = df[(df.target > 0) & (df["tail"] == "two-sided") & (df.null == null)]
-        sel = sel[(sel.target - a.delta).abs() < 1e-12]
-        print(f"\n#### Power at δ = {a.delta:g}, two-sided, {null} null: raw / size-adjusted (mean over pairs)\n")
+    def table(title, sel, cell):
+        print(f"\n#### {title}\n")
         head = ["inference", "value"] + [f"n = {n}" for n in sizes]
         print("| " + " | ".join(head) + " |\n|" + "|".join(["---"] * len(head)) + "|")
         for k in infs:
             for v in values:
                 g = sel[(sel.inference == k) & (sel.value == v)]
-                if g.empty:
-                    continue
-                cells = [f"{g[g.topics == n].rate.mean():.2f} / {g[g.topics == n].adjusted.mean():.2f}"
-                         if (g.topics == n).any() else "" for n in sizes]
-                print(f"| `{k}` | {v} | " + " | ".join(cells) + " |")
+                if not g.empty:
+                    cells = [cell(g[g.topics == n]) if (g.topics == n).any() else "" for n in sizes]
+                    print(f"| `{k}` | {v} | " + " | ".join(cells) + " |")
+
+    for tail in TAILS[:2]:
+        for null in ("empirical", "copula"):
+            table(f"Type I, {tail}, {null} null", df[(df.target == 0) & (df["tail"] == tail) & (df.null == null)],
+                  lambda g: _cell(g, lv))
+    for null in ("empirical", "copula"):
+        sel = df[(df.target > 0) & (df["tail"] == "two-sided") & (df.null == null)]
+        table(f"Power at δ = {a.delta:g}, two-sided, {null} null: raw / size-adjusted (mean over pairs)",
+              sel[(sel.target - a.delta).abs() < 1e-12], lambda g: f"{g.rate.mean():.2f} / {g.adjusted.mean():.2f}")
 
 
 def figure(argv):
