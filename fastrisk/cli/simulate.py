@@ -178,14 +178,7 @@ def _pair(args, collections) -> int:
     the verdicts on stderr."""
     from fastrisk.simulate.pair import pair_study  # imported when the command runs: keeps `fastrisk --help` fast
 
-    if not collections or len(collections) != 1:
-        raise InputError("simulate pair takes one score-matrix file (or bundled matrix name): the file holding the "
-                         f"two runs, got {len(collections or [])}")
-    if args.baseline is None or args.system is None:
-        raise InputError("simulate pair needs --baseline B and --system E (the runs compared, by name)")
-    if args.processes or args.scheduler or args.cache:
-        raise InputError("simulate pair fits its one pair in-process and caches nothing: --processes, --scheduler "
-                         "and --cache are not options of it")
+    _one_pair_iv(args, collections, "pair")
     inferences = [v.strip() for v in args.inferences.split(",") if v.strip()] if args.inferences else None
     nulls = [v.strip() for v in args.nulls.split(",") if v.strip()] if args.nulls else ("empirical", "copula")
     grid = _ints(args.topic_grid, "topic-grid") if args.topic_grid else None
@@ -201,6 +194,19 @@ def _pair(args, collections) -> int:
     return 0
 
 
+def _one_pair_iv(args, collections, action: str) -> None:
+    """The checks of an action on one pair of runs (``pair``, ``calibrated``): one score-matrix
+    file or bundled name, --baseline and --system, none of the collection studies' options."""
+    if not collections or len(collections) != 1:
+        raise InputError(f"simulate {action} takes one score-matrix file (or bundled matrix name): the file holding "
+                         f"the two runs, got {len(collections or [])}")
+    if args.baseline is None or args.system is None:
+        raise InputError(f"simulate {action} needs --baseline B and --system E (the runs compared, by name)")
+    if args.processes or args.scheduler or args.cache:
+        raise InputError(f"simulate {action} fits its one pair in-process and caches nothing: --processes, "
+                         "--scheduler and --cache are not options of it")
+
+
 def _calibrated(args, collections) -> int:
     """``simulate calibrated MATRIX --baseline B --system E --alpha A``: TRisk of the pair with
     its p-values from a parametric bootstrap of the pair's fitted copula model calibrated to
@@ -209,14 +215,7 @@ def _calibrated(args, collections) -> int:
     from fastrisk.cli._resampling import announce_seed, run_seed  # imported when the command runs
     from fastrisk.simulate.calibrated import REPLICATES, calibrated_trisk  # imported when the command runs
 
-    if not collections or len(collections) != 1:
-        raise InputError("simulate calibrated takes one score-matrix file (or bundled matrix name): the file holding "
-                         f"the two runs, got {len(collections or [])}")
-    if args.baseline is None or args.system is None:
-        raise InputError("simulate calibrated needs --baseline B and --system E (the runs compared, by name)")
-    if args.processes or args.scheduler or args.cache:
-        raise InputError("simulate calibrated fits its one pair in-process and caches nothing: --processes, "
-                         "--scheduler and --cache are not options of it")
+    _one_pair_iv(args, collections, "calibrated")
     extra = [o for o, v in (("--trials", args.trials), ("--delta", args.delta), ("--inferences", args.inferences),
                             ("--topic-grid", args.topic_grid), ("--nulls", args.nulls), ("--test", args.test))
              if v is not None]
