@@ -339,6 +339,13 @@ def _resample_t(s1, s2, sa, n, scale):
     return np.inf if mb > 0.0 else -np.inf
 
 
+@helper
+def _as_extreme(ts, t, at):
+    """(|ts| >= ``at``, ts >= t, ts <= t) as 0/1: whether a resample's statistic ``ts`` counts
+    against T = t (``at`` = |t|) two-sided, in the ``greater`` and in the ``less`` tail."""
+    return int(abs(ts) >= at), int(ts >= t), int(ts <= t)
+
+
 @pjit
 def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
     """The double (iterated) bootstrap calibration of the bootstrap-t p-value (Beran 1988, JASA
@@ -402,12 +409,10 @@ def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
                 lo = min(lo, v)
                 hi = max(hi, v)
             ts = _resample_t(s1, s2, sa, n, scale)
-            if abs(ts) >= at:
-                two += 1
-            if ts >= t:
-                up += 1
-            if ts <= t:
-                down += 1
+            e2, eu, ed = _as_extreme(ts, t, at)
+            two += e2
+            up += eu
+            down += ed
             a2 = 0
             a_up = 0
             a_down = 0
@@ -431,13 +436,10 @@ def bootstrap_t_double(X, mu0, replicates, inner, seed, row0, stop, out):
                         q1 += v
                         q2 += v * v
                         qa += abs(v)
-                    tss = _resample_t(q1, q2, qa, n, scale)
-                    if abs(tss) >= ats:
-                        a2 += 1
-                    if tss >= ts:
-                        a_up += 1
-                    if tss <= ts:
-                        a_down += 1
+                    e2, eu, ed = _as_extreme(_resample_t(q1, q2, qa, n, scale), ts, ats)
+                    a2 += e2
+                    a_up += eu
+                    a_down += ed
             k_two[b] = a2
             k_up[b] = a_up
             k_down[b] = a_down
